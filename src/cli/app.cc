@@ -1,0 +1,124 @@
+#include "cli/app.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include "cli/command.h"
+#include "core/exit_code.h"
+#include "core/version.h"
+
+namespace rtpulse::cli {
+namespace {
+
+constexpr std::array kCommands = {
+    Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
+            &SetupLatency},
+    Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
+};
+
+constexpr const char* kExitCodes =
+    "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
+    "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
+    "Docs: docs/ in the source tree (cli.md, latency.md, wake-paths.md, samples-format.md).";
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  return names;
+}
+
+/// CLI11 2.1 has no suggestion for unknown subcommands; catch them before it parses.
+int CheckCommandName(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return 0;
+  const std::string word = argv[1];
+  const auto names = CommandNames();
+  if (std::find(names.begin(), names.end(), word) != names.end()) return 0;
+  const std::string guess = DidYouMean(word, names);
+  std::string message = fmt::format("unknown command '{}'", word);
+  if (!guess.empty()) {
+    message += fmt::format(". Did you mean '{}'?", guess);
+  } else {
+    message += fmt::format(" (commands: {}); see 'rtpulse --help'", fmt::join(names, ", "));
+  }
+  return ReportError(UsageError(message));
+}
+
+}  // namespace
+
+int ReportError(const Error& error) {
+  std::fprintf(stderr, "rtpulse: error: %s\n", error.message.c_str());
+  return ToInt(error.code);
+}
+
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    // Levenshtein distance, two rows.
+    std::vector<size_t> prev(c.size() + 1);
+    std::vector<size_t> cur(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        const size_t sub = prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1);
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      }
+      std::swap(prev, cur);
+    }
+    const bool prefix = c.rfind(word, 0) == 0 && !word.empty();
+    const size_t distance = prefix ? 1 : prev[c.size()];
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = c;
+    }
+  }
+  return best;
+}
+
+int Main(int argc, char** argv) {
+  if (const int code = CheckCommandName(argc, argv); code != 0) return code;
+
+  CLI::App app{"rtpulse: measure, explain and prove the real-time behaviour of Linux machines",
+               "rtpulse"};
+  app.footer(kExitCodes);
+  app.set_version_flag("-V,--version", fmt::format("rtpulse {}", kVersion));
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  Runner runner;
+  for (const auto& command : kCommands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.summary);
+    sub->footer(kExitCodes);
+    Runner run = command.setup(*sub);
+    sub->callback([&runner, run] { runner = run; });
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Every other parse problem is bad usage: one line, exit 2.
+    std::string what = e.what();
+    if (e.get_name() == "RequiredError" && argc < 2) what = "no command given; see 'rtpulse --help'";
+    return ReportError(UsageError(what));
+  }
+  if (!runner) return ReportError(UsageError("no command given; see 'rtpulse --help'"));
+  try {
+    return runner();
+  } catch (const std::exception& e) {
+    return ReportError(Failure(e.what()));
+  }
+}
+
+}  // namespace rtpulse::cli

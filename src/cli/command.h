@@ -1,0 +1,35 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace rtpulse::cli {
+
+/// What a subcommand runs once its options are parsed; returns the process exit code.
+using Runner = std::function<int()>;
+
+/// One row of the command table (the ninja "tool table"): adding a command touches its own
+/// file and one line in app.cc.
+struct Command {
+  const char* name;
+  const char* summary;
+  /// Declares the subcommand's options on `sub` and returns what to run after parsing.
+  Runner (*setup)(CLI::App& sub);
+};
+
+/// Prints "rtpulse: error: <message>" to stderr and returns the error's exit code.
+int ReportError(const Error& error);
+
+/// Closest of `candidates` to `word` by edit distance, or "" when nothing is close.
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Command setups, one per file.
+Runner SetupLatency(CLI::App& sub);
+Runner SetupSamples(CLI::App& sub);
+
+}  // namespace rtpulse::cli

@@ -1,0 +1,64 @@
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace rtpulse {
+
+Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Failure(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Failure(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Failure(fmt::format("cannot flush '{}': {}", path, std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Failure(fmt::format("cannot rename onto '{}': {}", path, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (fs::is_directory(p, ec)) {
+    return UsageError(fmt::format("output '{}' is a folder: give a file name", path));
+  }
+  fs::path dir = p.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) {
+    return UsageError(fmt::format("cannot write '{}': folder '{}' does not exist (create it first)",
+                                  path, dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return UsageError(
+        fmt::format("cannot write '{}': folder '{}' is not writable", path, dir.string()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace rtpulse

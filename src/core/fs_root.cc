@@ -1,0 +1,50 @@
+#include "core/fs_root.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace rtpulse {
+
+FsRoot::FsRoot(std::string root) : root_(std::move(root)) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+const FsRoot& FsRoot::System() {
+  static const FsRoot kRoot([] {
+    const char* env = std::getenv("RTPULSE_SYSROOT");
+    return std::string(env != nullptr ? env : "");
+  }());
+  return kRoot;
+}
+
+std::string FsRoot::Path(std::string_view absolute) const {
+  return root_ + std::string(absolute);
+}
+
+std::optional<std::string> FsRoot::Read(std::string_view absolute) const {
+  std::ifstream in(Path(absolute), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return out.str();
+}
+
+std::optional<std::string> FsRoot::ReadLine(std::string_view absolute) const {
+  auto text = Read(absolute);
+  if (!text) return std::nullopt;
+  std::string line = text->substr(0, text->find('\n'));
+  while (!line.empty() && (line.back() == '\0' || line.back() == '\r' || line.back() == ' ')) {
+    line.pop_back();
+  }
+  return line;
+}
+
+bool FsRoot::Exists(std::string_view absolute) const {
+  std::error_code ec;
+  return std::filesystem::exists(Path(absolute), ec);
+}
+
+}  // namespace rtpulse

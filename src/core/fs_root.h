@@ -1,0 +1,31 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rtpulse {
+
+/// Every read of /sys, /proc and /dev goes through one of these, so tests can point the
+/// same code path at a fixture tree (a Raspberry Pi 5's /sys on an x86 VM).
+class FsRoot {
+ public:
+  /// `root` is prefixed to every absolute path; "" (or "/") means the real filesystem.
+  explicit FsRoot(std::string root = "");
+
+  /// The process-wide root: $RTPULSE_SYSROOT if set (tests), else the real filesystem.
+  static const FsRoot& System();
+
+  std::string Path(std::string_view absolute) const;
+  /// Whole file, or nullopt if it cannot be read.
+  std::optional<std::string> Read(std::string_view absolute) const;
+  /// First line without the trailing newline (and NULs, as in /proc/device-tree strings).
+  std::optional<std::string> ReadLine(std::string_view absolute) const;
+  bool Exists(std::string_view absolute) const;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace rtpulse

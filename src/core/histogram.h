@@ -1,0 +1,133 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rtpulse {
+
+/// Exact 128-bit accumulator for sums of squares (GCC/Clang extension on 64-bit targets).
+__extension__ using Int128 = __int128;
+
+/// Latency histogram with a stated error bound, O(1) allocation-free recording and an exact
+/// count of everything recorded.
+///
+/// Layout (log-linear, like HdrHistogram): magnitudes below 2^9 = 512 ns each have their own
+/// bucket (exact). Above that, every power of two [2^e, 2^(e+1)) is split into 512 equal
+/// buckets, so a bucket spans at most 1/512 (0.195 %) of its lower edge. Magnitudes from
+/// 2^40 ns (about 18.3 minutes) upwards share one top bucket; they are still counted and
+/// the exact min/max/sum keep their values, so nothing is ever dropped. Negative values
+/// (a wake-up before its deadline) live in a mirrored set of buckets and are never wrapped.
+///
+/// Single writer, many readers: the probe thread records; a monitoring thread may read
+/// counters concurrently through the Live*() accessors (relaxed atomics, no locks).
+class Histogram {
+ public:
+  static constexpr int kSubBucketBits = 9;
+  static constexpr int64_t kSubBuckets = int64_t{1} << kSubBucketBits;  // 512
+  static constexpr int kTopExponent = 40;  ///< |v| >= 2^40 ns goes to the top bucket.
+  static constexpr size_t kTopIndex =
+      static_cast<size_t>((kTopExponent - kSubBucketBits) * kSubBuckets);  // 16384
+  static constexpr size_t kBucketsPerSign = kTopIndex + 1;
+  /// Upper bound of (bucket width / bucket lower edge) for any bucket below the top one.
+  static constexpr double kMaxRelativeError = 1.0 / static_cast<double>(kSubBuckets);
+
+  /// Value range covered by one bucket (both edges inclusive).
+  struct Range {
+    int64_t lo;
+    int64_t hi;
+  };
+
+  /// Allocates and zero-fills every bucket, so recording never touches a new page.
+  Histogram();
+
+  /// Records one value. O(1); no allocation, no lock, no branch on the value's size
+  /// beyond the bucket computation.
+  void Record(int64_t value_ns) { RecordN(value_ns, 1); }
+  /// Records `n` copies of one value (used when importing other tools' histograms).
+  void RecordN(int64_t value_ns, uint64_t n);
+  /// Adds every count of `other` into this histogram (exact: counts, min, max, sums).
+  void Merge(const Histogram& other);
+  void Reset();
+
+  uint64_t count() const { return count_; }
+  int64_t min() const { return min_; }  ///< Exact; 0 when empty.
+  int64_t max() const { return max_; }  ///< Exact; 0 when empty.
+  int64_t sum() const { return sum_; }  ///< Exact sum of recorded values (ns).
+  /// Exact sum of squares, for the standard deviation.
+  Int128 sum_of_squares() const { return sum_sq_; }
+  /// Values that landed in the top bucket (|v| >= 2^40 ns); reported, never hidden.
+  uint64_t top_bucket_count() const { return pos_[kTopIndex] + neg_[kTopIndex]; }
+  uint64_t negative_count() const { return negative_count_; }
+
+  double Mean() const;
+  /// Population standard deviation (divides by N), computed from exact sums.
+  double StdDev() const;
+  /// Nearest-rank value: the smallest recorded value v such that at least `rank` values
+  /// are <= v, reported as its bucket's upper edge and clamped to [min, max]. 1-based rank.
+  int64_t ValueAtRank(uint64_t rank) const;
+  /// Nearest-rank percentile, p in [0, 100]: rank = ceil(p/100 * N), at least 1.
+  int64_t Percentile(double p) const;
+  /// Number of recorded values >= threshold_ns, exact when threshold_ns is a bucket edge
+  /// (and always exact below 512 ns); otherwise counts the whole bucket holding it.
+  uint64_t CountAtOrAbove(int64_t threshold_ns) const;
+
+  /// Calls fn(Range, count) for every non-empty bucket in ascending value order.
+  template <typename Fn>
+  void ForEachBucket(Fn&& fn) const {
+    for (size_t i = kBucketsPerSign; i-- > 0;) {
+      if (neg_[i] != 0) {
+        const Range r = MagnitudeRange(i);
+        fn(Range{-r.hi, -r.lo}, neg_[i]);
+      }
+    }
+    for (size_t i = 0; i < kBucketsPerSign; ++i) {
+      if (pos_[i] != 0) fn(MagnitudeRange(i), pos_[i]);
+    }
+  }
+
+  /// Bucket index of a magnitude (|value|).
+  static size_t IndexOf(uint64_t magnitude) {
+    if (magnitude < static_cast<uint64_t>(kSubBuckets)) return static_cast<size_t>(magnitude);
+    const int exponent = 63 - __builtin_clzll(magnitude);
+    if (exponent >= kTopExponent) return kTopIndex;
+    const int shift = exponent - kSubBucketBits;
+    return static_cast<size_t>(shift) * static_cast<size_t>(kSubBuckets) +
+           static_cast<size_t>(magnitude >> shift);
+  }
+  /// Magnitudes covered by a bucket index (inclusive).
+  static Range MagnitudeRange(size_t index);
+
+  // Relaxed reads for a thread other than the writer (live view, SIGUSR1).
+  uint64_t LiveCount() const { return Load(count_); }
+  int64_t LiveMin() const { return Load(min_); }
+  int64_t LiveMax() const { return Load(max_); }
+  int64_t LiveSum() const { return Load(sum_); }
+  /// Approximate percentile from a racy snapshot of the buckets (live view only).
+  int64_t LivePercentile(double p) const;
+
+ private:
+  static constexpr std::memory_order kRelaxed = std::memory_order_relaxed;
+
+  template <typename T>
+  static T Load(const T& slot) {
+    // atomic_ref needs a non-const object; the load itself does not modify it.
+    return std::atomic_ref<T>(const_cast<T&>(slot)).load(kRelaxed);
+  }
+  template <typename T>
+  static void Store(T& slot, T value) {
+    std::atomic_ref<T>(slot).store(value, kRelaxed);
+  }
+
+  std::vector<uint64_t> pos_;
+  std::vector<uint64_t> neg_;
+  uint64_t count_ = 0;
+  uint64_t negative_count_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = 0;
+  int64_t sum_ = 0;
+  Int128 sum_sq_ = 0;
+};
+
+}  // namespace rtpulse

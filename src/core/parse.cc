@@ -1,0 +1,177 @@
+#include "core/parse.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/clock.h"
+
+namespace rtpulse {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+bool ParseWhole(std::string_view s, int64_t& out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+/// Splits "12.5ms" into number "12.5" and suffix "ms".
+bool SplitNumber(std::string_view s, double& number, std::string_view& suffix) {
+  size_t i = 0;
+  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+  if (i == 0) return false;
+  const std::string digits(s.substr(0, i));
+  char* end = nullptr;
+  number = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size() || !std::isfinite(number)) return false;
+  suffix = s.substr(i);
+  return true;
+}
+
+}  // namespace
+
+Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
+  int64_t value = 0;
+  const auto s = Trim(text);
+  if (!ParseWhole(s, value)) {
+    return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
+  }
+  return value;
+}
+
+Expected<std::vector<int>> ParseCpuList(std::string_view text) {
+  std::vector<int> cpus;
+  const auto s = Trim(text);
+  if (s.empty()) return UsageError("empty CPU list: give CPUs like '0-3,6'");
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t comma = std::min(s.find(',', pos), s.size());
+    const auto item = s.substr(pos, comma - pos);
+    const size_t dash = item.find('-');
+    int64_t lo = 0;
+    int64_t hi = 0;
+    bool ok = false;
+    if (dash == std::string_view::npos) {
+      ok = ParseWhole(item, lo);
+      hi = lo;
+    } else {
+      ok = ParseWhole(item.substr(0, dash), lo) && ParseWhole(item.substr(dash + 1), hi);
+    }
+    constexpr int64_t kMaxCpu = 8191;  // NR_CPUS upper bound in Debian kernels
+    if (!ok || lo < 0 || hi < lo || hi > kMaxCpu) {
+      return UsageError(fmt::format(
+          "invalid CPU list '{}' at '{}': use numbers and ranges like '0-3,6'", text, item));
+    }
+    for (int64_t c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+    if (comma == s.size()) break;
+    pos = comma + 1;
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::string FormatCpuList(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+Expected<int64_t> ParseDurationNs(std::string_view text) {
+  const auto s = Trim(text);
+  double number = 0;
+  std::string_view suffix;
+  if (!SplitNumber(s, number, suffix)) {
+    return UsageError(
+        fmt::format("invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'",
+                    text));
+  }
+  double scale = 0;
+  if (suffix.empty() || suffix == "s") {
+    scale = 1;
+  } else if (suffix == "m") {
+    scale = 60;
+  } else if (suffix == "h") {
+    scale = 3600;
+  } else if (suffix == "d") {
+    scale = 86400;
+  } else if (suffix == "ms") {
+    scale = 1e-3;
+  } else {
+    return UsageError(fmt::format(
+        "invalid duration '{}': unknown unit '{}', use s, m, h or d (e.g. '30s')", text, suffix));
+  }
+  const double ns = number * scale * static_cast<double>(kNsPerSec);
+  if (ns > 1e18) return UsageError(fmt::format("duration '{}' is too long", text));
+  return static_cast<int64_t>(std::llround(ns));
+}
+
+Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
+  const auto s = Trim(text);
+  double number = 0;
+  std::string_view suffix;
+  if (!SplitNumber(s, number, suffix)) {
+    return UsageError(
+        fmt::format("invalid time '{}': use a number with ns, us, ms or s, e.g. '2ms'", text));
+  }
+  double scale = 0;
+  if (suffix == "ns") {
+    scale = 1;
+  } else if (suffix == "us") {
+    scale = 1e3;
+  } else if (suffix == "ms") {
+    scale = 1e6;
+  } else if (suffix == "s") {
+    scale = 1e9;
+  } else if (suffix.empty() && default_unit_ns != 0) {
+    scale = static_cast<double>(default_unit_ns);
+  } else {
+    return UsageError(
+        fmt::format("invalid time '{}': give a unit ns, us, ms or s, e.g. '2ms'", text));
+  }
+  const double ns = number * scale;
+  if (ns > 1e18) return UsageError(fmt::format("time '{}' is too long", text));
+  return static_cast<int64_t>(std::llround(ns));
+}
+
+Expected<double> ParseRateHz(std::string_view text) {
+  const auto s = Trim(text);
+  double number = 0;
+  std::string_view suffix;
+  if (!SplitNumber(s, number, suffix)) {
+    return UsageError(fmt::format("invalid rate '{}': use e.g. '10Hz' or '1kHz'", text));
+  }
+  double scale = 0;
+  if (suffix.empty() || suffix == "Hz" || suffix == "hz") {
+    scale = 1;
+  } else if (suffix == "kHz" || suffix == "khz") {
+    scale = 1e3;
+  } else {
+    return UsageError(
+        fmt::format("invalid rate '{}': unknown unit '{}', use Hz or kHz", text, suffix));
+  }
+  if (number <= 0) return UsageError(fmt::format("rate '{}' must be above zero", text));
+  return number * scale;
+}
+
+}  // namespace rtpulse

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace rtpulse {
+
+/// Parses a Linux CPU list ("0-3,6", "2", "0,2-3") into sorted, unique CPU numbers.
+/// The same syntax as /sys/devices/system/cpu/online and taskset -c.
+Expected<std::vector<int>> ParseCpuList(std::string_view text);
+
+/// Formats CPUs back into the compact list syntax ("0-3,6").
+std::string FormatCpuList(const std::vector<int>& cpus);
+
+/// Parses a run length as cyclictest's -D does: a number with an optional suffix
+/// s, m, h or d (no suffix means seconds). Returns nanoseconds; 0 is allowed ("no limit").
+Expected<int64_t> ParseDurationNs(std::string_view text);
+
+/// Parses a time with a unit: "2ms", "500us", "100ns", "1.5s". A bare number is rejected
+/// unless `default_unit_ns` is non-zero, in which case it is multiplied by it.
+Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns = 0);
+
+/// Parses a frequency: "10Hz", "2.5kHz", "10" (Hz). Returns Hz.
+Expected<double> ParseRateHz(std::string_view text);
+
+/// Parses a whole non-negative number, rejecting trailing garbage and overflow.
+Expected<int64_t> ParseInt(std::string_view text, std::string_view what);
+
+}  // namespace rtpulse

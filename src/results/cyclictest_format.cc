@@ -1,0 +1,1 @@
+#include "results/cyclictest_format.h"
