@@ -196,6 +196,12 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   auto uses = [&](WakePath p) {
     return std::find(plan.paths.begin(), plan.paths.end(), p) != plan.paths.end();
   };
+  if (o.wake.find("all") != std::string::npos && uses(WakePath::kItimer) &&
+      plan.threads.size() > 1) {
+    std::erase(plan.paths, WakePath::kItimer);
+    plan.notes.push_back("--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
+                         "-t 1)");
+  }
   if (uses(WakePath::kItimer) && plan.threads.size() > 1) {
     return UsageError(fmt::format(
         "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} threads "

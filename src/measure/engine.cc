@@ -197,6 +197,7 @@ Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* o
                                          std::unique_ptr<SampleSink> sink) {
   results::LatencyRun run;
   run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  run.warnings = plan.notes;
 
   if (!plan.main_affinity.empty()) {
     if (Status s = SetThreadAffinity(plan.main_affinity); !s) {

@@ -50,6 +50,7 @@ struct LatencyPlan {
   std::optional<int> pm_qos_us = 0;  ///< Value held in /dev/cpu_dma_latency; nullopt = leave.
   std::vector<int> main_affinity;    ///< --mainaffinity; empty = leave.
   int64_t deadline_runtime_ns = 0;   ///< SCHED_DEADLINE runtime; 0 = interval / 10.
+  std::vector<std::string> notes;    ///< Planning remarks carried into the result's warnings.
 };
 
 /// Live numbers for one probe, read without locks while it runs.

@@ -189,6 +189,17 @@ void Probe::Loop() {
     if (shared_.stop.load(std::memory_order_relaxed)) break;
 
     const int64_t latency = now - wake.expected_ns;
+    if (restarts_grid && latency < 0) {
+      // SCHED_DEADLINE: a timer that fired more than a period late made the kernel restart
+      // the period at that moment (CBS), so its grid now lies before ours. This activation's
+      // true latency is unknown: count it, re-anchor here, and record nothing invented.
+      grid_restarts_.store(grid_restarts_.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+      ++seq;
+      next = now + interval;
+      if (end_ns > 0 && now >= end_ns) break;
+      continue;
+    }
     histogram.Record(latency);
     cur_ns_.store(latency, std::memory_order_relaxed);
     const uint64_t skipped =
@@ -228,8 +239,7 @@ void Probe::Loop() {
       shared_.stop.store(true, std::memory_order_relaxed);
       break;
     }
-    next = restarts_grid && skipped > 0 ? now + interval
-                                        : wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
+    next = wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
     if (loops > 0 && cycles >= loops) break;
     if (end_ns > 0 && now >= end_ns) break;
   }
@@ -244,6 +254,7 @@ void Probe::Loop() {
   result_.missed_activations = missed_.load(std::memory_order_relaxed);
   result_.skipped_periods = skipped_.load(std::memory_order_relaxed);
   result_.last_latency_ns = cur_ns_.load(std::memory_order_relaxed);
+  result_.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);
 }
 
 LiveProbe Probe::Live() const {

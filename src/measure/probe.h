@@ -79,6 +79,7 @@ class Probe {
   std::atomic<int64_t> cur_ns_{0};
   std::atomic<uint64_t> missed_{0};
   std::atomic<uint64_t> skipped_{0};
+  std::atomic<uint64_t> grid_restarts_{0};
 };
 
 }  // namespace rtpulse::measure

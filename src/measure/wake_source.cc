@@ -266,9 +266,9 @@ class DeadlineWait final : public WakeSource {
   int64_t GridOrigin(int64_t) const override { return anchor_ns_; }
   bool RestartsGridOnOverrun() const override { return true; }
   const char* note() const override {
-    return "deadline: grid anchored at the clock read before sched_setattr(); after an "
-           "overrun the kernel restarts the period at the late wake-up and rtpulse re-anchors "
-           "there";
+    return "deadline: grid anchored at the clock read before sched_setattr(); when a timer "
+           "fires over a period late the kernel restarts the period, rtpulse re-anchors at the "
+           "next early wake-up and counts it in grid_restarts without a latency";
   }
 
  private:

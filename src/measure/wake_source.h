@@ -49,8 +49,9 @@ class WakeSource {
   /// Origin of the deadline grid once armed. Sources whose period the kernel anchors
   /// itself (SCHED_DEADLINE) return their own; the rest keep the planned one.
   virtual int64_t GridOrigin(int64_t planned_ns) const { return planned_ns; }
-  /// True when the kernel restarts the period at a late wake-up instead of keeping the
-  /// grid (SCHED_DEADLINE's CBS): the engine then re-anchors at that wake-up.
+  /// True when the kernel may restart the period after a late timer instead of keeping
+  /// the grid (SCHED_DEADLINE's CBS): a wake-up before the expected time then proves a
+  /// restart, and the engine re-anchors there rather than report a negative latency.
   virtual bool RestartsGridOnOverrun() const { return false; }
   /// Extra remark for the result (e.g. how the deadline grid was anchored).
   virtual const char* note() const { return nullptr; }

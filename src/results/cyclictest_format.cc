@@ -198,6 +198,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["periods_elapsed"] = p.periods_elapsed;
       t["missed_activations"] = p.missed_activations;
       t["skipped_periods"] = p.skipped_periods;
+      t["grid_restarts"] = p.grid_restarts;
       t["samples_logged"] = p.samples_logged;
       t["samples_dropped"] = p.samples_dropped;
       t["injections"] = p.injections;
