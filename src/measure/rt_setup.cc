@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +38,18 @@ Expected<Policy> ParsePolicy(const std::string& name) {
 bool IsRealtime(Policy policy) { return policy == Policy::kFifo || policy == Policy::kRr; }
 
 std::optional<std::string> LockAllMemory() {
+  // MCL_FUTURE under a finite RLIMIT_MEMLOCK makes every later allocation past the limit
+  // fail (std::bad_alloc in the middle of a run), so without CAP_IPC_LOCK (root) and an
+  // unlimited limit, memory is left unlocked and the run says so.
+  rlimit limit{};
+  getrlimit(RLIMIT_MEMLOCK, &limit);
+  if (geteuid() != 0 && limit.rlim_cur != RLIM_INFINITY) {
+    return fmt::format(
+        "memory not locked: RLIMIT_MEMLOCK is {} KiB and locking all memory would make later "
+        "allocations fail; page faults may add latency (fix: run as root, or 'ulimit -l "
+        "unlimited')",
+        limit.rlim_cur / 1024);
+  }
   if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) return std::nullopt;
   return fmt::format(
       "mlockall failed ({}): page faults may add latency (fix: run as root or raise "
