@@ -168,6 +168,12 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
         }
       }
     }
+    if (r.samples_dropped > 0) {
+      run.warnings.push_back(fmt::format(
+          "{} thread {}: {} samples not logged (ring full: the writer or the disk fell behind); "
+          "the statistics still include them",
+          out.run.wake, r.index, r.samples_dropped));
+    }
     if (r.degraded) run.degraded = true;
     out.run.probes.push_back(std::move(r));
   }

@@ -1,6 +1,7 @@
 #include "measure/probe.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -219,7 +220,9 @@ void Probe::Loop() {
       record.expected_ns = wake.expected_ns;
       record.actual_ns = now;
       record.thread = static_cast<uint16_t>(thread_.index);
-      record.cpu = cpu_field;
+      // Unpinned probes record where this sample ran (sched_getcpu reads glibc's rseq
+      // area: no system call).
+      record.cpu = cpu_field != 0xFFFF ? cpu_field : static_cast<uint16_t>(sched_getcpu());
       record.wake_path = static_cast<uint8_t>(path_);
       record.flags = skipped > 0 ? SampleRecord::kMissed : uint8_t{0};
       ring_->Push(record);
@@ -280,8 +283,9 @@ results::ProbeResult Probe::TakeResult() {
   result_.tid = tid_.load(std::memory_order_relaxed);
   if (ring_ != nullptr) {
     // Rings live across wake paths: report this path's share only.
-    result_.samples_logged = ring_->pushed() - ring_pushed_base_;
+    // pushed() counts every record offered, including the ones a full ring dropped.
     result_.samples_dropped = ring_->dropped() - ring_dropped_base_;
+    result_.samples_logged = ring_->pushed() - ring_pushed_base_ - result_.samples_dropped;
   }
   return std::move(result_);
 }

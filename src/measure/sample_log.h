@@ -21,7 +21,7 @@ struct SampleRecord {
   int64_t expected_ns;  ///< Deadline, CLOCK_MONOTONIC.
   int64_t actual_ns;    ///< Wake-up time, CLOCK_MONOTONIC. latency = actual - expected.
   uint16_t thread;      ///< Probe thread index (as in cyclictest's T: N).
-  uint16_t cpu;         ///< CPU the probe is pinned to; 0xFFFF when not pinned.
+  uint16_t cpu;         ///< CPU the sample was taken on (the pinned CPU, else sched_getcpu()).
   uint8_t wake_path;    ///< measure::WakePath value.
   uint8_t flags;        ///< SampleRecord::kMissed, ...
   uint16_t reserved;    ///< Zero.

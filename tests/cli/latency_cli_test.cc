@@ -2,7 +2,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <cctype>
 #include <ostream>
 #include <nlohmann/json.hpp>
@@ -243,6 +249,105 @@ TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
   EXPECT_TRUE(j["rtpulse"]["degraded"].get<bool>());
   EXPECT_EQ(j["thread"]["0"]["policy"], "other");
   EXPECT_EQ(j["thread"]["0"]["cycles"], 200);
+}
+
+}  // namespace
+}  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST_F(LatencyRunTest, PipedOutputGetsPlainPeriodicLinesAndQuietGetsNone) {
+  auto piped = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out.find('\033'), std::string::npos) << "no escape codes into a pipe";
+  EXPECT_NE(piped.out.find("elapsed 00:00:0"), std::string::npos) << piped.out;
+  EXPECT_NE(piped.out.find(" P99:"), std::string::npos) << piped.out;
+  auto quiet = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("elapsed"), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.out.find(" P99:"), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.find("T: 0"), std::string::npos) << "final summary still printed";
+}
+
+TEST_F(LatencyRunTest, TtyOutputRedrawsOneLinePerThreadWithAnEta) {
+  // util-linux `script` gives the child a pseudo-terminal, as an interactive user has.
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/script";
+  auto r = testutil::RunProcess({"/usr/bin/script", "-qec",
+                                 std::string(RTPULSE_BINARY) +
+                                     " latency -S -i 1000 -D 3s -l 2500",
+                                 "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\033[2K"), std::string::npos) << "lines are redrawn in place";
+  EXPECT_NE(r.out.find("\033[3A"), std::string::npos) << "2 threads + ETA line redrawn";
+  EXPECT_NE(r.out.find("ETA 00:00:0"), std::string::npos);
+}
+
+TEST_F(LatencyRunTest, VerboseStreamsEverySampleInCyclictestFormat) {
+  auto r = RunRtpulse({"latency", "-a", "0", "-t", "1", "-i", "1000", "-l", "300", "-v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    int thread = -1;
+    unsigned long cycle = 0;
+    long value = 0;
+    if (std::sscanf(line.c_str(), "%8d:%8lu:%8ld", &thread, &cycle, &value) == 3 &&
+        line.size() == 26) {
+      EXPECT_EQ(thread, 0);
+      ++lines;
+    }
+  }
+  EXPECT_EQ(lines, 300u);
+}
+
+TEST_F(LatencyRunTest, HistfileGetsTheHistogramBlockAndStdoutDoesNot) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "-H", "30",
+                       "--histfile", dir.File("h.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string hist = ReadFile(dir.File("h.txt"));
+  EXPECT_EQ(hist.rfind("# Histogram\n000000 ", 0), 0u) << hist.substr(0, 80);
+  EXPECT_NE(hist.find("# Total: "), std::string::npos);
+  EXPECT_NE(hist.find("# Histogram Overflow at cycle number:"), std::string::npos);
+  EXPECT_EQ(r.out.find("# Histogram\n"), std::string::npos);
+}
+
+TEST_F(LatencyRunTest, BreaktraceStopsFtraceThroughTheSysfsRoot) {
+  // A fixture tracefs: the same code path the real /sys/kernel/tracing takes.
+  TempDir root;
+  std::filesystem::create_directories(root.File("sys/kernel/tracing"));
+  std::filesystem::create_directories(root.File("sys/devices/system/cpu"));
+  { std::ofstream(root.File("sys/kernel/tracing/tracing_on")) << "1\n"; }
+  { std::ofstream(root.File("sys/kernel/tracing/trace_marker")); }
+  { std::ofstream(root.File("sys/devices/system/cpu/online")) << "0\n"; }
+  TempDir dir;
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT=" + root.path()};
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1",
+                       "--tracemark", "--json", dir.File("b.json")},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.seconds, 10.0) << "-b must end the run at the first sample above 1 us";
+  EXPECT_EQ(ReadFile(root.File("sys/kernel/tracing/tracing_on")).substr(0, 1), "0");
+  EXPECT_NE(ReadFile(root.File("sys/kernel/tracing/trace_marker")).find("hit latency threshold"),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
+  EXPECT_TRUE(j["rtpulse"]["breaktrace"]["tracing_stopped"].get<bool>());
+}
+
+TEST_F(LatencyRunTest, BreaktraceWithoutTracefsSaysItCannotAndStillStops) {
+  TempDir root;  // an empty root: no tracefs in it
+  std::filesystem::create_directories(root.File("sys/devices/system/cpu"));
+  { std::ofstream(root.File("sys/devices/system/cpu/online")) << "0\n"; }
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT=" + root.path()};
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1"},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cannot stop ftrace"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 10.0);
 }
 
 }  // namespace
