@@ -510,10 +510,19 @@ TEST_F(SamplesFileTest, TrailerCountMustMatchTheRecords) {
 }
 
 TEST_F(SamplesFileTest, TooShortForAHeader) {
-  WriteBytes("RTPSMPL1\x01");
-  EXPECT_NE(ReadError().find("ends after 9 bytes, inside the 64-byte header"), std::string::npos);
+  WriteBytes("RTPSMPL1\x01");  // our magic, header cut short
+  std::string message = ReadError();
+  EXPECT_NE(message.find("byte offset 9: the file ends after 9 bytes, inside the 64-byte header"),
+            std::string::npos)
+      << message;
   WriteBytes("");
-  EXPECT_NE(ReadError().find("ends after 0 bytes"), std::string::npos);
+  message = ReadError();
+  EXPECT_NE(message.find("byte offset 0: the file ends after 0 bytes"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rtpulse latency --samples"), std::string::npos) << message;
+  WriteBytes("hello, world\n");  // short, and not ours: the magic says so first
+  message = ReadError();
+  EXPECT_NE(message.find("byte offset 0: magic is \"hello, w\""), std::string::npos) << message;
 }
 
 TEST_F(SamplesFileTest, MissingFileIsAUsageError) {
