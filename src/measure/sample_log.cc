@@ -515,7 +515,10 @@ uint64_t SampleWriter::dropped() const {
 void SampleWriter::Loop() {
   BecomeBackgroundThread();
   while (!stop_.load(std::memory_order_acquire)) {
-    DrainOnce();
+    if (DrainOnce() == 0 && error_.ok()) {
+      // Nothing new: still give the sink its chance to flush what it buffers.
+      if (Status s = sink_->Write(buffer_.data(), 0); !s) error_ = s;
+    }
     if (!error_.ok()) return;  // stop consuming: later records show up as ring drops
     std::this_thread::sleep_for(kWriterPeriod);
   }
