@@ -59,8 +59,8 @@ struct LatencyStats {
 
   std::string Describe() const {
     if (count == 0) return "no records";
-    return fmt::format("{} records, min {}, max {}, missed {}", count, FormatUs(min_ns),
-                       FormatUs(max_ns), missed);
+    return fmt::format("{} record{}, min {}, max {}, missed {}", count, count == 1 ? "" : "s",
+                       FormatUs(min_ns), FormatUs(max_ns), missed);
   }
 };
 
@@ -117,10 +117,6 @@ void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSumm
   text += fmt::format("started       {} (CLOCK_MONOTONIC {} ns)\n",
                       FormatRealtime(s.info.start_realtime_ns), s.info.start_monotonic_ns);
   text += fmt::format("records       {}\n", s.records);
-  for (const auto& [thread, stats] : totals.threads) {
-    text += fmt::format("  thread {:<4} cpu {:<3} {}\n", thread, CpuColumn(stats.cpu),
-                        stats.Describe());
-  }
   if (totals.all.count > 0) {
     text += fmt::format("latency       min {}, max {}\n", FormatUs(totals.all.min_ns),
                         FormatUs(totals.all.max_ns));
@@ -132,6 +128,10 @@ void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSumm
   } else {
     text += "dropped       unknown (no trailer)\n";
     text += "interrupted   unknown (no trailer)\n";
+  }
+  for (const auto& [thread, stats] : totals.threads) {
+    text += fmt::format("  thread {:<4} cpu {:<3} {}\n", thread, CpuColumn(stats.cpu),
+                        stats.Describe());
   }
   std::fputs(text.c_str(), out);
 }

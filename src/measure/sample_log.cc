@@ -330,13 +330,16 @@ Error ReadError(const std::string& path, uint64_t offset) {
                                 ErrnoText(err)));
 }
 
+Status CheckMagic(const std::string& path, const std::byte* h) {
+  if (std::memcmp(h, kHeaderMagic.data(), kHeaderMagic.size()) == 0) return Status::Ok();
+  return BadFile(path, 0,
+                 fmt::format("magic is \"{}\", expected \"{}\": not an rtpulse samples file",
+                             Printable(h, kHeaderMagic.size()), kHeaderMagic),
+                 kNotOurs);
+}
+
+// The fields after the magic.
 Status CheckHeader(const std::string& path, const std::byte* h, SamplesFileSummary& summary) {
-  if (std::memcmp(h, kHeaderMagic.data(), kHeaderMagic.size()) != 0) {
-    return BadFile(path, 0,
-                   fmt::format("magic is \"{}\", expected \"{}\": not an rtpulse samples file",
-                               Printable(h, kHeaderMagic.size()), kHeaderMagic),
-                   kNotOurs);
-  }
   summary.version = Get<uint32_t>(h, kOffVersion);
   if (summary.version != kFormatVersion) {
     return BadFile(path, kOffVersion,
@@ -512,7 +515,10 @@ uint64_t SampleWriter::dropped() const {
 void SampleWriter::Loop() {
   BecomeBackgroundThread();
   while (!stop_.load(std::memory_order_acquire)) {
-    DrainOnce();
+    if (DrainOnce() == 0 && error_.ok()) {
+      // Nothing new: still give the sink its chance to flush what it buffers.
+      if (Status s = sink_->Write(buffer_.data(), 0); !s) error_ = s;
+    }
     if (!error_.ok()) return;  // stop consuming: later records show up as ring drops
     std::this_thread::sleep_for(kWriterPeriod);
   }
@@ -556,16 +562,24 @@ Expected<SamplesFileSummary> ReadSamplesFile(const std::string& path,
         fmt::format("samples file '{}' is not a regular file; give the file itself", path));
   }
   const auto size = static_cast<uint64_t>(st.st_size);
+
+  // The magic first, so a short text file is called what it is rather than "too short".
+  std::byte header[kHeaderBytes] = {};
+  const auto have = static_cast<size_t>(std::min<uint64_t>(size, kHeaderBytes));
+  if (!ReadAt(fd.get(), header, have, 0)) return ReadError(path, 0);
+  const bool magic_ok = have >= kHeaderMagic.size();
+  if (magic_ok) {
+    if (Status s = CheckMagic(path, header); !s) return s.error();
+  }
   if (size < kHeaderBytes) {
     return BadFile(
         path, size,
         fmt::format("the file ends after {} bytes, inside the {}-byte header", size, kHeaderBytes),
-        kNotOurs);
+        magic_ok ? "its writer stopped before any sample was stored; there is nothing to read"
+                 : kNotOurs);
   }
 
   SamplesFileSummary summary;
-  std::byte header[kHeaderBytes];
-  if (!ReadAt(fd.get(), header, kHeaderBytes, 0)) return ReadError(path, 0);
   if (Status s = CheckHeader(path, header, summary); !s) return s.error();
   if (Status s = LocateRecords(path, fd.get(), size, summary); !s) return s.error();
 

@@ -42,8 +42,8 @@ constexpr int64_t LatencyNs(const SampleRecord& record) {
 /// exactly one (possibly another) thread may call Drain; the counters may be read anywhere.
 class SampleRing {
  public:
-  /// Larger rings are a caller bug (2^32 records = 128 GiB): the constructor aborts.
-  static constexpr size_t kMaxCapacity = size_t{1} << 32;
+  /// Larger rings are a caller bug (2^28 records = 8 GiB): the constructor aborts.
+  static constexpr size_t kMaxCapacity = size_t{1} << 28;
 
   /// `capacity` is rounded up to a power of two (at least 1).
   explicit SampleRing(size_t capacity);
@@ -77,6 +77,7 @@ class SampleRing {
 class SampleSink {
  public:
   virtual ~SampleSink() = default;
+  /// `count` may be 0: the writer's idle tick, so a buffering sink can flush on time.
   virtual Status Write(const SampleRecord* records, size_t count) = 0;
   /// Called once after the last Write. `dropped` is the total the rings could not hold.
   virtual Status Finish(uint64_t dropped, bool interrupted) = 0;

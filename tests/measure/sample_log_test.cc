@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -236,8 +237,11 @@ class SamplesFileTest : public ::testing::Test {
   }
 
   std::vector<SampleRecord> ReadOk(SamplesFileSummary* summary) const {
+    return ReadOkAt(path_, summary);
+  }
+  static std::vector<SampleRecord> ReadOkAt(const std::string& path, SamplesFileSummary* summary) {
     std::vector<SampleRecord> records;
-    auto result = ReadSamplesFile(path_, [&](const SampleRecord& r) { records.push_back(r); });
+    auto result = ReadSamplesFile(path, [&](const SampleRecord& r) { records.push_back(r); });
     EXPECT_TRUE(result) << result.error().message;
     if (result) *summary = *result;
     return records;
@@ -359,6 +363,28 @@ TEST_F(SamplesFileTest, StopDrainsWhatIsLeftAndRecordsDropsAndInterrupt) {
   EXPECT_EQ(summary.dropped, 2u);
   EXPECT_TRUE(summary.interrupted);
   EXPECT_FALSE(writer.Stop(true)) << "a second Stop is a caller bug and must say so";
+}
+
+TEST_F(SamplesFileTest, RecordsReachTheTmpFileWhileTheRunGoesOn) {
+  SampleRing ring(64);
+  auto sink = OpenSamplesFile(path_, kInfo);
+  ASSERT_TRUE(sink) << sink.error().message;
+  SampleWriter writer({&ring}, std::move(*sink));
+  writer.Start();
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(ring.Push(MakeRecord(i)));
+  // No more records arrive; the writer's idle ticks must still flush within about a second
+  // (what a crash would lose). 10 s is only a hang guard for a loaded machine.
+  const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fs::file_size(tmp) < 64 + 3 * 32 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(fs::file_size(tmp), 64u + 3 * 32u);
+  SamplesFileSummary summary;
+  EXPECT_EQ(ReadOkAt(tmp, &summary).size(), 3u);
+  EXPECT_FALSE(summary.has_trailer);
+  ASSERT_TRUE(writer.Stop(false));
+  EXPECT_EQ(fs::file_size(path_), 64u + 3 * 32u + 32u);
 }
 
 class FailingSink : public SampleSink {
@@ -510,10 +536,19 @@ TEST_F(SamplesFileTest, TrailerCountMustMatchTheRecords) {
 }
 
 TEST_F(SamplesFileTest, TooShortForAHeader) {
-  WriteBytes("RTPSMPL1\x01");
-  EXPECT_NE(ReadError().find("ends after 9 bytes, inside the 64-byte header"), std::string::npos);
+  WriteBytes("RTPSMPL1\x01");  // our magic, header cut short
+  std::string message = ReadError();
+  EXPECT_NE(message.find("byte offset 9: the file ends after 9 bytes, inside the 64-byte header"),
+            std::string::npos)
+      << message;
   WriteBytes("");
-  EXPECT_NE(ReadError().find("ends after 0 bytes"), std::string::npos);
+  message = ReadError();
+  EXPECT_NE(message.find("byte offset 0: the file ends after 0 bytes"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rtpulse latency --samples"), std::string::npos) << message;
+  WriteBytes("hello, world\n");  // short, and not ours: the magic says so first
+  message = ReadError();
+  EXPECT_NE(message.find("byte offset 0: magic is \"hello, w\""), std::string::npos) << message;
 }
 
 TEST_F(SamplesFileTest, MissingFileIsAUsageError) {
