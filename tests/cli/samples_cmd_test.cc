@@ -12,18 +12,13 @@
 
 #include "measure/sample_log.h"
 #include "measure/wake_path.h"
+#include "support/subprocess.h"
 
 namespace rtpulse::cli {
 namespace {
 
 namespace fs = std::filesystem;
 using measure::SampleRecord;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -40,17 +35,10 @@ class SamplesCommandTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  RunResult Run(const std::string& args) const {
-    const fs::path out = dir_ / "stdout";
-    const fs::path err = dir_ / "stderr";
-    const std::string command = std::string("'") + RTPULSE_BINARY + "' samples " + args + " >'" +
-                                out.string() + "' 2>'" + err.string() + "'";
-    const int status = std::system(command.c_str());
-    RunResult result;
-    if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    result.out = Slurp(out);
-    result.err = Slurp(err);
-    return result;
+  /// Runs `rtpulse samples ARGS...` (the shared subprocess runner, no shell).
+  static testutil::ProcessResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), "samples");
+    return testutil::RunRtpulse(args);
   }
 
   static SampleRecord Record(uint16_t thread, uint16_t cpu, uint64_t seq, int64_t expected_ns,
@@ -89,7 +77,7 @@ class SamplesCommandTest : public ::testing::Test {
 
 TEST_F(SamplesCommandTest, CsvListsEveryRecord) {
   WriteSamples(0);
-  const RunResult r = Run("--csv '" + path_ + "'");
+  const auto r = Run({"--csv", path_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed\n"
@@ -101,7 +89,7 @@ TEST_F(SamplesCommandTest, CsvListsEveryRecord) {
 
 TEST_F(SamplesCommandTest, SummaryOfACompleteFile) {
   WriteSamples(0);
-  const RunResult r = Run("'" + path_ + "'");
+  const auto r = Run({path_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "samples file  " + path_ +
                        "\n"
@@ -118,7 +106,7 @@ TEST_F(SamplesCommandTest, SummaryOfACompleteFile) {
 
 TEST_F(SamplesCommandTest, CsvWithSummaryKeepsStdoutPureCsv) {
   WriteSamples(0);
-  const RunResult r = Run("--csv --summary '" + path_ + "'");
+  const auto r = Run({"--csv", "--summary", path_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("thread,cpu,seq,", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("records"), std::string::npos) << r.out;
@@ -127,7 +115,7 @@ TEST_F(SamplesCommandTest, CsvWithSummaryKeepsStdoutPureCsv) {
 
 TEST_F(SamplesCommandTest, DropsAreWarnedAbout) {
   WriteSamples(7);
-  const RunResult r = Run("'" + path_ + "'");
+  const auto r = Run({path_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("dropped       7\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.err,
@@ -139,7 +127,7 @@ TEST_F(SamplesCommandTest, DropsAreWarnedAbout) {
 TEST_F(SamplesCommandTest, FileWithoutTrailerIsReadWithAWarning) {
   WriteSamples(0, /*finish=*/false);
   path_ += ".tmp." + std::to_string(::getpid());
-  const RunResult r = Run("'" + path_ + "'");
+  const auto r = Run({path_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("records       3\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dropped       unknown (no trailer)\n"), std::string::npos) << r.out;
@@ -150,7 +138,7 @@ TEST_F(SamplesCommandTest, FileWithoutTrailerIsReadWithAWarning) {
 
 TEST_F(SamplesCommandTest, GarbageFileIsOneLineErrorAndExit2) {
   std::ofstream(path_) << "this is not a samples file, just some text that is long enough\n";
-  const RunResult r = Run("--csv '" + path_ + "'");
+  const auto r = Run({"--csv", path_});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "") << "nothing is printed from a bad file";
   EXPECT_EQ(r.err, "rtpulse: error: samples file '" + path_ +
@@ -161,7 +149,7 @@ TEST_F(SamplesCommandTest, GarbageFileIsOneLineErrorAndExit2) {
 
 TEST_F(SamplesCommandTest, MissingFileIsOneLineErrorAndExit2) {
   const std::string missing = (dir_ / "missing.samples").string();
-  const RunResult r = Run("'" + missing + "'");
+  const auto r = Run({missing});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "rtpulse: error: cannot read samples file '" + missing +
@@ -169,7 +157,7 @@ TEST_F(SamplesCommandTest, MissingFileIsOneLineErrorAndExit2) {
 }
 
 TEST_F(SamplesCommandTest, MissingArgumentIsExit2) {
-  const RunResult r = Run("");
+  const auto r = Run({});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "rtpulse: error: FILE is required\n");
 }
