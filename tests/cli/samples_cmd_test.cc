@@ -20,11 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using measure::SampleRecord;
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 class SamplesCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
