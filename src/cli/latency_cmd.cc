@@ -140,6 +140,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   }
 
   int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
+  if (!run.samples_error.empty()) exit_code = ToInt(ExitCode::kFailure);
   if (!o.json.empty()) {
     if (Status s = WriteFileAtomic(o.json, results::ToJson(run, o.nsecs).dump(2) + "\n"); !s) {
       exit_code = ReportError(s.error());
@@ -165,6 +166,11 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
       }
     }
   }
+  if (run.breaktrace) {
+    // cyclictest's lines, so scripts that look for them find them.
+    fmt::print("# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
+               o.nsecs ? run.breaktrace->latency_ns : run.breaktrace->latency_ns / 1000);
+  }
   const std::string summary = results::FormatSummary(run);
   std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), stdout);
   std::fflush(stdout);
@@ -181,6 +187,9 @@ Runner SetupLatency(CLI::App& sub) {
   return [options, app] {
     options->affinity_given = app->count("--affinity") > 0;
     options->threads_given = app->count("--threads") > 0;
+    if (app->count("--wake") > 0 && options->wake.empty()) {
+      return ReportError(UsageError("--wake is empty: give e.g. --wake abs,timerfd"));
+    }
     return RunLatencyCommand(*options, Invocation());
   };
 }

@@ -89,7 +89,8 @@ Status ResolvePolicy(const LatencyOptions& o, Policy& policy, int& priority) {
   if (measure::IsRealtime(policy)) {
     if (priority < 1 || priority > 99) {
       return UsageError(fmt::format(
-          "priority {} is out of range for SCHED_{}: use -p 1..99 (or -p 0 for SCHED_OTHER)",
+          "priority {} is out of range for --policy {}: use -p 1..99 (-p 0 alone means "
+          "SCHED_OTHER)",
           priority, measure::PolicyName(policy)));
     }
   } else {
@@ -165,6 +166,10 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   if (o.priospread && o.smp) {
     return UsageError("--priospread conflicts with -S (which runs every thread at the same "
                       "priority): drop one");
+  }
+  if (o.priospread && (o.histogram_us || o.histofall_us)) {
+    return UsageError("--priospread conflicts with -h/-H (a histogram run puts every thread at "
+                      "the same priority, as in cyclictest): drop one");
   }
   if (o.interval_us <= 0) {
     return UsageError(fmt::format("interval -i {} must be above 0 us (e.g. -i 1000)", o.interval_us));

@@ -68,7 +68,7 @@ std::vector<std::string> LiveView::Lines(const std::vector<measure::LiveProbe>& 
 std::string LiveView::Eta(const std::vector<measure::LiveProbe>& probes,
                           int64_t elapsed_ns) const {
   int64_t remaining = -1;
-  if (duration_ns_ > 0) remaining = duration_ns_ - elapsed_ns;
+  if (duration_ns_ > 0) remaining = std::max<int64_t>(0, duration_ns_ - elapsed_ns);
   if (loops_ > 0 && !probes.empty()) {
     int64_t longest = 0;
     for (const auto& p : probes) {

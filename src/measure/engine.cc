@@ -88,9 +88,13 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
       for (const auto& other : plan.threads) {
         if (other.cpu == cpu) top = std::max(top, other.priority);
       }
+      std::vector<const Probe*> watched;
+      for (size_t i = 0; i < plan.threads.size(); ++i) {
+        if (plan.threads[i].cpu == cpu) watched.push_back(probes[i].get());
+      }
       injectors.push_back(std::make_unique<Injector>(
           cpu, std::min(99, top + 1), plan.inject->delay_ns,
-          InjectionPeriod(*plan.inject, t->interval_ns), shared));
+          InjectionPeriod(*plan.inject, t->interval_ns), shared, std::move(watched)));
     }
   }
 
@@ -128,7 +132,13 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
   bool stats_requested = false;
   while (!start_failed &&
          shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
-    const SignalEvent event = WaitSignal(kTickNs);
+    // Wake up right after the planned end too, so the run does not linger a whole tick.
+    int64_t timeout = kTickNs;
+    if (shared.end_ns > 0) {
+      timeout = std::clamp<int64_t>(shared.end_ns - MonotonicNs() + 2 * kNsPerMs, kNsPerMs,
+                                    kTickNs);
+    }
+    const SignalEvent event = WaitSignal(timeout);
     if (event == SignalEvent::kStop) {
       out.interrupted = true;
       shared.stop.store(true);
@@ -147,7 +157,9 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
   for (auto& p : probes) p->Join();
   for (auto& inj : injectors) inj->Join();
   out.run.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-  out.run.duration_ns = MonotonicNs() - origin;
+  int64_t last_wake = 0;
+  for (const auto& p : probes) last_wake = std::max(last_wake, p->last_wake_ns());
+  out.run.duration_ns = (last_wake > 0 ? last_wake : MonotonicNs()) - origin;
   if (observer != nullptr) observer->OnTick(Snapshot(probes), MonotonicNs() - path_start);
 
   size_t failed = 0;
@@ -162,10 +174,18 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
     }
     for (const auto& inj : injectors) {
       if (inj->cpu() == r.cpu) {
-        r.injections = inj->injections();
+        // Only injections on deadlines this probe covered count as its ground truth.
+        const auto covered = static_cast<uint64_t>(
+            (static_cast<int64_t>(r.periods_elapsed) * r.interval_ns) / inj->period_ns());
+        r.injections = std::min(inj->injections(), covered);
         if (!inj->problem().empty()) {
           r.notes.push_back("injector: " + inj->problem() + " (ground truth not reliable)");
         }
+      }
+    }
+    if (r.degraded) {
+      for (const auto& note : r.notes) {
+        run.warnings.push_back(fmt::format("{} thread {}: {}", out.run.wake, r.index, note));
       }
     }
     if (r.samples_dropped > 0) {
@@ -264,8 +284,14 @@ Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* o
 
   if (writer) {
     if (Status s = writer->Stop(run.interrupted); !s) {
-      run.warnings.push_back("samples log: " + s.error().message);
-      if (!failure) failure = s.error();
+      uint64_t offered = 0;
+      for (const auto& path : run.paths) {
+        for (const auto& p : path.probes) offered += p.samples_logged;
+      }
+      const uint64_t lost = offered > writer->written() ? offered - writer->written() : 0;
+      run.samples_error = fmt::format("{}; {} of {} samples did not reach the file",
+                                      s.error().message, lost, offered);
+      run.warnings.push_back("samples log failed: " + run.samples_error);
     }
   }
   dma.Release();

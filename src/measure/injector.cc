@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -11,8 +12,14 @@
 
 namespace rtpulse::measure {
 
-Injector::Injector(int cpu, int priority, int64_t delay_ns, int64_t period_ns, RunShared& shared)
-    : cpu_(cpu), priority_(priority), delay_ns_(delay_ns), period_ns_(period_ns), shared_(shared) {}
+Injector::Injector(int cpu, int priority, int64_t delay_ns, int64_t period_ns, RunShared& shared,
+                   std::vector<const Probe*> watched)
+    : cpu_(cpu),
+      priority_(priority),
+      delay_ns_(delay_ns),
+      period_ns_(period_ns),
+      shared_(shared),
+      watched_(std::move(watched)) {}
 
 Injector::~Injector() { Join(); }
 
@@ -39,7 +46,10 @@ void Injector::ThreadMain() {
   if (Status s = SetThreadScheduling(Policy::kFifo, priority_); !s) problem_ = s.error().message;
   shared_.ready.fetch_add(1, std::memory_order_acq_rel);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
-  for (int64_t k = 1; !shared_.stop.load(std::memory_order_relaxed); ++k) {
+  auto probes_done = [this] {
+    return std::all_of(watched_.begin(), watched_.end(), [](const Probe* p) { return p->done(); });
+  };
+  for (int64_t k = 1; !shared_.stop.load(std::memory_order_relaxed) && !probes_done(); ++k) {
     const int64_t target = origin + k * period_ns_;
     if (shared_.end_ns > 0 && target >= shared_.end_ns) break;
     const timespec ts = ToTimespec(target);

@@ -111,6 +111,7 @@ void Probe::ThreadMain() {
   shared_.ready.fetch_add(1, std::memory_order_acq_rel);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   if (shared_.stop.load(std::memory_order_relaxed)) {
+    done_.store(true, std::memory_order_release);
     shared_.finished.fetch_add(1, std::memory_order_acq_rel);
     return;
   }
@@ -132,6 +133,7 @@ void Probe::ThreadMain() {
     Loop();
   }
   source_->Disarm();
+  done_.store(true, std::memory_order_release);
   shared_.finished.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -176,6 +178,7 @@ void Probe::Loop() {
   uint64_t seq = 0;
   uint64_t cycles = 0;
   int wait_error = 0;
+  bool resync = false;
 
   if (g_hooks.enter != nullptr) g_hooks.enter();
   while (!shared_.stop.load(std::memory_order_relaxed)) {
@@ -189,15 +192,19 @@ void Probe::Loop() {
     // real period: it is not recorded.
     if (shared_.stop.load(std::memory_order_relaxed)) break;
 
+    last_wake_ns_.store(now, std::memory_order_relaxed);
     const int64_t latency = now - wake.expected_ns;
-    if (restarts_grid && latency < 0) {
-      // SCHED_DEADLINE: a timer that fired more than a period late made the kernel restart
-      // the period at that moment (CBS), so its grid now lies before ours. This activation's
-      // true latency is unknown: count it, re-anchor here, and record nothing invented.
+    if (restarts_grid && (resync || latency < 0)) {
+      // SCHED_DEADLINE: after an overrun the kernel may have restarted its period (CBS)
+      // where we cannot see it; a wake-up before our grid proves it did. The activation
+      // that follows is where the kernel's grid shows again: re-anchor on it, count it in
+      // grid_restarts, and record no latency for it rather than an invented one.
       grid_restarts_.store(grid_restarts_.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
+      resync = false;
       ++seq;
       next = now + interval;
+      if (loops > 0 && cycles >= loops) break;
       if (end_ns > 0 && now >= end_ns) break;
       continue;
     }
@@ -243,6 +250,7 @@ void Probe::Loop() {
       break;
     }
     next = wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
+    if (restarts_grid && skipped > 0) resync = true;
     if (loops > 0 && cycles >= loops) break;
     if (end_ns > 0 && now >= end_ns) break;
   }

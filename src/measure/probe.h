@@ -49,6 +49,10 @@ class Probe {
   LiveProbe Live() const;
   /// The result; call after Join().
   results::ProbeResult TakeResult();
+  /// True once the thread has left its loop (for injectors watching it).
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  /// CLOCK_MONOTONIC time of the last activation (0 before the first).
+  int64_t last_wake_ns() const { return last_wake_ns_.load(std::memory_order_relaxed); }
   /// Set when the probe could not run at all (e.g. the wake path failed to arm).
   const std::optional<Error>& failure() const { return failure_; }
 
@@ -80,6 +84,8 @@ class Probe {
   std::atomic<uint64_t> missed_{0};
   std::atomic<uint64_t> skipped_{0};
   std::atomic<uint64_t> grid_restarts_{0};
+  std::atomic<int64_t> last_wake_ns_{0};
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace rtpulse::measure

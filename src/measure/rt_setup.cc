@@ -86,7 +86,7 @@ Status SetThreadScheduling(Policy policy, int priority) {
   if (sched_setscheduler(0, ToLinuxPolicy(policy), &param) != 0) {
     const int err = errno;
     return Error{err == EPERM ? ExitCode::kResource : ExitCode::kFailure,
-                 fmt::format("cannot set SCHED_{} priority {}: {}", PolicyName(policy), priority,
+                 fmt::format("cannot set policy {} priority {}: {}", PolicyName(policy), priority,
                              std::strerror(err))};
   }
   return Status::Ok();

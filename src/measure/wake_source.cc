@@ -168,6 +168,9 @@ class ITimer final : public WakeSource {
     value.it_value.tv_sec = params.interval_ns / kNsPerSec;
     value.it_value.tv_usec = (params.interval_ns % kNsPerSec) / kNsPerUs;
     value.it_interval = value.it_value;
+    // ITIMER_REAL counts from the call, not from the origin: anchor the grid on the clock
+    // read just before it (at or before the kernel's start, so latency is never understated).
+    anchor_ns_ = MonotonicNs();
     if (setitimer(ITIMER_REAL, &value, nullptr) != 0) return ErrnoStatus("setitimer");
     armed_ = true;
     return Status::Ok();
@@ -185,14 +188,16 @@ class ITimer final : public WakeSource {
     setitimer(ITIMER_REAL, &off, nullptr);
     armed_ = false;
   }
+  int64_t GridOrigin(int64_t) const override { return anchor_ns_; }
   const char* note() const override {
-    return "itimer: armed at the grid origin; the expiry grid can trail it by the setitimer "
-           "call time";
+    return "itimer: grid anchored at the clock read just before setitimer(); the kernel's "
+           "expiries can trail it by that call's duration";
   }
 
  private:
   sigset_t set_{};
   bool armed_ = false;
+  int64_t anchor_ns_ = 0;
 };
 
 /// epoll_pwait2() with a nanosecond timeout on an empty set: the event-loop wait most
@@ -248,6 +253,10 @@ class DeadlineWait final : public WakeSource {
  public:
   Status Arm(const WakeParams& params) override {
     interval_ns_ = params.interval_ns;
+    // Start the first period at the shared grid origin, like the other paths.
+    const timespec origin = ToTimespec(params.start_ns);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &origin, nullptr) == EINTR) {
+    }
     // The kernel starts the first period inside sched_setattr(); reading the clock before
     // the call puts our origin at or before the kernel's, so latency is never understated.
     const int64_t before = MonotonicNs();
@@ -266,9 +275,10 @@ class DeadlineWait final : public WakeSource {
   int64_t GridOrigin(int64_t) const override { return anchor_ns_; }
   bool RestartsGridOnOverrun() const override { return true; }
   const char* note() const override {
-    return "deadline: grid anchored at the clock read before sched_setattr(); when a timer "
-           "fires over a period late the kernel restarts the period, rtpulse re-anchors at the "
-           "next early wake-up and counts it in grid_restarts without a latency";
+    return "deadline: grid anchored at the clock read before sched_setattr(); after an overrun "
+           "the kernel may restart its period, so rtpulse re-anchors on the next wake-up and "
+           "counts it in grid_restarts without a latency (later samples may read low by at "
+           "most that wake-up's own latency)";
   }
 
  private:

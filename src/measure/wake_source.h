@@ -47,11 +47,11 @@ class WakeSource {
   /// Called from the controlling thread when stop is set, to unblock a waiting probe.
   virtual void Interrupt() {}
   /// Origin of the deadline grid once armed. Sources whose period the kernel anchors
-  /// itself (SCHED_DEADLINE) return their own; the rest keep the planned one.
+  /// itself (SCHED_DEADLINE, ITIMER_REAL) return their own; the rest keep the planned one.
   virtual int64_t GridOrigin(int64_t planned_ns) const { return planned_ns; }
   /// True when the kernel may restart the period after a late timer instead of keeping
-  /// the grid (SCHED_DEADLINE's CBS): a wake-up before the expected time then proves a
-  /// restart, and the engine re-anchors there rather than report a negative latency.
+  /// the grid (SCHED_DEADLINE's CBS): after an overrun, or a wake-up before the expected
+  /// time, the engine re-anchors on the next wake-up and counts it in grid_restarts.
   virtual bool RestartsGridOnOverrun() const { return false; }
   /// Extra remark for the result (e.g. how the deadline grid was anchored).
   virtual const char* note() const { return nullptr; }

@@ -237,6 +237,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   r["preemption_model"] = run.preemption_model;
   r["hypervisor"] = run.hypervisor;
   r["dma_latency"] = run.dma_latency;
+  if (!run.samples_error.empty()) r["samples_error"] = run.samples_error;
   r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
   r["percentile_method"] = std::string(stats::kPercentileMethod);
   r["histogram"] = {{"kind", "log-linear"},

@@ -45,8 +45,8 @@ struct ProbeResult {
   uint64_t missed_activations = 0;  ///< Wake-ups that came after the next deadline.
   uint64_t skipped_periods = 0;     ///< Periods with no activation because of those.
   int64_t last_latency_ns = 0;      ///< cyclictest's "Act".
-  /// SCHED_DEADLINE only: activations whose period the kernel restarted (latency unknown,
-  /// not in the histogram). samples + skipped + grid_restarts = periods_elapsed.
+  /// SCHED_DEADLINE only: activations used to re-anchor the grid after an overrun (latency
+  /// unknown, not in the histogram). samples + skipped + grid_restarts = periods_elapsed.
   uint64_t grid_restarts = 0;
 
   std::vector<Spike> spikes;        ///< Samples above --spike, in order.
@@ -91,11 +91,12 @@ struct LatencyRun {
   int64_t end_realtime_ns = 0;
   std::vector<PathRun> paths;
 
-  bool interrupted = false;  ///< Stopped by SIGINT/SIGTERM (or -b): results are partial.
+  bool interrupted = false;  ///< Stopped by SIGINT/SIGTERM: results are partial.
   bool degraded = false;     ///< Some RT setup was refused; see warnings.
   std::vector<std::string> warnings;  ///< Environment and privilege warnings, verbatim.
   std::optional<BreakTrace> breaktrace;
   std::string dma_latency;  ///< What was done with /dev/cpu_dma_latency.
+  std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
   int return_code = 0;
 };
 

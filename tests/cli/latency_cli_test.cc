@@ -97,7 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{{"--policy", "fifo", "-p", "0"}, "0"},
                       BadInput{{"--policy", "realtime"}, "realtime"},
                       BadInput{{"--tracemark"}, "-b"}, BadInput{{"-h", "0"}, "0"},
-                      BadInput{{"--nonsense"}, "--nonsense"}, BadInput{{"-l", "x"}, "x"}),
+                      BadInput{{"--nonsense"}, "--nonsense"}, BadInput{{"-l", "x"}, "x"},
+                      BadInput{{"--wake", ""}, "--wake"},
+                      BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"}),
     BadInputName);
 
 TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {
@@ -335,6 +337,7 @@ TEST_F(LatencyRunTest, BreaktraceStopsFtraceThroughTheSysfsRoot) {
             std::string::npos);
   const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
   EXPECT_TRUE(j["rtpulse"]["breaktrace"]["tracing_stopped"].get<bool>());
+  EXPECT_NE(r.out.find("# Break thread: 0\n# Break value: "), std::string::npos) << r.out;
 }
 
 TEST_F(LatencyRunTest, BreaktraceWithoutTracefsSaysItCannotAndStillStops) {
@@ -348,6 +351,39 @@ TEST_F(LatencyRunTest, BreaktraceWithoutTracefsSaysItCannotAndStillStops) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("cannot stop ftrace"), std::string::npos) << r.err;
   EXPECT_LT(r.seconds, 10.0);
+}
+
+}  // namespace
+}  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST_F(LatencyRunTest, InjectionsCountOnlyWhileTheProbeRuns) {
+  TempDir dir;
+  // 50 samples at 1 ms cover 50 ms: at most 5 injections at 100 Hz can be ground truth.
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-l", "50", "-q", "--inject",
+                       "100us@100Hz", "--json", dir.File("i.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("i.json")));
+  const uint64_t injections = j["thread"]["0"]["injections"].get<uint64_t>();
+  const uint64_t periods = j["thread"]["0"]["periods_elapsed"].get<uint64_t>();
+  EXPECT_GE(injections, 1u);
+  EXPECT_LE(injections, periods / 10);
+}
+
+TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogIsAFailureThatSaysWhatWasLost) {
+  TempDir dir;
+  const std::string small = dir.File("small");
+  std::filesystem::create_directories(small);
+  ASSERT_EQ(std::system(("mount -t tmpfs -o size=64k tmpfs " + small).c_str()), 0);
+  auto r = RunRtpulse({"latency", "-S", "-i", "200", "-D", "2s", "-q", "--samples",
+                       small + "/s.smp", "--json", dir.File("s.json")});
+  std::system(("umount " + small).c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("did not reach the file"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  EXPECT_TRUE(j["rtpulse"].contains("samples_error"));
 }
 
 }  // namespace
