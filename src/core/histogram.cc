@@ -138,7 +138,7 @@ int64_t Histogram::LivePercentile(double p) const {
   auto load = [](const uint64_t& slot) { return Load(slot); };
   for (size_t i = kBucketsPerSign; i-- > 0;) {
     seen += load(neg_[i]);
-    if (seen >= rank) return -MagnitudeRange(i).lo;
+    if (seen >= rank) return std::min(-MagnitudeRange(i).lo, LiveMax());
   }
   for (size_t i = 0; i < kBucketsPerSign; ++i) {
     seen += load(pos_[i]);
