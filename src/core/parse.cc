@@ -47,8 +47,8 @@ bool SplitNumber(std::string_view s, double& number, std::string_view& suffix) {
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
   const auto s = Trim(text);
-  if (!ParseWhole(s, value)) {
-    return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
+  if (!ParseWhole(s, value) || value < 0) {
+    return UsageError(fmt::format("invalid {} '{}': expected a whole number >= 0", what, text));
   }
   return value;
 }
