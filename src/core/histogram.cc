@@ -77,6 +77,15 @@ double Histogram::Mean() const {
 
 double Histogram::StdDev() const {
   if (count_ < 2) return 0.0;
+  // N * sum(x^2) - sum(x)^2 = N^2 * variance, in exact integers while it fits in 128 bits.
+  // The long double fallback subtracts two rounded sums: above 2^64 (e.g. 10 s latencies)
+  // it loses a small spread entirely.
+  Int128 n_sum_sq = 0;
+  if (!__builtin_mul_overflow(static_cast<Int128>(count_), sum_sq_, &n_sum_sq)) {
+    const Int128 n2_var = n_sum_sq - static_cast<Int128>(sum_) * sum_;  // >= 0 (Cauchy-Schwarz)
+    return static_cast<double>(std::sqrt(static_cast<long double>(n2_var)) /
+                               static_cast<long double>(count_));
+  }
   const auto n = static_cast<long double>(count_);
   const auto sum = static_cast<long double>(sum_);
   const long double m2 = static_cast<long double>(sum_sq_) - sum * sum / n;
@@ -129,7 +138,7 @@ int64_t Histogram::LivePercentile(double p) const {
   auto load = [](const uint64_t& slot) { return Load(slot); };
   for (size_t i = kBucketsPerSign; i-- > 0;) {
     seen += load(neg_[i]);
-    if (seen >= rank) return -MagnitudeRange(i).lo;
+    if (seen >= rank) return std::min(-MagnitudeRange(i).lo, LiveMax());
   }
   for (size_t i = 0; i < kBucketsPerSign; ++i) {
     seen += load(pos_[i]);

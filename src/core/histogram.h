@@ -27,8 +27,10 @@ class Histogram {
   static constexpr int kSubBucketBits = 9;
   static constexpr int64_t kSubBuckets = int64_t{1} << kSubBucketBits;  // 512
   static constexpr int kTopExponent = 40;  ///< |v| >= 2^40 ns goes to the top bucket.
+  // Magnitudes below 2^10 take indices [0, 1024); each later power of two 2^e takes the 512
+  // indices after that, so 2^39 .. 2^40-1 ends at 16383 and the top bucket is 16384.
   static constexpr size_t kTopIndex =
-      static_cast<size_t>((kTopExponent - kSubBucketBits) * kSubBuckets);  // 16384
+      static_cast<size_t>((kTopExponent - kSubBucketBits + 1) * kSubBuckets);  // 16384
   static constexpr size_t kBucketsPerSign = kTopIndex + 1;
   /// Upper bound of (bucket width / bucket lower edge) for any bucket below the top one.
   static constexpr double kMaxRelativeError = 1.0 / static_cast<double>(kSubBuckets);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -47,8 +48,8 @@ bool SplitNumber(std::string_view s, double& number, std::string_view& suffix) {
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
   const auto s = Trim(text);
-  if (!ParseWhole(s, value)) {
-    return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
+  if (!ParseWhole(s, value) || value < 0) {
+    return UsageError(fmt::format("invalid {} '{}': expected a whole number >= 0", what, text));
   }
   return value;
 }
@@ -106,16 +107,21 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
         fmt::format("invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'",
                     text));
   }
+  // cyclictest's parse_time_string() also takes M, H and D: scripts use them with -D.
+  std::string unit(suffix);
+  if (unit.size() == 1) {
+    unit[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(unit[0])));
+  }
   double scale = 0;
-  if (suffix.empty() || suffix == "s") {
+  if (unit.empty() || unit == "s") {
     scale = 1;
-  } else if (suffix == "m") {
+  } else if (unit == "m") {
     scale = 60;
-  } else if (suffix == "h") {
+  } else if (unit == "h") {
     scale = 3600;
-  } else if (suffix == "d") {
+  } else if (unit == "d") {
     scale = 86400;
-  } else if (suffix == "ms") {
+  } else if (unit == "ms") {
     scale = 1e-3;
   } else {
     return UsageError(fmt::format(
