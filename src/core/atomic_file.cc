@@ -28,8 +28,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_err = errno;
+  if (::close(fd) != 0 || !synced) {
+    const int err = synced ? errno : sync_err;
     ::unlink(tmp.c_str());
     return Failure(fmt::format("cannot flush '{}': {}", path, std::strerror(err)));
   }

@@ -109,7 +109,8 @@ int64_t Histogram::ValueAtRank(uint64_t rank) const {
 
 namespace {
 uint64_t NearestRank(double p, uint64_t n) {
-  const double clamped = std::clamp(p, 0.0, 100.0);
+  // NaN asks for nothing meaningful; answer with the maximum rather than undefined behaviour.
+  const double clamped = std::isnan(p) ? 100.0 : std::clamp(p, 0.0, 100.0);
   // ceil(p/100 * n) computed with a guard against 99.9 * 1000 / 100 = 999.0000001.
   const long double exact = static_cast<long double>(clamped) * n / 100.0L;
   auto rank = static_cast<uint64_t>(std::ceil(exact - 1e-9L));

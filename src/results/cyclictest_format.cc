@@ -92,7 +92,7 @@ std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs)
       row_sum += c;
       out += fmt::format("{}{:06d}", t == 0 ? "" : "\t", c);
     }
-    if (with_sum) out += fmt::format("\t{:06d}", row_sum);
+    if (sum_column) out += fmt::format("\t{:06d}", row_sum);
     out += '\n';
   }
   out += "# Total:";
@@ -103,7 +103,7 @@ std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs)
     all += total;
     out += fmt::format(" {:09d}", total);
   }
-  if (with_sum) out += fmt::format(" {:09d}", all);
+  if (sum_column) out += fmt::format(" {:09d}", all);
   out += "\n# Min Latencies:";
   for (const auto& p : probes) out += fmt::format(" {:05d}", ToUnit(p.histogram.min(), nsecs));
   out += "\n# Avg Latencies:";

@@ -341,6 +341,15 @@ TEST(HistogramBlockTest, OneThreadPlainMatchesCyclictest) {
   EXPECT_EQ(FormatHistogramBlock(path, false, false), CyclictestHistogram(t, false));
 }
 
+TEST(HistogramBlockTest, OneThreadHistofallHasNoSumColumnLikeCyclictest240) {
+  // cyclictest 2.40 (Debian rt-tests 2.4), -t 1 -H 3: no sum column, no total in # Total:.
+  PathRun path = TwoThreadPath();
+  path.probes.pop_back();
+  const std::string text = FormatHistogramBlock(path, true, false);
+  EXPECT_EQ(text, FormatHistogramBlock(path, false, false));
+  EXPECT_EQ(text.find("\t"), std::string::npos) << text;
+}
+
 TEST(HistogramBlockTest, ExtraColumnsOnlyWithHistofall) {
   const std::string plain = FormatHistogramBlock(TwoThreadPath(), false, false);
   const std::string all = FormatHistogramBlock(TwoThreadPath(), true, false);
