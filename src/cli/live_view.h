@@ -23,6 +23,7 @@ class LiveView final : public measure::RunObserver {
            std::vector<std::string> path_names);
 
   void OnPathStart(size_t path_index, measure::WakePath path) override;
+  bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
   void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override;
   void OnStatsRequest(const std::vector<measure::LiveProbe>& probes) override;
 

@@ -17,15 +17,11 @@ void Histogram::RecordN(int64_t value_ns, uint64_t n) {
   uint64_t& bucket = negative ? neg_[IndexOf(magnitude)] : pos_[IndexOf(magnitude)];
   Store(bucket, bucket + n);
   if (negative) Store(negative_count_, negative_count_ + n);
-  if (count_ == 0) {
-    Store(min_, value_ns);
-    Store(max_, value_ns);
-  } else {
-    if (value_ns < min_) Store(min_, value_ns);
-    if (value_ns > max_) Store(max_, value_ns);
-  }
+  if (value_ns < min_) Store(min_, value_ns);
+  if (value_ns > max_) Store(max_, value_ns);
   Store(count_, count_ + n);
-  Store(sum_, sum_ + value_ns * static_cast<int64_t>(n));
+  Store(sum_, static_cast<int64_t>(static_cast<uint64_t>(sum_) +
+                                   static_cast<uint64_t>(value_ns) * n));
   sum_sq_ += static_cast<Int128>(value_ns) * value_ns * static_cast<Int128>(n);
 }
 
@@ -35,13 +31,8 @@ void Histogram::Merge(const Histogram& other) {
     pos_[i] += other.pos_[i];
     neg_[i] += other.neg_[i];
   }
-  if (count_ == 0) {
-    min_ = other.min_;
-    max_ = other.max_;
-  } else {
-    min_ = std::min(min_, other.min_);
-    max_ = std::max(max_, other.max_);
-  }
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
   count_ += other.count_;
   negative_count_ += other.negative_count_;
   sum_ += other.sum_;
@@ -52,7 +43,9 @@ void Histogram::Reset() {
   std::fill(pos_.begin(), pos_.end(), 0);
   std::fill(neg_.begin(), neg_.end(), 0);
   count_ = negative_count_ = 0;
-  min_ = max_ = sum_ = 0;
+  min_ = std::numeric_limits<int64_t>::max();
+  max_ = std::numeric_limits<int64_t>::min();
+  sum_ = 0;
   sum_sq_ = 0;
 }
 
@@ -96,11 +89,16 @@ int64_t Histogram::ValueAtRank(uint64_t rank) const {
   if (count_ == 0) return 0;
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
-  for (size_t i = kBucketsPerSign; i-- > 0;) {
-    seen += neg_[i];
-    if (seen >= rank) return std::clamp(-MagnitudeRange(i).lo, min_, max_);
+  // Scan only the buckets between min and max (latencies are rarely negative).
+  if (min_ < 0) {
+    const uint64_t min_magnitude = ~static_cast<uint64_t>(min_) + 1;
+    for (size_t i = IndexOf(min_magnitude) + 1; i-- > 0;) {
+      seen += neg_[i];
+      if (seen >= rank) return std::clamp(-MagnitudeRange(i).lo, min_, max_);
+    }
   }
-  for (size_t i = 0; i < kBucketsPerSign; ++i) {
+  const size_t first = min_ > 0 ? IndexOf(static_cast<uint64_t>(min_)) : 0;
+  for (size_t i = first; i < kBucketsPerSign; ++i) {
     seen += pos_[i];
     if (seen >= rank) return std::clamp(MagnitudeRange(i).hi, min_, max_);
   }
@@ -137,7 +135,8 @@ int64_t Histogram::LivePercentile(double p) const {
   const uint64_t rank = NearestRank(p, n);
   uint64_t seen = 0;
   auto load = [](const uint64_t& slot) { return Load(slot); };
-  for (size_t i = kBucketsPerSign; i-- > 0;) {
+  const bool any_negative = Load(negative_count_) > 0;
+  for (size_t i = kBucketsPerSign; any_negative && i-- > 0;) {
     seen += load(neg_[i]);
     if (seen >= rank) return std::min(-MagnitudeRange(i).lo, LiveMax());
   }

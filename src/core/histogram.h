@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace rtpulse {
@@ -46,7 +47,25 @@ class Histogram {
 
   /// Records one value. O(1); no allocation, no lock, no branch on the value's size
   /// beyond the bucket computation.
-  void Record(int64_t value_ns) { RecordN(value_ns, 1); }
+  void Record(int64_t value_ns) {
+    // The probe loop's hot path: inline, one bucket, no multiply by a count, and min/max
+    // start at sentinels so there is no first-sample branch.
+    const auto bits = static_cast<uint64_t>(value_ns);
+    uint64_t* buckets = pos_.data();
+    uint64_t magnitude = bits;
+    if (value_ns < 0) {
+      buckets = neg_.data();
+      magnitude = ~bits + 1;  // unsigned negate: INT64_MIN does not overflow
+      Store(negative_count_, negative_count_ + 1);
+    }
+    uint64_t& bucket = buckets[IndexOf(magnitude)];
+    Store(bucket, bucket + 1);
+    if (value_ns < min_) Store(min_, value_ns);
+    if (value_ns > max_) Store(max_, value_ns);
+    Store(count_, count_ + 1);
+    Store(sum_, static_cast<int64_t>(static_cast<uint64_t>(sum_) + bits));
+    sum_sq_ += static_cast<Int128>(value_ns) * value_ns;
+  }
   /// Records `n` copies of one value (used when importing other tools' histograms).
   void RecordN(int64_t value_ns, uint64_t n);
   /// Adds every count of `other` into this histogram (exact: counts, min, max, sums).
@@ -54,8 +73,8 @@ class Histogram {
   void Reset();
 
   uint64_t count() const { return count_; }
-  int64_t min() const { return min_; }  ///< Exact; 0 when empty.
-  int64_t max() const { return max_; }  ///< Exact; 0 when empty.
+  int64_t min() const { return count_ == 0 ? 0 : min_; }  ///< Exact; 0 when empty.
+  int64_t max() const { return count_ == 0 ? 0 : max_; }  ///< Exact; 0 when empty.
   int64_t sum() const { return sum_; }  ///< Exact sum of recorded values (ns).
   /// Exact sum of squares, for the standard deviation.
   Int128 sum_of_squares() const { return sum_sq_; }
@@ -103,8 +122,8 @@ class Histogram {
 
   // Relaxed reads for a thread other than the writer (live view, SIGUSR1).
   uint64_t LiveCount() const { return Load(count_); }
-  int64_t LiveMin() const { return Load(min_); }
-  int64_t LiveMax() const { return Load(max_); }
+  int64_t LiveMin() const { return LiveCount() == 0 ? 0 : Load(min_); }
+  int64_t LiveMax() const { return LiveCount() == 0 ? 0 : Load(max_); }
   int64_t LiveSum() const { return Load(sum_); }
   /// Approximate percentile from a racy snapshot of the buckets (live view only).
   int64_t LivePercentile(double p) const;
@@ -126,8 +145,9 @@ class Histogram {
   std::vector<uint64_t> neg_;
   uint64_t count_ = 0;
   uint64_t negative_count_ = 0;
-  int64_t min_ = 0;
-  int64_t max_ = 0;
+  // Sentinels while empty (min()/max() report 0 then).
+  int64_t min_ = std::numeric_limits<int64_t>::max();
+  int64_t max_ = std::numeric_limits<int64_t>::min();
   int64_t sum_ = 0;
   Int128 sum_sq_ = 0;
 };

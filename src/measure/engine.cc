@@ -146,10 +146,10 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
       break;
     }
     if (event == SignalEvent::kStats) stats_requested = true;
-    if (observer != nullptr) {
+    if (observer != nullptr && (stats_requested || observer->WantsTicks())) {
       const auto live = Snapshot(probes);
       if (stats_requested) observer->OnStatsRequest(live);
-      observer->OnTick(live, MonotonicNs() - path_start);
+      if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - path_start);
     }
     stats_requested = false;
   }
@@ -160,7 +160,9 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
   int64_t last_wake = 0;
   for (const auto& p : probes) last_wake = std::max(last_wake, p->last_wake_ns());
   out.run.duration_ns = (last_wake > 0 ? last_wake : MonotonicNs()) - origin;
-  if (observer != nullptr) observer->OnTick(Snapshot(probes), MonotonicNs() - path_start);
+  if (observer != nullptr && observer->WantsTicks()) {
+    observer->OnTick(Snapshot(probes), MonotonicNs() - path_start);
+  }
 
   size_t failed = 0;
   for (auto& p : probes) {

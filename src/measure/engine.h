@@ -75,6 +75,9 @@ class RunObserver {
   virtual ~RunObserver() = default;
   /// A new wake path starts (index into plan.paths).
   virtual void OnPathStart(size_t /*path_index*/, WakePath /*path*/) {}
+  /// False when nothing would be shown (-q): the engine then skips the periodic snapshots,
+  /// which read every probe's histogram, and takes one only on SIGUSR1.
+  virtual bool WantsTicks() const { return true; }
   /// A few times a second. `elapsed_ns` since this path started.
   virtual void OnTick(const std::vector<LiveProbe>& /*probes*/, int64_t /*elapsed_ns*/) {}
   /// SIGUSR1: print the current statistics now.

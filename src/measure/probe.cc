@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/clock.h"
@@ -165,9 +166,34 @@ void Probe::RecordSpike(uint64_t seq, int64_t expected_ns, int64_t latency_ns) {
 }
 
 void Probe::Loop() {
+  const bool extras = result_.linear.has_value() || plan_.spike_ns > 0 || ring_ != nullptr ||
+                      plan_.breaktrace_ns > 0 || source_->RestartsGridOnOverrun();
+  if (g_hooks.enter != nullptr) g_hooks.enter();
+  if (path_ == WakePath::kAbs) {
+    // The default path, called directly (no virtual dispatch).
+    auto& abs = static_cast<AbsSleep&>(*source_);
+    extras ? LoopImpl<true>(abs) : LoopImpl<false>(abs);
+  } else {
+    extras ? LoopImpl<true>(*source_) : LoopImpl<false>(*source_);
+  }
+  if (g_hooks.exit != nullptr) g_hooks.exit();
+
+  if (wait_error_ != 0) {
+    result_.degraded = true;
+    result_.notes.push_back(
+        fmt::format("wait failed: {}; this thread stopped early", std::strerror(wait_error_)));
+  }
+  result_.missed_activations = missed_.load(std::memory_order_relaxed);
+  result_.skipped_periods = skipped_.load(std::memory_order_relaxed);
+  result_.last_latency_ns = cur_ns_.load(std::memory_order_relaxed);
+  result_.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);
+}
+
+template <bool kExtras, typename Source>
+void Probe::LoopImpl(Source& source) {
   const int64_t interval = thread_.interval_ns;
-  const int64_t end_ns = shared_.end_ns;
-  const uint64_t loops = plan_.loops;
+  const int64_t end_ns = shared_.end_ns > 0 ? shared_.end_ns : INT64_MAX;
+  const uint64_t loops = plan_.loops > 0 ? plan_.loops : UINT64_MAX;
   const bool restarts_grid = source_->RestartsGridOnOverrun();
   const int64_t spike_ns = plan_.spike_ns;
   const int64_t break_ns = plan_.breaktrace_ns;
@@ -177,15 +203,13 @@ void Probe::Loop() {
   int64_t next = source_->GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed)) + interval;
   uint64_t seq = 0;
   uint64_t cycles = 0;
-  int wait_error = 0;
   bool resync = false;
 
-  if (g_hooks.enter != nullptr) g_hooks.enter();
   while (!shared_.stop.load(std::memory_order_relaxed)) {
-    const WakeResult wake = source_->Wait(next);
+    const WakeResult wake = source.Wait(next);
     const int64_t now = MonotonicNs();
     if (wake.error != 0) {
-      wait_error = wake.error;
+      wait_error_ = wake.error;
       break;
     }
     // An activation that arrives after stop was asked for may be the unblocking post, not a
@@ -194,7 +218,7 @@ void Probe::Loop() {
 
     last_wake_ns_.store(now, std::memory_order_relaxed);
     const int64_t latency = now - wake.expected_ns;
-    if (restarts_grid && (resync || latency < 0)) {
+    if (kExtras && restarts_grid && (resync || latency < 0)) {
       // SCHED_DEADLINE: after an overrun the kernel may have restarted its period (CBS)
       // where we cannot see it; a wake-up before our grid proves it did. The activation
       // that follows is where the kernel's grid shows again: re-anchor on it, count it in
@@ -204,8 +228,7 @@ void Probe::Loop() {
       resync = false;
       ++seq;
       next = now + interval;
-      if (loops > 0 && cycles >= loops) break;
-      if (end_ns > 0 && now >= end_ns) break;
+      if (cycles >= loops || now >= end_ns) break;
       continue;
     }
     histogram.Record(latency);
@@ -219,53 +242,45 @@ void Probe::Loop() {
       skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped,
                      std::memory_order_relaxed);
     }
-    if (result_.linear) RecordLinear(latency, cycles);
-    if (spike_ns > 0 && latency > spike_ns) RecordSpike(seq, wake.expected_ns, latency);
-    if (ring_ != nullptr) {
-      SampleRecord record{};
-      record.seq = seq;
-      record.expected_ns = wake.expected_ns;
-      record.actual_ns = now;
-      record.thread = static_cast<uint16_t>(thread_.index);
-      // Unpinned probes record where this sample ran (sched_getcpu reads glibc's rseq
-      // area: no system call).
-      record.cpu = cpu_field != 0xFFFF ? cpu_field : static_cast<uint16_t>(sched_getcpu());
-      record.wake_path = static_cast<uint8_t>(path_);
-      record.flags = skipped > 0 ? SampleRecord::kMissed : uint8_t{0};
-      ring_->Push(record);
+    if constexpr (kExtras) {
+      if (result_.linear) RecordLinear(latency, cycles);
+      if (spike_ns > 0 && latency > spike_ns) RecordSpike(seq, wake.expected_ns, latency);
+      if (ring_ != nullptr) {
+        SampleRecord record{};
+        record.seq = seq;
+        record.expected_ns = wake.expected_ns;
+        record.actual_ns = now;
+        record.thread = static_cast<uint16_t>(thread_.index);
+        // Unpinned probes record where this sample ran (sched_getcpu reads glibc's rseq
+        // area: no system call).
+        record.cpu = cpu_field != 0xFFFF ? cpu_field : static_cast<uint16_t>(sched_getcpu());
+        record.wake_path = static_cast<uint8_t>(path_);
+        record.flags = skipped > 0 ? SampleRecord::kMissed : uint8_t{0};
+        ring_->Push(record);
+      }
     }
     ++cycles;
     seq += 1 + skipped;
-    if (break_ns > 0 && latency > break_ns) {
-      bool expected = false;
-      if (shared_.break_hit.compare_exchange_strong(expected, true)) {
-        shared_.break_thread.store(thread_.index);
-        shared_.break_latency_ns.store(latency);
-        shared_.break_seq.store(seq - 1 - skipped);
-        const bool traced = tracer_ != nullptr &&
-                            tracer_->Break(thread_.index, latency, break_ns, plan_.tracemark);
-        shared_.break_traced.store(traced);
+    if constexpr (kExtras) {
+      if (break_ns > 0 && latency > break_ns) {
+        bool expected = false;
+        if (shared_.break_hit.compare_exchange_strong(expected, true)) {
+          shared_.break_thread.store(thread_.index);
+          shared_.break_latency_ns.store(latency);
+          shared_.break_seq.store(seq - 1 - skipped);
+          const bool traced = tracer_ != nullptr &&
+                              tracer_->Break(thread_.index, latency, break_ns, plan_.tracemark);
+          shared_.break_traced.store(traced);
+        }
+        shared_.stop.store(true, std::memory_order_relaxed);
+        break;
       }
-      shared_.stop.store(true, std::memory_order_relaxed);
-      break;
+      if (restarts_grid && skipped > 0) resync = true;
     }
     next = wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
-    if (restarts_grid && skipped > 0) resync = true;
-    if (loops > 0 && cycles >= loops) break;
-    if (end_ns > 0 && now >= end_ns) break;
-  }
-  if (g_hooks.exit != nullptr) g_hooks.exit();
-
-  if (wait_error != 0) {
-    result_.degraded = true;
-    result_.notes.push_back(
-        fmt::format("wait failed: {}; this thread stopped early", std::strerror(wait_error)));
+    if (cycles >= loops || now >= end_ns) break;
   }
   result_.periods_elapsed = seq;
-  result_.missed_activations = missed_.load(std::memory_order_relaxed);
-  result_.skipped_periods = skipped_.load(std::memory_order_relaxed);
-  result_.last_latency_ns = cur_ns_.load(std::memory_order_relaxed);
-  result_.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);
 }
 
 LiveProbe Probe::Live() const {

@@ -61,6 +61,11 @@ class Probe {
   void ThreadMain();
   void SetUp();
   void Loop();
+  /// The measurement loop. kExtras compiles in the optional work (-h histogram, spikes,
+  /// sample ring, breaktrace, deadline re-anchoring); without it the loop is only the
+  /// wait, two clock reads' worth of arithmetic and the histogram record.
+  template <bool kExtras, typename Source>
+  void LoopImpl(Source& source);
   void RecordLinear(int64_t latency_ns, uint64_t cycle);
   void RecordSpike(uint64_t seq, int64_t expected_ns, int64_t latency_ns);
 
@@ -76,6 +81,7 @@ class Probe {
   pthread_t handle_{};
   bool started_ = false;
   std::optional<Error> failure_;
+  int wait_error_ = 0;
   uint64_t ring_pushed_base_ = 0;
   uint64_t ring_dropped_base_ = 0;
 

@@ -30,19 +30,6 @@ Status ErrnoStatus(const char* what) {
   return Failure(fmt::format("{} failed: {}", what, std::strerror(errno)));
 }
 
-/// clock_nanosleep(TIMER_ABSTIME): hrtimer_sleeper; hard-irq expiry for RT tasks on RT.
-class AbsSleep final : public WakeSource {
- public:
-  Status Arm(const WakeParams&) override { return Status::Ok(); }
-  WakeResult Wait(int64_t deadline_ns) override {
-    const timespec ts = ToTimespec(deadline_ns);
-    int rc;
-    while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr)) == EINTR) {
-    }
-    return {deadline_ns, 0, rc};
-  }
-};
-
 /// Relative clock_nanosleep (cyclictest -r): the deadline is "now + interval" when the
 /// probe goes to sleep, so the schedule drifts by each activation's own latency.
 class RelSleep final : public WakeSource {
