@@ -90,7 +90,8 @@ class CpuStatSource : public Source {
         }
       }
     }
-    for (const auto line : SplitLines(text.value_or(""))) {
+    const std::string all = text.value_or("");
+    for (const auto line : SplitLines(all)) {
       const auto fields = SplitFields(line);
       if (fields.size() == 2 && fields[0] == "ctxt") has_ctxt_ = true;
     }
@@ -179,7 +180,8 @@ class MemorySource : public Source {
  private:
   /// MemTotal and MemAvailable in MiB (meminfo prints kB).
   void Read(double& total, double& available) const {
-    for (const auto line : SplitLines(root_.Read("/proc/meminfo").value_or(""))) {
+    const std::string text = root_.Read("/proc/meminfo").value_or("");
+    for (const auto line : SplitLines(text)) {
       const auto fields = SplitFields(line);
       uint64_t kb = 0;
       if (fields.size() < 2 || !ParseCount(fields[1], kb)) continue;
