@@ -19,12 +19,15 @@ constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
+    Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
+            &SetupMonitor},
 };
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, latency.md, wake-paths.md, samples-format.md).";
+    "Docs: docs/ in the source tree (cli.md, latency.md, wake-paths.md, samples-format.md,\n"
+    "      monitor.md).";
 
 std::string g_invocation;
 

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rtpulse::monitor {
+
+/// `vcgencmd get_throttled` bits. 0-3 are "now"; 16-19 the same four "since boot".
+enum ThrottledBit : uint32_t {
+  kUnderVoltageNow = 1u << 0,
+  kArmFreqCappedNow = 1u << 1,
+  kThrottledNow = 1u << 2,
+  kSoftTempLimitNow = 1u << 3,
+};
+constexpr int kThrottledSinceBootShift = 16;
+
+/// "throttled=0x50005" -> 0x50005.
+std::optional<uint32_t> ParseThrottled(std::string_view text);
+
+/// "volt=0.7200V" -> 0.72.
+std::optional<double> ParseVolts(std::string_view text);
+
+/// Pi 5 `vcgencmd pmic_read_adc`, rails paired by name (X_A with X_V; the bracketed ADC
+/// channel numbers do not pair them).
+struct PmicReading {
+  double power_w = 0;  ///< Sum of V x I over the paired rails (excludes conversion losses).
+  int rails = 0;       ///< How many rails had both a current and a voltage.
+  std::optional<double> ext5v_v;  ///< Supply input voltage (no current line exists for it).
+};
+/// nullopt when no rail pairs (a board without the PMIC prints `error=1 ...`).
+std::optional<PmicReading> ParsePmicReadAdc(std::string_view text);
+
+/// "under-voltage, throttled" for the set bits among the four flags of `bits` (shifted down
+/// already for the since-boot half); "none" when none is set.
+std::string DescribeThrottled(uint32_t bits);
+
+}  // namespace rtpulse::monitor
