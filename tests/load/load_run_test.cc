@@ -201,9 +201,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LoadCase{"cache", true, false}, LoadCase{"io", false, true},
                       LoadCase{"switch", true, false}, LoadCase{"net:proto=udp", true, true},
                       LoadCase{"net:proto=tcp", true, true}),
-    [](const auto& info) {
+    [](const ::testing::TestParamInfo<LoadCase>& param_info) {
       std::string name;
-      for (const char ch : std::string(info.param.spec)) {
+      for (const char ch : std::string(param_info.param.spec)) {
         if (std::isalnum(static_cast<unsigned char>(ch)) != 0) name += ch;
       }
       return name;
