@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "core/exit_code.h"
+#include "core/suggest.h"
 #include "core/version.h"
 
 namespace rtpulse::cli {
@@ -21,13 +22,14 @@ constexpr std::array kCommands = {
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
             &SetupMonitor},
+    Command{"load", "run built-in loads or stress-ng and report what they achieved", &SetupLoad},
 };
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, latency.md, wake-paths.md, samples-format.md,\n"
-    "      monitor.md).";
+    "Docs: docs/ in the source tree (cli.md, latency.md, loads.md, monitor.md, wake-paths.md,\n"
+    "      samples-format.md).";
 
 std::string g_invocation;
 
@@ -55,7 +57,9 @@ int CheckCommandName(int argc, char** argv) {
 
 }  // namespace
 
-std::string Invocation() { return g_invocation; }
+std::string Invocation() {
+  return g_invocation;
+}
 
 int ReportError(const Error& error) {
   std::fprintf(stderr, "rtpulse: error: %s\n", error.message.c_str());
@@ -63,29 +67,7 @@ int ReportError(const Error& error) {
 }
 
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    // Levenshtein distance, two rows.
-    std::vector<size_t> prev(c.size() + 1);
-    std::vector<size_t> cur(c.size() + 1);
-    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= word.size(); ++i) {
-      cur[0] = i;
-      for (size_t j = 1; j <= c.size(); ++j) {
-        const size_t sub = prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1);
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-      }
-      std::swap(prev, cur);
-    }
-    const bool prefix = c.rfind(word, 0) == 0 && !word.empty();
-    const size_t distance = prefix ? 1 : prev[c.size()];
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = c;
-    }
-  }
-  return best;
+  return ClosestName(word, candidates);
 }
 
 int Main(int argc, char** argv) {
@@ -118,7 +100,8 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Every other parse problem is bad usage: one line, exit 2.
     std::string what = e.what();
-    if (e.get_name() == "RequiredError" && argc < 2) what = "no command given; see 'rtpulse --help'";
+    if (e.get_name() == "RequiredError" && argc < 2)
+      what = "no command given; see 'rtpulse --help'";
     return ReportError(UsageError(what));
   }
   if (!runner) return ReportError(UsageError("no command given; see 'rtpulse --help'"));

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/error.h"
+#include "load/registry.h"
+
+// The rows of the load table, one per file.
+namespace rtpulse::load {
+
+LoadDescriptor CpuLoad();
+LoadDescriptor MemoryLoad();
+LoadDescriptor CacheLoad();
+LoadDescriptor IoLoad();
+LoadDescriptor SwitchLoad();
+LoadDescriptor NetLoad();
+LoadDescriptor StressNgLoad();
+
+/// Size of the largest CPU cache (sysfs cache/index*/size of CPU 0), or 8 MiB if unknown.
+int64_t LastLevelCacheBytes();
+
+/// A whole-number option `key` in [min, max], or `fallback` when absent.
+Expected<int64_t> IntOption(const LoadParams& params, const std::string& key, int64_t fallback,
+                            int64_t min, int64_t max);
+
+/// Always supported.
+inline std::string AlwaysSupported() {
+  return "";
+}
+
+}  // namespace rtpulse::load

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "load/load.h"
+
+namespace rtpulse::load {
+
+/// Cumulative jiffies of one CPU from /proc/stat.
+struct CpuTimes {
+  uint64_t total = 0;
+  uint64_t idle = 0;  ///< idle + iowait.
+  uint64_t softirq = 0;
+};
+
+/// Per-CPU lines of /proc/stat ("cpuN ..."), read through FsRoot::System().
+std::map<int, CpuTimes> ReadCpuTimes();
+
+/// Parses the text of /proc/stat.
+std::map<int, CpuTimes> ParseProcStat(const std::string& text);
+
+/// Busy and softirq percent of each of `cpus` between two samples (missing CPUs: 0).
+std::vector<CpuUse> CpuUseBetween(const std::map<int, CpuTimes>& before,
+                                  const std::map<int, CpuTimes>& after,
+                                  const std::vector<int>& cpus);
+
+}  // namespace rtpulse::load

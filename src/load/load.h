@@ -1,0 +1,76 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace rtpulse::load {
+
+/// Scheduling policy a load's workers run under.
+enum class LoadPolicy { kOther, kBatch, kIdle, kFifo, kRr };
+
+/// Settings shared by every load, parsed from the SPEC's `key=value` list.
+struct LoadParams {
+  std::vector<int> cpus;  ///< One worker pinned on each; filled with the online CPUs if empty.
+  int nice = 0;
+  LoadPolicy policy = LoadPolicy::kOther;
+  int priority = 0;     ///< SCHED_FIFO/RR priority (1-99); 0 for the other policies.
+  int intensity = 100;  ///< Duty cycle in percent of each 10 ms slice (built-in loads).
+  /// Load-specific keys (mb=, proto=, dir=, ...) after validation, as given.
+  std::vector<std::pair<std::string, std::string>> options;
+  /// The planned run length (0 = until Stop()); stress-ng gets it as --timeout.
+  int64_t duration_ns = 0;
+  /// stress-ng only: its arguments, passed through verbatim.
+  std::vector<std::string> args;
+
+  /// Value of a load-specific key, or `fallback` when absent.
+  std::string Option(const std::string& key, const std::string& fallback) const;
+};
+
+/// One parsed SPEC: which load and how.
+struct LoadSpec {
+  std::string name;
+  std::string text;  ///< The SPEC as the user wrote it, for reports and errors.
+  LoadParams params;
+};
+
+/// Busy share of one CPU over the run, from /proc/stat.
+struct CpuUse {
+  int cpu = -1;
+  double busy_percent = 0;     ///< Everything but idle and iowait.
+  double softirq_percent = 0;  ///< NET_RX and friends, part of busy.
+};
+
+/// What a load actually achieved, so a "heavy" scenario that wasn't heavy is visible.
+struct LoadReport {
+  std::string name;
+  std::string spec;
+  std::vector<int> cpus;
+  double seconds = 0;
+  uint64_t ops = 0;
+  double ops_per_second = 0;
+  std::string ops_unit;      ///< What one op is ("loops", "fsyncs", "switches", "bogo ops").
+  double mb_per_second = 0;  ///< 0 when the load moves no data (1 MB = 1e6 bytes).
+  std::vector<CpuUse> cpu_use;
+  std::vector<std::string> warnings;
+};
+
+/// A running load: its worker processes share one process group, killed as a group.
+class Load {
+ public:
+  virtual ~Load() = default;
+  /// Forks and places the workers; returns once they all run (or the first error).
+  virtual Status Start() = 0;
+  /// Kills the process group and reaps every worker. Safe to call twice.
+  virtual void Stop() = 0;
+  /// The achieved work since Start(); call after Stop() for final numbers.
+  virtual LoadReport Report() const = 0;
+  /// The process group of the workers (0 before Start or after Stop).
+  virtual int ProcessGroup() const = 0;
+};
+
+}  // namespace rtpulse::load

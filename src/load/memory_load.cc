@@ -1,0 +1,88 @@
+// memory: streams over a buffer several times the last-level cache, so every access goes to
+// DRAM and the load competes for memory bandwidth.
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/fs_root.h"
+#include "load/builtins.h"
+#include "load/worker.h"
+
+namespace rtpulse::load {
+namespace {
+
+constexpr size_t kBlockBytes = 256 * 1024;  // One step: read and write 256 KiB.
+
+int64_t DefaultMb() {
+  return std::max<int64_t>(64, 4 * LastLevelCacheBytes() / (1024 * 1024));
+}
+
+class MemoryWork final : public Work {
+ public:
+  explicit MemoryWork(size_t bytes) : words_(bytes / sizeof(uint64_t)) {}
+  Status Setup() override {
+    buffer_.assign(words_, 1);  // Touch every page now, not during the run.
+    return Status::Ok();
+  }
+  void Step(uint64_t& ops, uint64_t& bytes) override {
+    const size_t block = kBlockBytes / sizeof(uint64_t);
+    if (offset_ + block > buffer_.size()) offset_ = 0;
+    uint64_t* p = buffer_.data() + offset_;
+    for (size_t i = 0; i < block; ++i) p[i] += 1;  // Read + write: a STREAM-like update.
+    offset_ += block;
+    ++ops;
+    bytes += 2 * kBlockBytes;
+  }
+
+ private:
+  size_t words_;
+  std::vector<uint64_t> buffer_;
+  size_t offset_ = 0;
+};
+
+}  // namespace
+
+int64_t LastLevelCacheBytes() {
+  int64_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    auto text = FsRoot::System().ReadLine("/sys/devices/system/cpu/cpu0/cache/index" +
+                                          std::to_string(i) + "/size");
+    if (!text || text->empty()) continue;
+    int64_t value = 0;
+    try {
+      value = std::stoll(*text);
+    } catch (...) {
+      continue;
+    }
+    const char unit = text->back();
+    if (unit == 'K') value *= 1024;
+    if (unit == 'M') value *= 1024 * 1024;
+    best = std::max(best, value);
+  }
+  return best > 0 ? best : 8 * 1024 * 1024;
+}
+
+LoadDescriptor MemoryLoad() {
+  return {"memory",
+          "memory bandwidth: read+write streaming over mb= MB (default 4x the last-level cache)",
+          {"mb"},
+          true,
+          &AlwaysSupported,
+          [](const LoadParams& p) -> Status {
+            if (auto mb = IntOption(p, "mb", DefaultMb(), 1, 1 << 20); !mb) return mb.error();
+            return Status::Ok();
+          },
+          [](const LoadSpec& spec) {
+            return MakeWorkerLoad(
+                spec,
+                [](const LoadParams& p) -> std::unique_ptr<Work> {
+                  const int64_t mb = IntOption(p, "mb", DefaultMb(), 1, 1 << 20).value();
+                  return std::make_unique<MemoryWork>(static_cast<size_t>(mb) * 1024 * 1024);
+                },
+                {"blocks", true, true});
+          }};
+}
+
+}  // namespace rtpulse::load
