@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -139,7 +140,10 @@ class PosixTimer final : public WakeSource {
 };
 
 /// setitimer(ITIMER_REAL): one per process, so only one probe thread may use it. SIGALRM
-/// does not queue, so overruns merge; skipped periods come from the latency.
+/// does not queue and the kernel re-arms the timer only when the signal is dequeued
+/// (hrtimer_forward past "now"), so which periods were skipped is decided at dequeue time,
+/// not when the probe reads the clock. getitimer() after each wake-up gives the kernel's
+/// next expiry, from which the expirations are counted exactly.
 class ITimer final : public WakeSource {
  public:
   ~ITimer() override { Disarm(); }
@@ -155,6 +159,7 @@ class ITimer final : public WakeSource {
     value.it_value.tv_sec = params.interval_ns / kNsPerSec;
     value.it_value.tv_usec = (params.interval_ns % kNsPerSec) / kNsPerUs;
     value.it_interval = value.it_value;
+    interval_ns_ = params.interval_ns;
     // ITIMER_REAL counts from the call, not from the origin: anchor the grid on the clock
     // read just before it (at or before the kernel's start, so latency is never understated).
     anchor_ns_ = MonotonicNs();
@@ -167,7 +172,22 @@ class ITimer final : public WakeSource {
     int rc;
     while ((rc = sigwaitinfo(&set_, &info)) < 0 && errno == EINTR) {
     }
-    return {deadline_ns, 0, rc < 0 ? errno : 0};
+    if (rc < 0) return {deadline_ns, 0, errno};
+    itimerval left{};
+    getitimer(ITIMER_REAL, &left);
+    const int64_t now = MonotonicNs();
+    const int64_t left_ns = left.it_value.tv_sec * kNsPerSec + left.it_value.tv_usec * kNsPerUs;
+    int64_t periods = 0;
+    if (left_ns > kNsPerUs) {
+      // Armed: the kernel's next expiry is a grid point; round away the few hundred ns
+      // between getitimer() and the clock read.
+      periods = (now + left_ns - deadline_ns + interval_ns_ / 2) / interval_ns_;
+    } else {
+      // Expired again and not re-armed yet (the kernel reports 0 or 1 us): its signal is
+      // pending for the last grid point at or before now, which is the next period.
+      periods = (now - deadline_ns) / interval_ns_;
+    }
+    return {deadline_ns, static_cast<uint64_t>(std::max<int64_t>(1, periods)), 0};
   }
   void Disarm() override {
     if (!armed_) return;
@@ -185,6 +205,7 @@ class ITimer final : public WakeSource {
   sigset_t set_{};
   bool armed_ = false;
   int64_t anchor_ns_ = 0;
+  int64_t interval_ns_ = 0;
 };
 
 /// epoll_pwait2() with a nanosecond timeout on an empty set: the event-loop wait most
