@@ -19,6 +19,7 @@ constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
+    Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
 };
 
 constexpr const char* kExitCodes =
