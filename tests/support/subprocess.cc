@@ -32,7 +32,14 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) std::abort();
   std::vector<std::string> env_storage;
   for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  for (const auto& e : options.extra_env) env_storage.push_back(e);
+  for (const auto& e : options.extra_env) {
+    // getenv() returns the first match, so an override must replace, not append.
+    const std::string name = e.substr(0, e.find('='));
+    std::erase_if(env_storage, [&](const std::string& have) {
+      return have.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    if (e.find('=') != std::string::npos) env_storage.push_back(e);
+  }
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
