@@ -64,19 +64,23 @@ std::vector<StealShare> ParseStat(const std::string& text) {
   return shares;
 }
 
-std::string ThrottleFixes(const std::vector<std::string>& conditions) {
+std::string ThrottleFixes(const std::string& board, const std::vector<std::string>& conditions) {
+  const bool pi5 = board.rfind("Raspberry Pi 5", 0) == 0;
+  const bool pi4 = board.rfind("Raspberry Pi 4", 0) == 0;
   std::vector<std::string> fixes;
   const auto has = [&](std::string_view name) {
     return std::find(conditions.begin(), conditions.end(), name) != conditions.end();
   };
   if (has("under-voltage")) {
-    fixes.emplace_back(
-        "use a supply that holds 5 V under load (Pi 5: the 27 W USB-C PD supply, 5.1 V 5 A)");
+    fixes.emplace_back(pi5   ? "use the 27 W USB-C PD supply (5.1 V, 5 A) and a short cable"
+                       : pi4 ? "use the 15.3 W USB-C supply (5.1 V, 3 A) and a short cable"
+                             : "use a supply that holds 5 V under load, with a short cable");
   }
   if (has("ARM frequency capped") || has("throttled") || has("soft temperature limit")) {
-    fixes.emplace_back(
-        "improve cooling (Pi 5: the Active Cooler or a case fan) and watch vcgencmd "
-        "measure_temp under load");
+    fixes.emplace_back(pi5 ? "improve cooling (the Active Cooler or a case fan) and watch "
+                             "vcgencmd measure_temp under load"
+                           : "improve cooling (a heatsink and fan) and watch vcgencmd "
+                             "measure_temp under load");
   }
   return Join(fixes, "; ");
 }
@@ -186,11 +190,12 @@ CheckResult FirmwareThrottling(const CheckContext& c) {
   if (!now.empty()) {
     std::vector<std::string> all = now;
     all.insert(all.end(), since.begin(), since.end());
-    return Fail(found, kWhy, ThrottleFixes(all));
+    return Fail(found, kWhy, ThrottleFixes(c.info.board, all));
   }
   if (!since.empty()) {
-    return Warn(found, kWhy,
-                ThrottleFixes(since) + " (the since-boot bits clear only at the next boot)");
+    return Warn(
+        found, kWhy,
+        ThrottleFixes(c.info.board, since) + " (the since-boot bits clear only at the next boot)");
   }
   return Pass(found + ": no under-voltage or throttling since boot", kWhy);
 }

@@ -536,7 +536,7 @@ TEST(ThrottlingCheckTest, EveryOutcomeOfVcgencmd) {
   r = with({0, false, "throttled=0x50005\n", ""});
   EXPECT_EQ(r.status, kFail);
   EXPECT_TRUE(Has(r.found, "now: under-voltage, throttled")) << r.found;
-  EXPECT_TRUE(Has(r.fix, "27 W USB-C")) << r.fix;
+  EXPECT_TRUE(Has(r.fix, "27 W USB-C PD supply")) << r.fix;
   EXPECT_TRUE(Has(r.fix, "cooling")) << r.fix;
   r = with({0, false, "throttled=0x80008\n", ""});
   EXPECT_EQ(r.status, kFail);
@@ -548,6 +548,14 @@ TEST(ThrottlingCheckTest, EveryOutcomeOfVcgencmd) {
   EXPECT_EQ(r.status, kWarn);
   EXPECT_TRUE(Has(r.found, "timed out")) << r.found;
   EXPECT_EQ(with({0, false, "error=1\n", ""}).status, kWarn);
+
+  FakeTree pi4;
+  pi4.Write("/proc/device-tree/model", std::string("Raspberry Pi 4 Model B Rev 1.4\0", 31));
+  FakeCommands commands;
+  commands.Install("vcgencmd").Answer("vcgencmd get_throttled", {0, false, "throttled=0x1\n", ""});
+  r = RunCheck(pi4, "platform.throttling", commands);
+  EXPECT_EQ(r.status, kFail);
+  EXPECT_TRUE(Has(r.fix, "15.3 W USB-C supply")) << r.fix;
 }
 
 TEST(ToolsCheckTest, FoundWithVersionOrMissing) {
