@@ -171,15 +171,8 @@ std::string CpusText(const std::vector<int>& cpus) {
 std::optional<int64_t> ReadInt(const FsRoot& root, const std::string& path) {
   auto line = root.ReadLine(path);
   if (!line) return std::nullopt;
-  auto value = ParseInt(*line, path);
-  if (!value) {
-    // Negative numbers (sched_rt_runtime_us = -1) are legitimate here.
-    if (!line->empty() && line->front() == '-') {
-      auto magnitude = ParseInt(line->substr(1), path);
-      if (magnitude) return -*magnitude;
-    }
-    return std::nullopt;
-  }
+  auto value = ParseInt(*line, path);  // signed: sched_rt_runtime_us = -1 is legitimate
+  if (!value) return std::nullopt;
   return *value;
 }
 
