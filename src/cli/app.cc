@@ -20,6 +20,7 @@ constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
+    Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
             &SetupMonitor},
     Command{"load", "run built-in loads or stress-ng and report what they achieved", &SetupLoad},

@@ -34,6 +34,7 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 // Command setups, one per file.
 Runner SetupLatency(CLI::App& sub);
 Runner SetupSamples(CLI::App& sub);
+Runner SetupCheck(CLI::App& sub);
 Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
 

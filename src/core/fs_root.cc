@@ -1,5 +1,6 @@
 #include "core/fs_root.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,17 @@ std::optional<std::string> FsRoot::ReadLine(std::string_view absolute) const {
 bool FsRoot::Exists(std::string_view absolute) const {
   std::error_code ec;
   return std::filesystem::exists(Path(absolute), ec);
+}
+
+std::vector<std::string> FsRoot::List(std::string_view absolute) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(Path(absolute), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace rtpulse

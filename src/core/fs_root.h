@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rtpulse {
 
@@ -22,6 +23,8 @@ class FsRoot {
   /// First line without the trailing newline (and NULs, as in /proc/device-tree strings).
   std::optional<std::string> ReadLine(std::string_view absolute) const;
   bool Exists(std::string_view absolute) const;
+  /// Names of the entries in a folder, sorted; empty when it is absent or not a folder.
+  std::vector<std::string> List(std::string_view absolute) const;
   const std::string& root() const { return root_; }
 
  private:

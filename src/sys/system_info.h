@@ -1,9 +1,11 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/fs_root.h"
+#include "sys/kernel_config.h"
 
 namespace rtpulse::sys {
 
@@ -17,9 +19,18 @@ struct SystemInfo {
   std::string version;
   std::string machine;
 
-  bool preempt_rt = false;       ///< "PREEMPT_RT" in the kernel version string.
-  std::string preemption_model;  ///< PREEMPT_RT, PREEMPT_DYNAMIC, PREEMPT, or none.
-  bool realtime_sysfs = false;   ///< /sys/kernel/realtime (out-of-tree RT patch only).
+  bool preempt_rt = false;  ///< PREEMPT_RT by uname -v, the kernel config or /sys/kernel/realtime.
+  /// PREEMPT_RT, PREEMPT_DYNAMIC, PREEMPT, PREEMPT_VOLUNTARY (config only) or none.
+  std::string preemption_model;
+  /// For PREEMPT_DYNAMIC: the mode it runs in (none, voluntary, full, lazy), "" if unknown.
+  std::string preempt_dynamic_mode;
+  /// Where each conclusion about preemption came from, e.g. "uname -v: #1 SMP PREEMPT_RT ...",
+  /// "CONFIG_PREEMPT_RT=y in /proc/config.gz", "/sys/kernel/realtime = 1".
+  std::vector<std::string> preemption_evidence;
+  bool realtime_sysfs = false;  ///< /sys/kernel/realtime (out-of-tree RT patch only).
+  /// The running kernel's configuration, when /proc/config.gz or /boot/config-<release> exists.
+  std::optional<RunningKernelConfig> kernel_config;
+  std::string kernel_config_problem;  ///< Why kernel_config is absent.
   std::vector<int> online_cpus;
   std::vector<std::string> governors;  ///< Distinct scaling governors across CPUs.
   std::string clocksource;

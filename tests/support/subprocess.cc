@@ -32,18 +32,15 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) std::abort();
   std::vector<std::string> env_storage;
-  // An extra "NAME=value" replaces an inherited NAME (getenv returns the first match).
-  auto overridden = [&options](std::string_view entry) {
-    for (const auto& e : options.extra_env) {
-      const size_t eq = e.find('=');
-      if (entry.substr(0, entry.find('=')) == std::string_view(e).substr(0, eq)) return true;
-    }
-    return false;
-  };
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (!overridden(*e)) env_storage.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  for (const auto& e : options.extra_env) {
+    // getenv() returns the first match, so an override must replace, not append.
+    const std::string name = e.substr(0, e.find('='));
+    std::erase_if(env_storage, [&](const std::string& have) {
+      return have.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    if (e.find('=') != std::string::npos) env_storage.push_back(e);
   }
-  for (const auto& e : options.extra_env) env_storage.push_back(e);
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);

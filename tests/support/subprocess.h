@@ -23,7 +23,9 @@ struct ProcessOptions {
   std::chrono::milliseconds signal_after{0};
   /// Run as this uid/gid (e.g. nobody) when set; the test must be root to use it.
   std::optional<unsigned> run_as_uid;
-  std::vector<std::string> extra_env;  ///< "NAME=value" added to the environment.
+  /// "NAME=value" sets NAME in the child's environment (replacing an inherited value);
+  /// a bare "NAME" removes it.
+  std::vector<std::string> extra_env;
 };
 
 /// Runs argv[0] with argv, capturing stdout/stderr. The child gets its own process group;
