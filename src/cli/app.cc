@@ -29,8 +29,8 @@ constexpr std::array kCommands = {
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, latency.md, loads.md, monitor.md, wake-paths.md,\n"
-    "      samples-format.md).";
+    "Docs: docs/ in the source tree (cli.md, check.md, latency.md, loads.md, monitor.md,\n"
+    "      wake-paths.md, samples-format.md).";
 
 std::string g_invocation;
 

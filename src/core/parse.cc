@@ -54,6 +54,14 @@ Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   return value;
 }
 
+Expected<int64_t> ParseSignedInt(std::string_view text, std::string_view what) {
+  int64_t value = 0;
+  if (!ParseWhole(Trim(text), value)) {
+    return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
+  }
+  return value;
+}
+
 Expected<std::vector<int>> ParseCpuList(std::string_view text) {
   std::vector<int> cpus;
   const auto s = Trim(text);

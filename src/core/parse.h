@@ -30,4 +30,7 @@ Expected<double> ParseRateHz(std::string_view text);
 /// Parses a whole non-negative number, rejecting trailing garbage and overflow.
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what);
 
+/// As ParseInt, but negative numbers are allowed (e.g. sched_rt_runtime_us = -1).
+Expected<int64_t> ParseSignedInt(std::string_view text, std::string_view what);
+
 }  // namespace rtpulse

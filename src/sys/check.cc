@@ -171,7 +171,7 @@ std::string CpusText(const std::vector<int>& cpus) {
 std::optional<int64_t> ReadInt(const FsRoot& root, const std::string& path) {
   auto line = root.ReadLine(path);
   if (!line) return std::nullopt;
-  auto value = ParseInt(*line, path);  // signed: sched_rt_runtime_us = -1 is legitimate
+  auto value = ParseSignedInt(*line, path);  // sched_rt_runtime_us = -1 is legitimate
   if (!value) return std::nullopt;
   return *value;
 }

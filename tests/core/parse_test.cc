@@ -254,3 +254,17 @@ TEST(ParseIntTest, RejectsGarbageOverflowAndNegatives) {
 
 }  // namespace
 }  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST(ParseSignedIntTest, AcceptsNegativesAndRejectsGarbage) {
+  EXPECT_EQ(*ParseSignedInt("-1", "x"), -1);
+  EXPECT_EQ(*ParseSignedInt(" 950000\n", "x"), 950000);
+  auto bad = ParseSignedInt("-1x", "runtime");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("'-1x'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtpulse
