@@ -19,6 +19,7 @@ constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
+    Command{"kernel", "verify a kernel config against the PREEMPT_RT fragment", &SetupKernel},
 };
 
 constexpr const char* kExitCodes =

@@ -31,5 +31,6 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 // Command setups, one per file.
 Runner SetupLatency(CLI::App& sub);
 Runner SetupSamples(CLI::App& sub);
+Runner SetupKernel(CLI::App& sub);
 
 }  // namespace rtpulse::cli
