@@ -70,8 +70,8 @@ Expected<Subject> LoadSubject(const VerifyOptions& opts) {
   auto config = kernel::KernelConfig::Parse(*text, opts.config_path);
   if (!config) return config.error();
   if (config->entries().empty()) {
-    return UsageError(fmt::format("'{}' holds no CONFIG_ line: is it a kernel .config?",
-                                  opts.config_path));
+    return UsageError(
+        fmt::format("'{}' holds no CONFIG_ line: is it a kernel .config?", opts.config_path));
   }
   return Subject{std::move(*config), opts.config_path, ""};
 }
@@ -156,13 +156,14 @@ Runner SetupKernel(CLI::App& sub) {
       "verify", "check a kernel config against the RT fragment: each option set/dropped/missing");
   auto* config = verify->add_option("--config", opts->config_path, "a kernel .config to check")
                      ->check(CLI::ExistingFile);
-  auto* running = verify->add_flag(
-      "--running", opts->running,
-      "check the running kernel (/proc/config.gz, else /boot/config-$(uname -r))");
+  auto* running =
+      verify->add_flag("--running", opts->running,
+                       "check the running kernel (/proc/config.gz, else /boot/config-$(uname -r))");
   config->excludes(running);
-  verify->add_option("--fragment", opts->fragment_paths,
-                     "fragment(s) to check against, merged in order (default: the built-in "
-                     "kernel/rt.config)")
+  verify
+      ->add_option("--fragment", opts->fragment_paths,
+                   "fragment(s) to check against, merged in order (default: the built-in "
+                   "kernel/rt.config)")
       ->check(CLI::ExistingFile);
   verify->add_flag("--json", opts->json, "print the report as JSON");
   verify->add_flag("-q,--quiet", opts->quiet, "list only options that are not set");
@@ -180,7 +181,8 @@ Runner SetupKernel(CLI::App& sub) {
     };
   });
 
-  return [chosen] { return (*chosen) ? (*chosen)() : ReportError(UsageError("kernel: no action")); };
+  return
+      [chosen] { return (*chosen) ? (*chosen)() : ReportError(UsageError("kernel: no action")); };
 }
 
 }  // namespace rtpulse::cli

@@ -22,8 +22,7 @@ std::string_view Trim(std::string_view s) {
 bool IsSymbolName(std::string_view name) {
   if (name.empty()) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
 }
 
@@ -35,8 +34,8 @@ std::string_view NotSetName(std::string_view comment) {
       comment.substr(comment.size() - kNotSetSuffix.size()) != kNotSetSuffix) {
     return {};
   }
-  auto name = comment.substr(kPrefix.size(),
-                             comment.size() - kPrefix.size() - kNotSetSuffix.size());
+  auto name =
+      comment.substr(kPrefix.size(), comment.size() - kPrefix.size() - kNotSetSuffix.size());
   return IsSymbolName(name) ? name : std::string_view{};
 }
 
@@ -46,8 +45,7 @@ bool ParseHeader(std::string_view comment, std::string& arch, std::string& versi
   constexpr std::string_view kLinux = "Linux/";
   constexpr std::string_view kTail = " Kernel Configuration";
   if (comment.substr(0, kLinux.size()) != kLinux) return false;
-  if (comment.size() <= kTail.size() ||
-      comment.substr(comment.size() - kTail.size()) != kTail) {
+  if (comment.size() <= kTail.size() || comment.substr(comment.size() - kTail.size()) != kTail) {
     return false;
   }
   const auto body = comment.substr(kLinux.size(), comment.size() - kLinux.size() - kTail.size());
@@ -95,9 +93,10 @@ Expected<KernelConfig> KernelConfig::Parse(std::string_view text, std::string_vi
       entry.name = std::string(key.substr(kPrefix.size()));
       entry.value = std::string(Trim(line.substr(eq + 1)));
       if (entry.value.empty()) {
-        return UsageError(fmt::format("{}:{}: CONFIG_{} has no value: write CONFIG_{}=y, =m, a "
-                                      "value, or '# CONFIG_{} is not set'",
-                                      origin, line_number, entry.name, entry.name, entry.name));
+        return UsageError(
+            fmt::format("{}:{}: CONFIG_{} has no value: write CONFIG_{}=y, =m, a "
+                        "value, or '# CONFIG_{} is not set'",
+                        origin, line_number, entry.name, entry.name, entry.name));
       }
     }
     const auto found = config.index_.find(entry.name);
@@ -108,9 +107,9 @@ Expected<KernelConfig> KernelConfig::Parse(std::string_view text, std::string_vi
     }
     ConfigEntry* same = &config.entries_[found->second];
     if (reject_conflicts && same->value != entry.value) {
-      return UsageError(fmt::format(
-          "{}:{}: CONFIG_{} asked as '{}' here and as '{}' on line {}: keep one", origin,
-          line_number, entry.name, entry.value, same->value, same->line));
+      return UsageError(
+          fmt::format("{}:{}: CONFIG_{} asked as '{}' here and as '{}' on line {}: keep one",
+                      origin, line_number, entry.name, entry.value, same->value, same->line));
     }
     *same = std::move(entry);
   }
@@ -123,7 +122,9 @@ std::optional<std::string> KernelConfig::Get(std::string_view name) const {
   return entries_[found->second].value;
 }
 
-bool KernelConfig::IsOn(std::string_view name) const { return Get(name) == "y"; }
+bool KernelConfig::IsOn(std::string_view name) const {
+  return Get(name) == "y";
+}
 
 std::optional<std::pair<int, int>> MajorMinor(std::string_view version) {
   int major = 0;

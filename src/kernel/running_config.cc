@@ -42,8 +42,8 @@ Expected<std::string> Gunzip(std::string_view data, std::string_view origin) {
   }
   inflateEnd(&stream);
   if (rc != Z_STREAM_END) {
-    return Failure(fmt::format("{}: not valid gzip data (zlib error {}): is it a config.gz?",
-                               origin, rc));
+    return Failure(
+        fmt::format("{}: not valid gzip data (zlib error {}): is it a config.gz?", origin, rc));
   }
   return out;
 }

@@ -37,14 +37,37 @@ class BuildScriptTest : public ::testing::Test {
     tree_ = dir_ / "linux";
     WriteFile(tree_ / "Makefile", "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 47\n");
     std::string kconfig;
-    for (const char* sym :
-         {"EXPERT", "PREEMPT_RT", "RCU_BOOST", "HZ_1000", "NO_HZ_FULL", "RCU_NOCB_CPU",
-          "CPU_ISOLATION", "HIGH_RES_TIMERS", "CPU_FREQ", "CPU_FREQ_GOV_PERFORMANCE",
-          "CPU_FREQ_DEFAULT_GOV_PERFORMANCE", "PPS_CLIENT_GPIO", "IKCONFIG", "IKCONFIG_PROC",
-          "PROVE_LOCKING", "DEBUG_LOCK_ALLOC", "LOCK_STAT", "DEBUG_RT_MUTEXES", "DEBUG_SPINLOCK",
-          "DEBUG_MUTEXES", "DEBUG_PREEMPT", "DEBUG_OBJECTS", "DEBUG_PAGEALLOC", "SLUB_DEBUG_ON",
-          "PAGE_POISONING", "DEBUG_KMEMLEAK", "KASAN", "KCSAN", "UBSAN", "PREEMPT_TRACER",
-          "IRQSOFF_TRACER"}) {
+    for (const char* sym : {"EXPERT",
+                            "PREEMPT_RT",
+                            "RCU_BOOST",
+                            "HZ_1000",
+                            "NO_HZ_FULL",
+                            "RCU_NOCB_CPU",
+                            "CPU_ISOLATION",
+                            "HIGH_RES_TIMERS",
+                            "CPU_FREQ",
+                            "CPU_FREQ_GOV_PERFORMANCE",
+                            "CPU_FREQ_DEFAULT_GOV_PERFORMANCE",
+                            "PPS_CLIENT_GPIO",
+                            "IKCONFIG",
+                            "IKCONFIG_PROC",
+                            "PROVE_LOCKING",
+                            "DEBUG_LOCK_ALLOC",
+                            "LOCK_STAT",
+                            "DEBUG_RT_MUTEXES",
+                            "DEBUG_SPINLOCK",
+                            "DEBUG_MUTEXES",
+                            "DEBUG_PREEMPT",
+                            "DEBUG_OBJECTS",
+                            "DEBUG_PAGEALLOC",
+                            "SLUB_DEBUG_ON",
+                            "PAGE_POISONING",
+                            "DEBUG_KMEMLEAK",
+                            "KASAN",
+                            "KCSAN",
+                            "UBSAN",
+                            "PREEMPT_TRACER",
+                            "IRQSOFF_TRACER"}) {
       kconfig += std::string("config ") + sym + "\n\tbool\n";
     }
     WriteFile(tree_ / "Kconfig", kconfig + "menuconfig PPS\n\ttristate\n");
@@ -104,9 +127,9 @@ TEST_F(BuildScriptTest, FragmentOptionKconfigDoesNotKnow) {
 }
 
 TEST_F(BuildScriptTest, FragmentWithABadLine) {
-  ExpectRejected(
-      Build("--source " + ShellQuote(tree_) + " --fragment " + ShellQuote(kFragments + "bad-line.config")),
-      "PREEMPT_RT=y");
+  ExpectRejected(Build("--source " + ShellQuote(tree_) + " --fragment " +
+                       ShellQuote(kFragments + "bad-line.config")),
+                 "PREEMPT_RT=y");
 }
 
 TEST_F(BuildScriptTest, TreeConfiguredInPlace) {

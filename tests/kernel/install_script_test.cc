@@ -203,16 +203,16 @@ TEST_F(InstallScriptTest, UninstallRestoresTheBootTreeExactly) {
 TEST_F(InstallScriptTest, UninstallKeepsEditsMadeAfterTheInstall) {
   ASSERT_EQ(InstallStaging("--permanent --isolate 3").exit_code, 0);
   WriteFile(Boot("config.txt"), ReadFile(Boot("config.txt")) + "dtparam=spi=on\n");
-  WriteFile(Boot("cmdline.txt"), "quiet isolcpus=managed_irq,domain,3 nohz_full=3 rcu_nocbs=3 "
-                                 "irqaffinity=0-2 splash\n");
+  WriteFile(Boot("cmdline.txt"),
+            "quiet isolcpus=managed_irq,domain,3 nohz_full=3 rcu_nocbs=3 "
+            "irqaffinity=0-2 splash\n");
   auto r = Install("--uninstall");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string config = ReadFile(Boot("config.txt"));
   EXPECT_EQ(Count(config, kBegin), 0u);
   EXPECT_NE(config.find("dtparam=spi=on"), std::string::npos);
   EXPECT_EQ(ReadFile(Boot("cmdline.txt")), "quiet splash\n");
-  EXPECT_NE(r.output.find("before the install it had: isolcpus=3"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("before the install it had: isolcpus=3"), std::string::npos) << r.output;
 }
 
 TEST_F(InstallScriptTest, DryRunChangesNothing) {
@@ -271,9 +271,9 @@ TEST_F(InstallBadInputTest, StagingWithAnUnlistedFile) {
 }
 
 TEST_F(InstallBadInputTest, StagingForAnotherBoard) {
-  auto r = RunCommand("sed -i 's/^board=pi5/board=generic/' " +
-                      ShellQuote(staging_ / "manifest.txt") + " && cd " + ShellQuote(staging_) +
-                      " && sha256sum manifest.txt > /dev/null");
+  auto r =
+      RunCommand("sed -i 's/^board=pi5/board=generic/' " + ShellQuote(staging_ / "manifest.txt") +
+                 " && cd " + ShellQuote(staging_) + " && sha256sum manifest.txt > /dev/null");
   ASSERT_EQ(r.exit_code, 0);
   // Re-sum so the board is the only problem.
   RunCommand("cd " + ShellQuote(staging_) +
@@ -294,7 +294,9 @@ TEST_F(InstallBadInputTest, OsPrefixInConfigTxt) {
   ExpectRejected(InstallStaging(), "os_prefix");
 }
 
-TEST_F(InstallBadInputTest, UnknownOption) { ExpectRejected(Install("--frobnicate"), "--frobnicate"); }
+TEST_F(InstallBadInputTest, UnknownOption) {
+  ExpectRejected(Install("--frobnicate"), "--frobnicate");
+}
 
 TEST(InstallScriptHelp, HelpExitsZeroAndDocumentsExitCodes) {
   auto r = RunCommand(kInstall + " --help");

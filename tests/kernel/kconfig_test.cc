@@ -43,8 +43,8 @@ TEST(KernelConfigTest, LastAssignmentWinsInAConfig) {
 }
 
 TEST(KernelConfigTest, FragmentWithConflictingValuesIsRejected) {
-  auto config = KernelConfig::Parse("CONFIG_HZ_1000=y\n# CONFIG_HZ_1000 is not set\n",
-                                    "rt.config", /*reject_conflicts=*/true);
+  auto config = KernelConfig::Parse("CONFIG_HZ_1000=y\n# CONFIG_HZ_1000 is not set\n", "rt.config",
+                                    /*reject_conflicts=*/true);
   ASSERT_FALSE(config);
   EXPECT_EQ(config.error().code, ExitCode::kUsage);
   EXPECT_NE(config.error().message.find("rt.config:2"), std::string::npos);
@@ -56,13 +56,12 @@ TEST(KernelConfigTest, RepeatingTheSameValueInAFragmentIsFine) {
 }
 
 TEST(KernelConfigTest, BadLinesNameFileAndLine) {
-  for (const char* bad : {"PREEMPT_RT=y", "CONFIG_PREEMPT_RT", "CONFIG_=y", "CONFIG_A B=y",
-                          "CONFIG_EXPERT="}) {
+  for (const char* bad :
+       {"PREEMPT_RT=y", "CONFIG_PREEMPT_RT", "CONFIG_=y", "CONFIG_A B=y", "CONFIG_EXPERT="}) {
     auto config = KernelConfig::Parse(std::string("CONFIG_OK=y\n") + bad + "\n", "frag");
     ASSERT_FALSE(config) << bad;
     EXPECT_EQ(config.error().code, ExitCode::kUsage);
-    EXPECT_NE(config.error().message.find("frag:2"), std::string::npos)
-        << config.error().message;
+    EXPECT_NE(config.error().message.find("frag:2"), std::string::npos) << config.error().message;
   }
 }
 

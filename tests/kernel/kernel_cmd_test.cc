@@ -79,8 +79,8 @@ TEST(KernelVerifyCli, RunningConfigThatContradictsUnameFails) {
 }
 
 TEST(KernelVerifyCli, JsonReportIsParseableShape) {
-  auto r = RunCommand(Rtpulse("kernel verify --json --config " + kData +
-                              "configs/pi5-stock.config"));
+  auto r =
+      RunCommand(Rtpulse("kernel verify --json --config " + kData + "configs/pi5-stock.config"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output.front(), '{') << r.output;
   EXPECT_NE(r.output.find("\"ok\": false"), std::string::npos) << r.output;
@@ -102,8 +102,7 @@ TEST(KernelVerifyCli, BadUsageAndBadFilesAreExitTwo) {
       {"kernel verify --config " + kData + "configs/pi5-rt.config --fragment " + kData +
            "fragments/conflict.config",
        "conflict.config:3: CONFIG_HZ_1000"},
-      {"kernel verify --config " + kData + "fragments/../sysroot-rt/proc/config.gz",
-       "cannot read"},
+      {"kernel verify --config " + kData + "fragments/../sysroot-rt/proc/config.gz", "cannot read"},
       {"kernel", "A subcommand is required"},
   };
   for (const auto& c : cases) {

@@ -79,11 +79,11 @@ class QemuGuestTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(Console().loaded)
-        << "no " RTPULSE_QEMU_DIR "/console.log: run through ctest, whose fixture "
+        << "no " RTPULSE_QEMU_DIR
+           "/console.log: run through ctest, whose fixture "
            "kernel_qemu_boot builds and boots the guest (ctest -R kernel_qemu)";
-    ASSERT_EQ(Console().values.count("done"), 1u)
-        << "the guest did not reach its end:\n"
-        << Console().raw;
+    ASSERT_EQ(Console().values.count("done"), 1u) << "the guest did not reach its end:\n"
+                                                  << Console().raw;
   }
   static std::string Value(const std::string& key) {
     auto it = Console().values.find(key);
@@ -115,7 +115,9 @@ TEST_F(QemuGuestTest, KernelVerifyRunningPassesInsideTheGuest) {
   EXPECT_NE(report.find("PASS: "), std::string::npos) << report;
 }
 
-TEST_F(QemuGuestTest, BothCpusAreOnline) { EXPECT_EQ(Value("online"), "0-1"); }
+TEST_F(QemuGuestTest, BothCpusAreOnline) {
+  EXPECT_EQ(Value("online"), "0-1");
+}
 
 TEST_F(QemuGuestTest, IsolcpusIsInEffect) {
   EXPECT_NE(Value("cmdline").find("isolcpus=nohz,domain,managed_irq,1"), std::string::npos);

@@ -79,8 +79,8 @@ TEST(VerifyTest, StockKernelWithoutExpertExplainsTheFallback) {
 }
 
 TEST(VerifyTest, OldTreeWithoutArchSupportsRtNamesThePatchAnd612) {
-  const auto report = Verify(ParseOrDie("CONFIG_EXPERT=y\nCONFIG_PREEMPT_RT=y\n"),
-                             Fixture("rpi-6.6-norts.config"));
+  const auto report =
+      Verify(ParseOrDie("CONFIG_EXPERT=y\nCONFIG_PREEMPT_RT=y\n"), Fixture("rpi-6.6-norts.config"));
   const auto& rt = Find(report, "PREEMPT_RT");
   EXPECT_EQ(rt.state, OptionState::kMissing);
   EXPECT_NE(rt.reason.find("6.6.78"), std::string::npos) << rt.reason;
@@ -90,17 +90,18 @@ TEST(VerifyTest, OldTreeWithoutArchSupportsRtNamesThePatchAnd612) {
 }
 
 TEST(VerifyTest, NewTreeWithoutArchSupportsRtBlamesTheArchitecture) {
-  const auto report = Verify(ParseOrDie("CONFIG_PREEMPT_RT=y\n"),
-                             ParseOrDie("# Linux/mips 6.12.1 Kernel Configuration\nCONFIG_EXPERT=y\n"
-                                        "CONFIG_PREEMPT=y\n"));
+  const auto report =
+      Verify(ParseOrDie("CONFIG_PREEMPT_RT=y\n"),
+             ParseOrDie("# Linux/mips 6.12.1 Kernel Configuration\nCONFIG_EXPERT=y\n"
+                        "CONFIG_PREEMPT=y\n"));
   const auto& rt = Find(report, "PREEMPT_RT");
   EXPECT_NE(rt.reason.find("architecture (mips) cannot select PREEMPT_RT"), std::string::npos)
       << rt.reason;
 }
 
 TEST(VerifyTest, NtpPpsBesideNoHzFullIsExplained) {
-  const auto report = Verify(ParseOrDie("CONFIG_NO_HZ_FULL=y\nCONFIG_NTP_PPS=y\n"),
-                             Fixture("ntp-pps-nohz.config"));
+  const auto report =
+      Verify(ParseOrDie("CONFIG_NO_HZ_FULL=y\nCONFIG_NTP_PPS=y\n"), Fixture("ntp-pps-nohz.config"));
   EXPECT_EQ(Find(report, "NO_HZ_FULL").state, OptionState::kSet);
   const auto& pps = Find(report, "NTP_PPS");
   EXPECT_EQ(pps.state, OptionState::kMissing);
@@ -117,8 +118,8 @@ TEST(VerifyTest, ModuleRequestIsSatisfiedByBuiltInButNotTheReverse) {
 }
 
 TEST(VerifyTest, OffRequestFailsWhenSomethingSelectsIt) {
-  const auto report =
-      Verify(ParseOrDie("# CONFIG_PROVE_LOCKING is not set\n"), ParseOrDie("CONFIG_PROVE_LOCKING=y\n"));
+  const auto report = Verify(ParseOrDie("# CONFIG_PROVE_LOCKING is not set\n"),
+                             ParseOrDie("CONFIG_PROVE_LOCKING=y\n"));
   const auto& c = Find(report, "PROVE_LOCKING");
   EXPECT_EQ(c.state, OptionState::kDropped);
   EXPECT_NE(c.reason.find("something selects it"), std::string::npos) << c.reason;
