@@ -27,6 +27,8 @@ constexpr const char* kExitCodes =
     "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
     "Docs: docs/ in the source tree (cli.md, latency.md, wake-paths.md, samples-format.md).";
 
+std::string g_invocation;
+
 std::vector<std::string> CommandNames() {
   std::vector<std::string> names;
   for (const auto& c : kCommands) names.emplace_back(c.name);
@@ -50,6 +52,8 @@ int CheckCommandName(int argc, char** argv) {
 }
 
 }  // namespace
+
+std::string Invocation() { return g_invocation; }
 
 int ReportError(const Error& error) {
   std::fprintf(stderr, "rtpulse: error: %s\n", error.message.c_str());
@@ -83,6 +87,7 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 }
 
 int Main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);
   if (const int code = CheckCommandName(argc, argv); code != 0) return code;
 
   CLI::App app{"rtpulse: measure, explain and prove the real-time behaviour of Linux machines",

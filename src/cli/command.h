@@ -25,6 +25,9 @@ struct Command {
 /// Prints "rtpulse: error: <message>" to stderr and returns the error's exit code.
 int ReportError(const Error& error);
 
+/// The command line this process was started with, space-joined (for result files).
+std::string Invocation();
+
 /// Closest of `candidates` to `word` by edit distance, or "" when nothing is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 

@@ -1,10 +1,188 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
 #include "cli/command.h"
+#include "cli/latency_options.h"
+#include "cli/live_view.h"
+#include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/fs_root.h"
+#include "core/version.h"
+#include "measure/engine.h"
+#include "measure/sample_log.h"
+#include "results/cyclictest_format.h"
+#include "sys/system_info.h"
 
 namespace rtpulse::cli {
+namespace {
 
-// Placeholder until the engine lands in the next commit.
-Runner SetupLatency(CLI::App& /*sub*/) {
-  return [] { return ReportError(Failure("latency: not built yet")); };
+void DeclareOptions(CLI::App& sub, LatencyOptions& o) {
+  // cyclictest uses -h for its histogram, so help is --help only.
+  sub.set_help_flag("--help", "Print this help message and exit");
+  sub.add_option("-a,--affinity", o.affinity,
+                 "pin threads to CPUSET round robin (no value: thread N on CPU N)")
+      ->expected(0, 1);
+  sub.add_option("-t,--threads", o.threads, "number of threads (no value: one per CPU)")
+      ->expected(0, 1);
+  sub.add_flag("-S,--smp", o.smp, "one pinned thread per CPU, same priority (-a -t)");
+  sub.add_option("-p,--priority", o.priority,
+                 "priority of the threads 1..99 (default 80 SCHED_FIFO; 0 = SCHED_OTHER)");
+  sub.add_option("--policy", o.policy, "policy: other, normal, batch, idle, fifo, rr");
+  sub.add_flag("--priospread", o.priospread, "thread N runs at priority PRIO - N");
+  sub.add_option("-i,--interval", o.interval_us, "base interval in us (default 1000)");
+  sub.add_option("-d,--distance", o.distance_us,
+                 "interval distance between threads in us (default 500; 0 with -S)");
+  sub.add_option("-D,--duration", o.duration, "run time: number with s, m, h or d (per wake path)");
+  sub.add_option("-l,--loops", o.loops, "samples per thread (0 = endless)");
+  sub.add_flag("-m,--mlockall", o.mlockall, "lock memory (always done; accepted for cyclictest)");
+  sub.add_option("-h,--histogram", o.histogram_us, "print a 1 us histogram up to US at the end");
+  sub.add_option("-H,--histofall", o.histofall_us, "as -h, with a sum column");
+  sub.add_option("--histfile", o.histfile, "write the -h/-H histogram to PATH instead of stdout");
+  sub.add_flag("-q,--quiet", o.quiet, "print only the final summary");
+  sub.add_flag("-N,--nsecs", o.nsecs, "cyclictest fields in ns instead of us");
+  sub.add_flag("-r,--relative", o.relative, "relative timer (= --wake rel)");
+  sub.add_flag("-x,--posix_timers", o.posix, "POSIX timers (= --wake posix)");
+  sub.add_option("-b,--breaktrace", o.breaktrace_us, "stop (and stop ftrace) when latency > US");
+  sub.add_flag("--tracemark", o.tracemark, "write an ftrace marker when -b fires");
+  sub.add_option("--spike", o.spike_us, "record every sample above US");
+  sub.add_option("--spike-nodes", o.spike_nodes, "spikes kept per thread (default 1024)");
+  sub.add_flag("-v,--verbose", o.verbose, "print every sample as thread:cycle:latency_us");
+  sub.add_option("--json", o.json, "write results as JSON (cyclictest schema + rtpulse fields)");
+  sub.add_flag("--laptop", o.laptop, "leave /dev/cpu_dma_latency alone (save battery)");
+  sub.add_flag("--default-system", o.default_system, "do not tune the system");
+  sub.add_option("--latency", o.latency_pm_qos, "value for /dev/cpu_dma_latency (default 0)");
+  sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
+  sub.add_option("--wake", o.wake,
+                 "activation path(s), run in turn: abs, rel, timerfd, posix, itimer, epoll, "
+                 "busy, deadline, xthread, or all (default abs)");
+  sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
+  sub.add_option("--inject", o.inject,
+                 "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
+  sub.add_option("--dl-runtime", o.dl_runtime_us,
+                 "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
+}
+
+void FillSystem(results::LatencyRun& run) {
+  const sys::SystemInfo info = sys::ProbeSystem(FsRoot::System());
+  run.sysname = info.sysname;
+  run.nodename = info.nodename;
+  run.release = info.release;
+  run.version = info.version;
+  run.machine = info.machine;
+  run.preempt_rt = info.preempt_rt;
+  run.preemption_model = info.preemption_model;
+  run.hypervisor = info.hypervisor;
+  for (auto& w : sys::EnvironmentWarnings(info)) run.warnings.push_back(std::move(w));
+}
+
+/// Prefixes every line with "# " so cyclictest-style parsers skip rtpulse's table.
+std::string Commented(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? end : end - start);
+    out += line.empty() ? "#\n" : "# " + line + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
+  const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
+  auto plan = BuildLatencyPlan(o, probe.online_cpus);
+  if (!plan) return ReportError(plan.error());
+
+  std::unique_ptr<measure::SampleSink> sink;
+  if (!o.samples.empty()) {
+    measure::SamplesFileInfo info;
+    info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+    info.start_monotonic_ns = MonotonicNs();
+    auto opened = measure::OpenSamplesFile(o.samples, info);
+    if (!opened) return ReportError(opened.error());
+    sink = std::move(*opened);
+  } else if (o.verbose) {
+    sink = measure::MakeVerboseSink(stdout);
+  }
+
+  std::vector<std::string> names;
+  for (auto p : plan->paths) names.emplace_back(measure::WakePathName(p));
+  LiveView view(ChooseLiveMode(o.quiet, o.verbose), stdout, o.nsecs, plan->duration_ns,
+                plan->loops, names);
+
+  results::LatencyRun header;
+  FillSystem(header);
+  const bool script_mode = o.quiet || o.verbose || plan->linear_histogram_us > 0;
+  for (const auto& w : header.warnings) fmt::print(stderr, "rtpulse: warning: {}\n", w);
+
+  measure::BlockRunSignals();
+  auto measured = measure::RunLatency(*plan, &view, std::move(sink));
+  if (!measured) return ReportError(measured.error());
+  results::LatencyRun run = std::move(*measured);
+  run.rtpulse_version = kVersion;
+  run.cmdline = cmdline;
+  run.sysname = header.sysname;
+  run.nodename = header.nodename;
+  run.release = header.release;
+  run.version = header.version;
+  run.machine = header.machine;
+  run.preempt_rt = header.preempt_rt;
+  run.preemption_model = header.preemption_model;
+  run.hypervisor = header.hypervisor;
+  run.warnings.insert(run.warnings.begin(), header.warnings.begin(), header.warnings.end());
+  run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
+  for (size_t i = header.warnings.size(); i < run.warnings.size(); ++i) {
+    fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
+  }
+
+  int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
+  if (!o.json.empty()) {
+    if (Status s = WriteFileAtomic(o.json, results::ToJson(run, o.nsecs).dump(2) + "\n"); !s) {
+      exit_code = ReportError(s.error());
+    }
+  }
+  std::string histogram;
+  if (plan->linear_histogram_us > 0) {
+    for (const auto& path : run.paths) {
+      if (run.paths.size() > 1) histogram += fmt::format("# wake path: {}\n", path.wake);
+      histogram += results::FormatHistogramBlock(path, o.histofall_us.has_value(), o.nsecs);
+    }
+  }
+  if (!o.histfile.empty()) {
+    if (Status s = WriteFileAtomic(o.histfile, histogram); !s) exit_code = ReportError(s.error());
+  } else {
+    std::fputs(histogram.c_str(), stdout);
+  }
+  if (plan->linear_histogram_us == 0 && !o.verbose) {
+    for (const auto& path : run.paths) {
+      if (run.paths.size() > 1) fmt::print("# wake path: {}\n", path.wake);
+      for (const auto& p : path.probes) {
+        fmt::print("{}\n", results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
+      }
+    }
+  }
+  const std::string summary = results::FormatSummary(run);
+  std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), stdout);
+  std::fflush(stdout);
+  return exit_code;
+}
+
+}  // namespace
+
+Runner SetupLatency(CLI::App& sub) {
+  auto options = std::make_shared<LatencyOptions>();
+  DeclareOptions(sub, *options);
+  sub.allow_extras(false);
+  CLI::App* app = &sub;
+  return [options, app] {
+    options->affinity_given = app->count("--affinity") > 0;
+    options->threads_given = app->count("--threads") > 0;
+    return RunLatencyCommand(*options, Invocation());
+  };
 }
 
 }  // namespace rtpulse::cli

@@ -1,10 +1,197 @@
+// `rtpulse samples FILE`: reads a per-sample log (docs/samples-format.md) and prints a
+// summary or every record as CSV.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <string>
+
 #include "cli/command.h"
+#include "core/clock.h"
+#include "measure/sample_log.h"
+#include "measure/wake_path.h"
 
 namespace rtpulse::cli {
+namespace {
 
-// Placeholder until the samples reader lands.
-Runner SetupSamples(CLI::App& /*sub*/) {
-  return [] { return ReportError(Failure("samples: not built yet")); };
+using measure::SampleRecord;
+using measure::SamplesFileSummary;
+
+struct SamplesOptions {
+  std::string path;
+  bool csv = false;
+  bool summary = false;
+};
+
+constexpr uint16_t kUnpinnedCpu = 0xFFFF;
+
+int CpuColumn(uint16_t cpu) {
+  return cpu == kUnpinnedCpu ? -1 : cpu;
+}
+
+/// "12.345 us", exact (integer arithmetic), for any signed value.
+std::string FormatUs(int64_t ns) {
+  const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  const auto us = static_cast<uint64_t>(kNsPerUs);
+  return fmt::format("{}{}.{:03} us", ns < 0 ? "-" : "", magnitude / us, magnitude % us);
+}
+
+/// Min/max/count of one group of records (one thread, or all of them).
+struct LatencyStats {
+  uint64_t count = 0;
+  uint64_t missed = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  uint16_t cpu = kUnpinnedCpu;
+
+  void Add(const SampleRecord& r) {
+    const int64_t latency = measure::LatencyNs(r);
+    min_ns = count == 0 ? latency : std::min(min_ns, latency);
+    max_ns = count == 0 ? latency : std::max(max_ns, latency);
+    ++count;
+    if ((r.flags & SampleRecord::kMissed) != 0) ++missed;
+    cpu = r.cpu;
+  }
+
+  std::string Describe() const {
+    if (count == 0) return "no records";
+    return fmt::format("{} record{}, min {}, max {}, missed {}", count, count == 1 ? "" : "s",
+                       FormatUs(min_ns), FormatUs(max_ns), missed);
+  }
+};
+
+struct Totals {
+  LatencyStats all;
+  std::map<uint16_t, LatencyStats> threads;
+
+  void Add(const SampleRecord& r) {
+    all.Add(r);
+    threads[r.thread].Add(r);
+  }
+};
+
+/// Streams CSV lines through one buffer: millions of records, few write calls.
+class CsvPrinter {
+ public:
+  explicit CsvPrinter(std::FILE* out) : out_(out) {
+    fmt::format_to(std::back_inserter(buffer_),
+                   "thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed\n");
+  }
+
+  void Add(const SampleRecord& r) {
+    const auto wake = static_cast<measure::WakePath>(r.wake_path);
+    fmt::format_to(std::back_inserter(buffer_), "{},{},{},{},{},{},{},{}\n", r.thread,
+                   CpuColumn(r.cpu), r.seq, r.expected_ns, r.actual_ns, measure::LatencyNs(r),
+                   measure::WakePathName(wake), (r.flags & SampleRecord::kMissed) != 0 ? 1 : 0);
+    if (buffer_.size() >= kFlushBytes) Flush();
+  }
+
+  void Flush() {
+    std::fwrite(buffer_.data(), 1, buffer_.size(), out_);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = 64 * 1024;
+  std::FILE* out_;
+  fmt::memory_buffer buffer_;
+};
+
+std::string FormatRealtime(int64_t realtime_ns) {
+  if (realtime_ns == 0) return "unknown";
+  const std::time_t seconds = static_cast<std::time_t>(realtime_ns / kNsPerSec);
+  std::tm utc{};
+  if (gmtime_r(&seconds, &utc) == nullptr) return "unknown";
+  char text[32];
+  if (std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc) == 0) return "unknown";
+  return text;
+}
+
+void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSummary& s,
+                  const Totals& totals) {
+  std::string text = fmt::format("samples file  {}\n", path);
+  text += fmt::format("started       {} (CLOCK_MONOTONIC {} ns)\n",
+                      FormatRealtime(s.info.start_realtime_ns), s.info.start_monotonic_ns);
+  text += fmt::format("records       {}\n", s.records);
+  if (totals.all.count > 0) {
+    text += fmt::format("latency       min {}, max {}\n", FormatUs(totals.all.min_ns),
+                        FormatUs(totals.all.max_ns));
+    text += fmt::format("missed        {}\n", totals.all.missed);
+  }
+  if (s.has_trailer) {
+    text += fmt::format("dropped       {}\n", s.dropped);
+    text += fmt::format("interrupted   {}\n", s.interrupted ? "yes" : "no");
+  } else {
+    text += "dropped       unknown (no trailer)\n";
+    text += "interrupted   unknown (no trailer)\n";
+  }
+  for (const auto& [thread, stats] : totals.threads) {
+    text += fmt::format("  thread {:<4} cpu {:<3} {}\n", thread, CpuColumn(stats.cpu),
+                        stats.Describe());
+  }
+  std::fputs(text.c_str(), out);
+}
+
+/// Problems with the data itself: the file is still read, but nobody should miss these.
+void PrintWarnings(const std::string& path, const SamplesFileSummary& s) {
+  if (!s.has_trailer) {
+    std::fprintf(stderr,
+                 "rtpulse: warning: '%s' has no trailer: the run did not finish cleanly (crash, "
+                 "or still running), so it may be cut short and its drop count is unknown\n",
+                 path.c_str());
+  }
+  if (s.partial_bytes > 0) {
+    std::fprintf(stderr,
+                 "rtpulse: warning: '%s' ends with a partial record (%llu of 32 bytes), which "
+                 "was skipped\n",
+                 path.c_str(), static_cast<unsigned long long>(s.partial_bytes));
+  }
+  if (s.dropped > 0) {
+    std::fprintf(stderr,
+                 "rtpulse: warning: %llu records were dropped while recording (the samples "
+                 "ring was full) and are missing from '%s'\n",
+                 static_cast<unsigned long long>(s.dropped), path.c_str());
+  }
+}
+
+int RunSamples(const SamplesOptions& options) {
+  Totals totals;
+  std::unique_ptr<CsvPrinter> csv;
+  if (options.csv) csv = std::make_unique<CsvPrinter>(stdout);
+  const auto summary = measure::ReadSamplesFile(options.path, [&](const SampleRecord& record) {
+    totals.Add(record);
+    if (csv) csv->Add(record);
+  });
+  if (!summary) return ReportError(UsageError(summary.error().message));
+  if (csv) csv->Flush();
+  // With --csv, stdout stays pure CSV: an explicit --summary goes to stderr.
+  if (!options.csv) PrintSummary(stdout, options.path, *summary, totals);
+  if (options.csv && options.summary) PrintSummary(stderr, options.path, *summary, totals);
+  PrintWarnings(options.path, *summary);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    return ReportError(Failure("cannot write to standard output"));
+  }
+  return ToInt(ExitCode::kOk);
+}
+
+}  // namespace
+
+Runner SetupSamples(CLI::App& sub) {
+  auto options = std::make_shared<SamplesOptions>();
+  sub.add_option("FILE", options->path,
+                 "samples file written by 'rtpulse latency --samples' (a crashed run's "
+                 "FILE.tmp.<pid> works too)")
+      ->required();
+  sub.add_flag("--csv", options->csv,
+               "print every record as CSV: "
+               "thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed");
+  sub.add_flag("--summary", options->summary,
+               "print the summary (the default); with --csv it goes to stderr");
+  return [options] { return RunSamples(*options); };
 }
 
 }  // namespace rtpulse::cli

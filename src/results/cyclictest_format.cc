@@ -1,1 +1,322 @@
 #include "results/cyclictest_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include "core/clock.h"
+#include "stats/summary.h"
+
+namespace rtpulse::results {
+namespace {
+
+int64_t ToUnit(int64_t ns, bool nsecs) { return nsecs ? ns : ns / kNsPerUs; }
+
+/// cyclictest's integer average: sum / cycles in the output unit.
+int64_t IntegerAverage(const Histogram& h, bool nsecs) {
+  if (h.count() == 0) return 0;
+  return ToUnit(h.sum() / static_cast<int64_t>(h.count()), nsecs);
+}
+
+std::string RfcTime(int64_t realtime_ns) {
+  const time_t secs = static_cast<time_t>(realtime_ns / kNsPerSec);
+  tm utc{};
+  gmtime_r(&secs, &utc);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S +0000", &utc);
+  return buf;
+}
+
+Histogram MergedHistogram(const PathRun& path) {
+  Histogram all;
+  for (const auto& p : path.probes) all.Merge(p.histogram);
+  return all;
+}
+
+nlohmann::json SummaryJson(const Histogram& h) {
+  const stats::Summary s = stats::Summarize(h);
+  nlohmann::json j;
+  j["count"] = s.count;
+  j["min_ns"] = s.min_ns;
+  j["max_ns"] = s.max_ns;
+  j["mean_ns"] = s.mean_ns;
+  j["stddev_ns"] = s.stddev_ns;
+  for (size_t i = 0; i < stats::kPercentiles.size(); ++i) {
+    j[std::string(stats::PercentileLabel(stats::kPercentiles[i])) + "_ns"] = s.percentile_ns[i];
+  }
+  j["negative_latencies"] = s.negative;
+  j["top_bucket_count"] = s.top_bucket;
+  return j;
+}
+
+}  // namespace
+
+std::string FormatStatusLine(const StatusLine& l, bool nsecs) {
+  if (nsecs) {
+    return fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:8d} Avg:{:8d} Max:{:8d}",
+                       l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg,
+                       l.max);
+  }
+  return fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:5d} Avg:{:5d} Max:{:8d}",
+                     l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg,
+                     l.max);
+}
+
+StatusLine StatusOf(const ProbeResult& p, bool nsecs) {
+  StatusLine l;
+  l.index = p.index;
+  l.tid = p.tid;
+  l.priority = p.priority;
+  l.interval_us = p.interval_ns / kNsPerUs;
+  l.cycles = p.histogram.count();
+  l.min = ToUnit(p.histogram.min(), nsecs);
+  l.act = ToUnit(p.last_latency_ns, nsecs);
+  l.avg = IntegerAverage(p.histogram, nsecs);
+  l.max = ToUnit(p.histogram.max(), nsecs);
+  return l;
+}
+
+std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs) {
+  const auto& probes = path.probes;
+  if (probes.empty() || !probes.front().linear) return "";
+  const int64_t limit = probes.front().linear->limit_us;
+  const bool sum_column = with_sum && probes.size() > 1;
+  std::string out = "# Histogram\n";
+  for (int64_t us = 0; us < limit; ++us) {
+    out += fmt::format("{:06d} ", us);
+    uint64_t row_sum = 0;
+    for (size_t t = 0; t < probes.size(); ++t) {
+      const uint64_t c = probes[t].linear->counts[static_cast<size_t>(us)];
+      row_sum += c;
+      out += fmt::format("{}{:06d}", t == 0 ? "" : "\t", c);
+    }
+    if (with_sum) out += fmt::format("\t{:06d}", row_sum);
+    out += '\n';
+  }
+  out += "# Total:";
+  uint64_t all = 0;
+  for (const auto& p : probes) {
+    uint64_t total = 0;
+    for (uint64_t c : p.linear->counts) total += c;
+    all += total;
+    out += fmt::format(" {:09d}", total);
+  }
+  if (with_sum) out += fmt::format(" {:09d}", all);
+  out += "\n# Min Latencies:";
+  for (const auto& p : probes) out += fmt::format(" {:05d}", ToUnit(p.histogram.min(), nsecs));
+  out += "\n# Avg Latencies:";
+  for (const auto& p : probes) out += fmt::format(" {:05d}", IntegerAverage(p.histogram, nsecs));
+  out += "\n# Max Latencies:";
+  int64_t max_max = 0;
+  for (const auto& p : probes) {
+    out += fmt::format(" {:05d}", ToUnit(p.histogram.max(), nsecs));
+    max_max = std::max(max_max, ToUnit(p.histogram.max(), nsecs));
+  }
+  if (sum_column) out += fmt::format(" {:05d}", max_max);
+  out += "\n# Histogram Overflows:";
+  uint64_t all_overflows = 0;
+  for (const auto& p : probes) {
+    out += fmt::format(" {:05d}", p.linear->overflows);
+    all_overflows += p.linear->overflows;
+  }
+  if (sum_column) out += fmt::format(" {:05d}", all_overflows);
+  out += "\n# Histogram Overflow at cycle number:\n";
+  for (const auto& p : probes) {
+    out += fmt::format("# Thread {}:", p.index);
+    for (uint64_t seq : p.linear->overflow_seqs) out += fmt::format(" {:05d}", seq);
+    if (p.linear->overflow_seqs_dropped > 0) {
+      out += fmt::format(" # {:05d} others", p.linear->overflow_seqs_dropped);
+    }
+    out += '\n';
+  }
+  for (const auto& p : probes) {
+    if (p.linear->underflows > 0) {
+      out += fmt::format(
+          "# rtpulse: thread {}: {} negative latencies (woke before the deadline), not in the "
+          "rows above\n",
+          p.index, p.linear->underflows);
+    }
+  }
+  out += '\n';
+  return out;
+}
+
+nlohmann::json HistogramToJson(const Histogram& histogram) {
+  nlohmann::json buckets = nlohmann::json::array();
+  histogram.ForEachBucket([&](Histogram::Range r, uint64_t count) {
+    buckets.push_back({r.lo, r.hi, count});
+  });
+  return buckets;
+}
+
+nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
+  nlohmann::json j;
+  j["file_version"] = 1;
+  j["cmdline:"] = run.cmdline;  // cyclictest's key, colon included
+  j["rt_test_version:"] = "rtpulse " + run.rtpulse_version;
+  j["start_time"] = RfcTime(run.start_realtime_ns);
+  j["end_time"] = RfcTime(run.end_realtime_ns);
+  j["return_code"] = run.return_code;
+  j["sysinfo"] = {{"sysname", run.sysname},   {"nodename", run.nodename},
+                  {"release", run.release},   {"version", run.version},
+                  {"machine", run.machine},   {"realtime", run.preempt_rt ? 1 : 0}};
+  size_t num_threads = 0;
+  nlohmann::json threads = nlohmann::json::object();
+  nlohmann::json paths = nlohmann::json::array();
+  for (const auto& path : run.paths) {
+    nlohmann::json path_json;
+    path_json["wake"] = path.wake;
+    path_json["duration_ns"] = path.duration_ns;
+    path_json["threads"] = nlohmann::json::array();
+    uint64_t missed = 0;
+    uint64_t skipped = 0;
+    for (const auto& p : path.probes) {
+      nlohmann::json t;
+      nlohmann::json hist = nlohmann::json::object();
+      if (p.linear) {
+        for (size_t us = 0; us < p.linear->counts.size(); ++us) {
+          if (p.linear->counts[us] != 0) hist[std::to_string(us)] = p.linear->counts[us];
+        }
+      }
+      t["histogram"] = hist;
+      t["cycles"] = p.histogram.count();
+      t["min"] = ToUnit(p.histogram.min(), nsecs);
+      t["max"] = ToUnit(p.histogram.max(), nsecs);
+      t["avg"] = std::round(p.histogram.Mean() / (nsecs ? 1.0 : 1000.0) * 100.0) / 100.0;
+      t["cpu"] = p.cpu;
+      t["node"] = -1;
+      // rtpulse's fields, beside cyclictest's.
+      t["thread_index"] = p.index;
+      t["wake"] = p.wake;
+      t["policy"] = p.policy;
+      t["priority"] = p.priority;
+      t["interval_ns"] = p.interval_ns;
+      t["tid"] = p.tid;
+      t["stats"] = SummaryJson(p.histogram);
+      t["periods_elapsed"] = p.periods_elapsed;
+      t["missed_activations"] = p.missed_activations;
+      t["skipped_periods"] = p.skipped_periods;
+      t["grid_restarts"] = p.grid_restarts;
+      t["samples_logged"] = p.samples_logged;
+      t["samples_dropped"] = p.samples_dropped;
+      t["injections"] = p.injections;
+      t["degraded"] = p.degraded;
+      t["notes"] = p.notes;
+      if (p.linear) {
+        t["histogram_overflows"] = p.linear->overflows;
+        t["histogram_underflows"] = p.linear->underflows;
+      }
+      nlohmann::json spikes = nlohmann::json::array();
+      for (const auto& s : p.spikes) spikes.push_back({{"seq", s.seq}, {"latency_ns", s.latency_ns}});
+      t["spikes"] = spikes;
+      t["spikes_not_kept"] = p.spikes_not_kept;
+      t["histogram_log"] = HistogramToJson(p.histogram);
+      missed += p.missed_activations;
+      skipped += p.skipped_periods;
+      path_json["threads"].push_back(num_threads);
+      threads[std::to_string(num_threads++)] = std::move(t);
+    }
+    nlohmann::json all = SummaryJson(MergedHistogram(path));
+    all["missed_activations"] = missed;
+    all["skipped_periods"] = skipped;
+    path_json["all_threads"] = all;
+    paths.push_back(std::move(path_json));
+  }
+  j["num_threads"] = num_threads;
+  j["resolution_in_ns"] = nsecs ? 1 : 0;
+  j["thread"] = threads;
+  nlohmann::json r;
+  r["schema"] = "rtpulse-latency";
+  r["schema_version"] = 1;
+  r["version"] = run.rtpulse_version;
+  r["interrupted"] = run.interrupted;
+  r["degraded"] = run.degraded;
+  r["warnings"] = run.warnings;
+  r["preemption_model"] = run.preemption_model;
+  r["hypervisor"] = run.hypervisor;
+  r["dma_latency"] = run.dma_latency;
+  r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
+  r["percentile_method"] = std::string(stats::kPercentileMethod);
+  r["histogram"] = {{"kind", "log-linear"},
+                    {"sub_bucket_bits", Histogram::kSubBucketBits},
+                    {"exact_below_ns", Histogram::kSubBuckets},
+                    {"max_relative_error", Histogram::kMaxRelativeError},
+                    {"top_bucket_from_ns", int64_t{1} << Histogram::kTopExponent}};
+  r["paths"] = paths;
+  if (run.breaktrace) {
+    r["breaktrace"] = {{"thread", run.breaktrace->thread},
+                       {"seq", run.breaktrace->seq},
+                       {"latency_ns", run.breaktrace->latency_ns},
+                       {"tracing_stopped", run.breaktrace->tracing_stopped}};
+  }
+  j["rtpulse"] = r;
+  return j;
+}
+
+std::string HumanNs(double ns) {
+  const double a = std::fabs(ns);
+  if (a < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (a < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
+  if (a < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string FormatSummary(const LatencyRun& run) {
+  std::string out;
+  auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped) {
+    const stats::Summary s = stats::Summarize(h);
+    out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n",
+                       name, s.count, HumanNs(static_cast<double>(s.min_ns)),
+                       HumanNs(static_cast<double>(s.percentile_ns[0])),
+                       HumanNs(static_cast<double>(s.percentile_ns[2])),
+                       HumanNs(static_cast<double>(s.percentile_ns[3])),
+                       HumanNs(static_cast<double>(s.percentile_ns[4])),
+                       HumanNs(static_cast<double>(s.max_ns)), HumanNs(s.mean_ns),
+                       HumanNs(s.stddev_ns), missed, skipped);
+  };
+  for (const auto& path : run.paths) {
+    out += fmt::format("wake path: {}\n", path.wake);
+    out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
+                       "thread", "samples", "min", "p50", "p99", "p99.9", "p99.99", "max", "mean",
+                       "stddev", "missed/skipped");
+    Histogram all;
+    uint64_t missed = 0;
+    uint64_t skipped = 0;
+    for (const auto& p : path.probes) {
+      const std::string name =
+          p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
+      row(name, p.histogram, p.missed_activations, p.skipped_periods);
+      all.Merge(p.histogram);
+      missed += p.missed_activations;
+      skipped += p.skipped_periods;
+    }
+    if (path.probes.size() > 1) row("all", all, missed, skipped);
+    out += '\n';
+  }
+  if (run.paths.size() > 1) {
+    out += "side by side (all threads):\n";
+    out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "wake", "samples", "p50",
+                       "p99", "p99.9", "max", "missed");
+    for (const auto& path : run.paths) {
+      const Histogram all = MergedHistogram(path);
+      const stats::Summary s = stats::Summarize(all);
+      uint64_t missed = 0;
+      for (const auto& p : path.probes) missed += p.missed_activations;
+      out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", path.wake, s.count,
+                         HumanNs(static_cast<double>(s.percentile_ns[0])),
+                         HumanNs(static_cast<double>(s.percentile_ns[2])),
+                         HumanNs(static_cast<double>(s.percentile_ns[3])),
+                         HumanNs(static_cast<double>(s.max_ns)), missed);
+    }
+    out += '\n';
+  }
+  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
+  for (const auto& w : run.warnings) out += fmt::format("warning: {}\n", w);
+  if (run.interrupted) out += "note: interrupted; these results cover the time that ran\n";
+  return out;
+}
+
+}  // namespace rtpulse::results

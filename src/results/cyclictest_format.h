@@ -1,1 +1,50 @@
 #pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/histogram.h"
+#include "results/latency_result.h"
+
+namespace rtpulse::results {
+
+/// Values of one cyclictest status line ("T: 0 ( 1234) P:80 I:1000 C: ...").
+struct StatusLine {
+  int index = 0;
+  int tid = 0;
+  int priority = 0;
+  int64_t interval_us = 0;
+  uint64_t cycles = 0;
+  int64_t min = 0;  ///< In the output unit (us, or ns with -N).
+  int64_t act = 0;
+  int64_t avg = 0;
+  int64_t max = 0;
+};
+
+/// Formats a status line exactly as cyclictest 2.x prints it (ns widths with -N).
+std::string FormatStatusLine(const StatusLine& line, bool nsecs);
+
+/// The status line of a finished probe.
+StatusLine StatusOf(const ProbeResult& probe, bool nsecs);
+
+/// cyclictest's -h/-H text block ("# Histogram", rows, "# Total:", "# Min Latencies:", ...,
+/// "# Histogram Overflow at cycle number:"), byte for byte, for the probes of one path.
+/// Adds "# rtpulse: ..." lines only when there is something cyclictest would hide
+/// (negative latencies).
+std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs);
+
+/// The whole run as cyclictest --json writes it (file_version 1, sysinfo, thread.N.*),
+/// plus rtpulse's fields beside them (documented in docs/latency-json.md).
+nlohmann::json ToJson(const LatencyRun& run, bool nsecs);
+
+/// Sparse serialisation of a log-linear histogram: [[lo_ns, hi_ns, count], ...].
+nlohmann::json HistogramToJson(const Histogram& histogram);
+
+/// rtpulse's own summary table: one row per thread and an all-threads row per path,
+/// with percentiles and missed periods, plus the method statement.
+std::string FormatSummary(const LatencyRun& run);
+
+/// Formats nanoseconds for humans: "812 ns", "12.4 us", "3.05 ms", "1.20 s".
+std::string HumanNs(double ns);
+
+}  // namespace rtpulse::results

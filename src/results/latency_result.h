@@ -45,6 +45,9 @@ struct ProbeResult {
   uint64_t missed_activations = 0;  ///< Wake-ups that came after the next deadline.
   uint64_t skipped_periods = 0;     ///< Periods with no activation because of those.
   int64_t last_latency_ns = 0;      ///< cyclictest's "Act".
+  /// SCHED_DEADLINE only: activations whose period the kernel restarted (latency unknown,
+  /// not in the histogram). samples + skipped + grid_restarts = periods_elapsed.
+  uint64_t grid_restarts = 0;
 
   std::vector<Spike> spikes;        ///< Samples above --spike, in order.
   uint64_t spikes_not_kept = 0;     ///< Spikes beyond --spike-nodes (counted, not listed).

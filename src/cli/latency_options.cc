@@ -1,0 +1,308 @@
+#include "cli/latency_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/parse.h"
+
+namespace rtpulse::cli {
+namespace {
+
+using measure::LatencyPlan;
+using measure::Policy;
+using measure::WakePath;
+
+Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
+  std::vector<WakePath> paths;
+  std::vector<std::string> names;
+  for (measure::WakePath p : measure::kAllWakePaths) {
+    names.emplace_back(measure::WakePathName(p));
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item == "all") {
+      paths.assign(std::begin(measure::kAllWakePaths), std::end(measure::kAllWakePaths));
+      continue;
+    }
+    auto path = measure::WakePathFromName(item);
+    if (!path) {
+      const std::string guess = DidYouMean(item, names);
+      return UsageError(fmt::format("unknown wake path '{}': {}use one of {} (or 'all')", item,
+                                    guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
+                                    fmt::join(names, ", ")));
+    }
+    if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
+      return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'", item, text));
+    }
+    paths.push_back(*path);
+  }
+  if (paths.empty()) return UsageError("--wake is empty: give e.g. --wake abs,timerfd");
+  return paths;
+}
+
+Expected<measure::InjectPlan> ParseInject(const std::string& text) {
+  const size_t at = text.find('@');
+  if (at == std::string::npos) {
+    return UsageError(fmt::format("invalid --inject '{}': use DELAY@RATE, e.g. 2ms@10Hz", text));
+  }
+  auto delay = ParseTimeNs(text.substr(0, at));
+  if (!delay) return UsageError("--inject: " + delay.error().message);
+  auto rate = ParseRateHz(text.substr(at + 1));
+  if (!rate) return UsageError("--inject: " + rate.error().message);
+  if (*delay <= 0) return UsageError(fmt::format("--inject '{}': the delay must be above 0", text));
+  if (static_cast<double>(*delay) * *rate >= 1e9) {
+    return UsageError(fmt::format(
+        "--inject '{}': a {} ns spin at {} Hz would never stop; lower the delay or the rate",
+        text, *delay, *rate));
+  }
+  return measure::InjectPlan{*delay, *rate};
+}
+
+Status CheckCpusOnline(const std::vector<int>& cpus, const std::vector<int>& online,
+                       const char* flag) {
+  for (int cpu : cpus) {
+    if (std::find(online.begin(), online.end(), cpu) == online.end()) {
+      return UsageError(fmt::format("{}: CPU {} is offline or does not exist (online: {})", flag,
+                                    cpu, FormatCpuList(online)));
+    }
+  }
+  return Status::Ok();
+}
+
+/// Policy and priority from -p/--policy with cyclictest's meaning; rtpulse's default when
+/// neither is given is SCHED_FIFO 80 (cyclictest's is SCHED_OTHER).
+Status ResolvePolicy(const LatencyOptions& o, Policy& policy, int& priority) {
+  priority = o.priority.value_or(80);
+  if (!o.policy.empty()) {
+    auto p = measure::ParsePolicy(o.policy);
+    if (!p) return p.error();
+    policy = *p;
+  } else {
+    policy = o.priority && *o.priority == 0 ? Policy::kOther : Policy::kFifo;
+  }
+  if (measure::IsRealtime(policy)) {
+    if (priority < 1 || priority > 99) {
+      return UsageError(fmt::format(
+          "priority {} is out of range for SCHED_{}: use -p 1..99 (or -p 0 for SCHED_OTHER)",
+          priority, measure::PolicyName(policy)));
+    }
+  } else {
+    if (o.priority && *o.priority != 0) {
+      return UsageError(fmt::format(
+          "-p {} conflicts with --policy {}: only fifo and rr take a priority; use -p 0 or "
+          "--policy fifo",
+          *o.priority, o.policy));
+    }
+    if (priority < 0 || priority > 99) {
+      return UsageError(fmt::format("priority {} is out of range: use -p 0..99", priority));
+    }
+    priority = 0;
+  }
+  return Status::Ok();
+}
+
+Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
+  if (o.relative && o.posix) {
+    return UsageError("-r (relative clock_nanosleep) and -x (POSIX timers) conflict: pick one");
+  }
+  if (!o.wake.empty() && (o.relative || o.posix)) {
+    return UsageError(fmt::format("--wake '{}' conflicts with {}: -r means --wake rel, -x means "
+                                  "--wake posix; use only --wake",
+                                  o.wake, o.relative ? "-r" : "-x"));
+  }
+  if (o.relative) return std::vector<WakePath>{WakePath::kRel};
+  if (o.posix) return std::vector<WakePath>{WakePath::kPosix};
+  if (o.wake.empty()) return std::vector<WakePath>{WakePath::kAbs};
+  return ParseWakeList(o.wake);
+}
+
+Status CheckOutputs(const LatencyOptions& o) {
+  for (const auto* path : {&o.json, &o.histfile, &o.samples}) {
+    if (path->empty()) continue;
+    if (Status s = CheckWritable(*path); !s) return s;
+  }
+  if (!o.json.empty() && !o.samples.empty() && o.json == o.samples) {
+    return UsageError(fmt::format("--json and --samples both name '{}': give two files", o.json));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
+                                       const std::vector<int>& online_cpus) {
+  LatencyPlan plan;
+
+  // Which CPUs the threads go on, and how many threads.
+  std::vector<int> cpu_set = online_cpus;
+  const bool pin = o.affinity_given || o.smp;
+  if (o.affinity_given && !o.affinity.empty()) {
+    auto cpus = ParseCpuList(o.affinity);
+    if (!cpus) return UsageError("-a: " + cpus.error().message);
+    if (Status s = CheckCpusOnline(*cpus, online_cpus, "-a"); !s) return s.error();
+    cpu_set = *cpus;
+  }
+  size_t thread_count = 1;
+  if (o.smp || (o.threads_given && o.threads.empty())) thread_count = cpu_set.size();
+  if (o.threads_given && !o.threads.empty()) {
+    auto n = ParseInt(o.threads, "thread count (-t)");
+    if (!n) return n.error();
+    if (*n < 1 || *n > 4096) {
+      return UsageError(fmt::format("-t {}: use 1..4096 threads, or -t alone for one per CPU", *n));
+    }
+    thread_count = static_cast<size_t>(*n);
+  }
+
+  Policy policy = Policy::kFifo;
+  int priority = 80;
+  if (Status s = ResolvePolicy(o, policy, priority); !s) return s.error();
+  if (o.priospread && o.smp) {
+    return UsageError("--priospread conflicts with -S (which runs every thread at the same "
+                      "priority): drop one");
+  }
+  if (o.interval_us <= 0) {
+    return UsageError(fmt::format("interval -i {} must be above 0 us (e.g. -i 1000)", o.interval_us));
+  }
+  if (o.interval_us > 3600LL * 1000 * 1000) {
+    return UsageError(fmt::format("interval -i {} us is longer than an hour", o.interval_us));
+  }
+  const int64_t distance_us = o.distance_us.value_or(o.smp ? 0 : 500);
+  if (distance_us < 0) return UsageError(fmt::format("distance -d {} must be >= 0", distance_us));
+  // -h/-H (cyclictest) puts every thread at the same priority.
+  const bool same_priority = o.smp || o.histogram_us || o.histofall_us;
+
+  for (size_t i = 0; i < thread_count; ++i) {
+    measure::ThreadPlan t;
+    t.index = static_cast<int>(i);
+    t.cpu = pin ? cpu_set[i % cpu_set.size()] : -1;
+    t.policy = policy;
+    t.priority = priority;
+    if (o.priospread && !same_priority && measure::IsRealtime(policy)) {
+      t.priority = std::max(1, priority - static_cast<int>(i));
+    }
+    t.interval_ns = (o.interval_us + static_cast<int64_t>(i) * distance_us) * kNsPerUs;
+    plan.threads.push_back(t);
+  }
+
+  auto paths = ResolveWake(o);
+  if (!paths) return paths.error();
+  plan.paths = *paths;
+  auto uses = [&](WakePath p) {
+    return std::find(plan.paths.begin(), plan.paths.end(), p) != plan.paths.end();
+  };
+  if (o.wake.find("all") != std::string::npos && uses(WakePath::kItimer) &&
+      plan.threads.size() > 1) {
+    std::erase(plan.paths, WakePath::kItimer);
+    plan.notes.push_back("--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
+                         "-t 1)");
+  }
+  if (uses(WakePath::kItimer) && plan.threads.size() > 1) {
+    return UsageError(fmt::format(
+        "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} threads "
+        "were asked for: add -t 1, or use --wake posix",
+        plan.threads.size()));
+  }
+
+  if (!o.duration.empty()) {
+    auto d = ParseDurationNs(o.duration);
+    if (!d) return UsageError("-D: " + d.error().message);
+    plan.duration_ns = *d;
+  }
+  if (o.loops < 0) return UsageError(fmt::format("-l {} must be >= 0 (0 = endless)", o.loops));
+  plan.loops = static_cast<uint64_t>(o.loops);
+
+  if (o.histogram_us && o.histofall_us && *o.histogram_us != *o.histofall_us) {
+    return UsageError("-h and -H both given with different sizes: -H is -h plus a sum column; "
+                      "use one");
+  }
+  const int64_t hist_us = o.histofall_us.value_or(o.histogram_us.value_or(0));
+  if ((o.histogram_us || o.histofall_us) && (hist_us < 1 || hist_us > 1'000'000)) {
+    return UsageError(fmt::format("histogram size {} us: use 1..1000000", hist_us));
+  }
+  if (!o.histfile.empty() && hist_us == 0) {
+    return UsageError("--histfile needs -h US or -H US (what histogram to write)");
+  }
+  plan.linear_histogram_us = hist_us;
+
+  if (o.breaktrace_us) {
+    if (*o.breaktrace_us <= 0) return UsageError("-b must be above 0 us");
+    plan.breaktrace_ns = *o.breaktrace_us * kNsPerUs;
+  }
+  if (o.tracemark && !o.breaktrace_us) {
+    return UsageError("--tracemark needs -b US (it marks the trace when -b fires)");
+  }
+  plan.tracemark = o.tracemark;
+  if (o.spike_us) {
+    if (*o.spike_us <= 0) return UsageError("--spike must be above 0 us");
+    plan.spike_ns = *o.spike_us * kNsPerUs;
+  }
+  if (o.spike_nodes < 1 || o.spike_nodes > 10'000'000) {
+    return UsageError(fmt::format("--spike-nodes {}: use 1..10000000", o.spike_nodes));
+  }
+  plan.spike_nodes = static_cast<size_t>(o.spike_nodes);
+
+  if (!o.inject.empty()) {
+    auto inject = ParseInject(o.inject);
+    if (!inject) return inject.error();
+    if (!pin) {
+      return UsageError("--inject needs pinned threads (it spins on each measured CPU): add -a "
+                        "or -S");
+    }
+    if (uses(WakePath::kDeadline)) {
+      return UsageError("--inject cannot be combined with --wake deadline (SCHED_DEADLINE "
+                        "threads are not pinned)");
+    }
+    for (const auto& t : plan.threads) {
+      if (!measure::IsRealtime(t.policy) || t.priority >= 99) {
+        return UsageError("--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
+                          "can run above them (e.g. -p 80)");
+      }
+    }
+    plan.inject = *inject;
+  }
+
+  if (o.laptop || o.default_system) {
+    if (o.latency_pm_qos) {
+      return UsageError("--latency conflicts with --laptop/--default-system (which leave "
+                        "/dev/cpu_dma_latency alone)");
+    }
+    plan.pm_qos_us.reset();
+  } else {
+    plan.pm_qos_us = o.latency_pm_qos.value_or(0);
+    if (*plan.pm_qos_us < 0) return UsageError("--latency must be >= 0 us");
+  }
+  if (!o.mainaffinity.empty()) {
+    auto cpus = ParseCpuList(o.mainaffinity);
+    if (!cpus) return UsageError("--mainaffinity: " + cpus.error().message);
+    if (Status s = CheckCpusOnline(*cpus, online_cpus, "--mainaffinity"); !s) return s.error();
+    plan.main_affinity = *cpus;
+  }
+  if (o.dl_runtime_us) {
+    if (*o.dl_runtime_us <= 0 || *o.dl_runtime_us >= o.interval_us) {
+      return UsageError(fmt::format("--dl-runtime {} us must be above 0 and below the interval "
+                                    "({} us)",
+                                    *o.dl_runtime_us, o.interval_us));
+    }
+    plan.deadline_runtime_ns = *o.dl_runtime_us * kNsPerUs;
+  }
+  if (!o.samples.empty() || o.verbose) {
+    // Enough for 2 s of samples at the fastest thread's rate, at least 64 Ki records: the
+    // writer drains every few ms, so only a stalled disk can fill it (and drops are counted).
+    const int64_t per_sec = kNsPerSec / plan.threads.front().interval_ns;
+    plan.sample_ring_capacity = static_cast<size_t>(std::max<int64_t>(65536, 2 * per_sec));
+  }
+  if (!o.samples.empty() && o.verbose) {
+    return UsageError("--samples and -v both stream every sample: use one (rtpulse samples FILE "
+                      "--csv prints a samples file as text)");
+  }
+  if (Status s = CheckOutputs(o); !s) return s.error();
+  return plan;
+}
+
+}  // namespace rtpulse::cli

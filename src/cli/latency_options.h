@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "measure/engine.h"
+
+namespace rtpulse::cli {
+
+/// `rtpulse latency` options as typed on the command line (cyclictest spelling).
+struct LatencyOptions {
+  bool affinity_given = false;
+  std::string affinity;  ///< -a [CPUSET]; "" with affinity_given = all CPUs.
+  bool threads_given = false;
+  std::string threads;  ///< -t [NUM]; "" = one per CPU.
+  bool smp = false;     ///< -S
+  std::optional<int> priority;  ///< -p
+  std::string policy;           ///< --policy
+  bool priospread = false;
+  int64_t interval_us = 1000;
+  std::optional<int64_t> distance_us;  ///< -d (cyclictest default 500 without -S)
+  std::string duration;                ///< -D
+  int64_t loops = 0;
+  bool mlockall = false;
+  std::optional<int64_t> histogram_us;  ///< -h
+  std::optional<int64_t> histofall_us;  ///< -H
+  std::string histfile;
+  bool quiet = false;
+  bool nsecs = false;
+  bool relative = false;   ///< -r
+  bool posix = false;      ///< -x
+  std::optional<int64_t> breaktrace_us;
+  bool tracemark = false;
+  std::optional<int64_t> spike_us;
+  int64_t spike_nodes = 1024;
+  bool verbose = false;
+  std::string json;
+  bool laptop = false;
+  bool default_system = false;
+  std::optional<int> latency_pm_qos;
+  std::string mainaffinity;
+  // rtpulse's own.
+  std::string wake;      ///< --wake a,b,...
+  std::string samples;   ///< --samples FILE
+  std::string inject;    ///< --inject DELAY@RATE
+  std::optional<int64_t> dl_runtime_us;
+};
+
+/// Checks every option and builds the immutable plan. Any problem is one UsageError line
+/// naming the value and the fix; nothing has been written when it returns an error.
+Expected<measure::LatencyPlan> BuildLatencyPlan(const LatencyOptions& options,
+                                                const std::vector<int>& online_cpus);
+
+}  // namespace rtpulse::cli

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "measure/engine.h"
+
+namespace rtpulse::cli {
+
+/// How progress is shown while a run measures.
+enum class LiveMode {
+  kTty,    ///< Redraw one line per thread plus an ETA, a few times a second.
+  kPlain,  ///< Append plain lines every few seconds (stdout is a pipe or a file).
+  kOff,    ///< -q or -v: nothing.
+};
+
+/// The latency command's observer: the live view and SIGUSR1 statistics.
+class LiveView final : public measure::RunObserver {
+ public:
+  LiveView(LiveMode mode, std::FILE* out, bool nsecs, int64_t duration_ns, uint64_t loops,
+           std::vector<std::string> path_names);
+
+  void OnPathStart(size_t path_index, measure::WakePath path) override;
+  void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override;
+  void OnStatsRequest(const std::vector<measure::LiveProbe>& probes) override;
+
+  /// One line per thread as the live view shows it (also used for SIGUSR1).
+  std::vector<std::string> Lines(const std::vector<measure::LiveProbe>& probes) const;
+  /// "ETA 00:01:23" style remaining time, or "" when the run has no fixed end.
+  std::string Eta(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) const;
+
+ private:
+  LiveMode mode_;
+  std::FILE* out_;
+  bool nsecs_;
+  int64_t duration_ns_;
+  uint64_t loops_;
+  std::vector<std::string> path_names_;
+  size_t path_index_ = 0;
+  size_t drawn_lines_ = 0;
+  int64_t last_plain_ns_ = -1;
+};
+
+/// TTY on stdout -> kTty, otherwise kPlain; quiet/verbose -> kOff.
+LiveMode ChooseLiveMode(bool quiet, bool verbose);
+
+}  // namespace rtpulse::cli

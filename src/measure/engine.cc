@@ -1,0 +1,278 @@
+#include "measure/engine.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/fs_root.h"
+#include "measure/injector.h"
+#include "measure/probe.h"
+#include "measure/sample_log.h"
+#include "measure/tracing.h"
+
+namespace rtpulse::measure {
+namespace {
+
+constexpr int64_t kTickNs = 250 * kNsPerMs;     ///< Live view refresh.
+constexpr int64_t kStartMarginNs = 20 * kNsPerMs;  ///< Grid origin after every probe is ready.
+constexpr int64_t kReadyTimeoutNs = 10 * kNsPerSec;
+
+sigset_t RunSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
+
+std::vector<LiveProbe> Snapshot(const std::vector<std::unique_ptr<Probe>>& probes) {
+  std::vector<LiveProbe> live;
+  live.reserve(probes.size());
+  for (const auto& p : probes) live.push_back(p->Live());
+  return live;
+}
+
+/// Result of waiting on the controlling signals for up to `timeout_ns`.
+enum class SignalEvent { kNone, kStop, kStats };
+
+SignalEvent WaitSignal(int64_t timeout_ns) {
+  const sigset_t set = RunSignals();
+  const timespec timeout = ToTimespec(std::max<int64_t>(timeout_ns, 0));
+  const int sig = sigtimedwait(&set, nullptr, &timeout);
+  if (sig == SIGINT || sig == SIGTERM) return SignalEvent::kStop;
+  if (sig == SIGUSR1) return SignalEvent::kStats;
+  return SignalEvent::kNone;
+}
+
+/// Injector period: the requested rate, rounded to a whole number of probe periods so each
+/// injection lands exactly on one probe deadline.
+int64_t InjectionPeriod(const InjectPlan& inject, int64_t interval_ns) {
+  const double wanted = 1e9 / inject.rate_hz;
+  const auto periods = std::max<int64_t>(1, std::llround(wanted / static_cast<double>(interval_ns)));
+  return periods * interval_ns;
+}
+
+struct PathOutcome {
+  results::PathRun run;
+  bool interrupted = false;
+  std::optional<Error> all_failed;
+};
+
+PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
+                    std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
+                    RunObserver* observer, results::LatencyRun& run) {
+  PathOutcome out;
+  out.run.wake = std::string(WakePathName(path));
+  RunShared shared;
+
+  std::vector<std::unique_ptr<Probe>> probes;
+  for (size_t i = 0; i < plan.threads.size(); ++i) {
+    SampleRing* ring = rings.empty() ? nullptr : rings[i].get();
+    probes.push_back(std::make_unique<Probe>(plan, plan.threads[i], path, shared, ring, tracer));
+  }
+  std::vector<std::unique_ptr<Injector>> injectors;
+  if (plan.inject) {
+    std::map<int, const ThreadPlan*> per_cpu;
+    for (const auto& t : plan.threads) per_cpu.emplace(t.cpu, &t);
+    for (const auto& [cpu, t] : per_cpu) {
+      int top = 0;
+      for (const auto& other : plan.threads) {
+        if (other.cpu == cpu) top = std::max(top, other.priority);
+      }
+      injectors.push_back(std::make_unique<Injector>(
+          cpu, std::min(99, top + 1), plan.inject->delay_ns,
+          InjectionPeriod(*plan.inject, t->interval_ns), shared));
+    }
+  }
+
+  if (observer != nullptr) observer->OnPathStart(path_index, path);
+  out.run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  const int expected_ready = static_cast<int>(probes.size() + injectors.size());
+  int started = 0;
+  for (auto& p : probes) {
+    if (Status s = p->Start(); !s) {
+      out.all_failed = s.error();
+      break;
+    }
+    ++started;
+  }
+  for (auto& inj : injectors) {
+    if (Status s = inj->Start(); !s) {
+      out.all_failed = s.error();
+      break;
+    }
+    ++started;
+  }
+  // Every thread must have done its RT set-up before the grid starts.
+  const int64_t wait_until = MonotonicNs() + kReadyTimeoutNs;
+  while (shared.ready.load(std::memory_order_acquire) < started && MonotonicNs() < wait_until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const bool start_failed = started < expected_ready;
+  if (start_failed) shared.stop.store(true);
+  const int64_t origin = MonotonicNs() + kStartMarginNs;
+  shared.end_ns = plan.duration_ns > 0 ? origin + plan.duration_ns : 0;
+  shared.origin_ns.store(origin, std::memory_order_release);
+  shared.origin_ns.notify_all();
+
+  const int64_t path_start = MonotonicNs();
+  bool stats_requested = false;
+  while (!start_failed &&
+         shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
+    const SignalEvent event = WaitSignal(kTickNs);
+    if (event == SignalEvent::kStop) {
+      out.interrupted = true;
+      shared.stop.store(true);
+      for (auto& p : probes) p->Interrupt();
+      break;
+    }
+    if (event == SignalEvent::kStats) stats_requested = true;
+    if (observer != nullptr) {
+      const auto live = Snapshot(probes);
+      if (stats_requested) observer->OnStatsRequest(live);
+      observer->OnTick(live, MonotonicNs() - path_start);
+    }
+    stats_requested = false;
+  }
+  shared.stop.store(true);
+  for (auto& p : probes) p->Join();
+  for (auto& inj : injectors) inj->Join();
+  out.run.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  out.run.duration_ns = MonotonicNs() - origin;
+  if (observer != nullptr) observer->OnTick(Snapshot(probes), MonotonicNs() - path_start);
+
+  size_t failed = 0;
+  for (auto& p : probes) {
+    results::ProbeResult r = p->TakeResult();
+    if (p->failure()) {
+      ++failed;
+      r.degraded = true;
+      r.notes.push_back(p->failure()->message);
+      run.warnings.push_back(p->failure()->message);
+      if (!out.all_failed) out.all_failed = *p->failure();
+    }
+    for (const auto& inj : injectors) {
+      if (inj->cpu() == r.cpu) {
+        r.injections = inj->injections();
+        if (!inj->problem().empty()) {
+          r.notes.push_back("injector: " + inj->problem() + " (ground truth not reliable)");
+        }
+      }
+    }
+    if (r.samples_dropped > 0) {
+      run.warnings.push_back(fmt::format(
+          "{} thread {}: {} samples not logged (ring full: the writer or the disk fell behind); "
+          "the statistics still include them",
+          out.run.wake, r.index, r.samples_dropped));
+    }
+    if (r.degraded) run.degraded = true;
+    out.run.probes.push_back(std::move(r));
+  }
+  if (failed < probes.size() && !start_failed) out.all_failed.reset();
+
+  if (shared.break_hit.load()) {
+    results::BreakTrace bt;
+    bt.thread = shared.break_thread.load();
+    bt.latency_ns = shared.break_latency_ns.load();
+    bt.seq = shared.break_seq.load();
+    bt.tracing_stopped = shared.break_traced.load();
+    run.breaktrace = bt;
+  }
+  return out;
+}
+
+}  // namespace
+
+void BlockRunSignals() {
+  sigset_t set = RunSignals();
+  sigaddset(&set, SIGALRM);
+  sigaddset(&set, PosixTimerSignal());
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* observer,
+                                         std::unique_ptr<SampleSink> sink) {
+  results::LatencyRun run;
+  run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  run.warnings = plan.notes;
+
+  if (!plan.main_affinity.empty()) {
+    if (Status s = SetThreadAffinity(plan.main_affinity); !s) {
+      run.warnings.push_back("--mainaffinity: " + s.error().message);
+    }
+  }
+  if (plan.lock_memory) {
+    if (auto warning = LockAllMemory()) {
+      run.warnings.push_back(*warning);
+      run.degraded = true;
+    }
+  }
+  DmaLatencyGuard dma;
+  if (plan.pm_qos_us) {
+    if (Status s = dma.Hold(*plan.pm_qos_us); s) {
+      run.dma_latency = fmt::format("/dev/cpu_dma_latency held at {} us", *plan.pm_qos_us);
+    } else {
+      run.dma_latency = "not held";
+      run.warnings.push_back(s.error().message +
+                             ": CPU idle states may add exit latency (run as root)");
+    }
+  } else {
+    run.dma_latency = "left alone (--laptop/--default-system)";
+  }
+  std::unique_ptr<Tracer> tracer;
+  if (plan.breaktrace_ns > 0) {
+    tracer = std::make_unique<Tracer>();
+    if (Status s = tracer->Open(FsRoot::System()); !s) {
+      run.warnings.push_back(s.error().message);
+    }
+  }
+
+  std::vector<std::unique_ptr<SampleRing>> rings;
+  std::unique_ptr<SampleWriter> writer;
+  if (sink) {
+    for (size_t i = 0; i < plan.threads.size(); ++i) {
+      rings.push_back(std::make_unique<SampleRing>(plan.sample_ring_capacity));
+    }
+    std::vector<SampleRing*> raw;
+    for (auto& r : rings) raw.push_back(r.get());
+    writer = std::make_unique<SampleWriter>(raw, std::move(sink));
+    writer->Start();
+  }
+
+  std::optional<Error> failure;
+  size_t paths_with_results = 0;
+  for (size_t i = 0; i < plan.paths.size(); ++i) {
+    PathOutcome outcome = RunPath(plan, plan.paths[i], i, rings, tracer.get(), observer, run);
+    if (outcome.all_failed) {
+      if (!failure) failure = outcome.all_failed;
+    } else {
+      ++paths_with_results;
+    }
+    run.paths.push_back(std::move(outcome.run));
+    if (outcome.interrupted) run.interrupted = true;
+    if (run.interrupted || run.breaktrace) break;
+  }
+
+  if (writer) {
+    if (Status s = writer->Stop(run.interrupted); !s) {
+      run.warnings.push_back("samples log: " + s.error().message);
+      if (!failure) failure = s.error();
+    }
+  }
+  dma.Release();
+  run.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  if (paths_with_results == 0 && failure) return *failure;
+  if (failure) run.warnings.push_back("some wake paths could not run: " + failure->message);
+  return run;
+}
+
+}  // namespace rtpulse::measure

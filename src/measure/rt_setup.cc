@@ -1,0 +1,164 @@
+#include "measure/rt_setup.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace rtpulse::measure {
+
+std::string PolicyName(Policy policy) {
+  switch (policy) {
+    case Policy::kOther: return "other";
+    case Policy::kBatch: return "batch";
+    case Policy::kIdle: return "idle";
+    case Policy::kFifo: return "fifo";
+    case Policy::kRr: return "rr";
+  }
+  return "other";
+}
+
+Expected<Policy> ParsePolicy(const std::string& name) {
+  if (name == "other" || name == "normal") return Policy::kOther;
+  if (name == "batch") return Policy::kBatch;
+  if (name == "idle") return Policy::kIdle;
+  if (name == "fifo") return Policy::kFifo;
+  if (name == "rr") return Policy::kRr;
+  return UsageError(fmt::format(
+      "unknown policy '{}': use one of other, normal, batch, idle, fifo, rr", name));
+}
+
+bool IsRealtime(Policy policy) { return policy == Policy::kFifo || policy == Policy::kRr; }
+
+std::optional<std::string> LockAllMemory() {
+  // MCL_FUTURE under a finite RLIMIT_MEMLOCK makes every later allocation past the limit
+  // fail (std::bad_alloc in the middle of a run), so without CAP_IPC_LOCK (root) and an
+  // unlimited limit, memory is left unlocked and the run says so.
+  rlimit limit{};
+  getrlimit(RLIMIT_MEMLOCK, &limit);
+  if (geteuid() != 0 && limit.rlim_cur != RLIM_INFINITY) {
+    return fmt::format(
+        "memory not locked: RLIMIT_MEMLOCK is {} KiB and locking all memory would make later "
+        "allocations fail; page faults may add latency (fix: run as root, or 'ulimit -l "
+        "unlimited')",
+        limit.rlim_cur / 1024);
+  }
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) return std::nullopt;
+  return fmt::format(
+      "mlockall failed ({}): page faults may add latency (fix: run as root or raise "
+      "'ulimit -l')",
+      std::strerror(errno));
+}
+
+void PrefaultStack(size_t bytes) {
+  // Touch the stack a fixed-size frame at a time (no VLA, no alloca).
+  constexpr size_t kChunk = 16 * 1024;
+  volatile unsigned char chunk[kChunk];
+  // Recurse first and touch after, so the frame stays live (no tail call reusing it).
+  if (bytes > kChunk) PrefaultStack(bytes - kChunk);
+  for (size_t i = 0; i < kChunk; i += 64) chunk[i] = 0;
+  asm volatile("" : : "r"(chunk) : "memory");  // keep the writes
+}
+
+namespace {
+int ToLinuxPolicy(Policy policy) {
+  switch (policy) {
+    case Policy::kOther: return SCHED_OTHER;
+    case Policy::kBatch: return SCHED_BATCH;
+    case Policy::kIdle: return SCHED_IDLE;
+    case Policy::kFifo: return SCHED_FIFO;
+    case Policy::kRr: return SCHED_RR;
+  }
+  return SCHED_OTHER;
+}
+}  // namespace
+
+Status SetThreadScheduling(Policy policy, int priority) {
+  sched_param param{};
+  param.sched_priority = IsRealtime(policy) ? priority : 0;
+  if (sched_setscheduler(0, ToLinuxPolicy(policy), &param) != 0) {
+    const int err = errno;
+    return Error{err == EPERM ? ExitCode::kResource : ExitCode::kFailure,
+                 fmt::format("cannot set SCHED_{} priority {}: {}", PolicyName(policy), priority,
+                             std::strerror(err))};
+  }
+  return Status::Ok();
+}
+
+Status SetThreadAffinity(const std::vector<int>& cpus) {
+  if (cpus.empty()) return Status::Ok();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) CPU_SET(static_cast<size_t>(cpu), &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return Failure(fmt::format("cannot pin to CPU(s) {}: {}", fmt::join(cpus, ","),
+                               std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+DmaLatencyGuard::~DmaLatencyGuard() { Release(); }
+
+Status DmaLatencyGuard::Hold(int latency_us, const std::string& device) {
+  Release();
+  const int fd = ::open(device.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return ResourceError(fmt::format("cannot open {}: {}", device, std::strerror(errno)));
+  }
+  const int32_t value = latency_us;
+  if (::write(fd, &value, sizeof(value)) != static_cast<ssize_t>(sizeof(value))) {
+    const int err = errno;
+    ::close(fd);
+    return Failure(fmt::format("cannot write {}: {}", device, std::strerror(err)));
+  }
+  fd_ = fd;
+  return Status::Ok();
+}
+
+void DmaLatencyGuard::Release() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+namespace {
+/// Layout of struct sched_attr (include/uapi/linux/sched/types.h), version 0 (48 bytes).
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+};
+constexpr uint32_t kSchedDeadline = 6;
+}  // namespace
+
+Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns) {
+  SchedAttr attr{};
+  attr.size = sizeof(attr);
+  attr.sched_policy = kSchedDeadline;
+  attr.sched_runtime = static_cast<uint64_t>(runtime_ns);
+  attr.sched_deadline = static_cast<uint64_t>(deadline_ns);
+  attr.sched_period = static_cast<uint64_t>(period_ns);
+  if (syscall(SYS_sched_setattr, 0, &attr, 0U) != 0) {
+    const int err = errno;
+    return Error{err == EPERM ? ExitCode::kResource : ExitCode::kFailure,
+                 fmt::format("cannot set SCHED_DEADLINE (runtime {} ns, period {} ns): {}{}",
+                             runtime_ns, period_ns, std::strerror(err),
+                             err == EBUSY ? " (admission control: bandwidth exhausted; use a "
+                                            "longer interval or fewer threads)"
+                                          : "")};
+  }
+  return Status::Ok();
+}
+
+}  // namespace rtpulse::measure

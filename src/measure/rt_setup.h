@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace rtpulse::measure {
+
+/// Scheduling policies a probe can ask for (cyclictest --policy names).
+enum class Policy { kOther, kBatch, kIdle, kFifo, kRr };
+
+std::string PolicyName(Policy policy);
+Expected<Policy> ParsePolicy(const std::string& name);
+bool IsRealtime(Policy policy);
+
+/// Locks current and future memory (mlockall). Returns a warning text on failure.
+std::optional<std::string> LockAllMemory();
+
+/// Touches `bytes` of the calling thread's stack so later use never page-faults.
+void PrefaultStack(size_t bytes);
+
+/// Sets the calling thread's policy and priority. Linux applies it per thread.
+Status SetThreadScheduling(Policy policy, int priority);
+
+/// Pins the calling thread to `cpus` (empty: leave as is).
+Status SetThreadAffinity(const std::vector<int>& cpus);
+
+/// Holds /dev/cpu_dma_latency at a value while alive (the kernel drops the request when
+/// the file is closed), so deep C-states do not add exit latency to the measurement.
+class DmaLatencyGuard {
+ public:
+  DmaLatencyGuard() = default;
+  ~DmaLatencyGuard();
+  DmaLatencyGuard(const DmaLatencyGuard&) = delete;
+  DmaLatencyGuard& operator=(const DmaLatencyGuard&) = delete;
+
+  /// Opens the device and writes `latency_us`. On failure returns why (not fatal).
+  Status Hold(int latency_us, const std::string& device = "/dev/cpu_dma_latency");
+  void Release();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+/// `SCHED_DEADLINE` for the calling thread (sched_setattr; glibc has no wrapper).
+Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns);
+
+}  // namespace rtpulse::measure

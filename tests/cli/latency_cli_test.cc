@@ -1,0 +1,354 @@
+// Runs the real `rtpulse` binary: bad input, signals, outputs, degraded mode.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <cctype>
+#include <ostream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+using testutil::ProcessOptions;
+using testutil::ReadFile;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+size_t CountLines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(CliTest, HelpAndVersionExitZero) {
+  auto help = RunRtpulse({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("latency"), std::string::npos);
+  EXPECT_NE(help.out.find("130 interrupted"), std::string::npos);
+  auto version = RunRtpulse({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("rtpulse "), std::string::npos);
+  auto latency_help = RunRtpulse({"latency", "--help"});
+  EXPECT_EQ(latency_help.exit_code, 0);
+  EXPECT_NE(latency_help.out.find("--wake"), std::string::npos);
+}
+
+TEST(CliTest, UnknownCommandSuggestsTheClosestOne) {
+  auto r = RunRtpulse({"latncy"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(CountLines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("Did you mean 'latency'?"), std::string::npos) << r.err;
+  auto none = RunRtpulse({});
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string must_mention;
+};
+
+void PrintTo(const BadInput& b, std::ostream* os) {
+  for (const auto& a : b.args) *os << a << ' ';
+}
+
+std::string BadInputName(const ::testing::TestParamInfo<BadInput>& info) {
+  std::string name;
+  for (const auto& a : info.param.args) name += a + "_";
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name + std::to_string(info.index);
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, OneLineNamingTheValueExitTwoNothingWritten) {
+  TempDir dir;
+  std::vector<std::string> args = {"latency", "-q", "--json", dir.File("out.json"), "--samples",
+                                   dir.File("out.smp")};
+  args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+  auto r = RunRtpulse(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("rtpulse: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(GetParam().must_mention), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.List().empty()) << "files written on bad input";
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Latency, BadInputTest,
+    ::testing::Values(BadInput{{"-p", "100"}, "100"}, BadInput{{"-p", "-1"}, "-1"},
+                      BadInput{{"-a", "9999"}, "9999"}, BadInput{{"-a", "1-0"}, "1-0"},
+                      BadInput{{"-i", "0"}, "0 us"}, BadInput{{"-D", "10x"}, "10x"},
+                      BadInput{{"-D", "abc"}, "abc"}, BadInput{{"--wake", "timerdf"}, "timerfd"},
+                      BadInput{{"-r", "-x"}, "-x"}, BadInput{{"--wake", "abs", "-r"}, "-r"},
+                      BadInput{{"-t", "2", "--wake", "itimer"}, "itimer"},
+                      BadInput{{"--inject", "2ms"}, "2ms"},
+                      BadInput{{"--inject", "2ms@10Hz"}, "-a"},
+                      BadInput{{"--policy", "fifo", "-p", "0"}, "0"},
+                      BadInput{{"--policy", "realtime"}, "realtime"},
+                      BadInput{{"--tracemark"}, "-b"}, BadInput{{"-h", "0"}, "0"},
+                      BadInput{{"--nonsense"}, "--nonsense"}, BadInput{{"-l", "x"}, "x"}),
+    BadInputName);
+
+TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {
+  auto r = RunRtpulse({"latency", "-q", "-l", "10", "--json", "/nonexistent/dir/out.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/dir"), std::string::npos) << r.err;
+}
+
+class LatencyRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for SCHED_FIFO";
+  }
+};
+
+TEST_F(LatencyRunTest, JsonKeepsCyclictestSchemaAndAddsRtpulseFields) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "500", "-q", "-h", "50", "--json",
+                       dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
+  EXPECT_EQ(j["file_version"], 1);
+  for (const char* key : {"cmdline:", "rt_test_version:", "start_time", "end_time",
+                          "return_code", "sysinfo", "num_threads", "resolution_in_ns"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  ASSERT_TRUE(j["thread"].contains("0"));
+  for (const auto& [index, t] : j["thread"].items()) {
+    for (const char* key : {"histogram", "cycles", "min", "max", "avg", "cpu"}) {
+      EXPECT_TRUE(t.contains(key)) << key;
+    }
+    EXPECT_EQ(t["cycles"], 500);
+    uint64_t in_histogram = 0;
+    for (const auto& [us, count] : t["histogram"].items()) in_histogram += count.get<uint64_t>();
+    EXPECT_EQ(in_histogram + t["histogram_overflows"].get<uint64_t>() +
+                  t["histogram_underflows"].get<uint64_t>(),
+              500u);
+    EXPECT_EQ(t["stats"]["count"], 500);
+    EXPECT_LE(t["stats"]["p50_ns"].get<int64_t>(), t["stats"]["p99_ns"].get<int64_t>());
+    EXPECT_LE(t["stats"]["p99_ns"].get<int64_t>(), t["stats"]["max_ns"].get<int64_t>());
+    EXPECT_EQ(t["max"].get<int64_t>(), t["stats"]["max_ns"].get<int64_t>() / 1000);
+  }
+  EXPECT_FALSE(j["rtpulse"]["interrupted"].get<bool>());
+  EXPECT_FALSE(j["rtpulse"]["warnings"].empty());  // this VM is not PREEMPT_RT
+  // The -h text block went to stdout, cyclictest style.
+  EXPECT_NE(r.out.find("# Histogram\n000000 "), std::string::npos);
+  EXPECT_NE(r.out.find("# Max Latencies:"), std::string::npos);
+}
+
+class SignalTest : public LatencyRunTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SignalTest, StopAtARandomMomentLeavesValidJsonMarkedInterrupted) {
+  TempDir dir;
+  std::mt19937 rng(std::random_device{}());
+  const int delay_ms = std::uniform_int_distribution<int>(150, 1500)(rng);
+  ProcessOptions options;
+  options.signal = GetParam();
+  options.signal_after = std::chrono::milliseconds(delay_ms);
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "60s", "-q", "--json",
+                       dir.File("r.json"), "--samples", dir.File("r.smp")},
+                      options);
+  SCOPED_TRACE(::testing::Message() << "signal after " << delay_ms << " ms");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
+  EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());
+  EXPECT_EQ(j["return_code"], 130);
+  EXPECT_GT(j["thread"]["0"]["cycles"].get<uint64_t>(), 0u);
+  // Atomic writes: no temporaries left, and the samples file is complete (trailer).
+  for (const auto& name : dir.List()) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+  auto samples = RunRtpulse({"samples", dir.File("r.smp")});
+  EXPECT_EQ(samples.exit_code, 0) << samples.err;
+  EXPECT_NE(samples.out.find("interrupted"), std::string::npos) << samples.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(IntTerm, SignalTest, ::testing::Values(SIGINT, SIGTERM),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == SIGINT ? "SIGINT" : "SIGTERM");
+                         });
+
+TEST_F(LatencyRunTest, StopsWithinOnePeriod) {
+  TempDir dir;
+  ProcessOptions options;
+  options.signal = SIGINT;
+  options.signal_after = std::chrono::milliseconds(1500);
+  // 2 s periods: without prompt handling the exit would wait for the 60 s duration.
+  auto r = RunRtpulse({"latency", "-S", "-i", "2000000", "-D", "60s", "-q", "--json",
+                       dir.File("r.json")},
+                      options);
+  EXPECT_EQ(r.exit_code, 130);
+  EXPECT_LT(r.signal_to_exit_seconds, 2.0 + 1.0) << "one period is 2 s";
+}
+
+TEST_F(LatencyRunTest, SigusrOnePrintsCurrentStatistics) {
+  ProcessOptions options;
+  options.signal = SIGUSR1;
+  options.signal_after = std::chrono::milliseconds(700);
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "2s", "-q"}, options);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("SIGUSR1: current statistics"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("T: 0"), std::string::npos) << r.err;
+}
+
+TEST_F(LatencyRunTest, TwoThreadsAtTenKilohertzForTenSecondsDropNoSample) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "100", "-D", "10s",
+                       "-q", "--samples", dir.File("s.smp"), "--json", dir.File("s.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  uint64_t cycles = 0;
+  for (const auto& [i, t] : j["thread"].items()) {
+    EXPECT_EQ(t["samples_dropped"], 0);
+    EXPECT_EQ(t["samples_logged"], t["cycles"]);
+    cycles += t["cycles"].get<uint64_t>();
+  }
+  EXPECT_GT(cycles, 150'000u);  // 2 x 10 kHz x 10 s, less what host stalls skipped
+  auto csv = RunRtpulse({"samples", dir.File("s.smp"), "--csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(CountLines(csv.out), cycles + 1);  // header + one line per sample
+}
+
+TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "2s", "-q", "--inject", "2ms@10Hz",
+                       "--json", dir.File("i.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("i.json")));
+  for (const auto& [i, t] : j["thread"].items()) {
+    const uint64_t injections = t["injections"].get<uint64_t>();
+    EXPECT_GE(injections, 18u);
+    uint64_t at_or_above = 0;
+    for (const auto& b : t["histogram_log"]) {
+      if (b[1].get<int64_t>() >= 2'000'000) at_or_above += b[2].get<uint64_t>();
+    }
+    EXPECT_GE(at_or_above, injections * 9 / 10);
+    EXPECT_LE(at_or_above, injections + std::max<uint64_t>(3, injections / 5));
+  }
+}
+
+TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
+  TempDir dir;
+  ProcessOptions options;
+  options.run_as_uid = 65534;  // nobody: no CAP_SYS_NICE, RLIMIT_RTPRIO 0
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "--json",
+                       dir.File("d.json")},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning"), std::string::npos);
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("d.json")));
+  EXPECT_TRUE(j["rtpulse"]["degraded"].get<bool>());
+  EXPECT_EQ(j["thread"]["0"]["policy"], "other");
+  EXPECT_EQ(j["thread"]["0"]["cycles"], 200);
+}
+
+}  // namespace
+}  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST_F(LatencyRunTest, PipedOutputGetsPlainPeriodicLinesAndQuietGetsNone) {
+  auto piped = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out.find('\033'), std::string::npos) << "no escape codes into a pipe";
+  EXPECT_NE(piped.out.find("elapsed 00:00:0"), std::string::npos) << piped.out;
+  EXPECT_NE(piped.out.find(" P99:"), std::string::npos) << piped.out;
+  auto quiet = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("elapsed"), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.out.find(" P99:"), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.find("T: 0"), std::string::npos) << "final summary still printed";
+}
+
+TEST_F(LatencyRunTest, TtyOutputRedrawsOneLinePerThreadWithAnEta) {
+  // util-linux `script` gives the child a pseudo-terminal, as an interactive user has.
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/script";
+  auto r = testutil::RunProcess({"/usr/bin/script", "-qec",
+                                 std::string(RTPULSE_BINARY) +
+                                     " latency -S -i 1000 -D 3s -l 2500",
+                                 "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\033[2K"), std::string::npos) << "lines are redrawn in place";
+  EXPECT_NE(r.out.find("\033[3A"), std::string::npos) << "2 threads + ETA line redrawn";
+  EXPECT_NE(r.out.find("ETA 00:00:0"), std::string::npos);
+}
+
+TEST_F(LatencyRunTest, VerboseStreamsEverySampleInCyclictestFormat) {
+  auto r = RunRtpulse({"latency", "-a", "0", "-t", "1", "-i", "1000", "-l", "300", "-v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    int thread = -1;
+    unsigned long cycle = 0;
+    long value = 0;
+    if (std::sscanf(line.c_str(), "%8d:%8lu:%8ld", &thread, &cycle, &value) == 3 &&
+        line.size() == 26) {
+      EXPECT_EQ(thread, 0);
+      ++lines;
+    }
+  }
+  EXPECT_EQ(lines, 300u);
+}
+
+TEST_F(LatencyRunTest, HistfileGetsTheHistogramBlockAndStdoutDoesNot) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "-H", "30",
+                       "--histfile", dir.File("h.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string hist = ReadFile(dir.File("h.txt"));
+  EXPECT_EQ(hist.rfind("# Histogram\n000000 ", 0), 0u) << hist.substr(0, 80);
+  EXPECT_NE(hist.find("# Total: "), std::string::npos);
+  EXPECT_NE(hist.find("# Histogram Overflow at cycle number:"), std::string::npos);
+  EXPECT_EQ(r.out.find("# Histogram\n"), std::string::npos);
+}
+
+TEST_F(LatencyRunTest, BreaktraceStopsFtraceThroughTheSysfsRoot) {
+  // A fixture tracefs: the same code path the real /sys/kernel/tracing takes.
+  TempDir root;
+  std::filesystem::create_directories(root.File("sys/kernel/tracing"));
+  std::filesystem::create_directories(root.File("sys/devices/system/cpu"));
+  { std::ofstream(root.File("sys/kernel/tracing/tracing_on")) << "1\n"; }
+  { std::ofstream(root.File("sys/kernel/tracing/trace_marker")); }
+  { std::ofstream(root.File("sys/devices/system/cpu/online")) << "0\n"; }
+  TempDir dir;
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT=" + root.path()};
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1",
+                       "--tracemark", "--json", dir.File("b.json")},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.seconds, 10.0) << "-b must end the run at the first sample above 1 us";
+  EXPECT_EQ(ReadFile(root.File("sys/kernel/tracing/tracing_on")).substr(0, 1), "0");
+  EXPECT_NE(ReadFile(root.File("sys/kernel/tracing/trace_marker")).find("hit latency threshold"),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
+  EXPECT_TRUE(j["rtpulse"]["breaktrace"]["tracing_stopped"].get<bool>());
+}
+
+TEST_F(LatencyRunTest, BreaktraceWithoutTracefsSaysItCannotAndStillStops) {
+  TempDir root;  // an empty root: no tracefs in it
+  std::filesystem::create_directories(root.File("sys/devices/system/cpu"));
+  { std::ofstream(root.File("sys/devices/system/cpu/online")) << "0\n"; }
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT=" + root.path()};
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1"},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cannot stop ftrace"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 10.0);
+}
+
+}  // namespace
+}  // namespace rtpulse

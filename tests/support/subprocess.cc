@@ -1,0 +1,148 @@
+#include "support/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace rtpulse::testutil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  ProcessResult result;
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) std::abort();
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  for (const auto& e : options.extra_env) env_storage.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    // The test process may block signals (the engine does); the child starts clean.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    if (options.run_as_uid) {
+      if (setgid(*options.run_as_uid) != 0 || setuid(*options.run_as_uid) != 0) _exit(126);
+    }
+    execve(cargs[0], cargs.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  bool signalled = false;
+  Clock::time_point signal_time{};
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    const double elapsed_ms = Since(start) * 1000.0;
+    if (options.signal != 0 && !signalled &&
+        elapsed_ms >= static_cast<double>(options.signal_after.count())) {
+      kill(pid, options.signal);
+      signalled = true;
+      signal_time = Clock::now();
+    }
+    if (elapsed_ms > static_cast<double>(options.timeout.count())) {
+      kill(-pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, 20) < 0) continue;
+    for (auto& f : fds) {
+      if (f.fd < 0 || (f.revents & (POLLIN | POLLHUP)) == 0) continue;
+      const ssize_t n = read(f.fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+      } else {
+        (f.fd == out_pipe[0] ? result.out : result.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.seconds = Since(start);
+  if (signalled) {
+    result.signal_to_exit_seconds =
+        std::chrono::duration<double>(Clock::now() - signal_time).count();
+  }
+  if (Since(start) * 1000.0 > static_cast<double>(options.timeout.count())) {
+    result.exit_code = -1;
+  } else if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.exit_code = 128 + WTERMSIG(status);
+  }
+  return result;
+}
+
+ProcessResult RunRtpulse(const std::vector<std::string>& args, const ProcessOptions& options) {
+  std::vector<std::string> argv{RTPULSE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, options);
+}
+
+TempDir::TempDir() {
+  std::string tmpl = "/tmp/rtpulse-test-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+  path_ = tmpl;
+  // Readable by anyone so a test may run the binary as an unprivileged user here.
+  std::filesystem::permissions(path_, std::filesystem::perms::all);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<std::string> TempDir::List() const {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(path_)) {
+    names.push_back(e.path().filename().string());
+  }
+  return names;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool IsRoot() { return geteuid() == 0; }
+
+}  // namespace rtpulse::testutil

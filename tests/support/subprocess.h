@@ -1,0 +1,55 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rtpulse::testutil {
+
+/// What a child process did.
+struct ProcessResult {
+  int exit_code = -1;        ///< Exit status, or 128 + signal when killed by one.
+  std::string out;           ///< Everything written to stdout.
+  std::string err;           ///< Everything written to stderr.
+  double seconds = 0;        ///< Wall time from start to exit.
+  double signal_to_exit_seconds = -1;  ///< From sending `signal` to exit (-1: none sent).
+};
+
+struct ProcessOptions {
+  std::chrono::milliseconds timeout{120'000};
+  /// Send this signal after `signal_after` (0 = none).
+  int signal = 0;
+  std::chrono::milliseconds signal_after{0};
+  /// Run as this uid/gid (e.g. nobody) when set; the test must be root to use it.
+  std::optional<unsigned> run_as_uid;
+  std::vector<std::string> extra_env;  ///< "NAME=value" added to the environment.
+};
+
+/// Runs argv[0] with argv, capturing stdout/stderr. The child gets its own process group;
+/// on timeout the group is killed and exit_code is -1.
+ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+/// Convenience: runs the rtpulse binary built with the tests.
+ProcessResult RunRtpulse(const std::vector<std::string>& args, const ProcessOptions& options = {});
+
+/// A fresh empty folder under /tmp, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  /// Names of every entry in the folder.
+  std::vector<std::string> List() const;
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path);
+bool IsRoot();
+
+}  // namespace rtpulse::testutil
