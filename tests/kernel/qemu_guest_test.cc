@@ -131,13 +131,6 @@ TEST_F(QemuGuestTest, NohzFullIsInEffect) {
 
 TEST_F(QemuGuestTest, TwoSecondLatencyRunWritesValidJson) {
   const std::string run = Section("latency");
-  // Until the latency engine is merged from main this branch carries its placeholder, which
-  // refuses every option; say so instead of failing on what this branch cannot fix.
-  if (run.find("latency: not built yet") != std::string::npos ||
-      run.find("The following arguments were not expected: -q /tmp/latency.json") !=
-          std::string::npos) {
-    GTEST_SKIP() << "rtpulse latency is still the placeholder on this branch: " << run;
-  }
   EXPECT_EQ(Value("latency-exit"), "0") << run;
   const std::string text = Section("latency.json");
   nlohmann::json json;
@@ -147,7 +140,14 @@ TEST_F(QemuGuestTest, TwoSecondLatencyRunWritesValidJson) {
     FAIL() << "latency.json is not JSON (" << e.what() << "):\n" << text;
   }
   EXPECT_TRUE(json.contains("file_version")) << text;
-  EXPECT_TRUE(json.contains("thread")) << text;
+  ASSERT_TRUE(json.contains("thread")) << text;
+  // Measured on this guest's RT kernel, and it measured something.
+  EXPECT_EQ(json["sysinfo"]["release"], ManifestValue("release")) << text;
+  EXPECT_EQ(json["sysinfo"]["realtime"], 1) << text;
+  ASSERT_TRUE(json["thread"].is_object() && !json["thread"].empty()) << text;
+  for (const auto& [index, thread] : json["thread"].items()) {
+    EXPECT_GT(thread.value("cycles", 0), 0) << "thread " << index << ": " << thread.dump();
+  }
 }
 
 }  // namespace
