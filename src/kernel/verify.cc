@@ -101,8 +101,10 @@ std::string ExplainTrap(const OptionCheck& check, const KernelConfig& config) {
 
 std::string GenericReason(const OptionCheck& check) {
   if (check.wanted == "n") {
-    return fmt::format("asked off but the config has CONFIG_{}={}: something selects it",
-                       check.name, check.actual.value_or("?"));
+    return fmt::format(
+        "asked off but the config has CONFIG_{}={}: another option selects it, or it has no "
+        "prompt in this configuration and cannot be turned off",
+        check.name, check.actual.value_or("?"));
   }
   if (check.state == OptionState::kMissing) {
     return fmt::format(
