@@ -24,6 +24,7 @@ constexpr std::array kCommands = {
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
             &SetupMonitor},
     Command{"load", "run built-in loads or stress-ng and report what they achieved", &SetupLoad},
+    Command{"kernel", "verify a kernel config against the PREEMPT_RT fragment", &SetupKernel},
 };
 
 constexpr const char* kExitCodes =

@@ -37,5 +37,6 @@ Runner SetupSamples(CLI::App& sub);
 Runner SetupCheck(CLI::App& sub);
 Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
+Runner SetupKernel(CLI::App& sub);
 
 }  // namespace rtpulse::cli
