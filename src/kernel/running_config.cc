@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
-#include <zlib.h>
 
-#include <array>
+#include "core/gzip.h"
 
 namespace rtpulse::kernel {
 namespace {
@@ -15,38 +14,6 @@ std::string UnameField(const FsRoot& root, const char* proc_path, const char* fa
 }
 
 }  // namespace
-
-Expected<std::string> Gunzip(std::string_view data, std::string_view origin) {
-  z_stream stream{};
-  // 16 + MAX_WBITS: expect a gzip header, not a raw zlib stream.
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) {
-    return Failure(fmt::format("{}: cannot start zlib", origin));
-  }
-  std::string out;
-  std::array<char, 64 * 1024> buffer{};
-  // zlib's API takes a non-const pointer but does not write through next_in.
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  stream.avail_in = static_cast<uInt>(data.size());
-  int rc = Z_OK;
-  while (true) {
-    stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
-    stream.avail_out = static_cast<uInt>(buffer.size());
-    rc = inflate(&stream, Z_NO_FLUSH);
-    out.append(buffer.data(), buffer.size() - stream.avail_out);
-    if (rc == Z_STREAM_END && stream.avail_in > 0) {
-      rc = inflateReset(&stream);  // concatenated gzip members
-      if (rc != Z_OK) break;
-      continue;
-    }
-    if (rc != Z_OK) break;
-  }
-  inflateEnd(&stream);
-  if (rc != Z_STREAM_END) {
-    return Failure(
-        fmt::format("{}: not valid gzip data (zlib error {}): is it a config.gz?", origin, rc));
-  }
-  return out;
-}
 
 Expected<RunningConfig> LoadRunningConfig(const FsRoot& root) {
   utsname uts{};

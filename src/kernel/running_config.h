@@ -22,9 +22,6 @@ struct RunningConfig {
 /// resource error (exit 3) that says how to get one.
 Expected<RunningConfig> LoadRunningConfig(const FsRoot& root);
 
-/// Decompresses gzip data (one or more members); errors name `origin`.
-Expected<std::string> Gunzip(std::string_view data, std::string_view origin);
-
 /// The fragment compiled into rtpulse (kernel/rt.config of the source tree it was built from).
 std::string_view DefaultFragment();
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/gzip.h"
+
 namespace rtpulse::kernel {
 namespace {
 
