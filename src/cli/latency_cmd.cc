@@ -65,8 +65,8 @@ void DeclareOptions(CLI::App& sub, LatencyOptions& o) {
                  "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
 }
 
-void FillSystem(results::LatencyRun& run) {
-  const sys::SystemInfo info = sys::ProbeSystem(FsRoot::System());
+/// Copies the machine description into the result (cyclictest's "sysinfo" block).
+void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run) {
   run.sysname = info.sysname;
   run.nodename = info.nodename;
   run.release = info.release;
@@ -75,7 +75,6 @@ void FillSystem(results::LatencyRun& run) {
   run.preempt_rt = info.preempt_rt;
   run.preemption_model = info.preemption_model;
   run.hypervisor = info.hypervisor;
-  for (auto& w : sys::EnvironmentWarnings(info)) run.warnings.push_back(std::move(w));
 }
 
 /// Prefixes every line with "# " so cyclictest-style parsers skip rtpulse's table.
@@ -114,10 +113,9 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   LiveView view(ChooseLiveMode(o.quiet, o.verbose), stdout, o.nsecs, plan->duration_ns,
                 plan->loops, names);
 
-  results::LatencyRun header;
-  FillSystem(header);
+  const std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
   const bool script_mode = o.quiet || o.verbose || plan->linear_histogram_us > 0;
-  for (const auto& w : header.warnings) fmt::print(stderr, "rtpulse: warning: {}\n", w);
+  for (const auto& w : environment) fmt::print(stderr, "rtpulse: warning: {}\n", w);
 
   measure::BlockRunSignals();
   auto measured = measure::RunLatency(*plan, &view, std::move(sink));
@@ -125,17 +123,10 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   results::LatencyRun run = std::move(*measured);
   run.rtpulse_version = kVersion;
   run.cmdline = cmdline;
-  run.sysname = header.sysname;
-  run.nodename = header.nodename;
-  run.release = header.release;
-  run.version = header.version;
-  run.machine = header.machine;
-  run.preempt_rt = header.preempt_rt;
-  run.preemption_model = header.preemption_model;
-  run.hypervisor = header.hypervisor;
-  run.warnings.insert(run.warnings.begin(), header.warnings.begin(), header.warnings.end());
+  FillSystem(probe, run);
+  run.warnings.insert(run.warnings.begin(), environment.begin(), environment.end());
   run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
-  for (size_t i = header.warnings.size(); i < run.warnings.size(); ++i) {
+  for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
     fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
   }
 
