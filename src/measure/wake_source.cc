@@ -173,19 +173,31 @@ class ITimer final : public WakeSource {
     while ((rc = sigwaitinfo(&set_, &info)) < 0 && errno == EINTR) {
     }
     if (rc < 0) return {deadline_ns, 0, errno};
+    const int64_t woke = MonotonicNs();
+    // Read the timer between two clock reads; a host stall between them (seen as a gap of
+    // a quarter period or more) makes the reading ambiguous, so read it again.
     itimerval left{};
-    getitimer(ITIMER_REAL, &left);
-    const int64_t now = MonotonicNs();
+    int64_t before = 0;
+    int64_t after = 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      before = MonotonicNs();
+      getitimer(ITIMER_REAL, &left);
+      after = MonotonicNs();
+      if (after - before < interval_ns_ / 4) break;
+    }
     const int64_t left_ns = left.it_value.tv_sec * kNsPerSec + left.it_value.tv_usec * kNsPerUs;
     int64_t periods = 0;
     if (left_ns > kNsPerUs) {
       // Armed: the kernel's next expiry is a grid point; round away the few hundred ns
-      // between getitimer() and the clock read.
-      periods = (now + left_ns - deadline_ns + interval_ns_ / 2) / interval_ns_;
+      // the getitimer() call takes.
+      periods = (before + left_ns - deadline_ns + interval_ns_ / 2) / interval_ns_;
     } else {
       // Expired again and not re-armed yet (the kernel reports 0 or 1 us): its signal is
-      // pending for the last grid point at or before now, which is the next period.
-      periods = (now - deadline_ns) / interval_ns_;
+      // pending for the first grid point after the dequeue of this one (at or before
+      // `woke`), and that point has passed (at or before `after`).
+      const int64_t first_after_wake = (woke - deadline_ns) / interval_ns_ + 1;
+      const int64_t last_passed = (after - deadline_ns) / interval_ns_;
+      periods = std::min(first_after_wake, last_passed);
     }
     return {deadline_ns, static_cast<uint64_t>(std::max<int64_t>(1, periods)), 0};
   }
