@@ -129,6 +129,26 @@ TEST_F(QemuGuestTest, NohzFullIsInEffect) {
   EXPECT_EQ(Value("nohz_full"), "1");
 }
 
+// What docs/kernel.md promises `rtpulse check` says on a correctly set-up RT kernel.
+TEST_F(QemuGuestTest, PreflightCheckPassesTheKernelAndIsolationChecks) {
+  EXPECT_EQ(Value("check-exit"), "0") << Section("check");
+  const std::string text = Section("check.json");
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    FAIL() << "check.json is not JSON (" << e.what() << "):\n" << text;
+  }
+  std::map<std::string, std::string> status;
+  for (const auto& check : json["checks"]) status[check["id"]] = check["status"];
+  for (const char* id :
+       {"kernel.preemption", "kernel.config", "kernel.hrtimers", "kernel.nohz_full",
+        "isolation.isolcpus", "isolation.nohz_full", "isolation.rcu_nocbs"}) {
+    EXPECT_EQ(status[id], "pass") << id << "\n" << Section("check");
+  }
+  EXPECT_EQ(json["system"]["preemption_model"], "PREEMPT_RT");
+}
+
 TEST_F(QemuGuestTest, TwoSecondLatencyRunWritesValidJson) {
   const std::string run = Section("latency");
   EXPECT_EQ(Value("latency-exit"), "0") << run;
