@@ -19,6 +19,9 @@ namespace {
 constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
+    Command{"suite",
+            "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
+            &SetupSuite},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
@@ -30,8 +33,8 @@ constexpr std::array kCommands = {
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, check.md, latency.md, loads.md, monitor.md,\n"
-    "      wake-paths.md, samples-format.md).";
+    "Docs: docs/ in the source tree (cli.md, suite.md, check.md, latency.md, loads.md,\n"
+    "      monitor.md, wake-paths.md, samples-format.md, result-json.md).";
 
 std::string g_invocation;
 

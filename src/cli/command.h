@@ -6,7 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
+#include "load/load.h"
 
 namespace rtpulse::cli {
 
@@ -31,6 +34,9 @@ std::string Invocation();
 /// Closest of `candidates` to `word` by edit distance, or "" when nothing is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 
+/// The `loads[]` array of `rtpulse load --json` (also in the suite's result.json).
+nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports);
+
 // Command setups, one per file.
 Runner SetupLatency(CLI::App& sub);
 Runner SetupSamples(CLI::App& sub);
@@ -38,5 +44,6 @@ Runner SetupCheck(CLI::App& sub);
 Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
+Runner SetupSuite(CLI::App& sub);
 
 }  // namespace rtpulse::cli

@@ -50,7 +50,8 @@ void DeclareOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--spike", o.spike_us, "record every sample above US");
   sub.add_option("--spike-nodes", o.spike_nodes, "spikes kept per thread (default 1024)");
   sub.add_flag("-v,--verbose", o.verbose, "print every sample as thread:cycle:latency_us");
-  sub.add_option("--json", o.json, "write results as JSON (cyclictest schema + rtpulse fields)");
+  sub.add_option("--json", o.json,
+                 "write results as JSON (cyclictest schema + rtpulse fields); - = stdout");
   sub.add_flag("--laptop", o.laptop, "leave /dev/cpu_dma_latency alone (save battery)");
   sub.add_flag("--default-system", o.default_system, "do not tune the system");
   sub.add_option("--latency", o.latency_pm_qos, "value for /dev/cpu_dma_latency (default 0)");
@@ -110,7 +111,11 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 
   std::vector<std::string> names;
   for (auto p : plan->paths) names.emplace_back(measure::WakePathName(p));
-  LiveView view(ChooseLiveMode(o.quiet, o.verbose), stdout, o.nsecs, plan->duration_ns,
+  // --json -: the JSON document alone goes to stdout; the text outputs go to stderr.
+  const bool json_stdout = o.json == "-";
+  std::FILE* text = json_stdout ? stderr : stdout;
+  LiveView view(ChooseLiveMode(o.quiet || json_stdout, o.verbose), stdout, o.nsecs,
+                plan->duration_ns,
                 plan->loops, names);
 
   const std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
@@ -132,7 +137,9 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 
   int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
   if (!run.samples_error.empty()) exit_code = ToInt(ExitCode::kFailure);
-  if (!o.json.empty()) {
+  if (json_stdout) {
+    std::fputs((results::ToJson(run, o.nsecs).dump(2) + "\n").c_str(), stdout);
+  } else if (!o.json.empty()) {
     if (Status s = WriteFileAtomic(o.json, results::ToJson(run, o.nsecs).dump(2) + "\n"); !s) {
       exit_code = ReportError(s.error());
     }
@@ -147,23 +154,24 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (!o.histfile.empty()) {
     if (Status s = WriteFileAtomic(o.histfile, histogram); !s) exit_code = ReportError(s.error());
   } else {
-    std::fputs(histogram.c_str(), stdout);
+    std::fputs(histogram.c_str(), text);
   }
   if (plan->linear_histogram_us == 0 && !o.verbose) {
     for (const auto& path : run.paths) {
-      if (run.paths.size() > 1) fmt::print("# wake path: {}\n", path.wake);
+      if (run.paths.size() > 1) fmt::print(text, "# wake path: {}\n", path.wake);
       for (const auto& p : path.probes) {
-        fmt::print("{}\n", results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
+        fmt::print(text, "{}\n",
+                   results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
       }
     }
   }
   if (run.breaktrace) {
     // cyclictest's lines, so scripts that look for them find them.
-    fmt::print("# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
+    fmt::print(text, "# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
                o.nsecs ? run.breaktrace->latency_ns : run.breaktrace->latency_ns / 1000);
   }
   const std::string summary = results::FormatSummary(run);
-  std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), stdout);
+  std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), text);
   std::fflush(stdout);
   return exit_code;
 }

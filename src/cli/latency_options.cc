@@ -124,8 +124,11 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
 }
 
 Status CheckOutputs(const LatencyOptions& o) {
+  if (o.json == "-" && o.verbose) {
+    return UsageError("--json - and -v both write to standard output: give --json a file name");
+  }
   for (const auto* path : {&o.json, &o.histfile, &o.samples}) {
-    if (path->empty()) continue;
+    if (path->empty() || (path == &o.json && *path == "-")) continue;
     if (Status s = CheckWritable(*path); !s) return s;
   }
   if (!o.json.empty() && !o.samples.empty() && o.json == o.samples) {

@@ -18,16 +18,8 @@
 #include "load/spec.h"
 
 namespace rtpulse::cli {
-namespace {
 
-struct LoadOptions {
-  std::vector<std::string> specs;
-  std::string duration = "0";
-  std::string json;
-  bool list = false;
-};
-
-nlohmann::json ToJson(const std::vector<load::LoadReport>& reports, bool interrupted) {
+nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports) {
   nlohmann::json loads = nlohmann::json::array();
   for (const auto& r : reports) {
     nlohmann::json cpus = nlohmann::json::array();
@@ -47,7 +39,20 @@ nlohmann::json ToJson(const std::vector<load::LoadReport>& reports, bool interru
                      {"cpu_use", cpus},
                      {"warnings", r.warnings}});
   }
-  return {{"cmdline", Invocation()}, {"interrupted", interrupted}, {"loads", loads}};
+  return loads;
+}
+
+namespace {
+
+struct LoadOptions {
+  std::vector<std::string> specs;
+  std::string duration = "0";
+  std::string json;
+  bool list = false;
+};
+
+nlohmann::json ToJson(const std::vector<load::LoadReport>& reports, bool interrupted) {
+  return {{"cmdline", Invocation()}, {"interrupted", interrupted}, {"loads", LoadReportsJson(reports)}};
 }
 
 /// Waits for the duration (0: forever) or SIGINT/SIGTERM/SIGHUP, taken synchronously.

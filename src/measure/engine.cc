@@ -245,7 +245,7 @@ Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* o
     } else {
       run.dma_latency = "not held";
       run.warnings.push_back(s.error().message +
-                             ": CPU idle states may add exit latency (run as root)");
+                             ": CPU idle states may add exit latency");
     }
   } else {
     run.dma_latency = "left alone (--laptop/--default-system)";

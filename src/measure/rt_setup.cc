@@ -110,7 +110,12 @@ Status DmaLatencyGuard::Hold(int latency_us, const std::string& device) {
   Release();
   const int fd = ::open(device.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) {
-    return ResourceError(fmt::format("cannot open {}: {}", device, std::strerror(errno)));
+    const int err = errno;
+    // Only a permission problem is fixed by root; a missing device (no CONFIG_CPU_IDLE PM QoS,
+    // a container) is not.
+    const bool privilege = err == EACCES || err == EPERM;
+    return ResourceError(fmt::format("cannot open {}: {}{}", device, std::strerror(err),
+                                     privilege ? " (run as root)" : ""));
   }
   const int32_t value = latency_us;
   if (::write(fd, &value, sizeof(value)) != static_cast<ssize_t>(sizeof(value))) {

@@ -417,3 +417,23 @@ TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogIsAFailureThatSaysWhatWasLost) {
 
 }  // namespace
 }  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST_F(LatencyRunTest, JsonDashWritesTheDocumentAloneToStdout) {
+  TempDir dir;
+  auto r = testutil::RunProcess({"/bin/sh", "-c",
+                                 "cd " + dir.path() + " && " + RTPULSE_BINARY +
+                                     " latency -t 1 -i 1000 -l 100 --json -"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // nothing else on stdout
+  EXPECT_EQ(j["thread"]["0"]["cycles"], 100);
+  EXPECT_NE(r.err.find("T: 0"), std::string::npos) << "status lines moved to stderr";
+  EXPECT_TRUE(dir.List().empty()) << "no file named '-'";
+  auto bad = RunRtpulse({"latency", "-t", "1", "-l", "10", "-v", "--json", "-"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace rtpulse

@@ -1,0 +1,195 @@
+#include "results/suite_result.h"
+
+#include <fmt/format.h>
+
+#include "core/histogram.h"
+#include "results/cyclictest_format.h"
+#include "stats/summary.h"
+
+namespace rtpulse::results {
+namespace {
+
+std::string IsoTime(int64_t realtime_ns) {
+  if (realtime_ns <= 0) return "";
+  const time_t secs = static_cast<time_t>(realtime_ns / 1'000'000'000);
+  tm utc{};
+  gmtime_r(&secs, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+double Us(double ns) { return ns / 1000.0; }
+
+nlohmann::json StatsJson(const ScenarioStats& s) {
+  return {{"scenario", s.scenario},
+          {"wake", s.wake},
+          {"status", s.status},
+          {"samples", s.samples},
+          {"min_ns", s.min_ns},
+          {"mean_ns", s.mean_ns},
+          {"median_ns", s.median_ns},
+          {"p95_ns", s.p95_ns},
+          {"p99_ns", s.p99_ns},
+          {"p99.9_ns", s.p999_ns},
+          {"p99.99_ns", s.p9999_ns},
+          {"max_ns", s.max_ns},
+          {"jitter_stddev_ns", s.stddev_ns},
+          {"missed_activations", s.missed_activations},
+          {"skipped_periods", s.skipped_periods},
+          {"periods_elapsed", s.periods_elapsed}};
+}
+
+/// One row per wake path of a scenario that has measurements.
+std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
+  std::vector<ScenarioStats> rows;
+  if (!scenario.latency) return rows;
+  for (const auto& path : scenario.latency->paths) {
+    Histogram all;
+    ScenarioStats row;
+    row.scenario = scenario.name;
+    row.wake = path.wake;
+    row.status = ScenarioStatusName(scenario.status);
+    for (const auto& p : path.probes) {
+      all.Merge(p.histogram);
+      row.missed_activations += p.missed_activations;
+      row.skipped_periods += p.skipped_periods;
+      row.periods_elapsed += p.periods_elapsed;
+    }
+    const stats::Summary s = stats::Summarize(all);
+    row.samples = s.count;
+    row.min_ns = s.min_ns;
+    row.mean_ns = s.mean_ns;
+    row.stddev_ns = s.stddev_ns;
+    row.max_ns = s.max_ns;
+    row.median_ns = all.Percentile(50.0);
+    row.p95_ns = all.Percentile(95.0);
+    row.p99_ns = all.Percentile(99.0);
+    row.p999_ns = all.Percentile(99.9);
+    row.p9999_ns = all.Percentile(99.99);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+const char* ScenarioStatusName(ScenarioStatus status) {
+  switch (status) {
+    case ScenarioStatus::kPending: return "pending";
+    case ScenarioStatus::kSettling: return "settling";
+    case ScenarioStatus::kMeasuring: return "measuring";
+    case ScenarioStatus::kComplete: return "complete";
+    case ScenarioStatus::kInterrupted: return "interrupted";
+    case ScenarioStatus::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+std::vector<ScenarioStats> SummarizeScenarios(const SuiteResult& suite) {
+  std::vector<ScenarioStats> rows;
+  for (const auto& scenario : suite.scenarios) {
+    for (auto& row : SummarizeScenario(scenario)) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json ToJson(const SuiteResult& suite) {
+  nlohmann::json j;
+  j["schema"] = kSuiteSchema;
+  j["schema_version"] = kSuiteSchemaVersion;
+  j["rtpulse_version"] = suite.rtpulse_version;
+  j["cmdline"] = suite.cmdline;
+  j["status"] = suite.status;
+  j["start_time"] = IsoTime(suite.start_realtime_ns);
+  j["updated_time"] = IsoTime(suite.updated_realtime_ns);
+  j["config"] = suite.config;
+  j["system"] = suite.system;
+  j["tuning"] = suite.tuning;
+  j["monitor"] = suite.monitor;
+  j["warnings"] = suite.warnings;
+  j["percentile_method"] = std::string(stats::kPercentileMethod);
+  nlohmann::json scenarios = nlohmann::json::array();
+  for (const auto& s : suite.scenarios) {
+    nlohmann::json o;
+    o["name"] = s.name;
+    o["description"] = s.description;
+    o["loads"] = s.load_specs;
+    o["status"] = ScenarioStatusName(s.status);
+    if (!s.error.empty()) o["error"] = s.error;
+    o["settle_s"] = static_cast<double>(s.settle_ns) / 1e9;
+    o["planned_s"] = static_cast<double>(s.planned_ns) / 1e9;
+    o["start_time"] = IsoTime(s.start_realtime_ns);
+    o["end_time"] = IsoTime(s.end_realtime_ns);
+    o["start_realtime_ns"] = s.start_realtime_ns;
+    o["end_realtime_ns"] = s.end_realtime_ns;
+    o["load_reports"] = s.loads;
+    o["warnings"] = s.warnings;
+    // The checkpoint flag says the numbers are a snapshot of a measurement still running
+    // when the file was written (a killed run leaves exactly this).
+    o["checkpoint"] = s.status == ScenarioStatus::kMeasuring && s.latency.has_value();
+    if (s.latency) {
+      o["latency"] = results::ToJson(*s.latency, false);
+      nlohmann::json summary = nlohmann::json::array();
+      for (const auto& row : SummarizeScenario(s)) {
+        summary.push_back(StatsJson(row));
+      }
+      o["summary"] = summary;
+    } else {
+      o["latency"] = nullptr;
+      o["summary"] = nlohmann::json::array();
+    }
+    scenarios.push_back(std::move(o));
+  }
+  j["scenarios"] = scenarios;
+  return j;
+}
+
+nlohmann::json StatisticalSummaryJson(const SuiteResult& suite) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : SummarizeScenarios(suite)) rows.push_back(StatsJson(row));
+  return {{"schema", "rtpulse.statistical_summary"},
+          {"schema_version", 1},
+          {"status", suite.status},
+          {"units", "ns"},
+          {"percentile_method", std::string(stats::kPercentileMethod)},
+          {"jitter", "population standard deviation of the latency"},
+          {"scenarios", rows}};
+}
+
+std::string FormatStatisticalSummary(const SuiteResult& suite) {
+  const auto rows = SummarizeScenarios(suite);
+  bool several_paths = false;
+  for (const auto& r : rows) several_paths |= r.wake != rows.front().wake;
+  std::string out = fmt::format(
+      "{:<16} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>14}  {}\n",
+      "scenario", "samples", "min", "mean", "median", "p95", "p99", "p99.9", "p99.99", "max",
+      "jitter", "missed/skipped", "status");
+  for (const auto& r : rows) {
+    const std::string name = several_paths ? r.scenario + "/" + r.wake : r.scenario;
+    out += fmt::format(
+        "{:<16} {:>10} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>9.1f} "
+        "{:>8.1f} {:>14}  {}\n",
+        name, r.samples, Us(static_cast<double>(r.min_ns)), Us(r.mean_ns),
+        Us(static_cast<double>(r.median_ns)), Us(static_cast<double>(r.p95_ns)),
+        Us(static_cast<double>(r.p99_ns)), Us(static_cast<double>(r.p999_ns)),
+        Us(static_cast<double>(r.p9999_ns)), Us(static_cast<double>(r.max_ns)), Us(r.stddev_ns),
+        fmt::format("{}/{}", r.missed_activations, r.skipped_periods), r.status);
+  }
+  for (const auto& s : suite.scenarios) {
+    if (!s.latency) {
+      out += fmt::format("{:<16} {:>10}  {}{}\n", s.name, "-", ScenarioStatusName(s.status),
+                         s.error.empty() ? "" : ": " + s.error);
+    }
+  }
+  out += "\nlatencies in microseconds, all measuring threads together; jitter = standard "
+         "deviation (population)\n";
+  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
+  if (suite.status != "complete") {
+    out += fmt::format("note: suite {}; rows cover what ran\n", suite.status);
+  }
+  return out;
+}
+
+}  // namespace rtpulse::results

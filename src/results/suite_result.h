@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/latency_result.h"
+
+namespace rtpulse::results {
+
+/// result.json's schema name and version (docs/result-json.md). Bump the version when a
+/// field changes meaning or goes away; adding a field keeps it.
+inline constexpr const char* kSuiteSchema = "rtpulse.suite";
+inline constexpr int kSuiteSchemaVersion = 1;
+
+/// Where one scenario got to. `kMeasuring` with a latency snapshot is what a checkpoint
+/// holds: the run was still going (or was killed) when it was written.
+enum class ScenarioStatus { kPending, kSettling, kMeasuring, kComplete, kInterrupted, kFailed };
+const char* ScenarioStatusName(ScenarioStatus status);
+
+/// One scenario of a suite: its loads, what they achieved, and what was measured under them.
+struct ScenarioResult {
+  std::string name;
+  std::string description;
+  std::vector<std::string> load_specs;  ///< As written in the configuration.
+  ScenarioStatus status = ScenarioStatus::kPending;
+  std::string error;          ///< Why it failed (a load that did not start, ...).
+  int64_t settle_ns = 0;      ///< Warm-up under load before measuring; not measured.
+  int64_t planned_ns = 0;     ///< Measurement time asked for.
+  int64_t start_realtime_ns = 0;
+  int64_t end_realtime_ns = 0;
+  std::optional<LatencyRun> latency;  ///< Final, or the last checkpoint while measuring.
+  nlohmann::json loads = nlohmann::json::array();  ///< Load reports (rtpulse load --json).
+  std::vector<std::string> warnings;
+};
+
+/// A whole `rtpulse suite` run: what result.json holds.
+struct SuiteResult {
+  std::string rtpulse_version;
+  std::string cmdline;
+  std::string status = "running";  ///< running, complete, interrupted, failed.
+  int64_t start_realtime_ns = 0;
+  int64_t updated_realtime_ns = 0;
+  nlohmann::json config = nlohmann::json::object();     ///< The suite as run.
+  nlohmann::json system = nlohmann::json::object();     ///< system_info.json.
+  nlohmann::json tuning = nlohmann::json::array();      ///< --tune changes; empty without.
+  nlohmann::json monitor = nlohmann::json::object();    ///< Files, columns, notes.
+  std::vector<std::string> warnings;  ///< Environment and pre-flight warnings, verbatim.
+  std::vector<ScenarioResult> scenarios;
+};
+
+/// One row of statistical_summary: a scenario (and wake path, when several ran), all
+/// threads together.
+struct ScenarioStats {
+  std::string scenario;
+  std::string wake;
+  std::string status;
+  uint64_t samples = 0;
+  int64_t min_ns = 0;
+  double mean_ns = 0;
+  int64_t median_ns = 0;
+  int64_t p95_ns = 0;
+  int64_t p99_ns = 0;
+  int64_t p999_ns = 0;
+  int64_t p9999_ns = 0;
+  int64_t max_ns = 0;
+  double stddev_ns = 0;  ///< Reported as jitter.
+  uint64_t missed_activations = 0;
+  uint64_t skipped_periods = 0;
+  uint64_t periods_elapsed = 0;
+};
+
+/// Rows for every scenario that has measurements, in suite order.
+std::vector<ScenarioStats> SummarizeScenarios(const SuiteResult& suite);
+
+nlohmann::json ToJson(const SuiteResult& suite);
+/// statistical_summary.txt: the table in microseconds, the method statement, the notes.
+std::string FormatStatisticalSummary(const SuiteResult& suite);
+/// statistical_summary.json: the same rows in nanoseconds.
+nlohmann::json StatisticalSummaryJson(const SuiteResult& suite);
+
+}  // namespace rtpulse::results

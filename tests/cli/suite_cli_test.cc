@@ -1,0 +1,337 @@
+// rtpulse suite, end to end: the real binary, real loads, real SCHED_FIFO probes, real files.
+// Latency values are never asserted (the VM's host steals time); structure, counts that must
+// add up, and what is left behind are.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+namespace fs = std::filesystem;
+using testutil::ProcessOptions;
+using testutil::ProcessResult;
+using testutil::ReadFile;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+using nlohmann::json;
+
+/// Every process whose environment holds `marker` (the suite, its loads, stress-ng, the
+/// tuning guardian: they all inherit it), other than zombies.
+std::set<int> MarkedProcesses(const std::string& marker) {
+  std::set<int> pids;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* e = readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::ifstream env(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+    if (text.find(marker) == std::string::npos) continue;
+    const std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
+    pids.insert(pid);
+  }
+  closedir(proc);
+  return pids;
+}
+
+/// Waits up to 5 s for every marked process to be gone; returns what is left.
+std::set<int> Leftovers(const std::string& marker) {
+  std::set<int> left;
+  for (int i = 0; i < 500; ++i) {
+    left = MarkedProcesses(marker);
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return left;
+}
+
+std::string Marker() {
+  static int n = 0;
+  return "RTPULSE_SUITE_TEST_MARK=" + std::to_string(getpid()) + "_" + std::to_string(++n);
+}
+
+json ReadJson(const std::string& path) { return json::parse(ReadFile(path)); }
+
+class SuiteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for SCHED_FIFO and mlockall";
+  }
+};
+
+/// samples + skipped (+ grid restarts) = periods, and the summary adds the threads up.
+void ExpectCountsAddUp(const json& scenario) {
+  SCOPED_TRACE("scenario " + scenario["name"].get<std::string>());
+  const json& latency = scenario["latency"];
+  ASSERT_TRUE(latency.is_object());
+  uint64_t cycles = 0;
+  for (const auto& [i, t] : latency["thread"].items()) {
+    const uint64_t samples = t["stats"]["count"].get<uint64_t>();
+    EXPECT_EQ(t["cycles"].get<uint64_t>(), samples);
+    EXPECT_EQ(samples + t["skipped_periods"].get<uint64_t>() + t["grid_restarts"].get<uint64_t>(),
+              t["periods_elapsed"].get<uint64_t>());
+    cycles += samples;
+  }
+  ASSERT_EQ(scenario["summary"].size(), 1u);
+  EXPECT_EQ(scenario["summary"][0]["samples"].get<uint64_t>(), cycles);
+}
+
+TEST_F(SuiteTest, RunWritesTheWholeResultsTree) {
+  TempDir dir;
+  const std::string out = dir.File("run");
+  const std::string marker = Marker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  auto r = RunRtpulse({"suite", "--scenarios", "idle,light", "--duration", "2s", "--settle", "1s",
+                       "--monitor-interval", "500ms", "--out", out, "--samples"},
+                      options);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("results: " + out), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p99.99"), std::string::npos) << "summary table printed";
+  for (const char* f : {"system_info.txt", "system_info.json", "thermal_power_log.csv",
+                        "power_thermal_stats.txt", "statistical_summary.txt",
+                        "statistical_summary.json", "result.json"}) {
+    EXPECT_TRUE(fs::is_regular_file(out + "/" + f)) << f;
+  }
+  for (const char* s : {"idle", "light"}) {
+    for (const char* f : {"cyclictest.json", "cyclictest_raw.txt", "histogram.txt",
+                          "min_latency.txt", "avg_latency.txt", "max_latency.txt", "samples.bin"}) {
+      EXPECT_TRUE(fs::is_regular_file(out + "/" + s + "/" + f)) << s << "/" << f;
+    }
+    EXPECT_EQ(ReadFile(out + "/" + s + "/max_latency.txt").rfind("# Max Latencies:", 0), 0u);
+  }
+  const json result = ReadJson(out + "/result.json");
+  EXPECT_EQ(result["schema"], "rtpulse.suite");
+  EXPECT_EQ(result["schema_version"], 1);
+  EXPECT_EQ(result["status"], "complete");
+  EXPECT_FALSE(result["system"]["checks"]["checks"].empty());
+  ASSERT_EQ(result["scenarios"].size(), 2u);
+  EXPECT_EQ(result["scenarios"][0]["name"], "idle");
+  EXPECT_EQ(result["scenarios"][1]["name"], "light");
+  for (const auto& s : result["scenarios"]) {
+    EXPECT_EQ(s["status"], "complete");
+    EXPECT_FALSE(s["checkpoint"].get<bool>());
+    ExpectCountsAddUp(s);
+    // 2 s at 1 ms per thread: the measurement ran its planned time.
+    for (const auto& [i, t] : s["latency"]["thread"].items()) {
+      EXPECT_GE(t["periods_elapsed"].get<uint64_t>(), 1990u);
+    }
+  }
+  // The light scenario's loads ran and say what they achieved.
+  const json& loads = result["scenarios"][1]["load_reports"];
+  ASSERT_FALSE(loads.empty());
+  for (const auto& l : loads) EXPECT_GT(l["ops"].get<uint64_t>(), 0u) << l.dump();
+  // The per-scenario cyclictest.json is the scenario's latency object.
+  const json cyclictest = ReadJson(out + "/light/cyclictest.json");
+  EXPECT_EQ(cyclictest["file_version"], 1);
+  EXPECT_EQ(cyclictest["thread"], result["scenarios"][1]["latency"]["thread"]);
+  // statistical_summary.json carries the same rows.
+  const json summary = ReadJson(out + "/statistical_summary.json");
+  ASSERT_EQ(summary["scenarios"].size(), 2u);
+  EXPECT_EQ(summary["scenarios"][1], result["scenarios"][1]["summary"][0]);
+  // The monitor logged through the whole suite (>= 6 s at 500 ms).
+  const std::string csv = ReadFile(out + "/thermal_power_log.csv");
+  EXPECT_GE(std::count(csv.begin(), csv.end(), '\n'), 8);
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
+TEST_F(SuiteTest, ListShowsTheScenariosAndRunsNothing) {
+  TempDir dir;
+  auto r = RunRtpulse({"suite", "--list", "--quick", "--out", dir.File("x")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"idle", "light", "moderate", "heavy", "thermal"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir.File("x")));
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  const char* message;  // part of the error
+};
+
+TEST_F(SuiteTest, BadInputIsOneErrorLineExitTwoAndNothingStarted) {
+  TempDir dir;
+  fs::create_directories(dir.File("full"));
+  std::ofstream(dir.File("full/keep")) << "x";
+  std::ofstream(dir.File("bad.toml")) << "name = \"x\"\n[[scenario]]\nname = \"a\"\nloads = [\"cpux\"]\n";
+  std::ofstream(dir.File("syntax.toml")) << "name = \"x\"\nduration = = 3\n";
+  const std::vector<BadInput> cases = {
+      {{"--scenarios", "idel"}, "idle"},
+      {{"--cpus", "99"}, "CPU 99"},
+      {{"--duration", "0"}, "--duration"},
+      {{"--duration", "soon"}, "soon"},
+      {{"--out", dir.File("full")}, "already holds files"},
+      {{"--out", "/proc/rtpulse-cannot/x"}, "cannot create"},
+      {{"--config", dir.File("missing.toml")}, "missing.toml"},
+      {{"--config", dir.File("bad.toml")}, "bad.toml:4"},
+      {{"--config", dir.File("syntax.toml")}, "syntax.toml:2"},
+      {{"--checkpoint-interval", "60s"}, "10 s"},
+      {{"--no-rt-throttling"}, "--tune"},
+  };
+  const std::string marker = Marker();
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {"suite", "--quick"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    if (std::find(c.args.begin(), c.args.end(), "--out") == c.args.end()) {
+      argv.push_back("--out");
+      argv.push_back(dir.File("never"));
+    }
+    ProcessOptions options;
+    options.extra_env = {marker};
+    auto r = RunRtpulse(argv, options);
+    SCOPED_TRACE(::testing::PrintToString(c.args));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("rtpulse: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir.File("never"))) << "nothing written";
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
+TEST_F(SuiteTest, StrictRefusesWhenAPreflightCheckFails) {
+  // The stock Pi 5 fixture fails checks (see tests/data/golden/check/pi5-stock.txt).
+  TempDir dir;
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock",
+                       "PATH=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock/bin:/usr/bin:/bin"};
+  auto r = RunRtpulse({"suite", "--strict", "--scenarios", "idle", "--cpus", "0", "--quick",
+                       "--out", dir.File("run")},
+                      options);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--strict"), std::string::npos) << r.err;
+  const json result = ReadJson(dir.File("run/result.json"));
+  EXPECT_EQ(result["status"], "refused");
+  EXPECT_TRUE(fs::exists(dir.File("run/system_info.txt")));
+  EXPECT_FALSE(fs::exists(dir.File("run/idle"))) << "no scenario ran";
+}
+
+/// Runs two short scenarios and sends `sig` after `after`; returns the result and the marker.
+ProcessResult RunAndSignal(const std::string& out, int sig, std::chrono::milliseconds after,
+                           const std::string& marker) {
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.signal = sig;
+  options.signal_after = after;
+  return RunRtpulse({"suite", "--scenarios", "light,moderate", "--duration", "3s", "--settle",
+                     "1s", "--checkpoint-interval", "1s", "--monitor-interval", "1s", "-q", "--out",
+                     out},
+                    options);
+}
+
+/// What must hold for a suite that was stopped (or finished) at any moment.
+void ExpectValidOutput(const std::string& out, int sig, const ProcessResult& r) {
+  if (sig == SIGKILL) {
+    EXPECT_TRUE(r.exit_code == 128 + SIGKILL || r.exit_code == 0) << r.exit_code;
+  } else {
+    EXPECT_TRUE(r.exit_code == 130 || r.exit_code == 0) << r.exit_code << r.err;
+  }
+  if (!fs::exists(out + "/result.json")) {
+    // Killed before the first write: only possible in the first moments.
+    EXPECT_EQ(sig, SIGKILL);
+    return;
+  }
+  const json result = ReadJson(out + "/result.json");  // parses: atomic writes
+  EXPECT_EQ(result["schema"], "rtpulse.suite");
+  if (sig != SIGKILL) {
+    EXPECT_EQ(result["status"], r.exit_code == 0 ? "complete" : "interrupted");
+    EXPECT_TRUE(fs::exists(out + "/statistical_summary.json"));
+  }
+  for (const auto& s : result["scenarios"]) {
+    const std::string status = s["status"];
+    if (s["latency"].is_object()) {
+      // A checkpoint or a final result: the counts add up either way.
+      for (const auto& [i, t] : s["latency"]["thread"].items()) {
+        EXPECT_EQ(t["cycles"], t["stats"]["count"]);
+      }
+    }
+    if (sig != SIGKILL) {
+      EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "pending")
+          << status;
+    }
+  }
+}
+
+TEST_F(SuiteTest, SigintMidMeasurementWritesWhatRanAndStopsEverything) {
+  TempDir dir;
+  const std::string marker = Marker();
+  const auto r = RunAndSignal(dir.File("run"), SIGINT, std::chrono::milliseconds(2500), marker);
+  ASSERT_EQ(r.exit_code, 130) << r.err;
+  const json result = ReadJson(dir.File("run/result.json"));
+  EXPECT_EQ(result["status"], "interrupted");
+  EXPECT_EQ(result["scenarios"][0]["status"], "interrupted");
+  EXPECT_GT(result["scenarios"][0]["latency"]["thread"]["0"]["cycles"].get<uint64_t>(), 100u);
+  EXPECT_TRUE(result["scenarios"][0]["latency"]["rtpulse"]["interrupted"].get<bool>());
+  EXPECT_EQ(result["scenarios"][1]["status"], "pending");
+  EXPECT_TRUE(fs::exists(dir.File("run/light/cyclictest.json")));
+  EXPECT_NE(ReadFile(dir.File("run/statistical_summary.txt")).find("interrupted"),
+            std::string::npos);
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
+TEST_F(SuiteTest, SigtermWhileLoadsSettleStopsThemAndSaysNothingWasMeasured) {
+  TempDir dir;
+  const std::string marker = Marker();
+  const auto r = RunAndSignal(dir.File("run"), SIGTERM, std::chrono::milliseconds(400), marker);
+  ASSERT_EQ(r.exit_code, 130) << r.err;
+  const json result = ReadJson(dir.File("run/result.json"));
+  EXPECT_EQ(result["scenarios"][0]["status"], "interrupted");
+  EXPECT_TRUE(result["scenarios"][0]["latency"].is_null());
+  EXPECT_NE(result["scenarios"][0]["error"].get<std::string>().find("settle"), std::string::npos);
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
+TEST_F(SuiteTest, SigkillLosesAtMostTheLastCheckpointInterval) {
+  TempDir dir;
+  const std::string marker = Marker();
+  // Settle 1 s, then 2.7 s of measuring: checkpoints at 1 s and 2 s have been written.
+  const auto r = RunAndSignal(dir.File("run"), SIGKILL, std::chrono::milliseconds(3700), marker);
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL);
+  const json result = ReadJson(dir.File("run/result.json"));
+  EXPECT_EQ(result["status"], "running");
+  const json& s = result["scenarios"][0];
+  EXPECT_EQ(s["status"], "measuring");
+  EXPECT_TRUE(s["checkpoint"].get<bool>());
+  for (const auto& [i, t] : s["latency"]["thread"].items()) {
+    // At least the 2 s checkpoint (1 ms periods), minus host stalls.
+    EXPECT_GE(t["cycles"].get<uint64_t>(), 1500u) << "thread " << i;
+  }
+  EXPECT_TRUE(Leftovers(marker).empty()) << "load workers died with the suite";
+}
+
+TEST_F(SuiteTest, SignalsAtRandomMomentsLeaveValidOutputAndNoProcess) {
+  std::mt19937 random(static_cast<unsigned>(std::random_device{}()));
+  std::uniform_int_distribution<int> delay_ms(50, 9000);
+  for (const int sig : {SIGINT, SIGTERM, SIGKILL}) {
+    for (int round = 0; round < 2; ++round) {
+      TempDir dir;
+      const std::string marker = Marker();
+      const auto after = std::chrono::milliseconds(delay_ms(random));
+      SCOPED_TRACE(::testing::Message() << "signal " << sig << " after " << after.count() << " ms");
+      const auto r = RunAndSignal(dir.File("run"), sig, after, marker);
+      ExpectValidOutput(dir.File("run"), sig, r);
+      EXPECT_TRUE(Leftovers(marker).empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rtpulse

@@ -1,0 +1,115 @@
+#include "results/suite_result.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace rtpulse::results {
+namespace {
+
+/// A scenario whose two threads hold 1..1000 us and 1001..2000 us, one sample each.
+ScenarioResult Scenario(const std::string& name, ScenarioStatus status) {
+  ScenarioResult s;
+  s.name = name;
+  s.status = status;
+  LatencyRun run;
+  PathRun path;
+  path.wake = "abs";
+  for (int t = 0; t < 2; ++t) {
+    ProbeResult p;
+    p.index = t;
+    p.cpu = t;
+    p.wake = "abs";
+    for (int us = 1; us <= 1000; ++us) p.histogram.Record((t * 1000 + us) * int64_t{1000});
+    p.missed_activations = t;
+    p.skipped_periods = 2 * t;
+    p.periods_elapsed = 1000 + 2 * static_cast<uint64_t>(t);
+    path.probes.push_back(std::move(p));
+  }
+  run.paths.push_back(std::move(path));
+  s.latency = std::move(run);
+  return s;
+}
+
+TEST(SuiteResultTest, SummaryRowsMergeEveryThreadOfAScenario) {
+  SuiteResult suite;
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  ScenarioResult pending;
+  pending.name = "heavy";
+  suite.scenarios.push_back(pending);
+  const auto rows = SummarizeScenarios(suite);
+  ASSERT_EQ(rows.size(), 1u) << "a scenario without measurements has no row";
+  const ScenarioStats& r = rows[0];
+  EXPECT_EQ(r.scenario, "idle");
+  EXPECT_EQ(r.samples, 2000u);
+  EXPECT_EQ(r.min_ns, 1000);
+  EXPECT_EQ(r.max_ns, 2'000'000);
+  EXPECT_DOUBLE_EQ(r.mean_ns, 1'000'500.0);
+  // Nearest rank on 1..2000 us: p50 -> rank 1000 = 1000 us, p95 -> 1900 us, p99 -> 1980 us,
+  // each within the histogram's 1/512 relative bucket error and never below the truth.
+  auto near = [](int64_t value, int64_t truth) {
+    EXPECT_GE(value, truth);
+    EXPECT_LE(static_cast<double>(value), static_cast<double>(truth) * (1 + 1.0 / 512));
+  };
+  near(r.median_ns, 1'000'000);
+  near(r.p95_ns, 1'900'000);
+  near(r.p99_ns, 1'980'000);
+  near(r.p999_ns, 1'998'000);
+  EXPECT_EQ(r.p9999_ns, 2'000'000);
+  EXPECT_EQ(r.missed_activations, 1u);
+  EXPECT_EQ(r.skipped_periods, 2u);
+  EXPECT_EQ(r.periods_elapsed, 2002u);
+  // Population standard deviation of 1..2000 us: sqrt((2000^2 - 1) / 12) us.
+  EXPECT_NEAR(r.stddev_ns, 577'350.0, 1.0);
+}
+
+TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
+  SuiteResult suite;
+  suite.status = "running";
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  suite.scenarios.push_back(Scenario("light", ScenarioStatus::kMeasuring));
+  ScenarioResult pending;
+  pending.name = "heavy";
+  suite.scenarios.push_back(pending);
+  const auto j = ToJson(suite);
+  EXPECT_EQ(j["schema"], kSuiteSchema);
+  EXPECT_EQ(j["schema_version"], kSuiteSchemaVersion);
+  EXPECT_EQ(j["status"], "running");
+  ASSERT_EQ(j["scenarios"].size(), 3u);
+  EXPECT_FALSE(j["scenarios"][0]["checkpoint"].get<bool>());
+  EXPECT_TRUE(j["scenarios"][1]["checkpoint"].get<bool>());
+  EXPECT_EQ(j["scenarios"][1]["status"], "measuring");
+  EXPECT_TRUE(j["scenarios"][2]["latency"].is_null());
+  EXPECT_EQ(j["scenarios"][2]["status"], "pending");
+  EXPECT_EQ(j["scenarios"][0]["summary"][0]["samples"], 2000);
+  EXPECT_EQ(j["scenarios"][0]["latency"]["thread"]["1"]["cycles"], 1000);
+}
+
+TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
+  SuiteResult suite;
+  suite.status = "interrupted";
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  ScenarioResult failed;
+  failed.name = "heavy";
+  failed.status = ScenarioStatus::kFailed;
+  failed.error = "loads did not start: stress-ng missing";
+  suite.scenarios.push_back(failed);
+  const std::string text = FormatStatisticalSummary(suite);
+  EXPECT_NE(text.find("p99.99"), std::string::npos);
+  EXPECT_NE(text.find("jitter"), std::string::npos);
+  EXPECT_NE(text.find("microseconds"), std::string::npos);
+  EXPECT_NE(text.find("nearest-rank"), std::string::npos);
+  EXPECT_NE(text.find("heavy"), std::string::npos);
+  EXPECT_NE(text.find("stress-ng missing"), std::string::npos);
+  EXPECT_NE(text.find("1/2"), std::string::npos) << "missed/skipped";
+  EXPECT_NE(text.find("suite interrupted"), std::string::npos);
+  // idle's row: 2000 samples, min 1.0 us, max 2000.0 us.
+  EXPECT_NE(text.find("2000.0"), std::string::npos) << text;
+  const auto j = StatisticalSummaryJson(suite);
+  EXPECT_EQ(j["units"], "ns");
+  ASSERT_EQ(j["scenarios"].size(), 1u);
+  EXPECT_EQ(j["scenarios"][0]["max_ns"], 2'000'000);
+}
+
+}  // namespace
+}  // namespace rtpulse::results
