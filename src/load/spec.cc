@@ -126,9 +126,9 @@ Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor&
   return Status::Ok();
 }
 
-Status CheckPlacement(const std::string& spec, LoadParams& p) {
-  const std::vector<int> online = OnlineCpus();
-  const std::vector<int> allowed = AllowedCpus();
+Status CheckPlacement(const std::string& spec, const CpuScope& scope, LoadParams& p) {
+  const std::vector<int>& online = scope.online;
+  const std::vector<int>& allowed = scope.allowed;
   for (const int cpu : p.cpus) {
     if (!Contains(online, cpu)) {
       return UsageError(fmt::format("load '{}': CPU {} is not online (online: {})", spec, cpu,
@@ -164,7 +164,15 @@ std::vector<int> OnlineCpus() {
   return AllowedCpus();
 }
 
+CpuScope LocalCpuScope() {
+  return {OnlineCpus(), AllowedCpus()};
+}
+
 Expected<LoadSpec> ParseLoadSpec(std::string_view text) {
+  return ParseLoadSpec(text, LocalCpuScope());
+}
+
+Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope) {
   LoadSpec spec;
   spec.text = std::string(text);
   const auto colon = text.find(':');
@@ -195,7 +203,7 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text) {
     words = Split(rest, ',');
   }
   if (Status s = ApplyOptions(words, d, spec.text, spec.params); !s) return s.error();
-  if (Status s = CheckPlacement(spec.text, spec.params); !s) return s.error();
+  if (Status s = CheckPlacement(spec.text, scope, spec.params); !s) return s.error();
   if (Status s = d.validate(spec.params); !s) {
     return Error{s.error().code, fmt::format("load '{}': {}", spec.text, s.error().message)};
   }

@@ -19,6 +19,19 @@ Expected<std::vector<LoadSpec>> ParseLoadSpecs(const std::vector<std::string>& a
 /// One spec (no `+`).
 Expected<LoadSpec> ParseLoadSpec(std::string_view text);
 
+/// The CPUs a spec may name, and the ones a spec without cpus= gets.
+struct CpuScope {
+  std::vector<int> online;
+  std::vector<int> allowed;  ///< The process's affinity; empty: any online CPU.
+};
+
+/// This machine: OnlineCpus() and this process's affinity (what ParseLoadSpec(text) uses).
+CpuScope LocalCpuScope();
+
+/// As ParseLoadSpec(text), with placement checked against `scope` instead of this machine:
+/// a suite file is checked against the CPUs it was written for.
+Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope);
+
 /// The online CPUs (/sys/devices/system/cpu/online through FsRoot::System()).
 std::vector<int> OnlineCpus();
 
