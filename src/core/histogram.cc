@@ -37,6 +37,7 @@ void Histogram::Merge(const Histogram& other) {
   negative_count_ += other.negative_count_;
   sum_ += other.sum_;
   sum_sq_ += other.sum_sq_;
+  approximate_moments_ = approximate_moments_ || other.approximate_moments_;
 }
 
 void Histogram::Reset() {
@@ -47,6 +48,7 @@ void Histogram::Reset() {
   max_ = std::numeric_limits<int64_t>::min();
   sum_ = 0;
   sum_sq_ = 0;
+  approximate_moments_ = false;
 }
 
 Histogram::Range Histogram::MagnitudeRange(size_t index) {
@@ -75,7 +77,10 @@ double Histogram::StdDev() const {
   // it loses a small spread entirely.
   Int128 n_sum_sq = 0;
   if (!__builtin_mul_overflow(static_cast<Int128>(count_), sum_sq_, &n_sum_sq)) {
-    const Int128 n2_var = n_sum_sq - static_cast<Int128>(sum_) * sum_;  // >= 0 (Cauchy-Schwarz)
+    // >= 0 by Cauchy-Schwarz for exact sums; a live copy's midpoint sum of squares may fall
+    // just below it when every sample sits in one bucket.
+    const Int128 n2_var = n_sum_sq - static_cast<Int128>(sum_) * sum_;
+    if (n2_var <= 0) return 0.0;
     return static_cast<double>(std::sqrt(static_cast<long double>(n2_var)) /
                                static_cast<long double>(count_));
   }
@@ -145,6 +150,92 @@ int64_t Histogram::LivePercentile(double p) const {
     if (seen >= rank) return std::min(MagnitudeRange(i).hi, LiveMax());
   }
   return LiveMax();
+}
+
+namespace {
+/// a + b * c, saturating at the Int128 maximum (midpoint squares of 2^62 ns values times
+/// large counts; only a live copy's approximate sum of squares ever gets near it).
+Int128 AddProductSaturating(Int128 a, Int128 b, Int128 c) {
+  constexpr Int128 kMax = (((Int128{1} << 126) - 1) << 1) + 1;  // 2^127 - 1
+  Int128 product = 0;
+  Int128 total = 0;
+  if (__builtin_mul_overflow(b, c, &product) || __builtin_add_overflow(a, product, &total)) {
+    return kMax;
+  }
+  return total;
+}
+}  // namespace
+
+void Histogram::LiveCopyTo(Histogram& out) const {
+  // Relaxed loads order nothing: the extremes and the sum may be older or newer than any
+  // bucket read below. The clamps make the copy consistent with its own buckets either way.
+  const int64_t live_min = Load(min_);
+  const int64_t live_max = Load(max_);
+  const int64_t live_sum = Load(sum_);
+  uint64_t count = 0;
+  uint64_t negative = 0;
+  size_t lowest = 0;  // signed position: neg index i -> kBucketsPerSign - 1 - i, pos -> +i
+  size_t highest = 0;
+  bool any = false;
+  auto note = [&](size_t position) {
+    if (!any) lowest = position;
+    highest = position;
+    any = true;
+  };
+  for (size_t i = kBucketsPerSign; i-- > 0;) {
+    const uint64_t c = Load(neg_[i]);
+    out.neg_[i] = c;
+    negative += c;
+    if (c != 0) note(kBucketsPerSign - 1 - i);
+  }
+  for (size_t i = 0; i < kBucketsPerSign; ++i) {
+    const uint64_t c = Load(pos_[i]);
+    out.pos_[i] = c;
+    count += c;
+    if (c != 0) note(kBucketsPerSign + i);
+  }
+  count += negative;
+  auto range_at = [](size_t position) {
+    if (position >= kBucketsPerSign) return MagnitudeRange(position - kBucketsPerSign);
+    const Range r = MagnitudeRange(kBucketsPerSign - 1 - position);
+    // The negative top bucket also holds INT64_MIN, one past -INT64_MAX.
+    return Range{
+        r.hi == std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::min() : -r.hi,
+        -r.lo};
+  };
+
+  out.count_ = count;
+  out.negative_count_ = negative;
+  out.approximate_moments_ = true;
+  out.sum_sq_ = 0;
+  if (count == 0) {
+    out.min_ = std::numeric_limits<int64_t>::max();
+    out.max_ = std::numeric_limits<int64_t>::min();
+    out.sum_ = 0;
+    return;
+  }
+  const Range low = range_at(lowest);
+  const Range high = range_at(highest);
+  out.min_ = std::clamp(live_min, low.lo, low.hi);
+  out.max_ = std::clamp(live_max, high.lo, high.hi);
+  // Stale extremes can cross only inside a single shared bucket; both are in it.
+  if (out.min_ > out.max_) out.max_ = out.min_;
+  // Keep the mean inside [min, max]; a sum that wrapped (values near 2^63) is left alone.
+  const Int128 sum_lo = static_cast<Int128>(out.min_) * count;
+  const Int128 sum_hi = static_cast<Int128>(out.max_) * count;
+  constexpr auto kI64Min = static_cast<Int128>(std::numeric_limits<int64_t>::min());
+  constexpr auto kI64Max = static_cast<Int128>(std::numeric_limits<int64_t>::max());
+  out.sum_ = live_sum;
+  if (sum_lo >= kI64Min && sum_hi <= kI64Max) {
+    out.sum_ = static_cast<int64_t>(std::clamp(static_cast<Int128>(live_sum), sum_lo, sum_hi));
+  }
+  out.ForEachBucket([&](Range r, uint64_t c) {
+    // The midpoint stands for the bucket's samples; clamped so the top bucket's (2^40 ..
+    // INT64_MAX) does not dwarf the real maximum.
+    const int64_t mid = std::clamp(r.lo + (r.hi - r.lo) / 2, out.min_, out.max_);
+    out.sum_sq_ =
+        AddProductSaturating(out.sum_sq_, static_cast<Int128>(mid) * mid, static_cast<Int128>(c));
+  });
 }
 
 }  // namespace rtpulse

@@ -76,14 +76,18 @@ class Histogram {
   int64_t min() const { return count_ == 0 ? 0 : min_; }  ///< Exact; 0 when empty.
   int64_t max() const { return count_ == 0 ? 0 : max_; }  ///< Exact; 0 when empty.
   int64_t sum() const { return sum_; }  ///< Exact sum of recorded values (ns).
-  /// Exact sum of squares, for the standard deviation.
+  /// Sum of squares, for the standard deviation: exact, unless approximate_moments().
   Int128 sum_of_squares() const { return sum_sq_; }
+  /// True for a LiveCopyTo() copy (and anything merged from one): its sum of squares was
+  /// rebuilt from bucket midpoints, so StdDev() is approximate to about a bucket width.
+  bool approximate_moments() const { return approximate_moments_; }
   /// Values that landed in the top bucket (|v| >= 2^40 ns); reported, never hidden.
   uint64_t top_bucket_count() const { return pos_[kTopIndex] + neg_[kTopIndex]; }
   uint64_t negative_count() const { return negative_count_; }
 
   double Mean() const;
-  /// Population standard deviation (divides by N), computed from exact sums.
+  /// Population standard deviation (divides by N), computed from exact sums (approximate
+  /// to about a bucket width when approximate_moments()).
   double StdDev() const;
   /// Nearest-rank value: the smallest recorded value v such that at least `rank` values
   /// are <= v, reported as its bucket's upper edge and clamped to [min, max]. 1-based rank.
@@ -127,6 +131,16 @@ class Histogram {
   int64_t LiveSum() const { return Load(sum_); }
   /// Approximate percentile from a racy snapshot of the buckets (live view only).
   int64_t LivePercentile(double p) const;
+  /// Copies this histogram into `out` (same layout, preallocated: no allocation) while the
+  /// writer may still be recording, for checkpoints of a running measurement. Buckets are
+  /// read with relaxed atomic loads, so the copy may miss the samples in flight, but it is
+  /// internally consistent: count and negative_count are the sums of the copied buckets,
+  /// min/max are the live extremes clamped into the lowest/highest copied bucket, and the
+  /// sum (the live one) is clamped to [count*min, count*max]. The 128-bit sum of squares
+  /// cannot be read atomically; it is rebuilt from bucket midpoints (exact below 1024 ns)
+  /// and `out.approximate_moments()` is set. Successive copies by one reader never count
+  /// fewer samples. Never call it with `out` == *this.
+  void LiveCopyTo(Histogram& out) const;
 
  private:
   static constexpr std::memory_order kRelaxed = std::memory_order_relaxed;
@@ -150,6 +164,7 @@ class Histogram {
   int64_t max_ = std::numeric_limits<int64_t>::min();
   int64_t sum_ = 0;
   Int128 sum_sq_ = 0;
+  bool approximate_moments_ = false;
 };
 
 }  // namespace rtpulse

@@ -53,6 +53,16 @@ SignalEvent WaitSignal(int64_t timeout_ns) {
   return SignalEvent::kNone;
 }
 
+/// Fills `snapshot` (whose histograms are reused after the first call) from the running
+/// probes. Main thread only: the allocations happen here, never in a probe.
+void TakeCheckpoint(const std::vector<std::unique_ptr<Probe>>& probes, int64_t origin_ns,
+                    results::PathRun& snapshot) {
+  snapshot.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  snapshot.duration_ns = std::max<int64_t>(0, MonotonicNs() - origin_ns);
+  snapshot.probes.resize(probes.size());
+  for (size_t i = 0; i < probes.size(); ++i) probes[i]->LiveResultTo(snapshot.probes[i]);
+}
+
 /// Injector period: the requested rate, rounded to a whole number of probe periods so each
 /// injection lands exactly on one probe deadline.
 int64_t InjectionPeriod(const InjectPlan& inject, int64_t interval_ns) {
@@ -130,6 +140,11 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
 
   const int64_t path_start = MonotonicNs();
   bool stats_requested = false;
+  const int64_t checkpoint_ns = observer != nullptr ? observer->CheckpointIntervalNs() : 0;
+  int64_t next_checkpoint = checkpoint_ns > 0 ? path_start + checkpoint_ns : INT64_MAX;
+  results::PathRun checkpoint;
+  checkpoint.wake = out.run.wake;
+  checkpoint.start_realtime_ns = out.run.start_realtime_ns;
   while (!start_failed &&
          shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
     // Wake up right after the planned end too, so the run does not linger a whole tick.
@@ -137,6 +152,9 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
     if (shared.end_ns > 0) {
       timeout = std::clamp<int64_t>(shared.end_ns - MonotonicNs() + 2 * kNsPerMs, kNsPerMs,
                                     kTickNs);
+    }
+    if (next_checkpoint != INT64_MAX) {
+      timeout = std::min(timeout, std::max<int64_t>(next_checkpoint - MonotonicNs(), 0));
     }
     const SignalEvent event = WaitSignal(timeout);
     if (event == SignalEvent::kStop) {
@@ -152,6 +170,13 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
       if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - path_start);
     }
     stats_requested = false;
+    if (const int64_t now = MonotonicNs(); now >= next_checkpoint) {
+      // Counted from this snapshot, not from the schedule: after a stalled main thread the
+      // next one is a full interval later instead of a burst of catch-up checkpoints.
+      next_checkpoint = now + checkpoint_ns;
+      TakeCheckpoint(probes, origin, checkpoint);
+      observer->OnCheckpoint(path_index, checkpoint);
+    }
   }
   shared.stop.store(true);
   for (auto& p : probes) p->Join();

@@ -82,6 +82,18 @@ class RunObserver {
   virtual void OnTick(const std::vector<LiveProbe>& /*probes*/, int64_t /*elapsed_ns*/) {}
   /// SIGUSR1: print the current statistics now.
   virtual void OnStatsRequest(const std::vector<LiveProbe>& /*probes*/) {}
+  /// Every this many ns of measurement (0 = never), the engine calls OnCheckpoint from its
+  /// non-RT main thread with a snapshot of every probe of the current path, so a long run
+  /// can save partial results that survive a SIGKILL. Asked once per path, at its start;
+  /// independent of WantsTicks().
+  virtual int64_t CheckpointIntervalNs() const { return 0; }
+  /// `snapshot` holds what each probe measured so far (Probe::LiveResultTo: live histogram
+  /// copies with approximate_moments() set, counters; no -h histogram, spikes, notes);
+  /// duration_ns is the time since the grid origin and end_realtime_ns the snapshot time.
+  /// The engine reuses it for the next checkpoint: copy what must outlive the call. The
+  /// probes keep measuring meanwhile, but the next checkpoint and the end-of-run check
+  /// wait for this call to return.
+  virtual void OnCheckpoint(size_t /*path_index*/, const results::PathRun& /*snapshot*/) {}
 };
 
 /// Blocks SIGINT, SIGTERM, SIGUSR1 and the timer signals in the calling thread. Call it in

@@ -109,6 +109,7 @@ void Probe::SetUp() {
 
 void Probe::ThreadMain() {
   SetUp();
+  set_up_.store(true, std::memory_order_release);
   shared_.ready.fetch_add(1, std::memory_order_acq_rel);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   if (shared_.stop.load(std::memory_order_relaxed)) {
@@ -300,6 +301,31 @@ LiveProbe Probe::Live() const {
   live.p99_ns = h.LivePercentile(99.0);
   live.missed = missed_.load(std::memory_order_relaxed);
   return live;
+}
+
+void Probe::LiveResultTo(results::ProbeResult& out) const {
+  out.index = thread_.index;
+  out.cpu = result_.cpu;
+  out.tid = tid_.load(std::memory_order_relaxed);
+  // SetUp() may still be downgrading the policy; until it is done, report the plan.
+  const bool set_up = set_up_.load(std::memory_order_acquire);
+  out.policy = set_up ? result_.policy
+                      : (path_ == WakePath::kDeadline ? "deadline" : PolicyName(thread_.policy));
+  out.priority = set_up ? result_.priority : (path_ == WakePath::kDeadline ? 0 : thread_.priority);
+  out.interval_ns = thread_.interval_ns;
+  out.wake = result_.wake;
+  result_.histogram.LiveCopyTo(out.histogram);
+  out.missed_activations = missed_.load(std::memory_order_relaxed);
+  out.skipped_periods = skipped_.load(std::memory_order_relaxed);
+  out.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);
+  out.periods_elapsed = out.histogram.count() + out.skipped_periods + out.grid_restarts;
+  out.last_latency_ns = cur_ns_.load(std::memory_order_relaxed);
+  if (ring_ != nullptr) {
+    out.samples_dropped = ring_->dropped() - ring_dropped_base_;
+    const uint64_t offered = ring_->pushed() - ring_pushed_base_;
+    // Two separate relaxed counters: never let a newer drop count make this wrap.
+    out.samples_logged = offered > out.samples_dropped ? offered - out.samples_dropped : 0;
+  }
 }
 
 results::ProbeResult Probe::TakeResult() {

@@ -47,6 +47,13 @@ class Probe {
   void Interrupt() { source_->Interrupt(); }
 
   LiveProbe Live() const;
+  /// Fills `out` with what this probe has measured so far while it keeps running (for
+  /// checkpoints): a consistent live copy of the histogram (Histogram::LiveCopyTo) and the
+  /// counters, read with relaxed atomics; periods_elapsed is samples + skipped + grid
+  /// restarts. Reuses `out`'s histogram, so a second call allocates nothing. Leaves out the
+  /// -h histogram, spikes, injections, notes and `degraded`: the loop or its epilogue
+  /// writes those without atomics. Non-RT threads only.
+  void LiveResultTo(results::ProbeResult& out) const;
   /// The result; call after Join().
   results::ProbeResult TakeResult();
   /// True once the thread has left its loop (for injectors watching it).
@@ -86,6 +93,8 @@ class Probe {
   uint64_t ring_dropped_base_ = 0;
 
   std::atomic<int> tid_{0};
+  /// Set (release) once SetUp() has written result_.policy and result_.priority.
+  std::atomic<bool> set_up_{false};
   std::atomic<int64_t> cur_ns_{0};
   std::atomic<uint64_t> missed_{0};
   std::atomic<uint64_t> skipped_{0};

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -677,6 +679,172 @@ TEST(HistogramLiveTest, LivePercentileNeverAboveMaxForNegativeData) {
   h.Record(-1'000'000);  // bucket [-1000447, -999424]: its upper edge is above the max
   EXPECT_EQ(h.Percentile(50), -1'000'000);
   EXPECT_EQ(h.LivePercentile(50), -1'000'000);
+}
+
+// ---- LiveCopyTo (checkpoints of a running measurement) ---------------------------------
+
+TEST(HistogramLiveCopyTest, QuiescentCopyMatchesExceptTheSumOfSquares) {
+  Histogram h;
+  for (int64_t v : MixedSample(7, 5000)) h.Record(v);
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  EXPECT_EQ(copy.count(), h.count());
+  EXPECT_EQ(copy.negative_count(), h.negative_count());
+  EXPECT_EQ(copy.top_bucket_count(), h.top_bucket_count());
+  EXPECT_EQ(copy.min(), h.min());
+  EXPECT_EQ(copy.max(), h.max());
+  EXPECT_EQ(copy.sum(), h.sum());
+  ExpectSameBuckets(copy, h);
+  for (double p : {0.0, 1.0, 50.0, 99.0, 99.9, 100.0}) {
+    EXPECT_EQ(copy.Percentile(p), h.Percentile(p)) << p;
+  }
+  EXPECT_TRUE(copy.approximate_moments());
+  EXPECT_FALSE(h.approximate_moments());
+}
+
+TEST(HistogramLiveCopyTest, MomentsAreExactBelow1024ns) {
+  // Buckets below 2 * 512 ns hold one value each: the midpoint is the value.
+  Histogram h;
+  for (int64_t v : {0, 1, 2, 3, 500, 1023, -1, -7, -1023}) h.Record(v);
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  EXPECT_EQ(copy.sum_of_squares(), h.sum_of_squares());
+  EXPECT_DOUBLE_EQ(copy.Mean(), h.Mean());
+  EXPECT_DOUBLE_EQ(copy.StdDev(), h.StdDev());
+}
+
+TEST(HistogramLiveCopyTest, StdDevIsWithinABucketWidthAbove1024ns) {
+  Histogram h;
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int64_t> dist(10'000, 30'000);  // buckets 16 or 32 ns wide
+  for (int i = 0; i < 20'000; ++i) h.Record(dist(rng));
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  EXPECT_NE(copy.sum_of_squares(), h.sum_of_squares());
+  EXPECT_DOUBLE_EQ(copy.Mean(), h.Mean());
+  EXPECT_NEAR(copy.StdDev(), h.StdDev(), 32.0);
+}
+
+TEST(HistogramLiveCopyTest, OneSampleInAWideBucketHasNoSpread) {
+  // Midpoint^2 < value^2 here: the variance formula must not go negative.
+  Histogram h;
+  h.Record(1'000'447);  // the top of bucket [999424, 1000447]
+  h.Record(1'000'447);
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  EXPECT_EQ(copy.StdDev(), 0.0);
+  EXPECT_EQ(copy.min(), 1'000'447);
+  EXPECT_EQ(copy.max(), 1'000'447);
+}
+
+TEST(HistogramLiveCopyTest, CopyOfEmptyIsEmptyAndOverwritesTheTarget) {
+  Histogram full;
+  for (int64_t v : MixedSample(9, 100)) full.Record(v);
+  Histogram empty;
+  empty.LiveCopyTo(full);
+  EXPECT_EQ(full.count(), 0u);
+  EXPECT_EQ(full.negative_count(), 0u);
+  EXPECT_EQ(full.min(), 0);
+  EXPECT_EQ(full.max(), 0);
+  EXPECT_EQ(full.sum(), 0);
+  EXPECT_EQ(full.sum_of_squares(), 0);
+  EXPECT_TRUE(Buckets(full).empty());
+  EXPECT_EQ(full.Percentile(50), 0);
+}
+
+TEST(HistogramLiveCopyTest, Int64ExtremesKeepTheirExactValues) {
+  Histogram h;
+  for (int64_t v : {kInt64Min, kInt64Max, int64_t{0}, int64_t{-512}, int64_t{512}}) h.Record(v);
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  EXPECT_EQ(copy.min(), kInt64Min);
+  EXPECT_EQ(copy.max(), kInt64Max);
+  EXPECT_EQ(copy.sum(), h.sum());
+  EXPECT_EQ(copy.top_bucket_count(), 2u);
+  EXPECT_EQ(copy.ValueAtRank(1), h.ValueAtRank(1));
+  EXPECT_EQ(copy.Percentile(100), kInt64Max);
+}
+
+TEST(HistogramLiveCopyTest, MergingACopyMarksTheMomentsApproximate) {
+  Histogram h;
+  h.Record(5);
+  Histogram copy;
+  h.LiveCopyTo(copy);
+  Histogram total;
+  total.Merge(copy);
+  EXPECT_TRUE(total.approximate_moments());
+  total.Reset();
+  EXPECT_FALSE(total.approximate_moments());
+}
+
+// One writer records continuously while a reader copies: every copy must be internally
+// consistent and counts must never go backwards. Run under -DRTPULSE_TSAN=ON too.
+TEST(HistogramLiveCopyTest, CopiesWhileRecordingAreConsistentAndMonotonic) {
+  constexpr int kCopies = 150;
+  Histogram h;
+  std::atomic<bool> reader_done{false};
+  std::atomic<uint64_t> recorded{0};
+  std::thread writer([&] {
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<int64_t> small(-600, 3000);
+    std::uniform_int_distribution<int64_t> large(-(int64_t{1} << 42), int64_t{1} << 42);
+    uint64_t n = 0;
+    // At least some samples before and after the reader, whatever the scheduling.
+    while (!reader_done.load(std::memory_order_relaxed) || n < 100'000) {
+      h.Record(n % 64 == 0 ? large(rng) : small(rng));
+      ++n;
+    }
+    recorded.store(n);
+  });
+
+  // Start copying once the writer is under way, so the copies overlap its recording.
+  while (h.LiveCount() == 0) std::this_thread::yield();
+  Histogram copy;
+  uint64_t last_count = 0;
+  uint64_t last_negative = 0;
+  for (int i = 0; i < kCopies; ++i) {
+    h.LiveCopyTo(copy);
+    SCOPED_TRACE(testing::Message() << "copy " << i);
+    uint64_t bucket_sum = 0;
+    uint64_t negative_sum = 0;
+    bool first = true;
+    Range lowest{};
+    Range highest{};
+    copy.ForEachBucket([&](Range r, uint64_t c) {
+      bucket_sum += c;
+      if (r.hi < 0) negative_sum += c;
+      if (first) lowest = r;
+      first = false;
+      highest = r;
+    });
+    ASSERT_EQ(copy.count(), bucket_sum);
+    ASSERT_EQ(copy.negative_count(), negative_sum);
+    ASSERT_GE(copy.count(), last_count);
+    ASSERT_GE(copy.negative_count(), last_negative);
+    last_count = copy.count();
+    last_negative = copy.negative_count();
+    ASSERT_GT(copy.count(), 0u);
+    ASSERT_LE(copy.min(), copy.max());
+    // The top negative bucket also holds INT64_MIN, below its range's edge.
+    ASSERT_GE(copy.min(), lowest.lo == -kInt64Max ? kInt64Min : lowest.lo);
+    ASSERT_LE(copy.min(), lowest.hi);
+    ASSERT_GE(copy.max(), highest.lo);
+    ASSERT_LE(copy.max(), highest.hi);
+    ASSERT_GE(copy.Mean(), static_cast<double>(copy.min()));
+    ASSERT_LE(copy.Mean(), static_cast<double>(copy.max()));
+    ASSERT_TRUE(copy.approximate_moments());
+    ASSERT_GE(copy.StdDev(), 0.0);
+  }
+  reader_done.store(true);
+  writer.join();
+  EXPECT_LE(last_count, recorded.load());
+  EXPECT_EQ(h.count(), recorded.load());
+  // Quiescent again: the copy is exact.
+  h.LiveCopyTo(copy);
+  EXPECT_EQ(copy.count(), h.count());
+  EXPECT_EQ(copy.min(), h.min());
+  EXPECT_EQ(copy.max(), h.max());
+  EXPECT_EQ(copy.sum(), h.sum());
 }
 
 }  // namespace

@@ -46,6 +46,19 @@ class NullSink final : public SampleSink {
   Status Finish(uint64_t, bool) override { return Status::Ok(); }
 };
 
+/// Takes checkpoints during the run, so their live copies are proven to leave the loop
+/// alone (the snapshot is allocated on the main thread, which is not counted).
+class CheckpointCounter final : public RunObserver {
+ public:
+  int64_t CheckpointIntervalNs() const override { return 100 * kNsPerMs; }
+  void OnCheckpoint(size_t, const results::PathRun& snapshot) override {
+    ++checkpoints;
+    for (const auto& p : snapshot.probes) samples_seen += p.histogram.count();
+  }
+  int checkpoints = 0;
+  uint64_t samples_seen = 0;
+};
+
 class AllocTest : public ::testing::TestWithParam<WakePath> {
  protected:
   void SetUp() override {
@@ -80,13 +93,20 @@ TEST_P(AllocTest, ProbeLoopAllocatesNothing) {
   plan.sample_ring_capacity = 1 << 12;
   g_loop_allocations = 0;
   g_loops_entered = 0;
-  auto run = RunLatency(plan, nullptr, std::make_unique<NullSink>());
+  CheckpointCounter observer;
+  auto run = RunLatency(plan, &observer, std::make_unique<NullSink>());
   ASSERT_TRUE(run.has_value()) << run.error().message;
   EXPECT_EQ(g_loops_entered.load(), plan.threads.size());
   uint64_t samples = 0;
   for (const auto& p : run->paths[0].probes) samples += p.histogram.count();
   EXPECT_GT(samples, 100u);
   EXPECT_EQ(g_loop_allocations.load(), 0u) << "allocations inside the probe loop";
+  // busy: FIFO threads spinning on every CPU starve the SCHED_OTHER main thread until RT
+  // throttling's 50 ms gap at the end of each second, so a 500 ms run gets no checkpoint.
+  if (GetParam() != WakePath::kBusy) {
+    EXPECT_GE(observer.checkpoints, 3);  // 500 ms run, one every 100 ms
+    EXPECT_GT(observer.samples_seen, 0u);
+  }
 }
 
 TEST(AllocCounterTest, TheCounterSeesAnAllocationInsideTheMarkedRegion) {

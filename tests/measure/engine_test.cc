@@ -237,5 +237,127 @@ TEST_F(EngineTest, BreaktraceStopsTheRunAtTheFirstSampleAboveTheLimit) {
   EXPECT_LE(samples, 2 * plan.threads.size());
 }
 
+/// Keeps a copy of every checkpoint (the engine reuses its snapshot between calls).
+class CheckpointRecorder final : public RunObserver {
+ public:
+  CheckpointRecorder(int64_t interval_ns, bool wants_ticks)
+      : interval_ns_(interval_ns), wants_ticks_(wants_ticks) {}
+  bool WantsTicks() const override { return wants_ticks_; }
+  int64_t CheckpointIntervalNs() const override { return interval_ns_; }
+  void OnCheckpoint(size_t path_index, const results::PathRun& snapshot) override {
+    path_indices.push_back(path_index);
+    snapshots.push_back(snapshot);
+  }
+  std::vector<size_t> path_indices;
+  std::vector<results::PathRun> snapshots;
+
+ private:
+  int64_t interval_ns_;
+  bool wants_ticks_;
+};
+
+uint64_t BucketSum(const Histogram& h) {
+  uint64_t total = 0;
+  h.ForEachBucket([&](Histogram::Range, uint64_t c) { total += c; });
+  return total;
+}
+
+/// Checks one path's checkpoints against each other and against the path's final result.
+void ExpectCheckpointsConsistent(const std::vector<const results::PathRun*>& snapshots,
+                                 const results::PathRun& final_run, const LatencyPlan& plan) {
+  for (size_t i = 0; i < snapshots.size(); ++i) {
+    const results::PathRun& s = *snapshots[i];
+    SCOPED_TRACE(::testing::Message() << "checkpoint " << i << " of " << final_run.wake);
+    EXPECT_EQ(s.wake, final_run.wake);
+    EXPECT_EQ(s.start_realtime_ns, final_run.start_realtime_ns);
+    EXPECT_GT(s.duration_ns, 0);
+    ASSERT_EQ(s.probes.size(), plan.threads.size());
+    for (size_t t = 0; t < s.probes.size(); ++t) {
+      const results::ProbeResult& p = s.probes[t];
+      const results::ProbeResult& end = final_run.probes[t];
+      SCOPED_TRACE(::testing::Message() << "thread " << t);
+      EXPECT_EQ(p.index, plan.threads[t].index);
+      EXPECT_EQ(p.cpu, plan.threads[t].cpu);
+      EXPECT_EQ(p.tid, end.tid);
+      EXPECT_EQ(p.policy, end.policy);
+      EXPECT_EQ(p.priority, end.priority);
+      EXPECT_EQ(p.interval_ns, plan.threads[t].interval_ns);
+      EXPECT_EQ(p.wake, end.wake);
+      EXPECT_GT(p.histogram.count(), 0u);
+      EXPECT_EQ(p.histogram.count(), BucketSum(p.histogram));
+      EXPECT_TRUE(p.histogram.approximate_moments());
+      EXPECT_LE(p.histogram.min(), p.histogram.max());
+      // Nothing the final result holds can have been seen earlier than it happened.
+      EXPECT_LE(p.histogram.count(), end.histogram.count());
+      EXPECT_LE(p.periods_elapsed, end.periods_elapsed);
+      EXPECT_LE(p.missed_activations, end.missed_activations);
+      EXPECT_LE(p.skipped_periods, end.skipped_periods);
+      EXPECT_LE(p.samples_logged + p.samples_dropped, end.samples_logged + end.samples_dropped);
+      if (i == 0) continue;
+      const results::ProbeResult& before = snapshots[i - 1]->probes[t];
+      EXPECT_GE(p.histogram.count(), before.histogram.count());
+      EXPECT_GE(p.histogram.negative_count(), before.histogram.negative_count());
+      EXPECT_GE(p.periods_elapsed, before.periods_elapsed);
+      EXPECT_GE(p.missed_activations, before.missed_activations);
+      EXPECT_GE(p.skipped_periods, before.skipped_periods);
+      EXPECT_GE(p.samples_logged + p.samples_dropped,
+                before.samples_logged + before.samples_dropped);
+    }
+    if (i > 0) {
+      EXPECT_GT(s.duration_ns, snapshots[i - 1]->duration_ns);
+      EXPECT_GE(s.end_realtime_ns, snapshots[i - 1]->end_realtime_ns);
+    }
+  }
+}
+
+TEST_F(EngineTest, CheckpointsComeEveryIntervalAndNeverCountBackwards) {
+  LatencyPlan plan = PinnedPlan(kNsPerMs, 2500 * kNsPerMs);
+  // Quiet mode (-q): checkpoints must not depend on the live view's ticks.
+  CheckpointRecorder recorder(500 * kNsPerMs, /*wants_ticks=*/false);
+  auto run = RunLatency(plan, &recorder, nullptr);
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_EQ(run->paths.size(), 1u);
+  // At 0.5, 1.0, 1.5 and 2.0 s (host stalls only delay each by a few ms); maybe 2.5 s.
+  EXPECT_GE(recorder.snapshots.size(), 4u);
+  EXPECT_LE(recorder.snapshots.size(), 5u);
+  for (size_t index : recorder.path_indices) EXPECT_EQ(index, 0u);
+  std::vector<const results::PathRun*> snapshots;
+  for (const auto& s : recorder.snapshots) snapshots.push_back(&s);
+  ExpectCheckpointsConsistent(snapshots, run->paths[0], plan);
+}
+
+TEST_F(EngineTest, EveryPathGetsItsOwnCheckpointsWithTheSampleLogOn) {
+  LatencyPlan plan = PinnedPlan(kNsPerMs, 1100 * kNsPerMs);
+  plan.paths = {WakePath::kAbs, WakePath::kTimerfd};
+  plan.sample_ring_capacity = 1 << 16;
+  std::vector<SampleRecord> records;
+  bool finished = false;
+  CheckpointRecorder recorder(300 * kNsPerMs, /*wants_ticks=*/true);
+  auto run = RunLatency(plan, &recorder, std::make_unique<CollectingSink>(&records, &finished));
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_EQ(run->paths.size(), 2u);
+  for (size_t path = 0; path < 2; ++path) {
+    std::vector<const results::PathRun*> snapshots;
+    for (size_t i = 0; i < recorder.snapshots.size(); ++i) {
+      if (recorder.path_indices[i] == path) snapshots.push_back(&recorder.snapshots[i]);
+    }
+    EXPECT_GE(snapshots.size(), 3u) << "path " << path;
+    ExpectCheckpointsConsistent(snapshots, run->paths[path], plan);
+    for (const auto* s : snapshots) {
+      for (const auto& p : s->probes) EXPECT_GT(p.samples_logged, 0u);
+    }
+  }
+  // Paths run in turn: all of path 0's checkpoints come before path 1's.
+  EXPECT_TRUE(std::is_sorted(recorder.path_indices.begin(), recorder.path_indices.end()));
+}
+
+TEST_F(EngineTest, NoCheckpointsUnlessAnIntervalIsAsked) {
+  LatencyPlan plan = PinnedPlan(kNsPerMs, 600 * kNsPerMs);
+  CheckpointRecorder recorder(0, /*wants_ticks=*/false);
+  auto run = RunLatency(plan, &recorder, nullptr);
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  EXPECT_TRUE(recorder.snapshots.empty());
+}
+
 }  // namespace
 }  // namespace rtpulse::measure
