@@ -36,7 +36,7 @@
 #include "monitor/sources.h"
 #include "results/cyclictest_format.h"
 #include "results/suite_result.h"
-#include "suite/config.h"
+#include "suite/suite_config.h"
 #include "sys/check.h"
 #include "sys/command_runner.h"
 #include "sys/process_facts.h"
@@ -498,8 +498,7 @@ int RunSuite(const SuiteOptions& o) {
   if (o.list) return ListScenarios(plan);
   const suite::SuiteConfig& config = plan.config;
 
-  auto process = sys::ProbeProcess();
-  if (!process) return ReportError(process.error());
+  const sys::ProcessFacts process = sys::ProbeProcess();
   // Signals are taken synchronously from here on (sigtimedwait in the settle wait and in the
   // engine); load workers restore their own mask.
   measure::BlockRunSignals();
@@ -513,7 +512,7 @@ int RunSuite(const SuiteOptions& o) {
 
   // Pre-flight: the same audit as `rtpulse check`, recorded with the results.
   const sys::SystemCommandRunner commands;
-  const sys::CheckContext context(FsRoot::System(), commands, *process);
+  const sys::CheckContext context(FsRoot::System(), commands, process);
   const auto checks = sys::RunChecks(context);
   const CheckSummary counts = Summarise(checks);
   const sys::SystemInfo& info = context.info;
@@ -526,7 +525,7 @@ int RunSuite(const SuiteOptions& o) {
   initial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   initial.config = ConfigJson(plan);
   initial.system = SystemJson(info);
-  initial.system["checks"] = nlohmann::json::parse(FormatCheckJson(header, *process, checks));
+  initial.system["checks"] = nlohmann::json::parse(FormatCheckJson(header, process, checks));
   initial.warnings = sys::EnvironmentWarnings(info);
   for (const auto& c : checks) {
     if (c.status == sys::CheckStatus::kWarn || c.status == sys::CheckStatus::kFail) {
@@ -578,6 +577,7 @@ int RunSuite(const SuiteOptions& o) {
     tune.measured_cpus = plan.cpus;
     tune.online_cpus = plan.online;
     tune.rt_throttling_off = o.rt_throttling_off;
+    tune.journal_path = run.Path("tuning_journal.json");
     auto applied = sys::Tuning::Apply(FsRoot::System(), tune);
     if (!applied) return ReportError(applied.error());
     tuning = std::move(*applied);

@@ -333,5 +333,55 @@ TEST_F(SuiteTest, SignalsAtRandomMomentsLeaveValidOutputAndNoProcess) {
   }
 }
 
+std::string RtRuntime() { return ReadFile("/proc/sys/kernel/sched_rt_runtime_us"); }
+
+TEST_F(SuiteTest, TuneAppliesForTheRunRecordsItAndRestoresIt) {
+  const std::string before = RtRuntime();
+  ASSERT_NE(before, "-1\n") << "RT throttling already off: the test could not see a change";
+  TempDir dir;
+  ProcessOptions options;
+  // Read the setting while the suite measures: it must be off then.
+  std::string during;
+  std::thread probe([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    during = RtRuntime();
+  });
+  auto r = RunRtpulse({"suite", "--tune", "--no-rt-throttling", "--scenarios", "idle", "--cpus",
+                       "1", "--duration", "2s", "--settle", "0", "-q", "--out", dir.File("run")},
+                      options);
+  probe.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(during, "-1\n");
+  EXPECT_EQ(RtRuntime(), before) << "restored after the run";
+  const json result = ReadJson(dir.File("run/result.json"));
+  bool found = false;
+  for (const auto& c : result["tuning"]) {
+    if (c["path"] == "/proc/sys/kernel/sched_rt_runtime_us") {
+      found = true;
+      EXPECT_EQ(c["status"], "applied");
+      EXPECT_EQ(c["after"], "-1");
+      EXPECT_TRUE(c["restored"].get<bool>()) << c.dump();
+    }
+  }
+  EXPECT_TRUE(found) << result["tuning"].dump();
+}
+
+TEST_F(SuiteTest, TuneIsRestoredEvenWhenTheSuiteIsKilled) {
+  const std::string before = RtRuntime();
+  ASSERT_NE(before, "-1\n");
+  TempDir dir;
+  const std::string marker = Marker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.signal = SIGKILL;
+  options.signal_after = std::chrono::milliseconds(1500);
+  auto r = RunRtpulse({"suite", "--tune", "--no-rt-throttling", "--scenarios", "light", "--cpus",
+                       "1", "--duration", "5s", "--settle", "0", "-q", "--out", dir.File("run")},
+                      options);
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  EXPECT_TRUE(Leftovers(marker).empty()) << "guardian and load workers gone";
+  EXPECT_EQ(RtRuntime(), before) << "the guardian restored it";
+}
+
 }  // namespace
 }  // namespace rtpulse

@@ -21,8 +21,8 @@ ScenarioResult Scenario(const std::string& name, ScenarioStatus status) {
     p.cpu = t;
     p.wake = "abs";
     for (int us = 1; us <= 1000; ++us) p.histogram.Record((t * 1000 + us) * int64_t{1000});
-    p.missed_activations = t;
-    p.skipped_periods = 2 * t;
+    p.missed_activations = static_cast<uint64_t>(t);
+    p.skipped_periods = 2 * static_cast<uint64_t>(t);
     p.periods_elapsed = 1000 + 2 * static_cast<uint64_t>(t);
     path.probes.push_back(std::move(p));
   }
