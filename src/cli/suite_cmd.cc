@@ -644,6 +644,7 @@ int RunSuite(const SuiteOptions& o) {
           r.warnings.push_back("no per-sample log: " + opened.error().message);
         } else {
           sink = std::move(*opened);
+          r.samples_file = scenario.name + "/samples.bin";
         }
       }
       // Checkpoints: the paths finished so far plus a live snapshot of the running one.

@@ -25,6 +25,19 @@ void Histogram::RecordN(int64_t value_ns, uint64_t n) {
   sum_sq_ += static_cast<Int128>(value_ns) * value_ns * static_cast<Int128>(n);
 }
 
+void Histogram::RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns,
+                               double stddev_ns) {
+  if (count_ == 0) return;
+  min_ = min_ns;
+  max_ = max_ns;
+  sum_ = sum_ns;
+  // N * sum_sq = var * N^2 + sum^2  (population variance).
+  const long double n = static_cast<long double>(count_);
+  const long double mean = static_cast<long double>(sum_ns) / n;
+  const long double var = static_cast<long double>(stddev_ns) * stddev_ns;
+  sum_sq_ = static_cast<Int128>((var + mean * mean) * n + 0.5L);
+}
+
 void Histogram::Merge(const Histogram& other) {
   if (other.count_ == 0) return;
   for (size_t i = 0; i < kBucketsPerSign; ++i) {

@@ -68,6 +68,11 @@ class Histogram {
   }
   /// Records `n` copies of one value (used when importing other tools' histograms).
   void RecordN(int64_t value_ns, uint64_t n);
+  /// Rebuilds the exact moments after buckets were restored with RecordN() from a
+  /// serialised histogram (bucket lower edges): the exact min, max and sum that were saved
+  /// beside the buckets, and the sum of squares from the saved standard deviation
+  /// (population). Used by the result readers (report, compare, import).
+  void RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns, double stddev_ns);
   /// Adds every count of `other` into this histogram (exact: counts, min, max, sums).
   void Merge(const Histogram& other);
   void Reset();

@@ -125,6 +125,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     o["end_realtime_ns"] = s.end_realtime_ns;
     o["load_reports"] = s.loads;
     o["warnings"] = s.warnings;
+    o["samples_file"] = s.samples_file;
     // The checkpoint flag says the numbers are a snapshot of a measurement still running
     // when the file was written (a killed run leaves exactly this).
     o["checkpoint"] = s.status == ScenarioStatus::kMeasuring && s.latency.has_value();

@@ -34,6 +34,9 @@ struct ScenarioResult {
   std::optional<LatencyRun> latency;  ///< Final, or the last checkpoint while measuring.
   nlohmann::json loads = nlohmann::json::array();  ///< Load reports (rtpulse load --json).
   std::vector<std::string> warnings;
+  /// The per-sample log (time-ordered samples, docs/samples-format.md), relative to the run
+  /// folder, e.g. "idle/samples.bin"; "" when none was written.
+  std::string samples_file;
 };
 
 /// A whole `rtpulse suite` run: what result.json holds.

@@ -113,3 +113,67 @@ TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
 
 }  // namespace
 }  // namespace rtpulse::results
+
+#include <filesystem>
+#include <fstream>
+
+#include "results/suite_reader.h"
+
+namespace rtpulse::results {
+namespace {
+
+TEST(SuiteReaderTest, ResultJsonReadsBackToTheSameStatistics) {
+  SuiteResult suite;
+  suite.status = "complete";
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  // Negative latencies and a spread of magnitudes survive the round trip too.
+  suite.scenarios[0].latency->paths[0].probes[0].histogram.Record(-1234);
+  suite.scenarios[0].latency->paths[0].probes[0].histogram.Record(7'654'321);
+  suite.scenarios[0].samples_file = "idle/samples.bin";
+  ScenarioResult pending;
+  pending.name = "heavy";
+  suite.scenarios.push_back(pending);
+  const std::string dir = ::testing::TempDir() + "/suite_reader_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/result.json") << ToJson(suite).dump(1);
+
+  auto read = ReadSuiteResult(dir);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  ASSERT_EQ(read->scenarios.size(), 2u);
+  EXPECT_EQ(read->scenarios[0].samples_file, "idle/samples.bin");
+  EXPECT_FALSE(read->scenarios[1].latency.has_value());
+  EXPECT_EQ(read->scenarios[1].status, ScenarioStatus::kPending);
+  const auto before = SummarizeScenarios(suite);
+  const auto after = SummarizeScenarios(*read);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].samples, before[0].samples);
+  EXPECT_EQ(after[0].min_ns, before[0].min_ns);
+  EXPECT_EQ(after[0].max_ns, before[0].max_ns);
+  EXPECT_EQ(after[0].median_ns, before[0].median_ns);
+  EXPECT_EQ(after[0].p99_ns, before[0].p99_ns);
+  EXPECT_EQ(after[0].p9999_ns, before[0].p9999_ns);
+  EXPECT_NEAR(after[0].mean_ns, before[0].mean_ns, 1.0);
+  EXPECT_NEAR(after[0].stddev_ns, before[0].stddev_ns, before[0].stddev_ns * 1e-6);
+  EXPECT_EQ(after[0].missed_activations, before[0].missed_activations);
+  EXPECT_EQ(after[0].periods_elapsed, before[0].periods_elapsed);
+  const auto& p = read->scenarios[0].latency->paths[0].probes[1];
+  EXPECT_EQ(p.cpu, 1);
+  EXPECT_EQ(p.histogram.count(), 1000u);
+}
+
+TEST(SuiteReaderTest, BadFilesAreUsageErrorsNamingTheFile) {
+  const std::string dir = ::testing::TempDir() + "/suite_reader_bad";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/broken.json") << "{\"schema\": \"rtpulse.suite\", ";
+  std::ofstream(dir + "/other.json") << "{\"hello\": 1}";
+  std::ofstream(dir + "/future.json") << "{\"schema\": \"rtpulse.suite\", \"schema_version\": 99}";
+  for (const char* name : {"broken.json", "other.json", "future.json", "missing.json"}) {
+    auto r = ReadSuiteResult(dir + "/" + name);
+    ASSERT_FALSE(r.has_value()) << name;
+    EXPECT_EQ(r.error().code, ExitCode::kUsage);
+    EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace rtpulse::results

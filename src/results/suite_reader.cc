@@ -1,0 +1,243 @@
+#include "results/suite_reader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace rtpulse::results {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// Reads `key` of `object` as T, or fails naming the field.
+template <typename T>
+Expected<T> Field(const json& object, const char* key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return UsageError(fmt::format("{}: missing field '{}'", where, key));
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return UsageError(fmt::format("{}: field '{}' has the wrong type ({})", where, key,
+                                  it->type_name()));
+  }
+}
+
+template <typename T>
+T FieldOr(const json& object, const char* key, T fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return fallback;
+  }
+}
+
+Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
+  ProbeResult p;
+  p.index = FieldOr<int>(t, "thread_index", 0);
+  p.cpu = FieldOr<int>(t, "cpu", -1);
+  p.tid = FieldOr<int>(t, "tid", 0);
+  p.policy = FieldOr<std::string>(t, "policy", "");
+  p.priority = FieldOr<int>(t, "priority", 0);
+  p.interval_ns = FieldOr<int64_t>(t, "interval_ns", 0);
+  p.wake = FieldOr<std::string>(t, "wake", "");
+  auto buckets = t.find("histogram_log");
+  if (buckets == t.end() || !buckets->is_array()) {
+    return UsageError(where + ": missing 'histogram_log' (not written by rtpulse? use "
+                              "'rtpulse import' for other tools' files)");
+  }
+  for (const auto& b : *buckets) {
+    if (!b.is_array() || b.size() != 3) {
+      return UsageError(where + ": 'histogram_log' entries must be [lo_ns, hi_ns, count]");
+    }
+    p.histogram.RecordN(b[0].get<int64_t>(), b[2].get<uint64_t>());
+  }
+  auto stats = t.find("stats");
+  if (stats != t.end() && p.histogram.count() > 0) {
+    const auto count = FieldOr<uint64_t>(*stats, "count", 0);
+    if (count != p.histogram.count()) {
+      return UsageError(fmt::format("{}: stats.count {} but the histogram holds {} samples", where,
+                                    count, p.histogram.count()));
+    }
+    const double mean = FieldOr<double>(*stats, "mean_ns", 0.0);
+    p.histogram.RestoreMoments(FieldOr<int64_t>(*stats, "min_ns", p.histogram.min()),
+                               FieldOr<int64_t>(*stats, "max_ns", p.histogram.max()),
+                               static_cast<int64_t>(std::llround(mean * static_cast<double>(count))),
+                               FieldOr<double>(*stats, "stddev_ns", 0.0));
+  }
+  p.periods_elapsed = FieldOr<uint64_t>(t, "periods_elapsed", p.histogram.count());
+  p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);
+  p.skipped_periods = FieldOr<uint64_t>(t, "skipped_periods", 0);
+  p.grid_restarts = FieldOr<uint64_t>(t, "grid_restarts", 0);
+  p.samples_logged = FieldOr<uint64_t>(t, "samples_logged", 0);
+  p.samples_dropped = FieldOr<uint64_t>(t, "samples_dropped", 0);
+  p.injections = FieldOr<uint64_t>(t, "injections", 0);
+  p.degraded = FieldOr<bool>(t, "degraded", false);
+  p.notes = FieldOr<std::vector<std::string>>(t, "notes", {});
+  p.spikes_not_kept = FieldOr<uint64_t>(t, "spikes_not_kept", 0);
+  if (auto spikes = t.find("spikes"); spikes != t.end() && spikes->is_array()) {
+    for (const auto& s : *spikes) {
+      p.spikes.push_back(Spike{FieldOr<uint64_t>(s, "seq", 0), 0, FieldOr<int64_t>(s, "latency_ns", 0)});
+    }
+  }
+  return p;
+}
+
+Expected<json> ParseFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
+  }
+}
+
+ScenarioStatus StatusFromName(const std::string& name) {
+  for (auto s : {ScenarioStatus::kPending, ScenarioStatus::kSettling, ScenarioStatus::kMeasuring,
+                 ScenarioStatus::kComplete, ScenarioStatus::kInterrupted, ScenarioStatus::kFailed}) {
+    if (name == ScenarioStatusName(s)) return s;
+  }
+  return ScenarioStatus::kFailed;
+}
+
+}  // namespace
+
+Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
+  if (!latency.is_object()) return UsageError("latency document is not a JSON object");
+  LatencyRun run;
+  if (auto sys = latency.find("sysinfo"); sys != latency.end()) {
+    run.sysname = FieldOr<std::string>(*sys, "sysname", "");
+    run.nodename = FieldOr<std::string>(*sys, "nodename", "");
+    run.release = FieldOr<std::string>(*sys, "release", "");
+    run.version = FieldOr<std::string>(*sys, "version", "");
+    run.machine = FieldOr<std::string>(*sys, "machine", "");
+    run.preempt_rt = FieldOr<int>(*sys, "realtime", 0) != 0;
+  }
+  run.cmdline = FieldOr<std::string>(latency, "cmdline:", "");
+  run.return_code = FieldOr<int>(latency, "return_code", 0);
+  auto r = latency.find("rtpulse");
+  if (r == latency.end()) {
+    return UsageError("no 'rtpulse' block: not written by rtpulse (use 'rtpulse import' for "
+                      "cyclictest and other tools' files)");
+  }
+  run.rtpulse_version = FieldOr<std::string>(*r, "version", "");
+  run.interrupted = FieldOr<bool>(*r, "interrupted", false);
+  run.degraded = FieldOr<bool>(*r, "degraded", false);
+  run.warnings = FieldOr<std::vector<std::string>>(*r, "warnings", {});
+  run.preemption_model = FieldOr<std::string>(*r, "preemption_model", "");
+  run.hypervisor = FieldOr<std::string>(*r, "hypervisor", "");
+  run.dma_latency = FieldOr<std::string>(*r, "dma_latency", "");
+  auto threads = latency.find("thread");
+  if (threads == latency.end() || !threads->is_object()) {
+    return UsageError("missing 'thread' object");
+  }
+  auto paths = r->find("paths");
+  if (paths == r->end() || !paths->is_array()) return UsageError("missing 'rtpulse.paths'");
+  for (const auto& pj : *paths) {
+    PathRun path;
+    path.wake = FieldOr<std::string>(pj, "wake", "");
+    path.duration_ns = FieldOr<int64_t>(pj, "duration_ns", 0);
+    for (const auto& index : pj.value("threads", json::array())) {
+      const std::string key = std::to_string(index.get<int>());
+      auto t = threads->find(key);
+      if (t == threads->end()) {
+        return UsageError(fmt::format("path '{}' lists thread {} but 'thread.{}' is missing",
+                                      path.wake, key, key));
+      }
+      auto probe = ProbeFromJson(*t, "thread." + key);
+      if (!probe) return probe.error();
+      path.probes.push_back(std::move(*probe));
+    }
+    run.paths.push_back(std::move(path));
+  }
+  return run;
+}
+
+std::string RunFolder(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return path;
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
+  std::error_code ec;
+  const std::string file = fs::is_directory(path, ec) ? path + "/result.json" : path;
+  auto parsed = ParseFile(file);
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
+  SuiteResult suite;
+  auto fail = [&](const Error& e) { return UsageError(fmt::format("{}: {}", file, e.message)); };
+  if (j.is_object() && j.contains("file_version") && !j.contains("schema")) {
+    // A single latency document: one scenario named after the file.
+    auto run = LatencyRunFromJson(j);
+    if (!run) return fail(run.error());
+    suite.status = run->interrupted ? "interrupted" : "complete";
+    suite.rtpulse_version = run->rtpulse_version;
+    suite.cmdline = run->cmdline;
+    suite.warnings = run->warnings;
+    ScenarioResult s;
+    s.name = fs::path(file).stem().string();
+    s.status = run->interrupted ? ScenarioStatus::kInterrupted : ScenarioStatus::kComplete;
+    s.latency = std::move(*run);
+    suite.scenarios.push_back(std::move(s));
+    return suite;
+  }
+  if (!j.is_object() || FieldOr<std::string>(j, "schema", "") != kSuiteSchema) {
+    return UsageError(fmt::format(
+        "{}: not an rtpulse result (expected schema '{}'; give a folder written by 'rtpulse "
+        "suite' or 'rtpulse import', or an 'rtpulse latency --json' file)",
+        file, kSuiteSchema));
+  }
+  const int version = FieldOr<int>(j, "schema_version", 0);
+  if (version < 1 || version > kSuiteSchemaVersion) {
+    return UsageError(fmt::format("{}: schema_version {} is not one this rtpulse reads (1..{}); "
+                                  "use a newer rtpulse",
+                                  file, version, kSuiteSchemaVersion));
+  }
+  suite.rtpulse_version = FieldOr<std::string>(j, "rtpulse_version", "");
+  suite.cmdline = FieldOr<std::string>(j, "cmdline", "");
+  suite.status = FieldOr<std::string>(j, "status", "");
+  suite.config = j.value("config", json::object());
+  suite.system = j.value("system", json::object());
+  suite.tuning = j.value("tuning", json::array());
+  suite.monitor = j.value("monitor", json::object());
+  suite.warnings = FieldOr<std::vector<std::string>>(j, "warnings", {});
+  auto scenarios = Field<json>(j, "scenarios", file);
+  if (!scenarios) return scenarios.error();
+  for (const auto& sj : *scenarios) {
+    ScenarioResult s;
+    s.name = FieldOr<std::string>(sj, "name", "");
+    s.description = FieldOr<std::string>(sj, "description", "");
+    s.load_specs = FieldOr<std::vector<std::string>>(sj, "loads", {});
+    s.status = StatusFromName(FieldOr<std::string>(sj, "status", "failed"));
+    s.error = FieldOr<std::string>(sj, "error", "");
+    s.settle_ns = static_cast<int64_t>(FieldOr<double>(sj, "settle_s", 0) * 1e9);
+    s.planned_ns = static_cast<int64_t>(FieldOr<double>(sj, "planned_s", 0) * 1e9);
+    s.start_realtime_ns = FieldOr<int64_t>(sj, "start_realtime_ns", 0);
+    s.end_realtime_ns = FieldOr<int64_t>(sj, "end_realtime_ns", 0);
+    s.loads = sj.value("load_reports", json::array());
+    s.warnings = FieldOr<std::vector<std::string>>(sj, "warnings", {});
+    s.samples_file = FieldOr<std::string>(sj, "samples_file", "");
+    if (auto l = sj.find("latency"); l != sj.end() && l->is_object()) {
+      auto run = LatencyRunFromJson(*l);
+      if (!run) return fail(Error{run.error().code, "scenario '" + s.name + "': " + run.error().message});
+      s.latency = std::move(*run);
+    }
+    suite.scenarios.push_back(std::move(s));
+  }
+  return suite;
+}
+
+}  // namespace rtpulse::results
