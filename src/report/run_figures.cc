@@ -141,7 +141,6 @@ std::string FileStem(const std::string& text) {
 Figure ScenarioHistogramFigure(const results::SuiteResult& suite,
                                const results::ScenarioResult& scenario) {
   std::vector<LabelledHistogram> curves;
-  std::vector<std::string> labels;
   if (scenario.latency) {
     const bool several_paths = scenario.latency->paths.size() > 1;
     for (const auto& path : scenario.latency->paths) {
