@@ -146,7 +146,10 @@ std::string FigureScript(const Figure& figure) {
     gp += fmt::format("set boxwidth {}\nset style fill solid 0.8 border -1\n", Num(width));
     std::string tics;
     for (size_t i = 0; i < figure.categories.size(); ++i) {
-      tics += fmt::format("{}{} {}", i == 0 ? "" : ", ", GnuplotQuote(figure.categories[i]), i);
+      // Explicit tic labels are format strings to gnuplot: a literal % must be doubled.
+      std::string label;
+      for (char c : figure.categories[i]) label += c == '%' ? std::string("%%") : std::string(1, c);
+      tics += fmt::format("{}{} {}", i == 0 ? "" : ", ", GnuplotQuote(label), i);
     }
     gp += "set xtics (" + tics + ")\nset xrange [-0.5:" +
           Num(static_cast<double>(figure.categories.size()) - 0.5) + "]\n";
@@ -165,10 +168,10 @@ std::string FigureScript(const Figure& figure) {
       using_clause = fmt::format("($1{}{}):2", offset < 0 ? "" : "+", Num(offset));
       if (offset == 0) using_clause = "1:2";
     }
-    std::string clause = fmt::format("'{}.dat' index {} using {} with {} title {}", figure.name,
-                                     i, using_clause, with, GnuplotQuote(s.title));
-    if (s.y2) clause += " axes x1y2";
-    if (!s.style.empty()) clause += " " + s.style;
+    // gnuplot wants the style's modifiers right after `with STYLE`.
+    std::string clause = fmt::format("'{}.dat' index {} using {}{} with {}{} title {}",
+                                     figure.name, i, using_clause, s.y2 ? " axes x1y2" : "", with,
+                                     s.style.empty() ? "" : " " + s.style, GnuplotQuote(s.title));
     clauses.push_back(clause);
   }
   gp += "plot ";
