@@ -112,7 +112,13 @@ std::string FigureData(const Figure& figure) {
     const Series& s = figure.series[i];
     if (i > 0) out += "\n\n";
     out += fmt::format("# index {}: {} ({} points)\n", i, s.title, s.points.size());
-    for (const auto& [x, y] : s.points) out += Num(x) + " " + Num(y) + "\n";
+    for (size_t k = 0; k < s.points.size(); ++k) {
+      const auto& [x, y] = s.points[k];
+      // kSteps: a single blank line breaks the curve over empty classes, so a line across a
+      // gap never suggests counts that are not there.
+      if (figure.kind == PlotKind::kSteps && k > 0 && x - s.points[k - 1].first > 1) out += "\n";
+      out += Num(x) + " " + Num(y) + "\n";
+    }
   }
   return out;
 }
@@ -133,13 +139,12 @@ std::string FigureScript(const Figure& figure) {
   }
   gp += "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
   gp += "set key " + figure.key_position + " noenhanced\n";
-  if (figure.logx) gp += "set logscale x 10\nset format x '10^{%L}'\n";
-  if (figure.logy) gp += "set logscale y 10\nset format y '10^{%L}'\n";
-  if (figure.logx || figure.logy) gp += "set termoption enhanced\n";
+  if (figure.logx) gp += "set logscale x 10\n";
+  if (figure.logy) gp += "set logscale y 10\n";
   gp += "set xrange " + Range(figure.xmin, figure.xmax) + "\n";
   gp += "set yrange " + Range(figure.ymin, figure.ymax) + "\n";
   std::string with = "lines lw 1.5";
-  if (figure.kind == PlotKind::kSteps) with = "steps lw 1.2";
+  if (figure.kind == PlotKind::kSteps) with = "linespoints pt 7 ps 0.4 lw 1.2";
   if (figure.kind == PlotKind::kBars) {
     const size_t n = std::max<size_t>(1, figure.series.size());
     const double width = 0.8 / static_cast<double>(n);

@@ -14,7 +14,10 @@ namespace rtpulse::report {
 /// How a figure's series are drawn.
 enum class PlotKind {
   kLines,  ///< Points joined by lines (exceedance curves, time series).
-  kSteps,  ///< Histogram steps: each point is a class's lower edge and its count.
+  /// Histogram classes: each point is a class (x = lower edge, width 1 in x units) and its
+  /// count; neighbouring classes are joined, empty classes between them break the line, and
+  /// an isolated class shows as a dot.
+  kSteps,
   kBars,   ///< Grouped bars: x = category index (0, 1, ...), one bar per series in a group.
 };
 

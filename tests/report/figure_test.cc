@@ -37,14 +37,14 @@ TEST(FigureTest, DataHasOneIndexedBlockPerSeries) {
   EXPECT_EQ(FigureData(TwoCurves()),
             "# demo: it's a demo\n# units: us\n# columns: x (latency (us)), y (count)\n"
             "# index 0: CPU 0 (2 points)\n1 10\n2 5\n\n\n"
-            "# index 1: CPU 1 (2 points)\n1 7\n3 1e+12\n");
+            "# index 1: CPU 1 (2 points)\n1 7\n\n3 1e+12\n");
 }
 
 TEST(FigureTest, ScriptQuotesTextAndReadsTheDataBesideIt) {
   const std::string gp = FigureScript(TwoCurves());
   EXPECT_NE(gp.find("set title 'it''s a demo'\n"), std::string::npos) << gp;
   EXPECT_NE(gp.find("set logscale y 10\n"), std::string::npos);
-  EXPECT_NE(gp.find("'demo.dat' index 1 using 1:2 with steps"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("'demo.dat' index 1 using 1:2 with linespoints"), std::string::npos) << gp;
   EXPECT_EQ(gp.find("\nset terminal"), std::string::npos) << "the script must serve every format";
 }
 

@@ -9,10 +9,7 @@ set ylabel 'P(latency > x)'
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set key top right noenhanced
 set logscale x 10
-set format x '10^{%L}'
 set logscale y 10
-set format y '10^{%L}'
-set termoption enhanced
 set xrange [*:*]
 set yrange [*:*]
 plot 'exceedance.dat' index 0 using 1:2 with lines lw 1.5 title 'idle (N=4042)', \

@@ -10,9 +10,7 @@ set ylabel 'Number of samples'
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set key top right noenhanced
 set logscale y 10
-set format y '10^{%L}'
-set termoption enhanced
 set xrange [*:*]
 set yrange [0.8:*]
-plot 'histogram_cpu_50___x_.dat' index 0 using 1:2 with steps lw 1.2 title 'CPU 0 (max 621.3 us)', \
-     'histogram_cpu_50___x_.dat' index 1 using 1:2 with steps lw 1.2 title 'CPU 1 (max 622.8 us)'
+plot 'histogram_cpu_50___x_.dat' index 0 using 1:2 with linespoints pt 7 ps 0.4 lw 1.2 title 'CPU 0 (max 621.3 us)', \
+     'histogram_cpu_50___x_.dat' index 1 using 1:2 with linespoints pt 7 ps 0.4 lw 1.2 title 'CPU 1 (max 622.8 us)'

@@ -10,8 +10,6 @@ set ylabel 'Latency (us)'
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set key top left noenhanced
 set logscale y 10
-set format y '10^{%L}'
-set termoption enhanced
 set xrange [*:*]
 set yrange [*:*]
 set boxwidth 0.16
