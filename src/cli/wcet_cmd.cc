@@ -152,9 +152,10 @@ nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
 
 Status CheckOptions(const WcetOptions& o) {
   if (o.block < 10) {
-    return UsageError(fmt::format("--block {} is too small; give at least 10 samples per block "
-                                  "(default 1000 = 1 s at 1 ms)",
-                                  o.block));
+    return UsageError(
+        fmt::format("--block {} is too small; give at least 10 samples per block "
+                    "(default 1000 = 1 s at 1 ms)",
+                    o.block));
   }
   if (o.threshold_quantile && !(*o.threshold_quantile >= 0.5 && *o.threshold_quantile < 1)) {
     return UsageError(fmt::format("--threshold-quantile {} must be in [0.5, 1), e.g. 0.99",
@@ -184,10 +185,10 @@ int RunWcet(const WcetOptions& o) {
   }
   if (chosen.empty()) {
     const std::string guess = DidYouMean(o.scenario, names);
-    return ReportError(UsageError(fmt::format(
-        "--scenario '{}' is not in {}{}", o.scenario, o.run,
-        guess.empty() ? fmt::format(" (scenarios: {})", fmt::join(names, ", "))
-                      : fmt::format(". Did you mean '{}'?", guess))));
+    return ReportError(UsageError(
+        fmt::format("--scenario '{}' is not in {}{}", o.scenario, o.run,
+                    guess.empty() ? fmt::format(" (scenarios: {})", fmt::join(names, ", "))
+                                  : fmt::format(". Did you mean '{}'?", guess))));
   }
   std::vector<std::pair<const results::ScenarioResult*, std::string>> with_samples;
   std::vector<std::string> skipped;
@@ -228,8 +229,9 @@ int RunWcet(const WcetOptions& o) {
     if (!series) return ReportError(series.error());
     std::vector<std::string> input_warnings;
     if (series->dropped > 0) {
-      input_warnings.push_back(fmt::format(
-          "{} samples were dropped while logging (ring full): the series has gaps", series->dropped));
+      input_warnings.push_back(
+          fmt::format("{} samples were dropped while logging (ring full): the series has gaps",
+                      series->dropped));
     }
     if (!series->has_trailer) {
       input_warnings.push_back("the samples file has no trailer: the run did not end cleanly");

@@ -23,7 +23,9 @@ constexpr size_t kFewBlocks = 20;
 /// |xi| below this is treated as exactly 0 (exponential / Gumbel) in densities and quantiles.
 constexpr double kXiZero = 1e-9;
 
-double D(size_t n) { return static_cast<double>(n); }
+double D(size_t n) {
+  return static_cast<double>(n);
+}
 
 /// A portable generator: mt19937_64 bits mapped by hand, so a seed gives the same numbers with
 /// every standard library (std::*_distribution are implementation-defined).
@@ -280,9 +282,9 @@ double SampleGev(Rng& rng, const GevFit& g) {
 
 /// Percentile confidence interval from bootstrap replicates.
 std::pair<double, double> Interval(std::vector<double> values, double confidence) {
-  values.erase(std::remove_if(values.begin(), values.end(),
-                              [](double v) { return !std::isfinite(v); }),
-               values.end());
+  values.erase(
+      std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+      values.end());
   if (values.size() < 2) return {kNaN, kNaN};
   const double tail = (1.0 - confidence) / 2.0;
   return {PercentileOf(values, tail), PercentileOf(std::move(values), 1.0 - tail)};
@@ -304,8 +306,7 @@ double ThresholdAt(const std::vector<double>& sorted, double q) {
   return sorted[std::min(idx, sorted.size() - 1)];
 }
 
-ThresholdPoint Diagnose(const std::vector<double>& x, const std::vector<double>& sorted,
-                        double q) {
+ThresholdPoint Diagnose(const std::vector<double>& x, const std::vector<double>& sorted, double q) {
   ThresholdPoint point;
   point.quantile = q;
   point.threshold_ns = ThresholdAt(sorted, q);
@@ -354,9 +355,9 @@ void ChooseThreshold(const std::vector<double>& x, const std::vector<double>& so
   for (const auto& d : pot.diagnostics) {
     if (d.quantile <= 0.99 && d.exceedances >= kFewExceedances) pot.threshold_quantile = d.quantile;
   }
-  pot.threshold_reason = fmt::format(
-      "automatic fallback: no stable threshold on the grid, used quantile {}",
-      pot.threshold_quantile);
+  pot.threshold_reason =
+      fmt::format("automatic fallback: no stable threshold on the grid, used quantile {}",
+                  pot.threshold_quantile);
   r.warnings.push_back(
       "POT: the shape estimate xi is not stable across thresholds (see the diagnostics); the "
       "tail may not be generalised Pareto at these levels, treat the POT estimates with care");
@@ -369,7 +370,8 @@ void BootstrapPot(const EvtOptions& o, uint64_t n, PotResult& pot) {
   Rng rng(o.seed);
   for (int b = 0; b < o.bootstrap; ++b) {
     // The number of exceedances varies too (binomial, normal approximation).
-    const double nu = D(pot.exceedances) + std::sqrt(D(pot.exceedances) * (1 - zeta)) * rng.Normal();
+    const double nu =
+        D(pot.exceedances) + std::sqrt(D(pot.exceedances) * (1 - zeta)) * rng.Normal();
     const auto m = static_cast<size_t>(std::max(D(kMinFit), std::round(nu)));
     std::vector<double> y(m);
     for (auto& v : y) v = SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns);
@@ -457,7 +459,8 @@ void BlockMaxima(const std::vector<double>& x, const EvtOptions& o, EvtReport& r
   bm.blocks = x.size() / bm.block_size;
   for (size_t b = 0; b < bm.blocks; ++b) {
     const auto first = x.begin() + static_cast<std::ptrdiff_t>(b * bm.block_size);
-    bm.maxima_ns.push_back(*std::max_element(first, first + static_cast<std::ptrdiff_t>(bm.block_size)));
+    bm.maxima_ns.push_back(
+        *std::max_element(first, first + static_cast<std::ptrdiff_t>(bm.block_size)));
   }
   if (bm.blocks < kMinFit) {
     r.warnings.push_back(fmt::format(
@@ -477,9 +480,9 @@ void BlockMaxima(const std::vector<double>& x, const EvtOptions& o, EvtReport& r
     return;
   }
   const double l = std::log(bm.gumbel.sigma_ns);
-  bm.gev = FitGevFrom(bm.maxima_ns, {{bm.gumbel.mu_ns, l, 0.0},
-                                     {bm.gumbel.mu_ns, l, 0.2},
-                                     {bm.gumbel.mu_ns, l, -0.2}});
+  bm.gev = FitGevFrom(
+      bm.maxima_ns,
+      {{bm.gumbel.mu_ns, l, 0.0}, {bm.gumbel.mu_ns, l, 0.2}, {bm.gumbel.mu_ns, l, -0.2}});
   if (!bm.gev.ok || bm.gev.log_likelihood < bm.gumbel.log_likelihood) {
     // The Gumbel is a GEV too: never report a GEV worse than it.
     bm.gev = bm.gumbel;
@@ -528,9 +531,10 @@ EvtCheck HalvesCheck(const std::vector<double>& x, double u, double extremal_ind
   const double se = std::sqrt(pooled * (1 - pooled) * (2 / n) * inflation);
   c.statistic = (a / n - b / n) / se;
   c.p_value = std::erfc(std::fabs(c.statistic) / std::sqrt(2.0));
-  c.detail = fmt::format("{} exceedances in the first half, {} in the second (z, clusters "
-                         "accounted for)",
-                         a, b);
+  c.detail = fmt::format(
+      "{} exceedances in the first half, {} in the second (z, clusters "
+      "accounted for)",
+      a, b);
   return c;
 }
 
@@ -574,10 +578,10 @@ void Checks(const std::vector<double>& x, const EvtOptions& o, EvtReport& r) {
         "(warn below 0.7)",
         1.0 / ei.statistic);
     if (ei.verdict == "warn") {
-      r.warnings.push_back(fmt::format(
-          "exceedances cluster (extremal index {:.2f}): one disturbance delays several "
-          "activations in a row; the per-activation estimates count each of them",
-          ei.statistic));
+      r.warnings.push_back(
+          fmt::format("exceedances cluster (extremal index {:.2f}): one disturbance delays several "
+                      "activations in a row; the per-activation estimates count each of them",
+                      ei.statistic));
     }
   }
   r.checks.push_back(ei);
@@ -609,10 +613,10 @@ void FitWarnings(EvtReport& r) {
           f.xi, f.xi_se));
     }
     if (f.xi > 0.5) {
-      r.warnings.push_back(fmt::format(
-          "POT: very heavy tail (xi = {:.2f}); extrapolations grow quickly with lower "
-          "probabilities",
-          f.xi));
+      r.warnings.push_back(
+          fmt::format("POT: very heavy tail (xi = {:.2f}); extrapolations grow quickly with lower "
+                      "probabilities",
+                      f.xi));
     }
     if (r.pot.bootstrap_failures * 10 > r.options.bootstrap) {
       r.warnings.push_back(fmt::format("POT: {} of {} bootstrap refits failed",
@@ -782,9 +786,9 @@ GpdFit FitGpd(const std::vector<double>& excesses) {
   const bool on_edge = best == 0 || best + 1 == grid.size();
   Profile p = ProfileAt(excesses, grid[best], mean_y);
   if (!on_edge) {
-    const double theta = GoldenMax(
-        [&](double t) { return ProfileAt(excesses, t, mean_y).log_likelihood; }, grid[best - 1],
-        grid[best + 1], 50);
+    const double theta =
+        GoldenMax([&](double t) { return ProfileAt(excesses, t, mean_y).log_likelihood; },
+                  grid[best - 1], grid[best + 1], 40);
     const Profile refined = ProfileAt(excesses, theta, mean_y);
     if (refined.log_likelihood >= p.log_likelihood) p = refined;
   }
@@ -792,9 +796,10 @@ GpdFit FitGpd(const std::vector<double>& excesses) {
     GpdFit pwm = PwmGpd(excesses);
     pwm.note = on_edge ? "the likelihood maximum is on the edge of its domain; used "
                          "probability-weighted moments"
-                       : fmt::format("MLE shape xi = {:.3f} < -0.5 (MLE not regular there); used "
-                                     "probability-weighted moments",
-                                     p.xi);
+                       : fmt::format(
+                             "MLE shape xi = {:.3f} < -0.5 (MLE not regular there); used "
+                             "probability-weighted moments",
+                             p.xi);
     if (!pwm.ok) pwm.note += " (which failed too)";
     return pwm;
   }
@@ -975,8 +980,8 @@ EvtCheck RunsTest(const std::vector<double>& series) {
   c.statistic = (runs - mean) / std::sqrt(var);
   c.p_value = std::erfc(std::fabs(c.statistic) / std::sqrt(2.0));
   c.verdict = "pass";
-  c.detail = fmt::format("{} runs above/below the median, {:.1f} expected (z, two-sided)", runs,
-                         mean);
+  c.detail =
+      fmt::format("{} runs above/below the median, {:.1f} expected (z, two-sided)", runs, mean);
   return c;
 }
 
@@ -1024,8 +1029,8 @@ EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOpti
     if (std::isfinite(v)) x.push_back(v);
   }
   if (x.size() != samples_ns.size()) {
-    r.warnings.push_back(fmt::format("{} non-finite samples were ignored",
-                                     samples_ns.size() - x.size()));
+    r.warnings.push_back(
+        fmt::format("{} non-finite samples were ignored", samples_ns.size() - x.size()));
   }
   r.samples = x.size();
   if (x.size() < 2 * kMinFit) {
@@ -1112,9 +1117,9 @@ std::string FormatEvtReport(const EvtReport& r) {
   auto line = [&s](const std::string& text) { s += text + "\n"; };
   line(fmt::format("  {} samples, observed max {} us", r.samples, Us(r.max_ns)));
   if (r.pot_ok || !r.pot.threshold_reason.empty()) {
-    line(fmt::format("  POT: threshold {} us (quantile {}, {}), {} exceedances", Us(r.pot.threshold_ns),
-                     r.pot.threshold_quantile, r.pot.threshold_auto ? "automatic" : "given",
-                     r.pot.exceedances));
+    line(fmt::format("  POT: threshold {} us (quantile {}, {}), {} exceedances",
+                     Us(r.pot.threshold_ns), r.pot.threshold_quantile,
+                     r.pot.threshold_auto ? "automatic" : "given", r.pot.exceedances));
   }
   if (r.pot_ok) {
     const GpdFit& f = r.pot.fit;
@@ -1126,8 +1131,9 @@ std::string FormatEvtReport(const EvtReport& r) {
                      r.bm.blocks, r.bm.block_size, r.bm.gev.xi, r.bm.lr_p_value,
                      r.bm.gumbel_sufficient ? "Gumbel is enough" : "GEV needed"));
   }
-  line(fmt::format("  {:>10}  {:>32}  {:>32}", "p/activ.", "POT latency us [95% CI]",
-                   fmt::format("BM ({}) us [95% CI]", r.bm.levels_model.empty() ? "-" : r.bm.levels_model)));
+  line(fmt::format(
+      "  {:>10}  {:>32}  {:>32}", "p/activ.", "POT latency us [95% CI]",
+      fmt::format("BM ({}) us [95% CI]", r.bm.levels_model.empty() ? "-" : r.bm.levels_model)));
   for (size_t k = 0; k < r.options.probabilities.size(); ++k) {
     line(fmt::format("  {:>10.0e}  {:>32}  {:>32}", r.options.probabilities[k],
                      LevelCell(r.pot.levels, k), LevelCell(r.bm.levels, k)));

@@ -32,14 +32,14 @@ struct EvtOptions {
   std::optional<double> threshold_quantile;
   /// Parametric bootstrap resamples per method for the confidence intervals (0 = none).
   int bootstrap = 200;
-  uint64_t seed = 1;  ///< Bootstrap random seed: the same seed gives the same intervals.
+  uint64_t seed = 1;         ///< Bootstrap random seed: the same seed gives the same intervals.
   double confidence = 0.95;  ///< Confidence level of the intervals.
   double alpha = 0.05;       ///< Significance level of the checks (below it: warn).
   /// Per-activation exceedance probabilities to estimate latencies for.
   std::vector<double> probabilities = {1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12};
   /// The threshold grid for the diagnostics (quantiles of the samples).
-  std::vector<double> threshold_grid = {0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96,
-                                        0.97, 0.98, 0.99, 0.995};
+  std::vector<double> threshold_grid = {0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
+                                        0.96, 0.97, 0.98, 0.99, 0.995};
 };
 
 /// A generalised Pareto fit to exceedances y = x - u > 0:
@@ -84,12 +84,12 @@ struct ReturnLevel {
 
 /// One independence or stationarity check.
 struct EvtCheck {
-  std::string name;       ///< "ljung-box", "runs", "extremal-index", "stationarity".
+  std::string name;        ///< "ljung-box", "runs", "extremal-index", "stationarity".
   std::string applied_to;  ///< What series it ran on.
   double statistic = 0;
-  double p_value = 0;    ///< NaN for checks judged by a threshold instead.
-  std::string verdict;   ///< "pass", "warn" or "skipped".
-  std::string detail;    ///< One sentence: what it means here.
+  double p_value = 0;   ///< NaN for checks judged by a threshold instead.
+  std::string verdict;  ///< "pass", "warn" or "skipped".
+  std::string detail;   ///< One sentence: what it means here.
 };
 
 struct PotResult {
@@ -113,7 +113,7 @@ struct BlockMaximaResult {
   GevFit gumbel;
   double lr_statistic = 0;  ///< 2*(logL_GEV - logL_Gumbel), chi-square(1) under Gumbel.
   double lr_p_value = 0;
-  bool gumbel_sufficient = false;  ///< lr_p_value >= alpha: xi = 0 is not rejected.
+  bool gumbel_sufficient = false;   ///< lr_p_value >= alpha: xi = 0 is not rejected.
   std::vector<ReturnLevel> levels;  ///< From the GEV fit (or Gumbel when sufficient).
   std::string levels_model;         ///< "gev" or "gumbel".
   int bootstrap_failures = 0;
@@ -121,7 +121,7 @@ struct BlockMaximaResult {
 
 /// Points of the exceedance plot: P(X > x) per activation against x.
 struct ExceedanceCurve {
-  std::vector<double> empirical_ns;  ///< Sample values (descending, thinned).
+  std::vector<double> empirical_ns;           ///< Sample values (descending, thinned).
   std::vector<double> empirical_probability;  ///< rank / (n + 1).
   std::vector<double> model_ns;               ///< Latencies on the fitted curves.
   std::vector<double> pot_probability;        ///< GPD tail at model_ns (NaN below u).
