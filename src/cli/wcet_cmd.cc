@@ -1,0 +1,304 @@
+// `rtpulse wcet RUN`: worst-case latency extrapolation (extreme value statistics) from a run's
+// per-sample logs; docs/wcet.md. Writes RUN/wcet/wcet.json and an exceedance plot per
+// scenario.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/exit_code.h"
+#include "core/version.h"
+#include "measure/sample_log.h"
+#include "results/suite_reader.h"
+#include "stats/evt.h"
+#include "sys/command_runner.h"
+
+namespace rtpulse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// wcet.json's schema (docs/wcet.md).
+constexpr const char* kWcetSchema = "rtpulse.wcet";
+constexpr int kWcetSchemaVersion = 1;
+
+struct WcetOptions {
+  std::string run;
+  std::string scenario;
+  std::string json;
+  size_t block = 1000;
+  std::optional<double> threshold_quantile;
+  int bootstrap = 200;
+  uint64_t seed = 1;
+};
+
+/// One scenario's samples in time order.
+struct Series {
+  std::vector<double> latency_ns;
+  size_t threads = 0;
+  uint64_t dropped = 0;
+  bool has_trailer = true;
+};
+
+/// Every record of every probe thread, merged by deadline: one activation after another, as
+/// they happened (the file interleaves threads in batches, docs/samples-format.md).
+Expected<Series> ReadSeries(const std::string& path) {
+  struct Item {
+    int64_t expected_ns;
+    uint16_t thread;
+    int64_t latency_ns;
+  };
+  std::vector<Item> items;
+  std::set<uint16_t> threads;
+  auto summary = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
+    items.push_back({r.expected_ns, r.thread, measure::LatencyNs(r)});
+    threads.insert(r.thread);
+  });
+  if (!summary) return summary.error();
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.expected_ns != b.expected_ns ? a.expected_ns < b.expected_ns : a.thread < b.thread;
+  });
+  Series s;
+  s.latency_ns.reserve(items.size());
+  for (const auto& i : items) s.latency_ns.push_back(static_cast<double>(i.latency_ns));
+  s.threads = threads.size();
+  s.dropped = summary->dropped;
+  s.has_trailer = summary->has_trailer;
+  return s;
+}
+
+std::string DatFile(const stats::EvtReport& r) {
+  std::string s = "# rtpulse wcet exceedance plot; latencies in microseconds\n";
+  s += "# empirical: latency_us P(X>x) (rank/(n+1))\n";
+  const auto& c = r.curve;
+  for (size_t i = 0; i < c.empirical_ns.size(); ++i) {
+    s += fmt::format("{:.4f} {:.6e}\n", c.empirical_ns[i] / 1e3, c.empirical_probability[i]);
+  }
+  s += "\n\n# model: latency_us P_pot P_block_maxima (NaN: outside the model)\n";
+  for (size_t i = 0; i < c.model_ns.size(); ++i) {
+    auto p = [](double v) { return std::isfinite(v) && v > 0 ? fmt::format("{:.6e}", v) : "NaN"; };
+    s += fmt::format("{:.4f} {} {}\n", c.model_ns[i] / 1e3, p(c.pot_probability[i]),
+                     p(c.bm_probability[i]));
+  }
+  return s;
+}
+
+std::string GnuplotScript(const std::string& scenario) {
+  return fmt::format(
+      "# Exceedance plot for scenario '{}': render with `gnuplot exceedance.gp` in this folder.\n"
+      "# A statistical extrapolation from the measured samples, not a guarantee.\n"
+      "set terminal svg size 900,600 dynamic\n"
+      "set output 'exceedance.svg'\n"
+      "set title \"{}: P(latency > x) per activation (extrapolation, not a guarantee)\"\n"
+      "set xlabel 'latency (us)'\n"
+      "set ylabel 'exceedance probability per activation'\n"
+      "set logscale y\n"
+      "set format y '10^{{%L}}'\n"
+      "set yrange [1e-13:1]\n"
+      "set grid\n"
+      "set key top right\n"
+      "set datafile missing 'NaN'\n"
+      "plot 'exceedance.dat' index 0 using 1:2 with points pt 7 ps 0.4 title 'measured', \\\n"
+      "     '' index 1 using 1:2 with lines lw 2 title 'POT (generalised Pareto)', \\\n"
+      "     '' index 1 using 1:3 with lines lw 2 dt 2 title 'block maxima (GEV/Gumbel)'\n",
+      scenario, scenario);
+}
+
+/// Writes RUN/wcet/<scenario>/exceedance.{dat,gp} and renders the SVG when gnuplot is there.
+nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
+                         const stats::EvtReport& r, std::vector<std::string>& notes) {
+  nlohmann::json plot = {{"data", dir + "/exceedance.dat"}, {"script", dir + "/exceedance.gp"}};
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    notes.push_back(fmt::format("cannot create {}: {}", dir, ec.message()));
+    return plot;
+  }
+  Status a = WriteFileAtomic(dir + "/exceedance.dat", DatFile(r));
+  Status b = WriteFileAtomic(dir + "/exceedance.gp", GnuplotScript(scenario));
+  if (!a || !b) {
+    notes.push_back((!a ? a : b).error().message);
+    return plot;
+  }
+  const sys::SystemCommandRunner runner;
+  if (runner.Find("gnuplot").empty()) {
+    plot["rendered"] = nullptr;
+    plot["note"] = "gnuplot not found; not rendered (run `gnuplot exceedance.gp` there)";
+    return plot;
+  }
+  auto out = runner.Run({"gnuplot", "-e", fmt::format("cd '{}'", dir), "exceedance.gp"},
+                        std::chrono::seconds(30));
+  if (out && out->exit_code == 0) {
+    plot["rendered"] = dir + "/exceedance.svg";
+  } else {
+    plot["rendered"] = nullptr;
+    plot["note"] = "gnuplot failed: " + (out ? out->err : out.error().message);
+    notes.push_back(fmt::format("{}: {}", scenario, plot["note"].get<std::string>()));
+  }
+  return plot;
+}
+
+Status CheckOptions(const WcetOptions& o) {
+  if (o.block < 10) {
+    return UsageError(
+        fmt::format("--block {} is too small; give at least 10 samples per block "
+                    "(default 1000 = 1 s at 1 ms)",
+                    o.block));
+  }
+  if (o.threshold_quantile && !(*o.threshold_quantile >= 0.5 && *o.threshold_quantile < 1)) {
+    return UsageError(fmt::format("--threshold-quantile {} must be in [0.5, 1), e.g. 0.99",
+                                  *o.threshold_quantile));
+  }
+  if (o.bootstrap < 0 || o.bootstrap > 100000) {
+    return UsageError(fmt::format("--bootstrap {} must be between 0 and 100000", o.bootstrap));
+  }
+  return Status::Ok();
+}
+
+const char* kNoSamplesFix =
+    "re-run the suite with --samples (e.g. 'rtpulse suite --samples ...') or import "
+    "time-ordered data; the histogram alone has no time order for extreme value statistics";
+
+int RunWcet(const WcetOptions& o) {
+  if (Status s = CheckOptions(o); !s) return ReportError(s.error());
+  auto suite = results::ReadSuiteResult(o.run);
+  if (!suite) return ReportError(suite.error());
+  const std::string folder = results::RunFolder(o.run);
+
+  std::vector<const results::ScenarioResult*> chosen;
+  std::vector<std::string> names;
+  for (const auto& s : suite->scenarios) names.push_back(s.name);
+  for (const auto& s : suite->scenarios) {
+    if (o.scenario.empty() || s.name == o.scenario) chosen.push_back(&s);
+  }
+  if (chosen.empty()) {
+    const std::string guess = DidYouMean(o.scenario, names);
+    return ReportError(UsageError(
+        fmt::format("--scenario '{}' is not in {}{}", o.scenario, o.run,
+                    guess.empty() ? fmt::format(" (scenarios: {})", fmt::join(names, ", "))
+                                  : fmt::format(". Did you mean '{}'?", guess))));
+  }
+  std::vector<std::pair<const results::ScenarioResult*, std::string>> with_samples;
+  std::vector<std::string> skipped;
+  for (const auto* s : chosen) {
+    const std::string path = s->samples_file.empty() ? "" : folder + "/" + s->samples_file;
+    std::error_code ec;
+    if (path.empty() || !fs::exists(path, ec)) {
+      skipped.push_back(s->name);
+    } else {
+      with_samples.emplace_back(s, path);
+    }
+  }
+  if (with_samples.empty()) {
+    return ReportError(UsageError(fmt::format(
+        "{}: no per-sample log (<scenario>/samples.bin) for {}; {}", o.run,
+        o.scenario.empty() ? "any scenario" : "scenario '" + o.scenario + "'", kNoSamplesFix)));
+  }
+
+  stats::EvtOptions eo;
+  eo.block_size = o.block;
+  eo.threshold_quantile = o.threshold_quantile;
+  eo.bootstrap = o.bootstrap;
+  eo.seed = o.seed;
+
+  const bool json_stdout = o.json == "-";
+  std::FILE* text = json_stdout ? stderr : stdout;
+  nlohmann::json doc = {{"schema", kWcetSchema},
+                        {"schema_version", kWcetSchemaVersion},
+                        {"rtpulse_version", kVersion},
+                        {"cmdline", Invocation()},
+                        {"run", folder},
+                        {"disclaimer", stats::kEvtDisclaimer},
+                        {"skipped_scenarios", skipped},
+                        {"scenarios", nlohmann::json::array()}};
+  std::vector<std::string> notes;
+  for (const auto& [scenario, path] : with_samples) {
+    auto series = ReadSeries(path);
+    if (!series) return ReportError(series.error());
+    std::vector<std::string> input_warnings;
+    if (series->dropped > 0) {
+      input_warnings.push_back(
+          fmt::format("{} samples were dropped while logging (ring full): the series has gaps",
+                      series->dropped));
+    }
+    if (!series->has_trailer) {
+      input_warnings.push_back("the samples file has no trailer: the run did not end cleanly");
+    }
+    const stats::EvtReport report = stats::EstimateWorstCase(series->latency_ns, eo);
+    const std::string dir = folder + "/wcet/" + scenario->name;
+    nlohmann::json plot = WritePlot(dir, scenario->name, report, notes);
+    fmt::print(text, "scenario {}: {} threads merged in deadline order ({})\n", scenario->name,
+               series->threads, path);
+    std::fputs(stats::FormatEvtReport(report).c_str(), text);
+    for (const auto& w : input_warnings) fmt::print(text, "  warning: {}\n", w);
+    fmt::print(text, "  plot: {}\n\n",
+               plot.value("rendered", nlohmann::json()).is_string()
+                   ? plot["rendered"].get<std::string>()
+                   : plot["script"].get<std::string>());
+    doc["scenarios"].push_back({{"scenario", scenario->name},
+                                {"samples_file", scenario->samples_file},
+                                {"threads", series->threads},
+                                {"order", "all threads merged by deadline (expected_ns)"},
+                                {"dropped", series->dropped},
+                                {"input_warnings", input_warnings},
+                                {"plot", plot},
+                                {"report", stats::ToJson(report)}});
+  }
+  for (const auto& s : skipped) {
+    fmt::print(text, "scenario {}: skipped, no samples.bin ({})\n", s, kNoSamplesFix);
+  }
+  for (const auto& n : notes) fmt::print(stderr, "rtpulse: warning: {}\n", n);
+  const std::string body = doc.dump(1) + "\n";
+  int code = ToInt(ExitCode::kOk);
+  std::error_code ec;
+  fs::create_directories(folder + "/wcet", ec);
+  if (Status s = WriteFileAtomic(folder + "/wcet/wcet.json", body); !s) {
+    code = ReportError(s.error());
+  } else {
+    fmt::print(text, "wrote {}/wcet/wcet.json\n", folder);
+  }
+  if (json_stdout) {
+    std::fputs(body.c_str(), stdout);
+  } else if (!o.json.empty()) {
+    if (Status s = WriteFileAtomic(o.json, body); !s) code = ReportError(s.error());
+  }
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace
+
+Runner SetupWcet(CLI::App& sub) {
+  auto o = std::make_shared<WcetOptions>();
+  sub.add_option("RUN", o->run, "results folder (or its result.json) of a suite run with --samples")
+      ->required();
+  sub.add_option("--scenario", o->scenario, "only this scenario (default: every one with samples)");
+  sub.add_option("--json", o->json, "also write the JSON here ('-' = stdout, table to stderr)");
+  sub.add_option("--block", o->block, "samples per block for block maxima (default 1000)");
+  sub.add_option("--threshold-quantile", o->threshold_quantile,
+                 "POT threshold as a quantile, e.g. 0.99 (default: automatic, stated)");
+  sub.add_option("--bootstrap", o->bootstrap,
+                 "parametric bootstrap resamples for the 95% intervals (default 200, 0 = none)");
+  sub.add_option("--seed", o->seed, "bootstrap seed; the same seed gives the same intervals");
+  sub.allow_extras(false);
+  sub.footer(
+      "Statistical extrapolation, not a guarantee (docs/wcet.md).\n"
+      "Writes RUN/wcet/wcet.json and RUN/wcet/<scenario>/exceedance.{dat,gp,svg}.\n"
+      "Exit codes: 0 ok, 1 a file could not be written, 2 bad usage or input (a run without\n"
+      "            samples.bin: re-run the suite with --samples).");
+  return [o] { return RunWcet(*o); };
+}
+
+}  // namespace rtpulse::cli
