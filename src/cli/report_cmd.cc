@@ -8,7 +8,10 @@
 #include <string>
 
 #include "cli/command.h"
+#include "report/html_page.h"
 #include "report/report.h"
+#include "results/suite_reader.h"
+#include "stats/evt.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -20,6 +23,36 @@ struct ReportCliOptions {
   bool no_html = false;
 };
 
+/// The report's worst-case section: rtpulse wcet's analysis of every scenario that logged
+/// its samples (the same estimate, text and warnings as `rtpulse wcet`).
+std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& suite,
+                                                   const std::string& folder) {
+  std::string html =
+      "<p>Extreme value estimates from the time-ordered samples (<code>rtpulse wcet</code>, "
+      "docs/wcet.md). " +
+      report::HtmlEscape(std::string(stats::kEvtDisclaimer)) + "</p>\n";
+  size_t analysed = 0;
+  for (const auto& s : suite.scenarios) {
+    if (s.samples_file.empty()) continue;
+    auto series = ReadSeries(folder + "/" + s.samples_file);
+    if (!series) {
+      html += "<p>" + report::HtmlEscape(s.name + ": " + series.error().message) + "</p>\n";
+      continue;
+    }
+    stats::EvtOptions options;
+    options.bootstrap = 100;
+    const stats::EvtReport evt = stats::EstimateWorstCase(series->latency_ns, options);
+    html += "<h3>" + report::HtmlEscape(s.name) + "</h3>\n<pre>" +
+            report::HtmlEscape(stats::FormatEvtReport(evt)) + "</pre>\n";
+    ++analysed;
+  }
+  if (analysed == 0) {
+    html += "<p>No scenario logged its samples, so no estimate: re-run the suite with "
+            "<code>--samples</code>.</p>\n";
+  }
+  return {report::HtmlSection{"worst-case", "Worst-case estimates (EVT)", html}};
+}
+
 int RunReport(const ReportCliOptions& o) {
   auto formats = report::ParseImageFormats(o.formats);
   if (!formats) return ReportError(formats.error());
@@ -27,6 +60,9 @@ int RunReport(const ReportCliOptions& o) {
   options.out_dir = o.out;
   options.formats = *formats;
   options.html = !o.no_html;
+  const std::string folder = results::RunFolder(o.run);
+  options.extra_sections.push_back(
+      [folder](const results::SuiteResult& suite) { return WorstCaseSections(suite, folder); });
   auto written = report::WriteReport(o.run, options);
   if (!written) return ReportError(written.error());
   for (const auto& note : written->notes) std::fprintf(stderr, "rtpulse: note: %s\n", note.c_str());

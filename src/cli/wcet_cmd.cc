@@ -26,31 +26,6 @@
 #include "sys/command_runner.h"
 
 namespace rtpulse::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-/// wcet.json's schema (docs/wcet.md).
-constexpr const char* kWcetSchema = "rtpulse.wcet";
-constexpr int kWcetSchemaVersion = 1;
-
-struct WcetOptions {
-  std::string run;
-  std::string scenario;
-  std::string json;
-  size_t block = 1000;
-  std::optional<double> threshold_quantile;
-  int bootstrap = 200;
-  uint64_t seed = 1;
-};
-
-/// One scenario's samples in time order.
-struct Series {
-  std::vector<double> latency_ns;
-  size_t threads = 0;
-  uint64_t dropped = 0;
-  bool has_trailer = true;
-};
 
 /// Every record of every probe thread, merged by deadline: one activation after another, as
 /// they happened (the file interleaves threads in batches, docs/samples-format.md).
@@ -78,6 +53,24 @@ Expected<Series> ReadSeries(const std::string& path) {
   s.has_trailer = summary->has_trailer;
   return s;
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// wcet.json's schema (docs/wcet.md).
+constexpr const char* kWcetSchema = "rtpulse.wcet";
+constexpr int kWcetSchemaVersion = 1;
+
+struct WcetOptions {
+  std::string run;
+  std::string scenario;
+  std::string json;
+  size_t block = 1000;
+  std::optional<double> threshold_quantile;
+  int bootstrap = 200;
+  uint64_t seed = 1;
+};
 
 std::string DatFile(const stats::EvtReport& r) {
   std::string s = "# rtpulse wcet exceedance plot; latencies in microseconds\n";
