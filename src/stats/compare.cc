@@ -18,25 +18,64 @@ uint64_t NearestRank(double p, uint64_t n) {
   return std::clamp<uint64_t>(rank, 1, n);
 }
 
-/// One multinomial draw of `n` samples over the bucket weights `weights` (total `total`):
-/// conditional binomials, bucket by bucket, stopping when every sample is placed.
-void DrawMultinomial(const std::vector<uint64_t>& weights, uint64_t total, uint64_t n,
-                     std::mt19937_64& rng, std::vector<uint64_t>& out) {
-  out.assign(weights.size(), 0);
-  uint64_t left_n = n;
-  uint64_t left_weight = total;
-  for (size_t i = 0; i < weights.size() && left_n > 0; ++i) {
-    if (weights[i] >= left_weight) {
-      out[i] = left_n;
-      break;
-    }
-    const double p = static_cast<double>(weights[i]) / static_cast<double>(left_weight);
-    std::binomial_distribution<uint64_t> binomial(left_n, p);
-    out[i] = binomial(rng);
-    left_n -= out[i];
-    left_weight -= weights[i];
+/// Percentiles of multinomial resamples of one histogram, without drawing every bucket.
+/// A resample's N samples are split between the two halves of the bucket range with one
+/// binomial draw (exact: the multinomial's marginal), and only halves holding a wanted rank
+/// are split further, so a replicate costs O(percentiles x log(buckets)) binomials instead of
+/// one per bucket (or one uniform draw per sample).
+class RankSampler {
+ public:
+  RankSampler(const BucketCounts& buckets, std::span<const double> percentiles)
+      : buckets_(buckets), prefix_(buckets.count.size() + 1, 0) {
+    for (size_t i = 0; i < buckets.count.size(); ++i)
+      prefix_[i + 1] = prefix_[i] + buckets.count[i];
+    for (const double p : percentiles) ranks_.push_back(NearestRank(p, buckets.total));
+    order_.resize(ranks_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(),
+              [&](size_t x, size_t y) { return ranks_[x] < ranks_[y]; });
+    values_.resize(ranks_.size());
   }
-}
+
+  /// One resample's value at every percentile, in the order given.
+  const std::vector<int64_t>& Draw(std::mt19937_64& rng) {
+    Locate(0, buckets_.count.size(), buckets_.total, 0, 0, order_.size(), rng);
+    return values_;
+  }
+
+ private:
+  /// The resample holds `n` samples in buckets [lo, hi) and `before` below lo; the wanted
+  /// ranks order_[first, last) all fall in (before, before + n].
+  void Locate(size_t lo, size_t hi, uint64_t n, uint64_t before, size_t first, size_t last,
+              std::mt19937_64& rng) {
+    if (first == last) return;
+    if (hi - lo == 1) {
+      for (size_t k = first; k < last; ++k) values_[order_[k]] = buckets_.value_ns[lo];
+      return;
+    }
+    const size_t mid = lo + (hi - lo) / 2;
+    const uint64_t left_weight = prefix_[mid] - prefix_[lo];
+    const uint64_t weight = prefix_[hi] - prefix_[lo];
+    uint64_t left_n = 0;
+    if (left_weight == weight) {
+      left_n = n;
+    } else if (left_weight > 0) {
+      std::binomial_distribution<uint64_t> binomial(
+          n, static_cast<double>(left_weight) / static_cast<double>(weight));
+      left_n = binomial(rng);
+    }
+    size_t split = first;
+    while (split < last && ranks_[order_[split]] <= before + left_n) ++split;
+    Locate(lo, mid, left_n, before, first, split, rng);
+    Locate(mid, hi, n - left_n, before + left_n, split, last, rng);
+  }
+
+  const BucketCounts& buckets_;
+  std::vector<uint64_t> prefix_;
+  std::vector<uint64_t> ranks_;
+  std::vector<size_t> order_;  ///< Indices into ranks_, by ascending rank.
+  std::vector<int64_t> values_;
+};
 
 /// The q-quantile of sorted values, by the nearest-rank rule on indices.
 double SortedQuantile(const std::vector<double>& sorted, double q) {
@@ -90,15 +129,13 @@ std::vector<PercentileDifference> BootstrapPercentileDifferences(
   const auto replicates = static_cast<size_t>(options.replicates);
   std::vector<std::vector<double>> diffs(percentiles.size());
   for (auto& v : diffs) v.reserve(replicates);
-  std::vector<uint64_t> draw_a;
-  std::vector<uint64_t> draw_b;
+  RankSampler sample_a(a, percentiles);
+  RankSampler sample_b(b, percentiles);
   for (size_t r = 0; r < replicates; ++r) {
-    DrawMultinomial(a.count, a.total, a.total, rng, draw_a);
-    DrawMultinomial(b.count, b.total, b.total, rng, draw_b);
+    const std::vector<int64_t>& va = sample_a.Draw(rng);
+    const std::vector<int64_t>& vb = sample_b.Draw(rng);
     for (size_t i = 0; i < percentiles.size(); ++i) {
-      const int64_t va = PercentileOfCounts(a.value_ns, draw_a, a.total, percentiles[i]);
-      const int64_t vb = PercentileOfCounts(b.value_ns, draw_b, b.total, percentiles[i]);
-      diffs[i].push_back(static_cast<double>(vb - va));
+      diffs[i].push_back(static_cast<double>(vb[i] - va[i]));
     }
   }
   const double alpha = 1.0 - std::clamp(options.confidence, 0.0, 1.0);
@@ -155,8 +192,8 @@ KsResult KolmogorovSmirnov(const Histogram& baseline, const Histogram& other) {
   const auto na = static_cast<double>(r.n_baseline);
   const auto nb = static_cast<double>(r.n_other);
   while (i < lo_a.size() || j < lo_b.size()) {
-    const int64_t key = std::min(i < lo_a.size() ? lo_a[i] : INT64_MAX,
-                                 j < lo_b.size() ? lo_b[j] : INT64_MAX);
+    const int64_t key =
+        std::min(i < lo_a.size() ? lo_a[i] : INT64_MAX, j < lo_b.size() ? lo_b[j] : INT64_MAX);
     if (i < lo_a.size() && lo_a[i] == key) seen_a += a.count[i++];
     if (j < lo_b.size() && lo_b[j] == key) seen_b += b.count[j++];
     const double gap =

@@ -37,22 +37,23 @@ struct BootstrapOptions {
 
 /// A percentile of two runs and the bootstrap confidence interval of their difference.
 struct PercentileDifference {
-  double percentile = 0;     ///< In percent: 50, 99, 99.9.
-  int64_t baseline_ns = 0;   ///< Point estimates (the summaries' values).
+  double percentile = 0;    ///< In percent: 50, 99, 99.9.
+  int64_t baseline_ns = 0;  ///< Point estimates (the summaries' values).
   int64_t other_ns = 0;
-  double lo_ns = 0;          ///< CI of (other - baseline), percentile bootstrap.
+  double lo_ns = 0;  ///< CI of (other - baseline), percentile bootstrap.
   double hi_ns = 0;
   /// The CI excludes 0: the runs differ at this percentile beyond resampling noise.
   bool Significant() const { return lo_ns > 0 || hi_ns < 0; }
 };
 
 /// Bootstrap CIs of (other - baseline) for each percentile. Every replicate redraws N
-/// samples from each histogram (a multinomial over its buckets, drawn bucket by bucket as
-/// conditional binomials, so a replicate costs O(buckets), not O(N)) and takes the same
-/// nearest-rank percentiles. Deterministic for a given seed on a given standard library.
-/// The maximum is deliberately not offered: a resample can never exceed the observed max,
-/// so its bootstrap distribution says nothing about the true worst case.
-/// Empty histograms give zero-width intervals at 0.
+/// samples from each histogram (a multinomial over its buckets) and takes the same
+/// nearest-rank percentiles. The multinomial is drawn by binary splitting (one binomial per
+/// split, descending only into the halves that hold a wanted rank), so a replicate costs
+/// O(percentiles x log(buckets)), not O(N) or O(buckets). Deterministic for a given seed on a given
+/// standard library. The maximum is deliberately not offered: a resample can never exceed the
+/// observed max, so its bootstrap distribution says nothing about the true worst case. Empty
+/// histograms give zero-width intervals at 0.
 std::vector<PercentileDifference> BootstrapPercentileDifferences(
     const Histogram& baseline, const Histogram& other, std::span<const double> percentiles,
     const BootstrapOptions& options);
