@@ -22,6 +22,7 @@ constexpr std::array kCommands = {
     Command{"suite",
             "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
             &SetupSuite},
+    Command{"report", "figures, LaTeX tables and an HTML page from a run's results", &SetupReport},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",

@@ -46,5 +46,6 @@ Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
 Runner SetupSuite(CLI::App& sub);
 Runner SetupCompare(CLI::App& sub);
+Runner SetupReport(CLI::App& sub);
 
 }  // namespace rtpulse::cli

@@ -1,0 +1,227 @@
+#include "report/figure.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/atomic_file.h"
+
+namespace rtpulse::report {
+namespace {
+
+std::string Num(double v) {
+  if (std::isnan(v)) return "NaN";
+  return fmt::format("{:.10g}", v);
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  });
+}
+
+size_t PointCount(const Figure& figure) {
+  size_t n = 0;
+  for (const auto& s : figure.series) n += s.points.size();
+  return n;
+}
+
+bool AnyY2(const Figure& figure) {
+  return std::any_of(figure.series.begin(), figure.series.end(),
+                     [](const Series& s) { return s.y2; });
+}
+
+std::string Range(const std::optional<double>& lo, const std::optional<double>& hi) {
+  return fmt::format("[{}:{}]", lo ? Num(*lo) : "*", hi ? Num(*hi) : "*");
+}
+
+/// The terminal line for one format; sizes follow the figure's pixel size (PDF at 100 px/in).
+std::string Terminal(const Figure& figure, ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kPng:
+      return fmt::format("set terminal pngcairo size {},{} font 'sans,10' noenhanced",
+                         figure.width_px, figure.height_px);
+    case ImageFormat::kSvg:
+      return fmt::format("set terminal svg size {},{} dynamic font 'sans,10' noenhanced "
+                         "background rgb 'white'",
+                         figure.width_px, figure.height_px);
+    case ImageFormat::kPdf:
+      return fmt::format("set terminal pdfcairo size {}in,{}in font 'sans,8' noenhanced",
+                         Num(figure.width_px / 100.0), Num(figure.height_px / 100.0));
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* ImageFormatExtension(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kPng: return "png";
+    case ImageFormat::kSvg: return "svg";
+    case ImageFormat::kPdf: return "pdf";
+  }
+  return "";
+}
+
+Expected<std::vector<ImageFormat>> ParseImageFormats(const std::string& text) {
+  std::vector<ImageFormat> formats;
+  std::stringstream in(text);
+  std::string word;
+  while (std::getline(in, word, ',')) {
+    ImageFormat f;
+    if (word == "png") {
+      f = ImageFormat::kPng;
+    } else if (word == "svg") {
+      f = ImageFormat::kSvg;
+    } else if (word == "pdf") {
+      f = ImageFormat::kPdf;
+    } else {
+      return UsageError(
+          fmt::format("--formats: unknown format '{}' (use a list of png, svg, pdf)", word));
+    }
+    if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+  }
+  if (formats.empty()) return UsageError("--formats: empty list (use e.g. png,svg,pdf)");
+  return formats;
+}
+
+std::string GnuplotQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "''";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string FigureData(const Figure& figure) {
+  std::string out = fmt::format("# {}: {}\n", figure.name, figure.title);
+  for (const auto& note : figure.notes) out += "# " + note + "\n";
+  out += fmt::format("# columns: x ({}), y ({})\n", figure.xlabel, figure.ylabel);
+  for (size_t i = 0; i < figure.series.size(); ++i) {
+    const Series& s = figure.series[i];
+    if (i > 0) out += "\n\n";
+    out += fmt::format("# index {}: {} ({} points)\n", i, s.title, s.points.size());
+    for (const auto& [x, y] : s.points) out += Num(x) + " " + Num(y) + "\n";
+  }
+  return out;
+}
+
+std::string FigureScript(const Figure& figure) {
+  std::string gp = fmt::format(
+      "# {}.gp: gnuplot script for {}.dat (written by rtpulse report; edit to restyle).\n"
+      "# Sets no terminal, so choose one when running it from this folder, e.g.\n"
+      "#   gnuplot -e \"set terminal pngcairo size {},{}; set output '{}.png'\" {}.gp\n",
+      figure.name, figure.name, figure.width_px, figure.height_px, figure.name, figure.name);
+  for (const auto& note : figure.notes) gp += "# " + note + "\n";
+  gp += "set encoding utf8\n";
+  gp += "set title " + GnuplotQuote(figure.title) + "\n";
+  gp += "set xlabel " + GnuplotQuote(figure.xlabel) + "\n";
+  gp += "set ylabel " + GnuplotQuote(figure.ylabel) + "\n";
+  if (AnyY2(figure)) {
+    gp += "set y2label " + GnuplotQuote(figure.y2label) + "\nset y2tics\nset ytics nomirror\n";
+  }
+  gp += "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n";
+  gp += "set key " + figure.key_position + " noenhanced\n";
+  if (figure.logx) gp += "set logscale x 10\nset format x '10^{%L}'\n";
+  if (figure.logy) gp += "set logscale y 10\nset format y '10^{%L}'\n";
+  if (figure.logx || figure.logy) gp += "set termoption enhanced\n";
+  gp += "set xrange " + Range(figure.xmin, figure.xmax) + "\n";
+  gp += "set yrange " + Range(figure.ymin, figure.ymax) + "\n";
+  std::string with = "lines lw 1.5";
+  if (figure.kind == PlotKind::kSteps) with = "steps lw 1.2";
+  if (figure.kind == PlotKind::kBars) {
+    const size_t n = std::max<size_t>(1, figure.series.size());
+    const double width = 0.8 / static_cast<double>(n);
+    gp += fmt::format("set boxwidth {}\nset style fill solid 0.8 border -1\n", Num(width));
+    std::string tics;
+    for (size_t i = 0; i < figure.categories.size(); ++i) {
+      tics += fmt::format("{}{} {}", i == 0 ? "" : ", ", GnuplotQuote(figure.categories[i]), i);
+    }
+    gp += "set xtics (" + tics + ")\nset xrange [-0.5:" +
+          Num(static_cast<double>(figure.categories.size()) - 0.5) + "]\n";
+    with = "boxes";
+  }
+  std::vector<std::string> clauses;
+  const size_t n = figure.series.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Series& s = figure.series[i];
+    if (s.points.empty()) continue;  // gnuplot rejects an empty data block
+    std::string using_clause = "1:2";
+    if (figure.kind == PlotKind::kBars) {
+      // Series i's bar sits at its slot within the group centred on the category index.
+      const double width = 0.8 / static_cast<double>(n);
+      const double offset = (static_cast<double>(i) - (static_cast<double>(n) - 1) / 2) * width;
+      using_clause = fmt::format("($1{}{}):2", offset < 0 ? "" : "+", Num(offset));
+      if (offset == 0) using_clause = "1:2";
+    }
+    std::string clause = fmt::format("'{}.dat' index {} using {} with {} title {}", figure.name,
+                                     i, using_clause, with, GnuplotQuote(s.title));
+    if (s.y2) clause += " axes x1y2";
+    if (!s.style.empty()) clause += " " + s.style;
+    clauses.push_back(clause);
+  }
+  gp += "plot ";
+  for (size_t i = 0; i < clauses.size(); ++i) gp += (i == 0 ? "" : ", \\\n     ") + clauses[i];
+  gp += "\n";
+  return gp;
+}
+
+Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
+                                   const RenderOptions& options) {
+  if (!ValidName(figure.name)) {
+    return UsageError(fmt::format(
+        "figure name '{}' is not a plain file stem (use letters, digits, _ . -)", figure.name));
+  }
+  if (PointCount(figure) == 0) {
+    return UsageError(fmt::format("figure '{}' has no points to plot", figure.name));
+  }
+  const sys::SystemCommandRunner system_runner;
+  const sys::CommandRunner& runner = options.runner ? *options.runner : system_runner;
+  if (runner.Find("gnuplot").empty()) {
+    return ResourceError(
+        "gnuplot not found on PATH; install it: apt-get install gnuplot-nox "
+        "(or scripts/install-deps)");
+  }
+  FigureFiles files;
+  const std::string stem = dir + "/" + figure.name;
+  files.dat = stem + ".dat";
+  files.gp = stem + ".gp";
+  if (Status s = WriteFileAtomic(files.dat, FigureData(figure)); !s) return s.error();
+  if (Status s = WriteFileAtomic(files.gp, FigureScript(figure)); !s) return s.error();
+  for (ImageFormat format : options.formats) {
+    const std::string image = figure.name + "." + ImageFormatExtension(format);
+    const std::string path = dir + "/" + image;
+    ::remove(path.c_str());
+    // gnuplot's own `cd` keeps the script's relative 'NAME.dat' working, without a shell.
+    const std::string commands =
+        fmt::format("cd {}; {}; set output {}; load {}", GnuplotQuote(dir),
+                    Terminal(figure, format), GnuplotQuote(image), GnuplotQuote(figure.name + ".gp"));
+    auto out = runner.Run({"gnuplot", "-e", commands}, options.timeout);
+    if (!out) return out.error();
+    if (out->timed_out) {
+      return Failure(fmt::format("gnuplot timed out after {} s rendering {}",
+                                 options.timeout.count() / 1000, path));
+    }
+    struct stat st{};
+    if (out->exit_code != 0 || ::stat(path.c_str(), &st) != 0 || st.st_size == 0) {
+      return Failure(fmt::format("gnuplot failed rendering {} (exit {}): {}", path,
+                                 out->exit_code, out->err));
+    }
+    files.images.push_back(path);
+    if (format == ImageFormat::kSvg) files.svg = path;
+  }
+  return files;
+}
+
+}  // namespace rtpulse::report

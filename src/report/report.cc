@@ -1,0 +1,140 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/atomic_file.h"
+#include "report/latex_table.h"
+#include "report/monitor_log.h"
+#include "report/run_figures.h"
+#include "results/suite_reader.h"
+
+namespace rtpulse::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadText(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  std::string text;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+Status MakeDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Failure(fmt::format("cannot create folder {}: {}", dir, ec.message()));
+  return Status::Ok();
+}
+
+/// Every figure of a run, with its caption, and what could not be drawn.
+struct Planned {
+  std::vector<std::pair<Figure, std::string>> figures;  // figure, caption
+  std::vector<std::string> notes;
+};
+
+Planned PlanFigures(const results::SuiteResult& suite, const std::string& run_folder) {
+  Planned plan;
+  for (const auto& s : suite.scenarios) {
+    if (!s.latency) {
+      plan.notes.push_back(s.name + ": no histogram, nothing was measured");
+      continue;
+    }
+    plan.figures.emplace_back(ScenarioHistogramFigure(suite, s),
+                              "Latency histogram of scenario " + s.name +
+                                  " (OSADL style: 1 us classes, log counts, one curve per CPU).");
+  }
+  Figure exceedance = ScenarioExceedanceFigure(suite);
+  if (!exceedance.series.empty()) {
+    plan.figures.emplace_back(std::move(exceedance),
+                              "Exceedance (1 - CDF): the fraction of samples above each latency.");
+  }
+  const auto rows = results::SummarizeScenarios(suite);
+  if (!rows.empty()) {
+    plan.figures.emplace_back(PercentileBarsFigure(rows),
+                              "p50, p99, p99.9, p99.99 and max per scenario (log scale).");
+  }
+  std::optional<MonitorLog> monitor;
+  const std::string csv = run_folder + "/thermal_power_log.csv";
+  if (auto log = ReadMonitorLog(csv)) {
+    monitor = std::move(*log);
+  } else {
+    plan.notes.push_back("no monitor figures: " + log.error().message);
+  }
+  for (const auto& s : suite.scenarios) {
+    if (!s.latency) continue;
+    FigureSet timeline = LatencyTimelineFigures(s, run_folder, monitor ? &*monitor : nullptr);
+    for (auto& f : timeline.figures) {
+      plan.figures.emplace_back(std::move(f), "Latency over time in scenario " + s.name +
+                                                  ": per-second maximum and p99.");
+    }
+    plan.notes.insert(plan.notes.end(), timeline.notes.begin(), timeline.notes.end());
+  }
+  if (monitor) {
+    FigureSet m = MonitorFigures(*monitor);
+    for (auto& f : m.figures) {
+      std::string caption = f.title + " over the whole run (thermal_power_log.csv).";
+      plan.figures.emplace_back(std::move(f), caption);
+    }
+    plan.notes.insert(plan.notes.end(), m.notes.begin(), m.notes.end());
+  }
+  return plan;
+}
+
+}  // namespace
+
+Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& options) {
+  auto suite = results::ReadSuiteResult(run);
+  if (!suite) return suite.error();
+  const std::string run_folder = results::RunFolder(run);
+  const std::string out = options.out_dir.empty() ? run_folder : options.out_dir;
+  const std::string figures_dir = out + "/figures";
+  const std::string tables_dir = out + "/tables";
+  const std::string report_dir = out + "/report";
+  for (const auto& dir : {figures_dir, tables_dir}) {
+    if (Status s = MakeDir(dir); !s) return s.error();
+  }
+  ReportOutput output;
+  Planned plan = PlanFigures(*suite, run_folder);
+  output.notes = plan.notes;
+
+  RenderOptions render;
+  render.formats = options.formats;
+  render.runner = options.runner;
+  HtmlInputs html;
+  html.notes = plan.notes;
+  html.extra_sections = options.extra_sections;
+  for (const auto& [figure, caption] : plan.figures) {
+    auto files = RenderFigure(figure, figures_dir, render);
+    if (!files) return files.error();
+    output.written.push_back(files->dat);
+    output.written.push_back(files->gp);
+    output.written.insert(output.written.end(), files->images.begin(), files->images.end());
+    HtmlFigure f{figure.name, caption, files->svg.empty() ? "" : ReadText(files->svg), {}};
+    for (const auto& path : files->images) {
+      f.files.push_back("../figures/" + fs::path(path).filename().string());
+    }
+    f.files.push_back("../figures/" + figure.name + ".gp");
+    f.files.push_back("../figures/" + figure.name + ".dat");
+    html.figures.push_back(std::move(f));
+  }
+  const std::string tex = tables_dir + "/summary.tex";
+  if (Status s = WriteFileAtomic(tex, SummaryTableTex(*suite)); !s) return s.error();
+  output.written.push_back(tex);
+  html.tables.push_back("../tables/summary.tex");
+  if (options.html) {
+    if (Status s = MakeDir(report_dir); !s) return s.error();
+    const std::string index = report_dir + "/index.html";
+    if (Status s = WriteFileAtomic(index, RenderHtml(*suite, html)); !s) return s.error();
+    output.written.push_back(index);
+  }
+  return output;
+}
+
+}  // namespace rtpulse::report
