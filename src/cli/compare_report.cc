@@ -184,8 +184,8 @@ std::string HtmlEscape(const std::string& text) {
   return out;
 }
 
-nlohmann::json RatioJson(double base, double other, const std::string& wording) {
-  nlohmann::json ratio = nullptr;
+nlohmann::ordered_json RatioJson(double base, double other, const std::string& wording) {
+  nlohmann::ordered_json ratio = nullptr;
   if (base > 0 && other > 0) ratio = base / other;
   return {{"baseline_over_other", ratio},
           {"percent_change", stats::PercentChange(base, other)},
@@ -306,8 +306,8 @@ std::string FormatCompareText(const Comparison& c) {
   return out;
 }
 
-nlohmann::json CompareJson(const Comparison& c) {
-  nlohmann::json runs = nlohmann::json::array();
+nlohmann::ordered_json CompareJson(const Comparison& c) {
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const auto& r : c.runs) {
     std::vector<std::string> names;
     for (const auto& s : r.suite.scenarios) names.push_back(s.name);
@@ -318,10 +318,10 @@ nlohmann::json CompareJson(const Comparison& c) {
                     {"kernel", r.suite.system.value("release", "")},
                     {"scenarios", names}});
   }
-  nlohmann::json scenarios = nlohmann::json::array();
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::array();
   for (const auto& s : c.scenarios) {
     const auto& base = s.sides[0];
-    nlohmann::json sides = nlohmann::json::array();
+    nlohmann::ordered_json sides = nlohmann::ordered_json::array();
     for (const auto& side : s.sides) {
       sides.push_back({{"run", c.runs[side.run].label},
                        {"wake", side.wake},
@@ -337,17 +337,17 @@ nlohmann::json CompareJson(const Comparison& c) {
                        {"missed_activations", side.missed_activations},
                        {"skipped_periods", side.skipped_periods}});
     }
-    nlohmann::json versus = nlohmann::json::array();
+    nlohmann::ordered_json versus = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.versus.size(); ++i) {
       const auto& v = s.versus[i];
       const auto& other = s.sides[i + 1];
-      nlohmann::json ratios = nlohmann::json::object();
+      nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
       for (const auto& stat : kStats) {
         if (!stat.ratio) continue;
         ratios[stat.key] =
             RatioJson(stat.value(base), stat.value(other), Wording(stat, base, other, v));
       }
-      nlohmann::json diffs = nlohmann::json::array();
+      nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
       for (const auto& d : v.differences) {
         diffs.push_back({{"percentile", std::string(stats::PercentileLabel(d.percentile))},
                          {"difference_ns", d.other_ns - d.baseline_ns},
@@ -372,7 +372,7 @@ nlohmann::json CompareJson(const Comparison& c) {
                          {"comparisons", versus},
                          {"notes", s.notes}});
   }
-  nlohmann::json missing = nlohmann::json::array();
+  nlohmann::ordered_json missing = nlohmann::ordered_json::array();
   for (const auto& m : c.missing) {
     missing.push_back({{"scenario", m.name}, {"missing_from", m.missing_from}});
   }

@@ -71,8 +71,8 @@ Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
 
 /// The side-by-side tables, one per scenario, in microseconds.
 std::string FormatCompareText(const Comparison& c);
-/// docs/compare.md's schema `rtpulse.compare` v1, in nanoseconds.
-nlohmann::json CompareJson(const Comparison& c);
+/// docs/compare.md's schema `rtpulse.compare` v1, in nanoseconds, fields in schema order.
+nlohmann::ordered_json CompareJson(const Comparison& c);
 /// A self-contained page: inline CSS, the tables, and `figures_svg` (inline SVG elements,
 /// one string each) embedded as they are.
 std::string CompareHtml(const Comparison& c, const std::vector<std::string>& figures_svg);

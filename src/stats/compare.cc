@@ -209,8 +209,12 @@ KsResult KolmogorovSmirnov(const Histogram& baseline, const Histogram& other) {
 std::string RatioWording(double baseline, double other) {
   if (baseline == other) return "same";
   if (baseline <= 0 || other <= 0) return other < baseline ? "lower" : "higher";
-  if (other < baseline) return fmt::format("{:.1f} x lower", baseline / other);
-  return fmt::format("{:.1f} x higher", other / baseline);
+  // Below 1.1 one decimal would print "1.0 x lower" for a real, if small, difference.
+  auto factor = [](double ratio) {
+    return ratio < 1.1 ? fmt::format("{:.2f}", ratio) : fmt::format("{:.1f}", ratio);
+  };
+  if (other < baseline) return factor(baseline / other) + " x lower";
+  return factor(other / baseline) + " x higher";
 }
 
 std::string PercentChange(double baseline, double other) {

@@ -88,7 +88,8 @@ inline constexpr std::string_view kMaxNote =
     "max: a single extreme; the bootstrap cannot resample beyond the observed max, so no CI "
     "is given (compare longer runs, or the exceedance curves, instead)";
 
-/// "294.0 x lower" when other = baseline / 294, "2.5 x higher" when other = 2.5 * baseline,
+/// "294.0 x lower" when other = baseline / 294, "2.5 x higher" when other = 2.5 * baseline
+/// (two decimals below 1.1: "1.04 x lower"),
 /// "same" when equal; with a zero or negative side, where a ratio means nothing: "lower"
 /// or "higher" alone.
 std::string RatioWording(double baseline, double other);

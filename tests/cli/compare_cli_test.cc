@@ -74,12 +74,12 @@ class CompareCliTest : public ::testing::Test {
   /// ~5 us and a much smaller max, and a scenario stock does not have.
   void WriteStockAndTuned() {
     stock_ = WriteRun(
-        "stock", {Scenario("idle", 10'000, 294'000, 1), Scenario("light", 20'000, 882'000, 2)});
+        "stock", {Scenario("idle", 10'000, 294'000, 1), Scenario("light", 20'000, 29'400'000, 2)});
     ScenarioResult pending;
     pending.name = "heavy";
-    tuned_ =
-        WriteRun("tuned", {Scenario("idle", 10'000, 290'000, 3), Scenario("light", 5'000, 3'000, 4),
-                           Scenario("extra", 5'000, 9'000, 5), pending});
+    tuned_ = WriteRun("tuned",
+                      {Scenario("idle", 10'000, 290'000, 3), Scenario("light", 5'000, 100'000, 4),
+                       Scenario("extra", 5'000, 9'000, 5), pending});
   }
 
   std::string Normalise(std::string text) const {

@@ -29,6 +29,9 @@ TEST(RatioWordingTest, ExactValues) {
   EXPECT_EQ(RatioWording(294.0, 1.0), "294.0 x lower");
   EXPECT_EQ(RatioWording(100.0, 12.0), "8.3 x lower");
   EXPECT_EQ(RatioWording(10.0, 25.0), "2.5 x higher");
+  EXPECT_EQ(RatioWording(104.0, 100.0), "1.04 x lower");  // not "1.0 x lower"
+  EXPECT_EQ(RatioWording(100.0, 109.0), "1.09 x higher");
+  EXPECT_EQ(RatioWording(100.0, 110.0), "1.1 x higher");
   EXPECT_EQ(RatioWording(7.0, 7.0), "same");
   EXPECT_EQ(RatioWording(0.0, 0.0), "same");
   EXPECT_EQ(RatioWording(0.0, 5.0), "higher");  // no ratio against 0
