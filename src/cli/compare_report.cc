@@ -264,6 +264,7 @@ std::string FormatCompareText(const Comparison& c) {
       out += fmt::format("   {:<28}",
                          fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label));
     }
+    while (out.back() == ' ') out.pop_back();
     out += "\n";
     out += fmt::format("  {:<16}", "samples");
     for (const auto& side : s.sides) out += fmt::format(" {:>12}", side.summary.count);

@@ -1,7 +1,9 @@
 // Runs the built `rtpulse compare` on result folders written here with results::ToJson and
 // checks its outputs: the JSON against tests/data/golden/compare/compare.json (the temp
 // folder is replaced by "<tmp>"; RTPULSE_UPDATE_GOLDEN=1 rewrites it), the text and HTML by
-// content, and every bad-input path's exit code and message.
+// content, and every bad-input path's exit code and message. The golden CIs depend on
+// libstdc++'s std::binomial_distribution (the seed is fixed; another standard library may
+// draw differently and need RTPULSE_UPDATE_GOLDEN=1).
 
 #include <gtest/gtest.h>
 
