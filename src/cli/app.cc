@@ -29,6 +29,7 @@ constexpr std::array kCommands = {
             &SetupMonitor},
     Command{"load", "run built-in loads or stress-ng and report what they achieved", &SetupLoad},
     Command{"kernel", "verify a kernel config against the PREEMPT_RT fragment", &SetupKernel},
+    Command{"compare", "compare runs side by side: ratios, bootstrap CIs, KS test", &SetupCompare},
     Command{"wcet", "worst-case latency estimates (extreme value statistics) from samples",
             &SetupWcet},
 };

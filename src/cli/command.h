@@ -55,6 +55,7 @@ Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
 Runner SetupSuite(CLI::App& sub);
+Runner SetupCompare(CLI::App& sub);
 Runner SetupReport(CLI::App& sub);
 Runner SetupWcet(CLI::App& sub);
 

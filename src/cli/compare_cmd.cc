@@ -1,0 +1,162 @@
+// rtpulse compare RUN_A RUN_B [...]: the runs' statistics side by side against the first,
+// with bootstrap CIs of the percentile differences and a distribution test (docs/compare.md).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/compare_figures.h"
+#include "cli/compare_report.h"
+#include "core/atomic_file.h"
+#include "core/exit_code.h"
+#include "results/suite_reader.h"
+
+namespace rtpulse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompareOptions {
+  std::vector<std::string> runs;
+  std::string labels;
+  std::string json;
+  std::string html;
+  std::string figures;
+  int bootstrap = 500;
+  uint64_t seed = stats::kDefaultBootstrapSeed;
+};
+
+/// The run's name in the tables: its folder's name (the folder holding result.json).
+std::string DefaultLabel(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (p.has_filename() && p.filename() == "result.json") p = p.parent_path();
+  if (!p.has_filename()) p = p.parent_path();
+  std::string name = p.filename().string();
+  if (name.empty() || name == ".") name = fs::absolute(p).filename().string();
+  return name.empty() ? path : name;
+}
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+Expected<std::vector<std::string>> Labels(const CompareOptions& o) {
+  std::vector<std::string> labels;
+  if (!o.labels.empty()) {
+    labels = SplitComma(o.labels);
+    if (labels.size() != o.runs.size()) {
+      return UsageError(
+          fmt::format("--labels '{}' names {} runs but {} were given; give one "
+                      "label per run, comma-separated",
+                      o.labels, labels.size(), o.runs.size()));
+    }
+  } else {
+    for (const auto& run : o.runs) labels.push_back(DefaultLabel(run));
+  }
+  // Two folders with the same name (a/run, b/run) still need distinct columns.
+  for (size_t i = 0; i < labels.size(); ++i) {
+    int copies = 1;
+    for (size_t j = 0; j < i; ++j) copies += labels[j] == labels[i] ? 1 : 0;
+    if (copies > 1) labels[i] += fmt::format("#{}", copies);
+  }
+  return labels;
+}
+
+Expected<std::vector<CompareRun>> ReadRuns(const CompareOptions& o) {
+  if (o.runs.size() < 2) {
+    return UsageError(
+        fmt::format("compare needs at least two runs (got {}); the first is the baseline, e.g. "
+                    "'rtpulse compare stock/ rt/'",
+                    o.runs.size()));
+  }
+  auto labels = Labels(o);
+  if (!labels) return labels.error();
+  std::vector<CompareRun> runs;
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    auto suite = results::ReadSuiteResult(o.runs[i]);
+    if (!suite) return suite.error();
+    runs.push_back({(*labels)[i], o.runs[i], std::move(*suite)});
+  }
+  return runs;
+}
+
+Status Emit(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fputs(text.c_str(), stdout);
+    return Status::Ok();
+  }
+  return WriteFileAtomic(path, text);
+}
+
+int RunCompare(const CompareOptions& o) {
+  if (o.bootstrap < 1) {
+    return ReportError(UsageError(
+        fmt::format("--bootstrap {} must be at least 1 (default 500 replicates)", o.bootstrap)));
+  }
+  auto runs = ReadRuns(o);
+  if (!runs) return ReportError(runs.error());
+  stats::BootstrapOptions bootstrap;
+  bootstrap.replicates = o.bootstrap;
+  bootstrap.seed = o.seed;
+  auto comparison = BuildComparison(std::move(*runs), bootstrap);
+  if (!comparison) return ReportError(comparison.error());
+
+  std::vector<std::string> figures_svg;
+  if (!o.figures.empty()) {
+    auto written = WriteCompareFigures(*comparison, o.figures);
+    if (!written) return ReportError(written.error());
+    figures_svg = std::move(*written);
+  }
+  if (o.json != "-") std::fputs(FormatCompareText(*comparison).c_str(), stdout);
+  if (!o.json.empty()) {
+    if (Status s = Emit(o.json, CompareJson(*comparison).dump(2) + "\n"); !s) {
+      return ReportError(s.error());
+    }
+  }
+  if (!o.html.empty()) {
+    if (Status s = Emit(o.html, CompareHtml(*comparison, figures_svg)); !s) {
+      return ReportError(s.error());
+    }
+  }
+  return ToInt(ExitCode::kOk);
+}
+
+}  // namespace
+
+Runner SetupCompare(CLI::App& sub) {
+  auto o = std::make_shared<CompareOptions>();
+  sub.add_option("runs", o->runs,
+                 "two or more runs: results folders, result.json files or 'latency --json' "
+                 "files; the first is the baseline");
+  sub.add_option("--labels", o->labels,
+                 "column names, one per run: stock,rt (default: folder names)");
+  sub.add_option("--json", o->json,
+                 "also write the comparison as JSON to FILE, or '-' for stdout "
+                 "(instead of the text table)");
+  sub.add_option("--html", o->html, "also write a self-contained HTML page (tables, figures)");
+  sub.add_option("--figures", o->figures,
+                 "write overlaid histogram and exceedance figures (.dat, .gp, .svg) to DIR");
+  sub.add_option("--bootstrap", o->bootstrap, "bootstrap replicates for the CIs (default 500)");
+  sub.add_option("--seed", o->seed, "bootstrap seed (default fixed: the same CIs every time)");
+  sub.allow_extras(false);
+  sub.footer(
+      "Exit codes: 0 compared, 1 an output could not be written,\n"
+      "            2 bad usage or input (fewer than two runs, an unreadable run, no common\n"
+      "            scenario).\n"
+      "Docs: docs/compare.md (method, JSON schema), docs/result-json.md.");
+  return [o] { return RunCompare(*o); };
+}
+
+}  // namespace rtpulse::cli

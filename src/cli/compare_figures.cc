@@ -1,0 +1,84 @@
+#include "cli/compare_figures.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "report/html_page.h"
+#include "report/run_figures.h"
+
+namespace rtpulse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Without gnuplot: the data and scripts alone, to render elsewhere.
+Status WriteSources(const report::Figure& figure, const std::string& dir) {
+  if (Status s = WriteFileAtomic(dir + "/" + figure.name + ".dat", report::FigureData(figure));
+      !s) {
+    return s;
+  }
+  return WriteFileAtomic(dir + "/" + figure.name + ".gp", report::FigureScript(figure));
+}
+
+}  // namespace
+
+std::vector<report::Figure> CompareFigures(const Comparison& c) {
+  std::vector<report::Figure> figures;
+  for (const auto& s : c.scenarios) {
+    std::vector<report::LabelledHistogram> curves;
+    for (const auto& side : s.sides) {
+      curves.push_back({c.runs[side.run].label, &side.histogram});
+    }
+    const std::string stem = report::FileStem(s.name);
+    figures.push_back(report::LatencyHistogramFigure(
+        stem + "_histogram", s.name + ": latency histogram, 1 us classes", curves));
+    figures.push_back(report::ExceedanceFigure(
+        stem + "_exceedance", s.name + ": exceedance (fraction of samples above x)", curves));
+  }
+  return figures;
+}
+
+Expected<std::vector<std::string>> WriteCompareFigures(const Comparison& c,
+                                                       const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Failure(fmt::format("--figures '{}': cannot create the folder: {}", dir, ec.message()));
+  }
+  report::RenderOptions options;
+  options.formats = {report::ImageFormat::kSvg, report::ImageFormat::kPng};
+  std::vector<std::string> svgs;
+  bool no_gnuplot = false;
+  for (const auto& figure : CompareFigures(c)) {
+    if (no_gnuplot) {
+      if (Status s = WriteSources(figure, dir); !s) return s.error();
+      continue;
+    }
+    auto files = report::RenderFigure(figure, dir, options);
+    if (!files && files.error().code == ExitCode::kResource) {
+      // gnuplot is missing: the figures' data is still worth having.
+      std::fprintf(stderr, "rtpulse: warning: %s; wrote only the .dat/.gp files to %s\n",
+                   files.error().message.c_str(), dir.c_str());
+      no_gnuplot = true;
+      if (Status s = WriteSources(figure, dir); !s) return s.error();
+      continue;
+    }
+    if (!files) return files.error();
+    svgs.push_back(report::InlineSvg(ReadText(files->svg), figure.name + "_"));
+  }
+  return svgs;
+}
+
+}  // namespace rtpulse::cli

@@ -1,0 +1,470 @@
+#include "cli/compare_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rtpulse::cli {
+namespace {
+
+using stats::PercentileDifference;
+
+double Us(double ns) {
+  return ns / 1000.0;
+}
+
+/// Every scenario (one per wake path when a scenario ran several) a run measured, keyed
+/// by the name compare matches on.
+std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteResult& suite,
+                                                          size_t run) {
+  std::vector<std::pair<std::string, ScenarioSide>> out;
+  for (const auto& scenario : suite.scenarios) {
+    if (!scenario.latency) continue;
+    const auto& paths = scenario.latency->paths;
+    for (const auto& path : paths) {
+      ScenarioSide side;
+      side.run = run;
+      side.wake = path.wake;
+      side.status = results::ScenarioStatusName(scenario.status);
+      for (const auto& probe : path.probes) {
+        side.histogram.Merge(probe.histogram);
+        side.missed_activations += probe.missed_activations;
+        side.skipped_periods += probe.skipped_periods;
+      }
+      side.summary = stats::Summarize(side.histogram);
+      const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
+      out.emplace_back(key, std::move(side));
+    }
+  }
+  return out;
+}
+
+std::string ScenarioList(const results::SuiteResult& suite) {
+  std::vector<std::string> names;
+  for (const auto& s : suite.scenarios) {
+    names.push_back(s.latency ? s.name
+                              : s.name + " (" + results::ScenarioStatusName(s.status) +
+                                    ", nothing measured)");
+  }
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+Error NoCommonScenario(const std::vector<CompareRun>& runs) {
+  std::string message = "the runs have no scenario in common, nothing to compare:";
+  for (const auto& r : runs) {
+    message += fmt::format(" {} ({}) has {};", r.label, r.path, ScenarioList(r.suite));
+  }
+  message.back() = '.';
+  return UsageError(message + " Compare runs of the same suite scenarios.");
+}
+
+SideComparison Versus(const ScenarioSide& baseline, const ScenarioSide& other,
+                      const stats::BootstrapOptions& bootstrap) {
+  SideComparison v;
+  v.run = other.run;
+  v.differences = stats::BootstrapPercentileDifferences(baseline.histogram, other.histogram,
+                                                        kCiPercentiles, bootstrap);
+  v.ks = stats::KolmogorovSmirnov(baseline.histogram, other.histogram);
+  return v;
+}
+
+std::vector<std::string> ScenarioNotes(const ScenarioComparison& s,
+                                       const std::vector<CompareRun>& runs) {
+  std::vector<std::string> notes;
+  std::set<std::string> wakes;
+  for (const auto& side : s.sides) wakes.insert(side.wake);
+  if (wakes.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& side : s.sides) parts.push_back(runs[side.run].label + " " + side.wake);
+    notes.push_back(fmt::format("wake paths differ ({})", fmt::join(parts, ", ")));
+  }
+  for (const auto& side : s.sides) {
+    if (side.status == "measuring") {
+      notes.push_back(runs[side.run].label +
+                      ": a checkpoint snapshot (the run stopped while measuring)");
+    } else if (side.status != "complete") {
+      notes.push_back(runs[side.run].label + ": scenario " + side.status + ", partial");
+    }
+  }
+  if (s.sides.front().run != 0) {
+    notes.push_back(fmt::format("{} did not measure it; baseline here is {}", runs[0].label,
+                                runs[s.sides.front().run].label));
+  }
+  return notes;
+}
+
+// ---- One statistic of a scenario, the rows every format shows --------------------------
+
+struct Stat {
+  const char* label;  ///< Text and HTML row label.
+  const char* key;    ///< JSON key.
+  double (*value)(const ScenarioSide&);
+  int ci_index;  ///< Index into SideComparison::differences, -1 without a CI.
+  bool ratio;    ///< Gets a ratio / wording column.
+};
+
+double Mean(const ScenarioSide& s) {
+  return s.summary.mean_ns;
+}
+double StdDev(const ScenarioSide& s) {
+  return s.summary.stddev_ns;
+}
+double P50(const ScenarioSide& s) {
+  return static_cast<double>(s.histogram.Percentile(50.0));
+}
+double P99(const ScenarioSide& s) {
+  return static_cast<double>(s.histogram.Percentile(99.0));
+}
+double P999(const ScenarioSide& s) {
+  return static_cast<double>(s.histogram.Percentile(99.9));
+}
+double P9999(const ScenarioSide& s) {
+  return static_cast<double>(s.histogram.Percentile(99.99));
+}
+double Max(const ScenarioSide& s) {
+  return static_cast<double>(s.summary.max_ns);
+}
+
+constexpr Stat kStats[] = {
+    {"mean", "mean", &Mean, -1, true},  {"stddev", "stddev", &StdDev, -1, true},
+    {"p50", "p50", &P50, 0, true},      {"p99", "p99", &P99, 1, true},
+    {"p99.9", "p99.9", &P999, 2, true}, {"p99.99", "p99.99", &P9999, -1, false},
+    {"max", "max", &Max, -1, true},
+};
+
+std::string Wording(const Stat& stat, const ScenarioSide& base, const ScenarioSide& other,
+                    const SideComparison& v) {
+  if (!stat.ratio) return "";
+  const PercentileDifference* ci =
+      stat.ci_index >= 0 ? &v.differences[static_cast<size_t>(stat.ci_index)] : nullptr;
+  return stats::DifferenceWording(stat.value(base), stat.value(other), ci);
+}
+
+std::string CiText(const PercentileDifference& d) {
+  return fmt::format("[{:+.2f}, {:+.2f}]", Us(d.lo_ns), Us(d.hi_ns));
+}
+
+std::string PValue(double p) {
+  return p < 1e-300 ? "< 1e-300" : fmt::format("{:.3g}", p);
+}
+
+std::string MissedSkipped(const ScenarioSide& s) {
+  return fmt::format("{}/{}", s.missed_activations, s.skipped_periods);
+}
+
+std::string BootstrapStatement(const stats::BootstrapOptions& b) {
+  return fmt::format(
+      "{:.0f} % CIs of (run - baseline): percentile bootstrap, {} replicates, seed {}; each "
+      "replicate redraws N samples from each run's histogram (multinomial over its buckets)",
+      b.confidence * 100.0, b.replicates, b.seed);
+}
+
+std::string HtmlEscape(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json RatioJson(double base, double other, const std::string& wording) {
+  nlohmann::ordered_json ratio = nullptr;
+  if (base > 0 && other > 0) ratio = base / other;
+  return {{"baseline_over_other", ratio},
+          {"percent_change", stats::PercentChange(base, other)},
+          {"wording", wording}};
+}
+
+}  // namespace
+
+Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
+                                     const stats::BootstrapOptions& bootstrap) {
+  if (runs.size() < 2) {
+    return UsageError(
+        "compare needs at least two runs (the first is the baseline), e.g. "
+        "'rtpulse compare stock/ rt/'");
+  }
+  Comparison c;
+  c.bootstrap = bootstrap;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<ScenarioSide>> by_name;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (auto& [key, side] : SidesOf(runs[i].suite, i)) {
+      if (!by_name.contains(key)) order.push_back(key);
+      by_name[key].push_back(std::move(side));
+    }
+    // Scenarios listed but never measured (pending, failed early) are missing from this run.
+    for (const auto& scenario : runs[i].suite.scenarios) {
+      if (!scenario.latency && !by_name.contains(scenario.name)) {
+        order.push_back(scenario.name);
+        by_name[scenario.name];
+      }
+    }
+    if (runs[i].suite.status != "complete") {
+      c.warnings.push_back(fmt::format("{}: suite status '{}'; comparing what it measured",
+                                       runs[i].label, runs[i].suite.status));
+    }
+  }
+  for (const auto& key : order) {
+    auto& sides = by_name[key];
+    if (sides.size() < runs.size()) {
+      MissingScenario m{key, {}};
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const bool has = std::any_of(sides.begin(), sides.end(),
+                                     [i](const ScenarioSide& s) { return s.run == i; });
+        if (!has) m.missing_from.push_back(runs[i].label);
+      }
+      c.missing.push_back(std::move(m));
+    }
+    if (sides.size() < 2) continue;
+    ScenarioComparison s;
+    s.name = key;
+    s.sides = std::move(sides);
+    for (size_t i = 1; i < s.sides.size(); ++i) {
+      s.versus.push_back(Versus(s.sides[0], s.sides[i], bootstrap));
+    }
+    s.notes = ScenarioNotes(s, runs);
+    c.scenarios.push_back(std::move(s));
+  }
+  if (c.scenarios.empty()) return NoCommonScenario(runs);
+  c.runs = std::move(runs);
+  return c;
+}
+
+std::string FormatCompareText(const Comparison& c) {
+  std::string out;
+  out += "runs:";
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    out += fmt::format(" {}{} = {};", c.runs[i].label, i == 0 ? " (baseline)" : "", c.runs[i].path);
+  }
+  out.back() = '\n';
+  for (const auto& s : c.scenarios) {
+    const auto& base = s.sides[0];
+    out += fmt::format("\n{}\n", s.name);
+    out += fmt::format("  {:<16}", "");
+    for (const auto& side : s.sides) out += fmt::format(" {:>12}", c.runs[side.run].label);
+    for (const auto& v : s.versus) {
+      out += fmt::format("   {:<28}",
+                         fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label));
+    }
+    while (out.back() == ' ') out.pop_back();
+    out += "\n";
+    out += fmt::format("  {:<16}", "samples");
+    for (const auto& side : s.sides) out += fmt::format(" {:>12}", side.summary.count);
+    out += "\n";
+    for (const auto& stat : kStats) {
+      out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
+      for (const auto& side : s.sides) out += fmt::format(" {:>12.2f}", Us(stat.value(side)));
+      for (size_t i = 0; i < s.versus.size(); ++i) {
+        out += fmt::format("   {:<28}", Wording(stat, base, s.sides[i + 1], s.versus[i]));
+      }
+      while (out.back() == ' ') out.pop_back();
+      out += "\n";
+    }
+    out += fmt::format("  {:<16}", "missed/skipped");
+    for (const auto& side : s.sides) out += fmt::format(" {:>12}", MissedSkipped(side));
+    out += "\n";
+    for (const auto& v : s.versus) {
+      const std::string who = fmt::format("{} - {}", c.runs[v.run].label, c.runs[base.run].label);
+      out += fmt::format("  95 % CI of {} (us):", who);
+      for (const auto& d : v.differences) {
+        out += fmt::format("  {} {}", stats::PercentileLabel(d.percentile), CiText(d));
+      }
+      out += fmt::format("\n  KS {} vs {}: D = {:.4f}, nominal p = {} (overstated: see note)\n",
+                         c.runs[v.run].label, c.runs[base.run].label, v.ks.d, PValue(v.ks.p_value));
+    }
+    for (const auto& note : s.notes) out += fmt::format("  note: {}\n", note);
+  }
+  if (!c.missing.empty()) out += "\n";
+  for (const auto& m : c.missing) {
+    out += fmt::format("missing: {} not measured in {}\n", m.name, fmt::join(m.missing_from, ", "));
+  }
+  out +=
+      "\nratios: baseline / other (\"N x lower\" = other is N times lower); "
+      "\"no significant difference\" = the CI of the difference includes 0\n";
+  out += fmt::format("{}\n", BootstrapStatement(c.bootstrap));
+  out += fmt::format("{}\n", stats::kMaxNote);
+  out += fmt::format("KS: two-sample Kolmogorov-Smirnov on the histograms; {}\n", stats::kKsCaveat);
+  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", w);
+  return out;
+}
+
+nlohmann::ordered_json CompareJson(const Comparison& c) {
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const auto& r : c.runs) {
+    std::vector<std::string> names;
+    for (const auto& s : r.suite.scenarios) names.push_back(s.name);
+    runs.push_back({{"label", r.label},
+                    {"path", r.path},
+                    {"status", r.suite.status},
+                    {"rtpulse_version", r.suite.rtpulse_version},
+                    {"kernel", r.suite.system.value("release", "")},
+                    {"scenarios", names}});
+  }
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::array();
+  for (const auto& s : c.scenarios) {
+    const auto& base = s.sides[0];
+    nlohmann::ordered_json sides = nlohmann::ordered_json::array();
+    for (const auto& side : s.sides) {
+      sides.push_back({{"run", c.runs[side.run].label},
+                       {"wake", side.wake},
+                       {"status", side.status},
+                       {"samples", side.summary.count},
+                       {"mean_ns", side.summary.mean_ns},
+                       {"stddev_ns", side.summary.stddev_ns},
+                       {"p50_ns", side.histogram.Percentile(50.0)},
+                       {"p99_ns", side.histogram.Percentile(99.0)},
+                       {"p99.9_ns", side.histogram.Percentile(99.9)},
+                       {"p99.99_ns", side.histogram.Percentile(99.99)},
+                       {"max_ns", side.summary.max_ns},
+                       {"missed_activations", side.missed_activations},
+                       {"skipped_periods", side.skipped_periods}});
+    }
+    nlohmann::ordered_json versus = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < s.versus.size(); ++i) {
+      const auto& v = s.versus[i];
+      const auto& other = s.sides[i + 1];
+      nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
+      for (const auto& stat : kStats) {
+        if (!stat.ratio) continue;
+        ratios[stat.key] =
+            RatioJson(stat.value(base), stat.value(other), Wording(stat, base, other, v));
+      }
+      nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
+      for (const auto& d : v.differences) {
+        diffs.push_back({{"percentile", std::string(stats::PercentileLabel(d.percentile))},
+                         {"difference_ns", d.other_ns - d.baseline_ns},
+                         {"ci_low_ns", d.lo_ns},
+                         {"ci_high_ns", d.hi_ns},
+                         {"significant", d.Significant()}});
+      }
+      versus.push_back({{"run", c.runs[v.run].label},
+                        {"baseline", c.runs[base.run].label},
+                        {"ratios", ratios},
+                        {"percentile_differences", diffs},
+                        {"max_ci", nullptr},
+                        {"ks",
+                         {{"d", v.ks.d},
+                          {"p_value_nominal", v.ks.p_value},
+                          {"n_baseline", v.ks.n_baseline},
+                          {"n_other", v.ks.n_other}}}});
+    }
+    scenarios.push_back({{"scenario", s.name},
+                         {"baseline", c.runs[base.run].label},
+                         {"runs", sides},
+                         {"comparisons", versus},
+                         {"notes", s.notes}});
+  }
+  nlohmann::ordered_json missing = nlohmann::ordered_json::array();
+  for (const auto& m : c.missing) {
+    missing.push_back({{"scenario", m.name}, {"missing_from", m.missing_from}});
+  }
+  return {{"schema", "rtpulse.compare"},
+          {"schema_version", 1},
+          {"units", "ns"},
+          {"baseline", c.runs[0].label},
+          {"runs", runs},
+          {"bootstrap",
+           {{"replicates", c.bootstrap.replicates},
+            {"seed", c.bootstrap.seed},
+            {"confidence", c.bootstrap.confidence},
+            {"method", BootstrapStatement(c.bootstrap)}}},
+          {"percentile_method", std::string(stats::kPercentileMethod)},
+          {"max_note", std::string(stats::kMaxNote)},
+          {"ks_caveat", std::string(stats::kKsCaveat)},
+          {"scenarios", scenarios},
+          {"missing", missing},
+          {"warnings", c.warnings}};
+}
+
+std::string CompareHtml(const Comparison& c, const std::vector<std::string>& figures_svg) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>rtpulse compare</title>\n<style>\n"
+      "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
+      "table{border-collapse:collapse;margin:1em 0}\n"
+      "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\n"
+      "th:first-child,td:first-child{text-align:left}\n"
+      "td.w{text-align:left}\n.sig{color:#06c}.ns{color:#777}\n"
+      ".note{color:#555;font-size:.9em}\nfigure{margin:1em 0}\n"
+      "</style></head><body>\n<h1>rtpulse compare</h1>\n<p>Runs: ";
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    h += fmt::format("{}<b>{}</b>{} ({})", i == 0 ? "" : ", ", HtmlEscape(c.runs[i].label),
+                     i == 0 ? " (baseline)" : "", HtmlEscape(c.runs[i].path));
+  }
+  h += ". Latencies in microseconds.</p>\n";
+  for (const auto& s : c.scenarios) {
+    const auto& base = s.sides[0];
+    h += fmt::format("<h2>{}</h2>\n<table>\n<tr><th>statistic</th>", HtmlEscape(s.name));
+    for (const auto& side : s.sides) h += "<th>" + HtmlEscape(c.runs[side.run].label) + "</th>";
+    for (const auto& v : s.versus) {
+      h += fmt::format("<th>{} vs {}</th>", HtmlEscape(c.runs[v.run].label),
+                       HtmlEscape(c.runs[base.run].label));
+    }
+    h += "</tr>\n<tr><td>samples</td>";
+    for (const auto& side : s.sides) h += fmt::format("<td>{}</td>", side.summary.count);
+    for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
+    h += "</tr>\n";
+    for (const auto& stat : kStats) {
+      h += fmt::format("<tr><td>{}</td>", stat.label);
+      for (const auto& side : s.sides) h += fmt::format("<td>{:.2f}</td>", Us(stat.value(side)));
+      for (size_t i = 0; i < s.versus.size(); ++i) {
+        const std::string w = Wording(stat, base, s.sides[i + 1], s.versus[i]);
+        std::string ci;
+        if (stat.ci_index >= 0)
+          ci = " " + CiText(s.versus[i].differences[static_cast<size_t>(stat.ci_index)]);
+        h += fmt::format("<td class=\"w {}\">{}{}</td>",
+                         w == "no significant difference" ? "ns" : "sig", HtmlEscape(w), ci);
+      }
+      h += "</tr>\n";
+    }
+    h += "<tr><td>missed/skipped</td>";
+    for (const auto& side : s.sides) h += "<td>" + MissedSkipped(side) + "</td>";
+    for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
+    h += "</tr>\n<tr><td>KS D, nominal p</td>";
+    for (size_t i = 0; i < s.sides.size(); ++i) h += "<td></td>";
+    for (const auto& v : s.versus) {
+      h += fmt::format("<td class=\"w\">D = {:.4f}, p = {}</td>", v.ks.d, PValue(v.ks.p_value));
+    }
+    h += "</tr>\n</table>\n";
+    for (const auto& note : s.notes) h += "<p class=\"note\">" + HtmlEscape(note) + "</p>\n";
+  }
+  for (const auto& m : c.missing) {
+    h += fmt::format("<p class=\"note\">missing: {} not measured in {}</p>\n", HtmlEscape(m.name),
+                     HtmlEscape(fmt::format("{}", fmt::join(m.missing_from, ", "))));
+  }
+  for (const auto& svg : figures_svg) h += "<figure>\n" + svg + "\n</figure>\n";
+  h += "<h2>How to read this</h2>\n<ul class=\"note\">\n";
+  h += "<li>Ratios are baseline / other: &quot;N x lower&quot; means the other run is N times "
+       "lower. &quot;no significant difference&quot;: the CI of the difference includes 0. "
+       "Brackets: the CI of (run - baseline) in us.</li>\n";
+  for (const std::string& text : std::vector<std::string>{
+           BootstrapStatement(c.bootstrap), std::string(stats::kMaxNote),
+           "KS: two-sample Kolmogorov-Smirnov on the histograms; " + std::string(stats::kKsCaveat),
+           "percentiles: " + std::string(stats::kPercentileMethod)}) {
+    h += "<li>" + HtmlEscape(text) + "</li>\n";
+  }
+  for (const auto& w : c.warnings) h += "<li>warning: " + HtmlEscape(w) + "</li>\n";
+  h += "</ul>\n</body></html>\n";
+  return h;
+}
+
+}  // namespace rtpulse::cli

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/histogram.h"
+#include "results/suite_result.h"
+#include "stats/compare.h"
+#include "stats/summary.h"
+
+namespace rtpulse::cli {
+
+/// One run given to `rtpulse compare`, as read back.
+struct CompareRun {
+  std::string label;  ///< Column heading: --labels, else the folder or file name.
+  std::string path;
+  results::SuiteResult suite;
+};
+
+/// One scenario (one wake path) of one run: every measuring thread merged.
+struct ScenarioSide {
+  size_t run = 0;  ///< Index into Comparison::runs.
+  std::string wake;
+  std::string status;
+  Histogram histogram;
+  stats::Summary summary;
+  uint64_t missed_activations = 0;
+  uint64_t skipped_periods = 0;
+};
+
+/// A non-baseline run of one scenario against that scenario's baseline.
+struct SideComparison {
+  size_t run = 0;
+  std::vector<stats::PercentileDifference> differences;  ///< p50, p99, p99.9.
+  stats::KsResult ks;
+};
+
+struct ScenarioComparison {
+  std::string name;                    ///< Scenario, or "scenario/wake" when a run had several.
+  std::vector<ScenarioSide> sides;     ///< Runs that measured it, in run order; [0] = baseline.
+  std::vector<SideComparison> versus;  ///< sides[1..] against sides[0].
+  std::vector<std::string> notes;
+};
+
+/// A scenario some run did not measure.
+struct MissingScenario {
+  std::string name;
+  std::vector<std::string> missing_from;  ///< Run labels.
+};
+
+struct Comparison {
+  std::vector<CompareRun> runs;
+  stats::BootstrapOptions bootstrap;
+  std::vector<ScenarioComparison> scenarios;  ///< Measured by at least two runs.
+  std::vector<MissingScenario> missing;
+  std::vector<std::string> warnings;
+};
+
+/// The percentiles with bootstrap CIs.
+inline constexpr double kCiPercentiles[] = {50.0, 99.0, 99.9};
+
+/// Matches scenarios by name across the runs (the first run measuring a scenario is its
+/// baseline: normally run 1) and computes every statistic. Fewer than two runs, or no
+/// scenario measured by two of them, is a usage error naming each run's scenarios.
+Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
+                                     const stats::BootstrapOptions& bootstrap);
+
+/// The side-by-side tables, one per scenario, in microseconds.
+std::string FormatCompareText(const Comparison& c);
+/// docs/compare.md's schema `rtpulse.compare` v1, in nanoseconds, fields in schema order.
+nlohmann::ordered_json CompareJson(const Comparison& c);
+/// A self-contained page: inline CSS, the tables, and `figures_svg` (inline SVG elements,
+/// one string each) embedded as they are.
+std::string CompareHtml(const Comparison& c, const std::vector<std::string>& figures_svg);
+
+}  // namespace rtpulse::cli

@@ -1,0 +1,221 @@
+// Runs the built `rtpulse compare` on result folders written here with results::ToJson and
+// checks its outputs: the JSON against tests/data/golden/compare/compare.json (the temp
+// folder is replaced by "<tmp>"; RTPULSE_UPDATE_GOLDEN=1 rewrites it), the text and HTML by
+// content, and every bad-input path's exit code and message. The golden CIs depend on
+// libstdc++'s std::binomial_distribution (the seed is fixed; another standard library may
+// draw differently and need RTPULSE_UPDATE_GOLDEN=1).
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "results/suite_result.h"
+#include "support/subprocess.h"
+
+namespace rtpulse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using results::ScenarioResult;
+using results::ScenarioStatus;
+using results::SuiteResult;
+
+/// A measured scenario: two threads, `n` samples each from an exponential distribution
+/// with the given mean plus a floor, and one outlier of `max_ns`.
+ScenarioResult Scenario(const std::string& name, double mean_ns, int64_t max_ns, uint64_t seed,
+                        int n = 4000) {
+  ScenarioResult s;
+  s.name = name;
+  s.status = ScenarioStatus::kComplete;
+  results::LatencyRun run;
+  results::PathRun path;
+  path.wake = "abs";
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> dist(1.0 / mean_ns);
+  for (int t = 0; t < 2; ++t) {
+    results::ProbeResult p;
+    p.index = t;
+    p.cpu = t;
+    p.wake = "abs";
+    p.interval_ns = 1'000'000;
+    for (int i = 0; i < n; ++i) p.histogram.Record(2'000 + static_cast<int64_t>(dist(rng)));
+    if (t == 0) p.histogram.Record(max_ns);
+    p.missed_activations = static_cast<uint64_t>(t);
+    p.skipped_periods = static_cast<uint64_t>(t);
+    p.periods_elapsed = p.histogram.count() + p.skipped_periods;
+    path.probes.push_back(std::move(p));
+  }
+  run.paths.push_back(std::move(path));
+  s.latency = std::move(run);
+  return s;
+}
+
+class CompareCliTest : public ::testing::Test {
+ protected:
+  /// Writes DIR/result.json for a suite holding `scenarios`.
+  std::string WriteRun(const std::string& name, std::vector<ScenarioResult> scenarios,
+                       const std::string& status = "complete") {
+    SuiteResult suite;
+    suite.rtpulse_version = "0.0.0-test";
+    suite.status = status;
+    suite.system = {{"release", "6.1.0-test"}};
+    suite.scenarios = std::move(scenarios);
+    const std::string dir = tmp_.File(name);
+    fs::create_directories(dir);
+    std::ofstream(dir + "/result.json") << results::ToJson(suite).dump(1);
+    return dir;
+  }
+
+  /// Stock: idle ~10 us, light ~20 us; tuned: idle the same distribution (other seed), light
+  /// ~5 us and a much smaller max, and a scenario stock does not have.
+  void WriteStockAndTuned() {
+    stock_ = WriteRun(
+        "stock", {Scenario("idle", 10'000, 294'000, 1), Scenario("light", 20'000, 29'400'000, 2)});
+    ScenarioResult pending;
+    pending.name = "heavy";
+    tuned_ = WriteRun("tuned",
+                      {Scenario("idle", 10'000, 290'000, 3), Scenario("light", 5'000, 100'000, 4),
+                       Scenario("extra", 5'000, 9'000, 5), pending});
+  }
+
+  std::string Normalise(std::string text) const {
+    for (size_t at; (at = text.find(tmp_.path())) != std::string::npos;) {
+      text.replace(at, tmp_.path().size(), "<tmp>");
+    }
+    return text;
+  }
+
+  testutil::TempDir tmp_;
+  std::string stock_;
+  std::string tuned_;
+};
+
+TEST_F(CompareCliTest, JsonMatchesGolden) {
+  WriteStockAndTuned();
+  const auto r = testutil::RunRtpulse({"compare", stock_, tuned_, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string actual = Normalise(r.out);
+  const std::string golden = std::string(RTPULSE_TEST_DATA) + "/golden/compare/compare.json";
+  if (std::getenv("RTPULSE_UPDATE_GOLDEN") != nullptr) {
+    fs::create_directories(fs::path(golden).parent_path());
+    std::ofstream(golden, std::ios::binary) << actual;
+    GTEST_SKIP() << "rewrote " << golden << ": review the diff before committing";
+  }
+  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with RTPULSE_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, testutil::ReadFile(golden));
+
+  // What the golden file says, spelled out.
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "rtpulse.compare");
+  EXPECT_EQ(j["baseline"], "stock");
+  ASSERT_EQ(j["scenarios"].size(), 2u);
+  const auto& idle = j["scenarios"][0]["comparisons"][0];
+  EXPECT_EQ(idle["ratios"]["p99"]["wording"], "no significant difference");
+  EXPECT_FALSE(idle["percentile_differences"][1]["significant"].get<bool>());
+  const auto& light = j["scenarios"][1]["comparisons"][0];
+  EXPECT_EQ(light["ratios"]["max"]["wording"], "294.0 x lower (-100 %)");
+  EXPECT_TRUE(light["percentile_differences"][1]["significant"].get<bool>());
+  EXPECT_LT(light["ks"]["p_value_nominal"].get<double>(), 1e-10);
+  EXPECT_TRUE(light["max_ci"].is_null());
+  ASSERT_EQ(j["missing"].size(), 2u);
+  EXPECT_EQ(j["missing"][0]["scenario"], "extra");
+  EXPECT_EQ(j["missing"][0]["missing_from"], nlohmann::json({"stock"}));
+  EXPECT_EQ(j["missing"][1]["scenario"], "heavy");
+  EXPECT_EQ(j["missing"][1]["missing_from"], nlohmann::json({"stock", "tuned"}));
+}
+
+TEST_F(CompareCliTest, TextTableIsTheDefaultAndReproducible) {
+  WriteStockAndTuned();
+  const auto one = testutil::RunRtpulse({"compare", stock_, tuned_});
+  const auto two = testutil::RunRtpulse({"compare", stock_ + "/result.json", tuned_});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(one.out.find("tuned vs stock"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("294.0 x lower (-100 %)"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("no significant difference"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("missing: extra not measured in stock"), std::string::npos);
+  EXPECT_NE(one.out.find("autocorrelated"), std::string::npos);
+  EXPECT_NE(one.out.find("no CI is given"), std::string::npos);
+  // The same seed gives the same CIs; another seed may not.
+  const auto seeded = testutil::RunRtpulse({"compare", stock_, tuned_, "--seed", "7"});
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  EXPECT_NE(seeded.out.find("seed 7"), std::string::npos);
+  EXPECT_EQ(testutil::RunRtpulse({"compare", stock_, tuned_}).out, one.out);
+}
+
+TEST_F(CompareCliTest, LabelsAndThreeRuns) {
+  WriteStockAndTuned();
+  const std::string third = WriteRun("third", {Scenario("light", 6'000, 4'000, 9)});
+  const auto r =
+      testutil::RunRtpulse({"compare", stock_, tuned_, third, "--labels", "A,B,C", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& light = j["scenarios"][1];
+  EXPECT_EQ(light["scenario"], "light");
+  ASSERT_EQ(light["comparisons"].size(), 2u);
+  EXPECT_EQ(light["comparisons"][1]["run"], "C");
+  EXPECT_EQ(light["comparisons"][1]["baseline"], "A");
+  const auto bad = testutil::RunRtpulse({"compare", stock_, tuned_, "--labels", "A"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--labels 'A' names 1 runs but 2 were given"), std::string::npos)
+      << bad.err;
+}
+
+TEST_F(CompareCliTest, HtmlIsSelfContainedAndHoldsTheTable) {
+  WriteStockAndTuned();
+  const std::string html = tmp_.File("compare.html");
+  const std::string figures = tmp_.File("figures");
+  const auto r =
+      testutil::RunRtpulse({"compare", stock_, tuned_, "--html", html, "--figures", figures});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = testutil::ReadFile(html);
+  EXPECT_NE(page.find("<table>"), std::string::npos);
+  EXPECT_NE(page.find("<th>tuned vs stock</th>"), std::string::npos);
+  EXPECT_NE(page.find("294.0 x lower (-100 %)"), std::string::npos);
+  EXPECT_NE(page.find("<style>"), std::string::npos);
+  for (const char* remote :
+       {"src=\"http", "href=\"http", "src='http", "href='http", "@import", "url(http"}) {
+    EXPECT_EQ(page.find(remote), std::string::npos) << remote;
+  }
+  for (const char* stem : {"idle_histogram", "idle_exceedance", "light_histogram"}) {
+    EXPECT_TRUE(fs::exists(figures + "/" + stem + ".dat")) << stem;
+    EXPECT_TRUE(fs::exists(figures + "/" + stem + ".gp")) << stem;
+  }
+  if (fs::exists(figures + "/idle_histogram.svg")) {
+    EXPECT_NE(page.find("<svg"), std::string::npos) << "figures are embedded inline";
+  }
+}
+
+TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {
+  WriteStockAndTuned();
+  auto r = testutil::RunRtpulse({"compare", stock_});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("at least two runs (got 1)"), std::string::npos) << r.err;
+
+  r = testutil::RunRtpulse({"compare"});
+  EXPECT_EQ(r.exit_code, 2);
+
+  r = testutil::RunRtpulse({"compare", stock_, tmp_.File("nowhere")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
+
+  const std::string other = WriteRun("other", {Scenario("net", 5'000, 9'000, 6)});
+  r = testutil::RunRtpulse({"compare", stock_, other});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no scenario in common"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stock (" + stock_ + ") has idle, light"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("other (" + other + ") has net"), std::string::npos) << r.err;
+
+  r = testutil::RunRtpulse({"compare", stock_, tuned_, "--bootstrap", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bootstrap 0"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace rtpulse::cli
