@@ -28,6 +28,7 @@ constexpr std::array kCommands = {
             &SetupMonitor},
     Command{"load", "run built-in loads or stress-ng and report what they achieved", &SetupLoad},
     Command{"kernel", "verify a kernel config against the PREEMPT_RT fragment", &SetupKernel},
+    Command{"import", "turn cyclictest/jitterdebugger/rt-app/value files into a results folder", &SetupImport},
 };
 
 constexpr const char* kExitCodes =

@@ -45,5 +45,6 @@ Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
 Runner SetupSuite(CLI::App& sub);
+Runner SetupImport(CLI::App& sub);
 
 }  // namespace rtpulse::cli
