@@ -32,6 +32,8 @@ constexpr std::array kCommands = {
     Command{"compare", "compare runs side by side: ratios, bootstrap CIs, KS test", &SetupCompare},
     Command{"wcet", "worst-case latency estimates (extreme value statistics) from samples",
             &SetupWcet},
+    Command{"import", "turn cyclictest/jitterdebugger/rt-app/value files into a results folder",
+            &SetupImport},
 };
 
 constexpr const char* kExitCodes =

@@ -1,0 +1,290 @@
+// rtpulse import: other tools' outputs -> a results folder that report, compare and wcet read
+// (docs/import.md). Every input is read and checked before anything is kept: a bad file
+// leaves --out as it was.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/version.h"
+#include "importers/import.h"
+#include "measure/sample_log.h"
+#include "results/suite_result.h"
+
+namespace rtpulse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ImportCliOptions {
+  std::vector<std::string> files;
+  std::string out;
+  std::string format;
+  std::vector<std::string> names;
+  std::string unit = "us";
+  bool no_samples = false;
+  bool quiet = false;
+};
+
+Status CheckNewOrEmpty(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      return UsageError(fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
+    }
+    if (!fs::is_empty(dir, ec)) {
+      return UsageError(fmt::format(
+          "--out '{}' already holds files; name a new or empty folder (results are never "
+          "overwritten)",
+          dir));
+    }
+  }
+  return Status::Ok();
+}
+
+/// A scenario name that is also a safe folder name.
+std::string ScenarioName(const std::string& file) {
+  std::string name = fs::path(file).stem().string();
+  for (char& c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  }
+  return name.empty() || name[0] == '.' ? "import" + name : name;
+}
+
+/// Streams imported samples into a samples file in 2 MiB batches.
+class SamplesFileConsumer final : public importers::SampleConsumer {
+ public:
+  explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink)
+      : sink_(std::move(sink)) {
+    batch_.reserve(kBatch);
+  }
+  void Add(const importers::TimedSample& s) override {
+    measure::SampleRecord r{};
+    r.seq = s.seq;
+    r.expected_ns = s.expected_ns;
+    r.actual_ns = s.expected_ns + s.latency_ns;
+    r.thread = s.thread;
+    r.cpu = s.cpu;
+    batch_.push_back(r);
+    if (batch_.size() == kBatch) Flush();
+  }
+  Status Finish() {
+    Flush();
+    if (!status_) return status_;
+    return sink_->Finish(0, false);
+  }
+
+ private:
+  static constexpr size_t kBatch = 65536;
+  void Flush() {
+    if (status_ && !batch_.empty()) status_ = sink_->Write(batch_.data(), batch_.size());
+    batch_.clear();
+  }
+  std::unique_ptr<measure::SampleSink> sink_;
+  std::vector<measure::SampleRecord> batch_;
+  Status status_;
+};
+
+bool TimeOrdered(importers::Format f) {
+  return f == importers::Format::kCyclictestVerbose || f == importers::Format::kValues ||
+         f == importers::Format::kJitterdebuggerRaw;
+}
+
+/// Removes what this run created under `out` (and `out` itself if it did not exist).
+void Undo(const std::string& out, bool created_out) {
+  std::error_code ec;
+  if (created_out) {
+    fs::remove_all(out, ec);
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(out, ec)) fs::remove_all(entry.path(), ec);
+}
+
+results::ScenarioResult Scenario(const std::string& name, const std::string& file,
+                                 importers::Imported& imported, const std::string& samples_file) {
+  results::ScenarioResult s;
+  s.name = name;
+  s.description =
+      fmt::format("imported from {} ({})", file, importers::FormatName(imported.format));
+  s.status = results::ScenarioStatus::kComplete;
+  s.warnings = imported.warnings;
+  s.samples_file = samples_file;
+  if (!imported.has_distribution) {
+    std::vector<std::string> parts;
+    for (const auto& t : imported.source_numbers) {
+      parts.push_back(fmt::format("thread {}: {} samples, min {} avg {} max {} us", t["thread"].dump(),
+                                  t.contains("cycles") ? t["cycles"].dump() : t["count"].dump(),
+                                  t["min"].dump(), t["avg"].dump(), t["max"].dump()));
+    }
+    s.error = fmt::format("percentiles unavailable: no histogram in the file; the tool's own "
+                          "numbers: {}",
+                          fmt::join(parts, "; "));
+    return s;
+  }
+  results::LatencyRun run;
+  run.rtpulse_version = kVersion;
+  run.cmdline = Invocation();
+  results::PathRun path;
+  path.wake = "import";
+  path.probes = std::move(imported.probes);
+  run.paths.push_back(std::move(path));
+  run.warnings = imported.warnings;
+  s.latency = std::move(run);
+  return s;
+}
+
+int RunImport(const ImportCliOptions& o) {
+  importers::ImportOptions options;
+  if (!o.format.empty()) {
+    options.format = importers::FormatFromName(o.format);
+    if (!options.format) {
+      const std::string guess = DidYouMean(o.format, importers::FormatNames());
+      return ReportError(UsageError(fmt::format(
+          "--format '{}' is not a format{}; formats: {}", o.format,
+          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+          fmt::join(importers::FormatNames(), ", "))));
+    }
+  }
+  const std::vector<std::pair<std::string, int64_t>> units = {
+      {"ns", 1}, {"us", 1000}, {"ms", 1'000'000}, {"s", 1'000'000'000}};
+  const auto unit = std::find_if(units.begin(), units.end(),
+                                 [&](const auto& u) { return u.first == o.unit; });
+  if (unit == units.end()) {
+    return ReportError(UsageError(fmt::format("--unit '{}': use ns, us, ms or s", o.unit)));
+  }
+  options.unit_ns = unit->second;
+  if (!o.names.empty() && o.names.size() != o.files.size()) {
+    return ReportError(UsageError(fmt::format(
+        "{} --name for {} files: give one --name per file, in order", o.names.size(), o.files.size())));
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < o.files.size(); ++i) {
+    names.push_back(o.names.empty() ? ScenarioName(o.files[i]) : o.names[i]);
+    if (names.back().empty() || names.back().find('/') != std::string::npos ||
+        names.back()[0] == '.') {
+      return ReportError(UsageError(fmt::format(
+          "scenario name '{}' is not a folder name; use --name with letters, digits, - _ .",
+          names.back())));
+    }
+    if (std::count(names.begin(), names.end(), names.back()) > 1) {
+      return ReportError(UsageError(fmt::format(
+          "two inputs would both be scenario '{}'; name them with --name", names.back())));
+    }
+  }
+  if (Status s = CheckNewOrEmpty(o.out); !s) return ReportError(s.error());
+
+  std::error_code ec;
+  const bool created_out = !fs::exists(o.out, ec);
+  fs::create_directories(o.out, ec);
+  if (ec) {
+    return ReportError(UsageError(fmt::format("--out '{}': cannot create it: {}", o.out, ec.message())));
+  }
+  results::SuiteResult suite;
+  suite.rtpulse_version = kVersion;
+  suite.cmdline = Invocation();
+  suite.status = "complete";
+  suite.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  suite.warnings.push_back(
+      "imported from other tools' outputs: rtpulse did not measure these runs, so missed "
+      "periods and the machine's state are unknown");
+  nlohmann::json inputs = nlohmann::json::array();
+  for (size_t i = 0; i < o.files.size(); ++i) {
+    const std::string& file = o.files[i];
+    importers::ImportOptions file_options = options;
+    if (!file_options.format) {
+      auto detected = importers::DetectFormat(file);
+      if (!detected) {
+        Undo(o.out, created_out);
+        return ReportError(detected.error());
+      }
+      file_options.format = *detected;
+    }
+    std::unique_ptr<SamplesFileConsumer> consumer;
+    std::string samples_rel;
+    std::string samples_path;
+    if (TimeOrdered(*file_options.format) && !o.no_samples) {
+      samples_rel = names[i] + "/samples.bin";
+      samples_path = o.out + "/" + samples_rel;
+      fs::create_directories(o.out + "/" + names[i], ec);
+      auto sink = measure::OpenSamplesFile(samples_path, measure::SamplesFileInfo{});
+      if (!sink) {
+        Undo(o.out, created_out);
+        return ReportError(sink.error());
+      }
+      consumer = std::make_unique<SamplesFileConsumer>(std::move(*sink));
+    }
+    auto imported = importers::ImportFile(file, file_options, consumer.get());
+    if (!imported) {
+      consumer.reset();
+      Undo(o.out, created_out);
+      return ReportError(imported.error());
+    }
+    if (consumer) {
+      if (Status s = consumer->Finish(); !s) {
+        consumer.reset();
+        Undo(o.out, created_out);
+        return ReportError(s.error());
+      }
+    }
+    inputs.push_back({{"file", file},
+                      {"format", importers::FormatName(imported->format)},
+                      {"scenario", names[i]},
+                      {"samples_file", samples_rel},
+                      {"source_numbers", imported->source_numbers},
+                      {"warnings", imported->warnings}});
+    suite.scenarios.push_back(Scenario(names[i], file, *imported, samples_rel));
+  }
+  suite.config = {{"name", "import"}, {"source", "import"}, {"inputs", inputs}};
+  suite.updated_realtime_ns = ClockNs(CLOCK_REALTIME);
+
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"result.json", results::ToJson(suite).dump(2) + "\n"},
+      {"statistical_summary.txt", results::FormatStatisticalSummary(suite)},
+      {"statistical_summary.json", results::StatisticalSummaryJson(suite).dump(2) + "\n"},
+  };
+  for (const auto& [name, content] : files) {
+    if (Status s = WriteFileAtomic(o.out + "/" + name, content); !s) {
+      Undo(o.out, created_out);
+      return ReportError(s.error());
+    }
+  }
+  if (!o.quiet) {
+    std::fputs(results::FormatStatisticalSummary(suite).c_str(), stdout);
+    for (const auto& s : suite.scenarios) {
+      for (const auto& w : s.warnings) std::printf("note: %s: %s\n", s.name.c_str(), w.c_str());
+    }
+    std::printf("wrote %s/result.json (%zu scenario%s)\n", o.out.c_str(), suite.scenarios.size(),
+                suite.scenarios.size() == 1 ? "" : "s");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner SetupImport(CLI::App& sub) {
+  auto o = std::make_shared<ImportCliOptions>();
+  sub.add_option("FILE", o->files, "files written by cyclictest, jitterdebugger, rt-app, or one "
+                                   "value per line")
+      ->required();
+  sub.add_option("-o,--out", o->out, "results folder to create (new or empty)")->required();
+  sub.add_option("--format", o->format,
+                 "force the format: " + fmt::format("{}", fmt::join(importers::FormatNames(), ", ")) +
+                     " (default: detected from the content)");
+  sub.add_option("--name", o->names, "scenario name per file, in order (default: the file stem)");
+  sub.add_option("--unit", o->unit, "unit of one-value-per-line files: ns, us, ms, s (default us)");
+  sub.add_flag("--no-samples", o->no_samples,
+               "do not write <scenario>/samples.bin for time-ordered inputs");
+  sub.add_flag("-q,--quiet", o->quiet, "print nothing on success");
+  return [o] { return RunImport(*o); };
+}
+
+}  // namespace rtpulse::cli

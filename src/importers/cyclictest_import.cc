@@ -1,0 +1,470 @@
+// cyclictest's three outputs: --json, the -h/-H text block, and -v sample lines.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <regex>
+
+#include "importers/import_internal.h"
+#include "importers/line_reader.h"
+#include "importers/number.h"
+
+namespace rtpulse::importers::internal {
+namespace {
+
+using nlohmann::json;
+
+/// A usage error at the first place `needle` occurs in `text` (JSON has no positions after
+/// parsing; the key names the place well enough).
+Error JsonAt(const std::string& path, const std::string& text, const std::string& needle,
+             std::string_view what, std::string_view fix) {
+  const size_t at = text.find(needle);
+  const auto [line, col] = LineCol(text, at == std::string::npos ? 0 : at);
+  return At(path, line, col, what, fix);
+}
+
+}  // namespace
+
+/// Parses JSON text, or a "file:line:col" error from the parser's byte offset.
+Expected<json> ParseJson(const std::string& path, const std::string& text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return At(path, 1, 1, "empty file", "nothing to import");
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    const auto [line, col] = LineCol(text, offset);
+    std::string what = e.what();
+    if (const size_t p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+    return At(path, line, col, what, "the file is cut short or not JSON; re-run the tool");
+  }
+}
+
+/// One thread of a tool's JSON: {"histogram": {"us": count}, count|cycles, min, max, avg}.
+/// `limit_us` 0 = unknown: overflows (count - sum) are then put just above the last class.
+Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
+                                                 const std::string& where, const json& t,
+                                                 const char* count_key, int index,
+                                                 int64_t limit_us, int64_t unit_ns,
+                                                 Imported& out) {
+  auto number = [&](const char* key) -> Expected<double> {
+    auto it = t.find(key);
+    if (it == t.end() || !it->is_number()) {
+      return JsonAt(path, text, fmt::format("\"{}\"", key),
+                    fmt::format("{}.{} missing or not a number", where, key),
+                    "the file is not complete tool output; re-run the tool");
+    }
+    return it->get<double>();
+  };
+  auto count = number(count_key);
+  if (!count) return count.error();
+  auto min = number("min");
+  if (!min) return min.error();
+  auto max = number("max");
+  if (!max) return max.error();
+  auto avg = number("avg");
+  if (!avg) return avg.error();
+  const int cpu = t.contains("cpu") && t["cpu"].is_number_integer() ? t["cpu"].get<int>() : -1;
+  const auto cycles = static_cast<uint64_t>(*count);
+  out.source_numbers.push_back({{"thread", index},
+                                {"cpu", cpu},
+                                {count_key, cycles},
+                                {"min", *min},
+                                {"avg", *avg},
+                                {"max", *max},
+                                {"unit_ns", unit_ns}});
+  results::ProbeResult probe = NewProbe(index, cpu);
+  auto hist = t.find("histogram");
+  if (hist == t.end() || !hist->is_object()) {
+    return JsonAt(path, text, fmt::format("\"{}\"", count_key),
+                  fmt::format("{}.histogram missing", where),
+                  "the file is not complete tool output; re-run the tool");
+  }
+  std::vector<uint64_t> counts;
+  uint64_t sum = 0;
+  for (const auto& [key, value] : hist->items()) {
+    size_t pos = 0;
+    int64_t us = 0;
+    if (ParseScaledNs(key, pos, 1, us) != NumberError::kNone || pos != key.size() || us < 0 ||
+        us > 100'000'000 || !value.is_number_unsigned()) {
+      return JsonAt(path, text, fmt::format("\"{}\"", key),
+                    fmt::format("{}.histogram entry \"{}\": {} is not a class in us with a count",
+                                where, key, value.dump()),
+                    "entries must be \"<us>\": <count>");
+    }
+    const auto index_us = static_cast<size_t>(us);
+    if (counts.size() <= index_us) counts.resize(index_us + 1, 0);
+    counts[index_us] += value.get<uint64_t>();
+    sum += value.get<uint64_t>();
+  }
+  if (sum == 0) {
+    if (cycles > 0) out.has_distribution = false;
+    return probe;
+  }
+  if (sum > cycles) {
+    return JsonAt(path, text, fmt::format("\"{}\"", count_key),
+                  fmt::format("{}: histogram holds {} samples but {} is {}", where, sum,
+                              count_key, cycles),
+                  "the file was edited or is corrupt; re-run the tool");
+  }
+  const uint64_t overflows = cycles - sum;
+  int64_t limit = limit_us > 0 ? limit_us : static_cast<int64_t>(counts.size());
+  limit = std::max(limit, static_cast<int64_t>(counts.size()));
+  if (overflows > 0) {
+    out.warnings.push_back(fmt::format(
+        "{}: {} of {} samples were histogram overflows (>= {} us): counted at {} us (clipped: "
+        "their values are unknown) except the max {} us; percentiles that land there are "
+        "lower bounds",
+        where, overflows, cycles, limit, limit, *max * static_cast<double>(unit_ns) / 1000.0));
+  }
+  RecordLinear(probe, counts, limit, overflows, std::llround(*min * static_cast<double>(unit_ns)),
+               std::llround(*max * static_cast<double>(unit_ns)), *avg * static_cast<double>(unit_ns));
+  return probe;
+}
+
+Expected<Imported> ImportCyclictestJson(const std::string& path, const std::string& text) {
+  auto doc = ParseJson(path, text);
+  if (!doc) return doc.error();
+  Imported out;
+  auto threads = doc->find("thread");
+  if (!doc->is_object() || threads == doc->end() || !threads->is_object()) {
+    return At(path, 1, 1, "no \"thread\" object: not cyclictest --json output",
+              "give the file cyclictest --json=FILE wrote, or name the format with --format");
+  }
+  std::string cmdline;
+  for (const char* key : {"cmdline:", "cmdline"}) {
+    if (auto it = doc->find(key); it != doc->end() && it->is_string()) cmdline = it->get<std::string>();
+  }
+  if (std::regex_search(cmdline, std::regex(R"((^|\s)(-N|--nsecs)(\s|$))"))) {
+    return At(path, 1, 1, "cyclictest ran with -N (ns): not supported yet",
+              "re-run cyclictest without -N");
+  }
+  int64_t limit_us = 0;
+  std::smatch m;
+  if (std::regex_search(cmdline, m, std::regex(R"((?:-h|-H|--histogram|--histofall)[= ]?(\d+))"))) {
+    limit_us = std::stoll(m[1].str());
+  }
+  for (const auto& [key, t] : threads->items()) {
+    size_t pos = 0;
+    int64_t index = 0;
+    if (ParseScaledNs(key, pos, 1, index) != NumberError::kNone || pos != key.size() ||
+        !t.is_object()) {
+      return JsonAt(path, text, fmt::format("\"{}\"", key),
+                    fmt::format("thread key \"{}\" is not a thread number", key),
+                    "thread.N must be objects keyed by thread number");
+    }
+    auto probe = ProbeFromToolJson(path, text, "thread." + key, t, "cycles",
+                                   static_cast<int>(index), limit_us, 1000, out);
+    if (!probe) return probe.error();
+    out.probes.push_back(std::move(*probe));
+  }
+  if (out.probes.empty()) {
+    return At(path, 1, 1, "\"thread\" is empty", "the run measured nothing; re-run cyclictest");
+  }
+  if (!out.has_distribution) {
+    out.probes.clear();
+    out.warnings.push_back(
+        "cyclictest ran without -h: the file holds only cycles, min, avg and max per thread, no "
+        "distribution, so percentiles are unavailable (kept in config.inputs[].source_numbers); "
+        "re-run cyclictest with -h 1000 (or more) to get them");
+  }
+  return out;
+}
+
+// ---- -h / -H text block ----
+
+namespace {
+
+/// Splits on blanks; views into `line`.
+std::vector<std::pair<std::string_view, size_t>> Fields(std::string_view line) {
+  std::vector<std::pair<std::string_view, size_t>> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.emplace_back(line.substr(start, i - start), start);
+  }
+  return out;
+}
+
+struct HistText {
+  std::vector<std::vector<uint64_t>> rows;  // rows[us][column]
+  size_t columns = 0;
+  std::map<std::string, std::vector<int64_t>> totals;  // "Total", "Min", ...
+  std::map<int, std::vector<uint64_t>> overflow_seqs;
+  std::map<int, uint64_t> overflow_others;
+};
+
+constexpr std::array<std::pair<const char*, const char*>, 5> kSummaryLines = {{
+    {"# Total:", "Total"},
+    {"# Min Latencies:", "Min"},
+    {"# Avg Latencies:", "Avg"},
+    {"# Max Latencies:", "Max"},
+    {"# Histogram Overflows:", "Overflows"},
+}};
+
+/// Parses whole numbers in `fields` from index `first`, or names the bad one.
+Status Numbers(const std::string& path, uint64_t line,
+               const std::vector<std::pair<std::string_view, size_t>>& fields, size_t first,
+               std::vector<int64_t>& out) {
+  for (size_t f = first; f < fields.size(); ++f) {
+    size_t pos = 0;
+    int64_t v = 0;
+    const auto [text, col] = fields[f];
+    if (ParseScaledNs(text, pos, 1, v) != NumberError::kNone || pos != text.size() || v < 0) {
+      return At(path, line, col + 1, fmt::format("'{}' is not a whole number", text),
+                "cyclictest writes whole numbers here; the file is edited or corrupt");
+    }
+    out.push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status ParseHistLine(const std::string& path, uint64_t n, std::string_view line, HistText& h) {
+  const auto fields = Fields(line);
+  if (fields.empty()) return Status::Ok();
+  if (line[0] == '#') {
+    for (const auto& [prefix, name] : kSummaryLines) {
+      if (line.substr(0, std::strlen(prefix)) == prefix) {
+        std::vector<int64_t> values;
+        const size_t skip = Fields(prefix).size();
+        if (Status s = Numbers(path, n, fields, skip, values); !s) return s;
+        h.totals[name] = std::move(values);
+        return Status::Ok();
+      }
+    }
+    if (line.substr(0, 9) == "# Thread " && fields.size() >= 3) {
+      std::vector<int64_t> values;
+      std::string_view id = fields[2].first;
+      if (!id.empty() && id.back() == ':') id.remove_suffix(1);
+      size_t pos = 0;
+      int64_t thread = 0;
+      if (ParseScaledNs(id, pos, 1, thread) != NumberError::kNone || pos != id.size()) {
+        return At(path, n, fields[2].second + 1, fmt::format("'{}' is not a thread number", id),
+                  "expected '# Thread N: cycle cycle ...'");
+      }
+      size_t end = fields.size();
+      // "... # 00063 others"
+      if (end >= 3 && fields[end - 1].first == "others" && fields[end - 3].first == "#") {
+        std::vector<int64_t> others;
+        if (Status s = Numbers(path, n, {fields[end - 2]}, 0, others); !s) return s;
+        h.overflow_others[static_cast<int>(thread)] = static_cast<uint64_t>(others[0]);
+        end -= 3;
+      }
+      std::vector<std::pair<std::string_view, size_t>> seqs(fields.begin() + 3,
+                                                            fields.begin() + static_cast<long>(end));
+      if (Status s = Numbers(path, n, seqs, 0, values); !s) return s;
+      auto& list = h.overflow_seqs[static_cast<int>(thread)];
+      for (int64_t v : values) list.push_back(static_cast<uint64_t>(v));
+      return Status::Ok();
+    }
+    return Status::Ok();  // "# Histogram", "# /dev/cpu_dma_latency set to 0us", ...
+  }
+  if (!std::isdigit(static_cast<unsigned char>(line[0]))) return Status::Ok();  // "T: 0 (...)"
+  std::vector<int64_t> values;
+  if (Status s = Numbers(path, n, fields, 0, values); !s) return s;
+  if (values.size() < 2) {
+    return At(path, n, line.size() + 1, "histogram row has no count",
+              "rows are 'class_us count [count ...]'; the file is cut short?");
+  }
+  if (h.columns == 0) h.columns = values.size() - 1;
+  if (values.size() - 1 != h.columns) {
+    const size_t col = values.size() - 1 > h.columns ? fields[h.columns + 1].second + 1 : line.size() + 1;
+    return At(path, n, col,
+              fmt::format("histogram row has {} counts, earlier rows have {}", values.size() - 1,
+                          h.columns),
+              "every row needs one count per thread (plus the sum with -H)");
+  }
+  if (static_cast<size_t>(values[0]) != h.rows.size()) {
+    return At(path, n, 1,
+              fmt::format("histogram class {} where {} was expected", values[0], h.rows.size()),
+              "rows must count up from 000000 in 1 us steps; the file is edited or cut?");
+  }
+  std::vector<uint64_t> row;
+  for (size_t c = 1; c < values.size(); ++c) row.push_back(static_cast<uint64_t>(values[c]));
+  h.rows.push_back(std::move(row));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
+  auto reader = LineReader::Open(path);
+  if (!reader) return reader.error();
+  HistText h;
+  std::string_view line;
+  for (;;) {
+    auto more = (*reader)->Next(line);
+    if (!more) return more.error();
+    if (!*more) break;
+    if ((*reader)->last_line_unterminated() && !line.empty()) {
+      return At(path, (*reader)->line_number(), line.size() + 1,
+                "last line has no end (file cut short)", "re-run cyclictest or copy the whole file");
+    }
+    if (Status s = ParseHistLine(path, (*reader)->line_number(), line, h); !s) return s.error();
+  }
+  const uint64_t end_line = (*reader)->line_number() + 1;
+  if (h.rows.empty() && h.totals.empty()) {
+    return At(path, end_line, 1, "no histogram rows and no '# Total:' line",
+              "give cyclictest's -h/-H output, or name the format with --format");
+  }
+  for (const auto& [prefix, name] : kSummaryLines) {
+    if (!h.totals.count(name)) {
+      return At(path, end_line, 1, fmt::format("missing '{}' line", prefix),
+                "the file is cut short; copy cyclictest's whole -h output");
+    }
+  }
+  const size_t threads = h.totals["Min"].size();
+  if (threads == 0) {
+    return At(path, end_line, 1, "'# Min Latencies:' lists no thread", "re-run cyclictest -h");
+  }
+  if (h.columns != threads && h.columns != threads + 1) {
+    return At(path, end_line, 1,
+              fmt::format("rows have {} counts but {} threads are summarised", h.columns, threads),
+              "the file mixes two runs or was edited");
+  }
+  Imported out;
+  const auto limit = static_cast<int64_t>(h.rows.size());
+  for (size_t t = 0; t < threads; ++t) {
+    for (const char* name : {"Total", "Avg", "Max", "Overflows"}) {
+      if (h.totals[name].size() < threads) {
+        return At(path, end_line, 1, fmt::format("'{}' line has {} values for {} threads", name,
+                                                 h.totals[name].size(), threads),
+                  "the file is edited or cut short");
+      }
+    }
+    std::vector<uint64_t> counts;
+    uint64_t sum = 0;
+    for (const auto& row : h.rows) {
+      counts.push_back(row[t]);
+      sum += row[t];
+    }
+    if (sum != static_cast<uint64_t>(h.totals["Total"][t])) {
+      return At(path, end_line, 1,
+                fmt::format("thread {}: rows sum to {} but '# Total:' says {}", t, sum,
+                            h.totals["Total"][t]),
+                "the rows are cut short or edited; copy the whole output");
+    }
+    const auto overflows = static_cast<uint64_t>(h.totals["Overflows"][t]);
+    const int64_t min_us = h.totals["Min"][t];
+    const int64_t max_us = h.totals["Max"][t];
+    results::ProbeResult probe = NewProbe(static_cast<int>(t), -1);
+    RecordLinear(probe, counts, limit, overflows, min_us * 1000, max_us * 1000,
+                 static_cast<double>(h.totals["Avg"][t]) * 1000.0);
+    if (probe.linear) {
+      const int ti = static_cast<int>(t);
+      probe.linear->overflow_seqs = h.overflow_seqs[ti];
+      probe.linear->overflow_seqs_dropped = h.overflow_others[ti];
+    }
+    out.source_numbers.push_back({{"thread", t},
+                                  {"cycles", sum + overflows},
+                                  {"min", min_us},
+                                  {"avg", h.totals["Avg"][t]},
+                                  {"max", max_us},
+                                  {"overflows", overflows},
+                                  {"unit_ns", 1000}});
+    if (overflows > 0) {
+      out.warnings.push_back(fmt::format(
+          "thread {}: {} of {} samples were histogram overflows (>= {} us): counted at {} us "
+          "(clipped: their values are unknown) except the max {} us; percentiles that land "
+          "there are lower bounds",
+          t, overflows, sum + overflows, limit, limit, max_us));
+    }
+    out.probes.push_back(std::move(probe));
+  }
+  out.warnings.push_back(
+      "cyclictest's -h text gives 1 us classes and a whole-us average: values are class lower "
+      "edges, the mean is cyclictest's");
+  return out;
+}
+
+// ---- -v lines ----
+
+Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsumer* samples) {
+  auto reader = LineReader::Open(path);
+  if (!reader) return reader.error();
+  Imported out;
+  out.time_ordered = true;
+  std::map<int64_t, size_t> probe_of;  // cyclictest thread -> probe index
+  std::map<int64_t, int64_t> interval_us;
+  std::string_view line;
+  for (;;) {
+    auto more = (*reader)->Next(line);
+    if (!more) return more.error();
+    if (!*more) break;
+    const uint64_t n = (*reader)->line_number();
+    const auto fields = Fields(line);
+    if (fields.empty() || line[0] == '#') continue;
+    const std::string_view head = fields[0].first;
+    if (head == "Max" || head == "Online" || head == "T:") continue;
+    if (head == "Thread") {  // "Thread 0 Interval: 1500"
+      std::vector<int64_t> v;
+      if (fields.size() == 4 && fields[2].first == "Interval:" &&
+          Numbers(path, n, {fields[1], fields[3]}, 0, v)) {
+        interval_us[v[0]] = v[1];
+      }
+      continue;
+    }
+    // "       0:       1:      12" = thread:loop:latency_us
+    size_t pos = 0;
+    int64_t parts[3] = {0, 0, 0};
+    size_t found = 0;
+    while (found < 3) {
+      while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+      const size_t start = pos;
+      if (ParseScaledNs(line, pos, 1, parts[found]) != NumberError::kNone ||
+          (found < 2 && parts[found] < 0)) {
+        if (pos >= line.size() || (*reader)->last_line_unterminated()) {
+          return At(path, n, start + 1,
+                    fmt::format("line has {} of the 3 fields thread:loop:latency_us", found),
+                    "the line is cut short; the last line of a killed run can be dropped");
+        }
+        return At(path, n, start + 1,
+                  fmt::format("'{}' is not a whole number", line.substr(start, 12)),
+                  "cyclictest -v lines are thread:loop:latency_us");
+      }
+      ++found;
+      while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+      if (found < 3) {
+        if (pos >= line.size() || line[pos] != ':') {
+          return At(path, n, pos + 1,
+                    fmt::format("line has {} of the 3 fields thread:loop:latency_us", found),
+                    "cyclictest -v lines are thread:loop:latency_us");
+        }
+        ++pos;
+      }
+    }
+    while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
+    if (pos != line.size()) {
+      return At(path, n, pos + 1, "more than 3 fields", "cyclictest -v lines are thread:loop:latency_us");
+    }
+    if (parts[0] > 0xFFFE) {
+      return At(path, n, 1, "thread number above 65534", "the file is not cyclictest -v output");
+    }
+    auto [it, added] = probe_of.try_emplace(parts[0], out.probes.size());
+    if (added) {
+      out.probes.push_back(NewProbe(static_cast<int>(parts[0]), -1));
+      const auto iv = interval_us.find(parts[0]);
+      out.probes.back().interval_ns = iv == interval_us.end() ? 0 : iv->second * 1000;
+    }
+    results::ProbeResult& p = out.probes[it->second];
+    const int64_t latency_ns = parts[2] * 1000;
+    p.histogram.Record(latency_ns);
+    ++p.periods_elapsed;
+    if (samples != nullptr) {
+      const auto seq = static_cast<uint64_t>(parts[1]);
+      samples->Add(TimedSample{static_cast<uint16_t>(parts[0]), 0xFFFF, seq,
+                               static_cast<int64_t>(seq) * p.interval_ns, latency_ns});
+      ++out.samples_streamed;
+    }
+  }
+  if (out.probes.empty()) {
+    return At(path, (*reader)->line_number() + 1, 1, "no thread:loop:latency lines",
+              "give cyclictest -v output, or name the format with --format");
+  }
+  out.warnings.push_back("cyclictest -v latencies are whole microseconds");
+  return out;
+}
+
+}  // namespace rtpulse::importers::internal

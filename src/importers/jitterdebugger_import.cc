@@ -1,0 +1,163 @@
+// jitterdebugger: its results.json (per-CPU histograms) and its samples.raw (every sample).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "importers/import_internal.h"
+#include "importers/number.h"
+
+namespace rtpulse::importers::internal {
+
+Expected<Imported> ImportJitterdebuggerJson(const std::string& path, const std::string& text) {
+  auto doc = ParseJson(path, text);
+  if (!doc) return doc.error();
+  auto cpus = doc->find("cpu");
+  if (!doc->is_object() || cpus == doc->end() || !cpus->is_object()) {
+    return At(path, 1, 1, "no \"cpu\" object: not jitterdebugger output",
+              "give jitterdebugger's results.json, or name the format with --format");
+  }
+  int64_t resolution_ns = 1000;
+  if (auto s = doc->find("sysinfo"); s != doc->end() && s->is_object()) {
+    if (auto r = s->find("resolution_in_ns"); r != s->end() && r->is_number_integer()) {
+      resolution_ns = r->get<int64_t>();
+    }
+  }
+  if (resolution_ns != 1000) {
+    return At(path, 1, 1,
+              fmt::format("resolution_in_ns {} (jitterdebugger -N): not supported yet",
+                          resolution_ns),
+              "re-run jitterdebugger without -N");
+  }
+  Imported out;
+  for (const auto& [key, t] : cpus->items()) {
+    size_t pos = 0;
+    int64_t cpu = 0;
+    if (ParseScaledNs(key, pos, 1, cpu) != NumberError::kNone || pos != key.size() || cpu < 0 ||
+        !t.is_object()) {
+      const size_t at = text.find("\"" + key + "\"");
+      const auto [line, col] = LineCol(text, at == std::string::npos ? 0 : at);
+      return At(path, line, col, fmt::format("cpu key \"{}\" is not a CPU number", key),
+                "cpu.N must be objects keyed by CPU number");
+    }
+    auto probe = ProbeFromToolJson(path, text, "cpu." + key, t, "count",
+                                   static_cast<int>(out.probes.size()), 0, 1000, out);
+    if (!probe) return probe.error();
+    probe->cpu = static_cast<int>(cpu);
+    out.probes.push_back(std::move(*probe));
+  }
+  if (out.probes.empty()) return At(path, 1, 1, "\"cpu\" is empty", "re-run jitterdebugger");
+  if (!out.has_distribution) {
+    out.probes.clear();
+    out.warnings.push_back("jitterdebugger's histograms are empty: percentiles are unavailable");
+  }
+  return out;
+}
+
+namespace {
+
+/// jitterdebugger's struct latency_sample as written to samples.raw (packed, host order):
+/// u32 cpuid, struct timespec {i64 tv_sec, i64 tv_nsec} (the wake-up, CLOCK_MONOTONIC),
+/// u64 val (latency in us, in ns with -N).
+constexpr size_t kRawRecordBytes = 28;
+
+struct RawRecord {
+  uint32_t cpu;
+  int64_t sec;
+  int64_t nsec;
+  uint64_t value;
+};
+
+RawRecord Decode(const unsigned char* p) {
+  RawRecord r{};
+  std::memcpy(&r.cpu, p, 4);
+  std::memcpy(&r.sec, p + 4, 8);
+  std::memcpy(&r.nsec, p + 12, 8);
+  std::memcpy(&r.value, p + 20, 8);
+  return r;
+}
+
+}  // namespace
+
+Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsumer* samples) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+  }
+  Imported out;
+  out.time_ordered = true;
+  std::map<uint32_t, size_t> probe_of;
+  std::vector<unsigned char> buffer(kRawRecordBytes * 37449);  // about 1 MiB
+  uint64_t offset = 0;
+  size_t kept = 0;
+  // Validate every record first (nothing streamed from a bad file), then stream.
+  for (int pass = 0; pass < (samples != nullptr ? 2 : 1); ++pass) {
+    lseek(fd, 0, SEEK_SET);
+    offset = 0;
+    kept = 0;
+    std::map<uint32_t, uint64_t> seq;
+    for (;;) {
+      const ssize_t got = read(fd, buffer.data() + kept, buffer.size() - kept);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        close(fd);
+        return Failure(fmt::format("{}: read failed: {}", path, std::strerror(err)));
+      }
+      const size_t have = kept + static_cast<size_t>(got);
+      if (got == 0) {
+        kept = have;
+        break;
+      }
+      const size_t whole = have / kRawRecordBytes * kRawRecordBytes;
+      for (size_t i = 0; i < whole; i += kRawRecordBytes) {
+        const RawRecord r = Decode(buffer.data() + i);
+        const uint64_t at = offset + i;
+        if (r.cpu > 4095 || r.nsec < 0 || r.nsec >= 1'000'000'000 || r.sec < 0 ||
+            r.value > 3'600'000'000ULL) {
+          close(fd);
+          return UsageError(fmt::format(
+              "{}: record {} at byte {}: cpu {} time {}.{:09d} value {} is not a jitterdebugger "
+              "sample; give jitterdebugger's samples.raw (28-byte records) or name the format "
+              "with --format",
+              path, at / kRawRecordBytes, at, r.cpu, r.sec, r.nsec, r.value));
+        }
+        const int64_t latency_ns = static_cast<int64_t>(r.value) * 1000;
+        if (pass == 0) {
+          auto [it, added] = probe_of.try_emplace(r.cpu, out.probes.size());
+          if (added) out.probes.push_back(NewProbe(static_cast<int>(out.probes.size()),
+                                                   static_cast<int>(r.cpu)));
+          out.probes[it->second].histogram.Record(latency_ns);
+          ++out.probes[it->second].periods_elapsed;
+        } else {
+          const int64_t actual = r.sec * 1'000'000'000 + r.nsec;
+          samples->Add(TimedSample{static_cast<uint16_t>(probe_of[r.cpu]),
+                                   static_cast<uint16_t>(r.cpu), seq[r.cpu]++,
+                                   actual - latency_ns, latency_ns});
+          ++out.samples_streamed;
+        }
+      }
+      offset += whole;
+      kept = have - whole;
+      std::memmove(buffer.data(), buffer.data() + whole, kept);
+    }
+    if (kept != 0) {
+      close(fd);
+      return UsageError(fmt::format(
+          "{}: {} stray bytes at byte {} (records are {} bytes): the file is cut short; drop "
+          "the last partial record (truncate -s {} FILE)",
+          path, kept, offset, kRawRecordBytes, offset));
+    }
+  }
+  close(fd);
+  if (out.probes.empty()) return At(path, 1, 1, "empty file", "nothing to import");
+  out.warnings.push_back(
+      "jitterdebugger samples.raw values are whole microseconds; it may hold a few samples "
+      "fewer than results.json counts (the last ones were not flushed when the run stopped)");
+  return out;
+}
+
+}  // namespace rtpulse::importers::internal

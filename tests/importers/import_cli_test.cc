@@ -1,0 +1,96 @@
+// Runs the built `rtpulse import` on the real-tool fixtures and reads the result back.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "results/suite_reader.h"
+#include "results/suite_result.h"
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+const std::string kData = std::string(RTPULSE_TEST_DATA) + "/import/";
+
+TEST(ImportCli, EveryFormatIntoOneReadableResultsFolder) {
+  testutil::TempDir dir;
+  const std::string out = dir.File("run");
+  const std::vector<std::string> files = {
+      "cyclictest_h.json",   "cyclictest_noh.json", "cyclictest_hist.txt",
+      "cyclictest_H_overflow.txt", "cyclictest_v.txt", "jitterdebugger.json",
+      "jitterdebugger_samples.raw", "rt-app-thread0-0.log", "values_us.txt"};
+  std::vector<std::string> args = {"import", "--out", out, "--quiet"};
+  for (const auto& f : files) args.push_back(kData + f);
+  const auto r = testutil::RunRtpulse(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  auto suite = results::ReadSuiteResult(out);
+  ASSERT_TRUE(suite) << suite.error().message;
+  ASSERT_EQ(suite->scenarios.size(), files.size());
+  EXPECT_EQ(suite->status, "complete");
+  // The summary written equals the one computed from what was read back.
+  std::ifstream in(out + "/statistical_summary.json");
+  const auto written = nlohmann::json::parse(in);
+  EXPECT_EQ(written, results::StatisticalSummaryJson(*suite));
+  const auto rows = results::SummarizeScenarios(*suite);
+  ASSERT_EQ(rows.size(), files.size() - 1);  // cyclictest_noh has no distribution
+  EXPECT_EQ(rows[0].scenario, "cyclictest_h");
+  EXPECT_EQ(rows[0].samples, 972u + 990u);  // the file's cycles
+  EXPECT_EQ(rows[0].max_ns, 13'033'000);
+  // Without -h: no latency, said plainly, the tool's numbers kept.
+  const auto& noh = suite->scenarios[1];
+  EXPECT_FALSE(noh.latency);
+  EXPECT_NE(noh.error.find("percentiles unavailable"), std::string::npos);
+  // Time-ordered inputs got samples.bin files.
+  EXPECT_EQ(suite->scenarios[4].samples_file, "cyclictest_v/samples.bin");
+  EXPECT_TRUE(std::filesystem::exists(out + "/cyclictest_v/samples.bin"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/values_us/samples.bin"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/jitterdebugger_samples/samples.bin"));
+  const auto s = testutil::RunRtpulse({"samples", out + "/values_us/samples.bin"});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("records       5"), std::string::npos) << s.out;
+}
+
+TEST(ImportCli, BadInputWritesNothingAndExits2) {
+  testutil::TempDir dir;
+  std::ofstream(dir.File("bad.txt")) << "1\n2\nthree\n";
+  const std::string out = dir.File("run");
+  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", dir.File("bad.txt"),
+                                       "--out", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.txt:3:1: 'three' is not a number"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));  // the good first file's samples.bin is gone too
+}
+
+TEST(ImportCli, UsageErrors) {
+  testutil::TempDir dir;
+  auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--format", "rtapp",
+                                 "--out", dir.File("a")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'rt-app'"), std::string::npos) << r.err;
+  r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--unit", "min", "--out", dir.File("a")});
+  EXPECT_EQ(r.exit_code, 2);
+  std::ofstream(dir.File("x")) << "";
+  r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--out", dir.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("already holds files"), std::string::npos) << r.err;
+}
+
+TEST(ImportCli, NoSamplesAndUnits) {
+  testutil::TempDir dir;
+  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--unit", "ms",
+                                       "--no-samples", "--name", "loop", "--out", dir.File("o"),
+                                       "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto suite = results::ReadSuiteResult(dir.File("o"));
+  ASSERT_TRUE(suite) << suite.error().message;
+  EXPECT_EQ(suite->scenarios[0].name, "loop");
+  EXPECT_EQ(suite->scenarios[0].samples_file, "");
+  EXPECT_EQ(results::SummarizeScenarios(*suite)[0].max_ns, 250'000'000);
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o/loop")));
+}
+
+}  // namespace
+}  // namespace rtpulse
