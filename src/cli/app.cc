@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 
 #include "cli/command.h"
 #include "core/exit_code.h"
@@ -67,6 +69,35 @@ int CheckCommandName(int argc, char** argv) {
 }
 
 }  // namespace
+
+namespace fs = std::filesystem;
+
+Status CheckOutputFolder(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      return UsageError(fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
+    }
+    if (!fs::is_empty(dir, ec)) {
+      return UsageError(fmt::format(
+          "--out '{}' already holds files; name a new or empty folder (results are never "
+          "overwritten)",
+          dir));
+    }
+    if (access(dir.c_str(), W_OK) != 0) {
+      return UsageError(fmt::format("--out '{}' is not writable: {}", dir, std::strerror(errno)));
+    }
+    return Status::Ok();
+  }
+  // The nearest existing ancestor must be a writable folder.
+  fs::path parent = fs::absolute(dir, ec).parent_path();
+  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
+  if (parent.empty() || !fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
+    return UsageError(fmt::format("--out '{}': cannot create it ({} is not a writable folder)", dir,
+                                  parent.string()));
+  }
+  return Status::Ok();
+}
 
 std::string Invocation() {
   return g_invocation;

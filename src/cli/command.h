@@ -10,6 +10,8 @@
 
 #include "core/error.h"
 #include "load/load.h"
+#include "results/latency_result.h"
+#include "sys/system_info.h"
 
 namespace rtpulse::cli {
 
@@ -33,6 +35,13 @@ std::string Invocation();
 
 /// Closest of `candidates` to `word` by edit distance, or "" when nothing is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+/// Checks a results folder before anything runs: new or empty, and creatable or writable.
+/// Does not create it. Errors are usage errors naming the folder and the fix.
+Status CheckOutputFolder(const std::string& dir);
+
+/// Copies the machine description into a latency result (cyclictest's "sysinfo" block).
+void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run);
 
 /// The `loads[]` array of `rtpulse load --json` (also in the suite's result.json).
 nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports);

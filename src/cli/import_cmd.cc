@@ -35,22 +35,6 @@ struct ImportCliOptions {
   bool quiet = false;
 };
 
-Status CheckNewOrEmpty(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      return UsageError(fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
-    }
-    if (!fs::is_empty(dir, ec)) {
-      return UsageError(fmt::format(
-          "--out '{}' already holds files; name a new or empty folder (results are never "
-          "overwritten)",
-          dir));
-    }
-  }
-  return Status::Ok();
-}
-
 /// A scenario name that is also a safe folder name.
 std::string ScenarioName(const std::string& file) {
   std::string name = fs::path(file).stem().string();
@@ -180,7 +164,7 @@ int RunImport(const ImportCliOptions& o) {
           "two inputs would both be scenario '{}'; name them with --name", names.back())));
     }
   }
-  if (Status s = CheckNewOrEmpty(o.out); !s) return ReportError(s.error());
+  if (Status s = CheckOutputFolder(o.out); !s) return ReportError(s.error());
 
   std::error_code ec;
   const bool created_out = !fs::exists(o.out, ec);

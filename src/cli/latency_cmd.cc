@@ -66,18 +66,6 @@ void DeclareOptions(CLI::App& sub, LatencyOptions& o) {
                  "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
 }
 
-/// Copies the machine description into the result (cyclictest's "sysinfo" block).
-void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run) {
-  run.sysname = info.sysname;
-  run.nodename = info.nodename;
-  run.release = info.release;
-  run.version = info.version;
-  run.machine = info.machine;
-  run.preempt_rt = info.preempt_rt;
-  run.preemption_model = info.preemption_model;
-  run.hypervisor = info.hypervisor;
-}
-
 /// Prefixes every line with "# " so cyclictest-style parsers skip rtpulse's table.
 std::string Commented(const std::string& text) {
   std::string out;
@@ -177,6 +165,17 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 }
 
 }  // namespace
+
+void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run) {
+  run.sysname = info.sysname;
+  run.nodename = info.nodename;
+  run.release = info.release;
+  run.version = info.version;
+  run.machine = info.machine;
+  run.preempt_rt = info.preempt_rt;
+  run.preemption_model = info.preemption_model;
+  run.hypervisor = info.hypervisor;
+}
 
 Runner SetupLatency(CLI::App& sub) {
   auto options = std::make_shared<LatencyOptions>();

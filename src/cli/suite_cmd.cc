@@ -107,34 +107,6 @@ Expected<int64_t> PositiveTime(const std::string& option, const std::string& tex
   return *ns;
 }
 
-/// Checks the output folder: new or empty, and writable. Does not create it.
-Status CheckOutDir(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      return UsageError(fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
-    }
-    if (!fs::is_empty(dir, ec)) {
-      return UsageError(fmt::format(
-          "--out '{}' already holds files; name a new or empty folder (results are never "
-          "overwritten)",
-          dir));
-    }
-    if (access(dir.c_str(), W_OK) != 0) {
-      return UsageError(fmt::format("--out '{}' is not writable: {}", dir, std::strerror(errno)));
-    }
-    return Status::Ok();
-  }
-  // The nearest existing ancestor must be a writable folder.
-  fs::path parent = fs::absolute(dir, ec).parent_path();
-  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
-  if (parent.empty() || !fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
-    return UsageError(fmt::format("--out '{}': cannot create it ({} is not a writable folder)", dir,
-                                  parent.string()));
-  }
-  return Status::Ok();
-}
-
 Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
   SuitePlan plan;
   plan.online = sys::OnlineCpus(FsRoot::System());
@@ -238,7 +210,7 @@ Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
   plan.latency.duration_ns = 0;
 
   plan.out_dir = o.out.empty() ? "rtpulse_" + LocalStamp() : o.out;
-  if (Status s = CheckOutDir(plan.out_dir); !s) return s.error();
+  if (Status s = CheckOutputFolder(plan.out_dir); !s) return s.error();
   return plan;
 }
 
@@ -465,14 +437,7 @@ class SuiteRun {
 void FillRun(results::LatencyRun& run, const sys::SystemInfo& info) {
   run.rtpulse_version = kVersion;
   run.cmdline = Invocation();
-  run.sysname = info.sysname;
-  run.nodename = info.nodename;
-  run.release = info.release;
-  run.version = info.version;
-  run.machine = info.machine;
-  run.preempt_rt = info.preempt_rt;
-  run.preemption_model = info.preemption_model;
-  run.hypervisor = info.hypervisor;
+  FillSystem(info, run);
 }
 
 int ListScenarios(const SuitePlan& plan) {
