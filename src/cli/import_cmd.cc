@@ -33,6 +33,7 @@ struct ImportCliOptions {
   std::string unit = "us";
   bool no_samples = false;
   bool quiet = false;
+  int jobs = 0;
 };
 
 /// A scenario name that is also a safe folder name.
@@ -146,6 +147,11 @@ int RunImport(const ImportCliOptions& o) {
     return ReportError(UsageError(fmt::format("--unit '{}': use ns, us, ms or s", o.unit)));
   }
   options.unit_ns = unit->second;
+  if (o.jobs < 0 || o.jobs > 64) {
+    return ReportError(UsageError(fmt::format(
+        "--jobs {}: give 1..64 threads (0 or no --jobs: one per CPU, at most 4)", o.jobs)));
+  }
+  options.threads = o.jobs;
   if (!o.names.empty() && o.names.size() != o.files.size()) {
     return ReportError(UsageError(fmt::format(
         "{} --name for {} files: give one --name per file, in order", o.names.size(), o.files.size())));
@@ -267,6 +273,9 @@ Runner SetupImport(CLI::App& sub) {
   sub.add_option("--unit", o->unit, "unit of one-value-per-line files: ns, us, ms, s (default us)");
   sub.add_flag("--no-samples", o->no_samples,
                "do not write <scenario>/samples.bin for time-ordered inputs");
+  sub.add_option("--jobs", o->jobs,
+                 "threads that parse a large one-value-per-line file with --no-samples "
+                 "(default: one per CPU, at most 4)");
   sub.add_flag("-q,--quiet", o->quiet, "print nothing on success");
   return [o] { return RunImport(*o); };
 }

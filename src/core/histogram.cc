@@ -25,6 +25,41 @@ void Histogram::RecordN(int64_t value_ns, uint64_t n) {
   sum_sq_ += static_cast<Int128>(value_ns) * value_ns * static_cast<Int128>(n);
 }
 
+void Histogram::RecordMany(const int64_t* values, size_t n) {
+  // Two passes: the moments (no stores in the loop), then the buckets.
+  int64_t lo = min_;
+  int64_t hi = max_;
+  uint64_t sum = static_cast<uint64_t>(sum_);
+  Int128 sum_sq = sum_sq_;
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t v = values[k];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += static_cast<uint64_t>(v);
+    sum_sq += static_cast<Int128>(v) * v;
+  }
+  uint64_t negatives = 0;
+  if (lo >= 0) {
+    for (size_t k = 0; k < n; ++k) ++pos_[IndexOf(static_cast<uint64_t>(values[k]))];
+  } else {
+    for (size_t k = 0; k < n; ++k) {
+      const auto bits = static_cast<uint64_t>(values[k]);
+      if (values[k] < 0) {
+        ++negatives;
+        ++neg_[IndexOf(~bits + 1)];
+      } else {
+        ++pos_[IndexOf(bits)];
+      }
+    }
+  }
+  Store(negative_count_, negative_count_ + negatives);
+  Store(min_, lo);
+  Store(max_, hi);
+  Store(count_, count_ + n);
+  Store(sum_, static_cast<int64_t>(sum));
+  sum_sq_ = sum_sq;
+}
+
 void Histogram::RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns,
                                double stddev_ns) {
   if (count_ == 0) return;

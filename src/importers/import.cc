@@ -140,7 +140,7 @@ Expected<Imported> ImportFile(const std::string& path, const ImportOptions& opti
       result = internal::ImportJitterdebuggerRaw(path, samples);
       break;
     case Format::kRtApp: result = internal::ImportRtApp(path); break;
-    case Format::kValues: result = internal::ImportValues(path, options.unit_ns, samples); break;
+    case Format::kValues: result = internal::ImportValues(path, options.unit_ns, samples, options.threads); break;
   }
   if (result) result->format = format;
   return result;

@@ -49,6 +49,9 @@ class SampleConsumer {
 struct ImportOptions {
   std::optional<Format> format;  ///< Forced with --format; detected otherwise.
   int64_t unit_ns = 1000;        ///< Unit of one-value-per-line files (--unit).
+  /// Threads that parse a large one-value-per-line file in parallel when no samples are
+  /// streamed (--jobs): 0 = one per online CPU, at most 4; 1 = never.
+  int threads = 0;
 };
 
 /// What one file held.

@@ -1,13 +1,10 @@
 // jitterdebugger: its results.json (per-CPU histograms) and its samples.raw (every sample).
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <vector>
 
 #include "importers/import_internal.h"
+#include "importers/line_reader.h"
 #include "importers/number.h"
 
 namespace rtpulse::importers::internal {
@@ -83,42 +80,25 @@ RawRecord Decode(const unsigned char* p) {
 }  // namespace
 
 Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsumer* samples) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
-  }
+  auto opened = ChunkReader::Open(path);
+  if (!opened) return opened.error();
+  ChunkReader& reader = **opened;
   Imported out;
-  out.time_ordered = true;
   std::map<uint32_t, size_t> probe_of;
-  std::vector<unsigned char> buffer(kRawRecordBytes * 37449);  // about 1 MiB
-  uint64_t offset = 0;
-  size_t kept = 0;
   // Validate every record first (nothing streamed from a bad file), then stream.
   for (int pass = 0; pass < (samples != nullptr ? 2 : 1); ++pass) {
-    lseek(fd, 0, SEEK_SET);
-    offset = 0;
-    kept = 0;
+    if (Status s = reader.Rewind(); !s) return s.error();
     std::map<uint32_t, uint64_t> seq;
     for (;;) {
-      const ssize_t got = read(fd, buffer.data() + kept, buffer.size() - kept);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        close(fd);
-        return Failure(fmt::format("{}: read failed: {}", path, std::strerror(err)));
-      }
-      const size_t have = kept + static_cast<size_t>(got);
-      if (got == 0) {
-        kept = have;
-        break;
-      }
-      const size_t whole = have / kRawRecordBytes * kRawRecordBytes;
-      for (size_t i = 0; i < whole; i += kRawRecordBytes) {
-        const RawRecord r = Decode(buffer.data() + i);
-        const uint64_t at = offset + i;
+      auto run = reader.NextRecords(kRawRecordBytes);
+      if (!run) return run.error();
+      if (run->empty()) break;
+      const auto* bytes = reinterpret_cast<const unsigned char*>(run->data());
+      for (size_t i = 0; i < run->size(); i += kRawRecordBytes) {
+        const RawRecord r = Decode(bytes + i);
+        const uint64_t at = reader.offset() + i;
         if (r.cpu > 4095 || r.nsec < 0 || r.nsec >= 1'000'000'000 || r.sec < 0 ||
             r.value > 3'600'000'000ULL) {
-          close(fd);
           return UsageError(fmt::format(
               "{}: record {} at byte {}: cpu {} time {}.{:09d} value {} is not a jitterdebugger "
               "sample; give jitterdebugger's samples.raw (28-byte records) or name the format "
@@ -140,19 +120,15 @@ Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsum
           ++out.samples_streamed;
         }
       }
-      offset += whole;
-      kept = have - whole;
-      std::memmove(buffer.data(), buffer.data() + whole, kept);
     }
-    if (kept != 0) {
-      close(fd);
+    if (const size_t stray = reader.stray_bytes(); stray != 0) {
+      const uint64_t whole = reader.offset();
       return UsageError(fmt::format(
           "{}: {} stray bytes at byte {} (records are {} bytes): the file is cut short; drop "
           "the last partial record (truncate -s {} FILE)",
-          path, kept, offset, kRawRecordBytes, offset));
+          path, stray, whole, kRawRecordBytes, whole));
     }
   }
-  close(fd);
   if (out.probes.empty()) return At(path, 1, 1, "empty file", "nothing to import");
   out.warnings.push_back(
       "jitterdebugger samples.raw values are whole microseconds; it may hold a few samples "

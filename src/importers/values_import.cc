@@ -1,134 +1,334 @@
-// One value per line: the fast path. Streams the file through one 1 MiB buffer, parses
-// decimals without strtod, and keeps nothing but the histogram (and what the sample consumer
-// streams out), so memory stays flat whatever the line count.
+// One value per line: the fast path. Streams the file through a ChunkReader (one 1 MiB
+// buffer), parses plain decimals with integer arithmetic only, and keeps nothing but the
+// histogram (and what the sample consumer streams out), so memory stays flat whatever the
+// line count.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstring>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "importers/import_internal.h"
+#include "importers/line_reader.h"
 #include "importers/number.h"
 
 namespace rtpulse::importers::internal {
 namespace {
 
-constexpr size_t kBufferBytes = size_t{1} << 20;
-
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
-struct ValuesParser {
-  const std::string& path;
-  int64_t unit_ns;
-  SampleConsumer* samples;
-  results::ProbeResult& probe;
-  uint64_t line = 0;  // lines completed before the current chunk
+/// Value of eight decimal digits held one per byte (0..9, the most significant digit in
+/// the lowest byte, as a little-endian load lays out text): pairs, then quads, then all.
+inline uint64_t EightDigits(uint64_t v) {
+  v = v * 10 + (v >> 8);  // even bytes: 10 * d[i] + d[i+1]
+  constexpr uint64_t kPairs = 0x000000FF000000FFULL;
+  return ((v & kPairs) * (100 + (1000000ULL << 32)) +
+          ((v >> 16) & kPairs) * (1 + (10000ULL << 32))) >> 32;
+}
 
-  /// Parses whole lines in `chunk` (every line ends with '\n', except at end of file).
-  Status Parse(std::string_view chunk) {
-    size_t i = 0;
-    const size_t n = chunk.size();
-    while (i < n) {
-      const size_t line_start = i;
-      ++line;
-      while (i < n && IsBlank(chunk[i])) ++i;
-      if (i == n || chunk[i] == '\n') {
-        ++i;
-        continue;
-      }
-      if (chunk[i] == '#') {
-        const void* nl = std::memchr(chunk.data() + i, '\n', n - i);
-        i = nl == nullptr ? n : static_cast<size_t>(static_cast<const char*>(nl) - chunk.data()) + 1;
-        continue;
-      }
-      int64_t ns = 0;
-      const size_t number_start = i;
-      const NumberError e = ParseScaledNs(chunk, i, unit_ns, ns);
-      if (e != NumberError::kNone) {
-        const size_t col = number_start - line_start + 1;
-        if (e == NumberError::kTooLarge) {
-          return At(path, line, col, "value out of range", "values must fit in 292 years of ns");
-        }
-        return At(path, line, col,
-                  fmt::format("'{}' is not a number", Token(chunk, number_start)),
-                  "write one decimal value per line ('#' starts a comment)");
-      }
-      while (i < n && IsBlank(chunk[i])) ++i;
-      if (i < n && chunk[i] != '\n') {
-        return At(path, line, i - line_start + 1,
-                  fmt::format("unexpected '{}' after the value", Token(chunk, i)),
-                  "one value per line: more than one column? cut it first (e.g. cut -d, -f2)");
-      }
-      ++i;
-      probe.histogram.Record(ns);
-      if (samples != nullptr) {
-        samples->Add(TimedSample{0, 0xFFFF, probe.histogram.count() - 1, 0, ns});
-      }
+/// Masks for a short line of `len` bytes before its '\n' with the point at `dot`
+/// (dot == len: no point).
+struct ShortLineShape {
+  uint64_t digits = 0;     // the digit bytes
+  uint64_t below_dot = 0;  // bytes before the point
+  uint8_t shift = 0;       // bits that move the last digit to the top byte
+  uint8_t frac_digits = 0;
+};
+
+constexpr std::array<std::array<ShortLineShape, 8>, 8> MakeShortLineShapes() {
+  std::array<std::array<ShortLineShape, 8>, 8> t{};
+  for (size_t len = 1; len < 8; ++len) {
+    for (size_t dot = 1; dot <= len; ++dot) {
+      ShortLineShape& s = t[len][dot];
+      const uint64_t line = (uint64_t{1} << (8 * len)) - 1;
+      s.digits = dot < len ? line & ~(uint64_t{0xFF} << (8 * dot)) : line;
+      s.below_dot = (uint64_t{1} << (8 * dot)) - 1;
+      s.shift = static_cast<uint8_t>(8 * (8 - (dot < len ? len - 1 : len)));
+      s.frac_digits = static_cast<uint8_t>(dot < len ? len - dot - 1 : 0);
     }
+  }
+  return t;
+}
+constexpr auto kShortLineShapes = MakeShortLineShapes();
+
+/// Word-at-a-time parse of a short line "digits[.digits]\n" (at most 8 bytes with its
+/// '\n'; ChunkReader guarantees 8 readable bytes at any line start). On success `number`
+/// holds all the digits as one integer and `frac_digits` how many of them follow the
+/// point ("20.125" = 20125 and 3), and the result is the bytes before the '\n'. 0 when the
+/// line is longer, blank, or holds anything else: the caller then goes byte by byte.
+inline size_t ParseShortLine(const char* p, uint64_t& number, size_t& frac_digits) {
+  if constexpr (std::endian::native != std::endian::little) {
+    return 0;
+  } else {
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+    constexpr uint64_t kHighNibbles = 0xF0F0F0F0F0F0F0F0ULL;
+    constexpr uint64_t kZeros = kOnes * '0';
+    uint64_t w = 0;
+    std::memcpy(&w, p, sizeof w);
+    // Non-zero bytes where w is not '0'..'9' (high nibble 3, and still 3 after adding 6; a
+    // carry out of a byte >= 0xFA can only mark the next byte too), then their top bits.
+    const uint64_t odd = ((w & kHighNibbles) ^ kZeros) | (((w + kOnes * 6) & kHighNibbles) ^ kZeros);
+    const uint64_t stops = (((odd & kLow7) + kLow7) | odd) & ~kLow7;
+    if (stops == 0) return 0;
+    const auto first = static_cast<size_t>(__builtin_ctzll(stops)) / 8;
+    size_t len = first;
+    if (p[first] == '.') {
+      const uint64_t rest = stops & (stops - 1);
+      if (rest == 0) return 0;
+      len = static_cast<size_t>(__builtin_ctzll(rest)) / 8;
+    }
+    if (first == 0 || p[len] != '\n') return 0;
+    const ShortLineShape& shape = kShortLineShapes[len][first];
+    const uint64_t digits = (w ^ kZeros) & shape.digits;  // 0..9 per byte
+    const uint64_t packed = (digits & shape.below_dot) | ((digits >> 8) & ~shape.below_dot);
+    number = EightDigits(packed << shape.shift);
+    frac_digits = shape.frac_digits;
+    return len;
+  }
+}
+
+/// Decimal digits after the point the fast path handles (beyond: ParseScaledNs).
+constexpr size_t kFastFractionDigits = 9;
+
+class ValuesParser {
+ public:
+  ValuesParser(const std::string& path, int64_t unit_ns, SampleConsumer* samples,
+               results::ProbeResult& probe)
+      : path_(path), unit_ns_(unit_ns), samples_(samples), probe_(probe) {
+    const auto unit = static_cast<uint64_t>(unit_ns);
+    max_whole_ = static_cast<uint64_t>(INT64_MAX) / unit;
+    uint64_t scale = 1;
+    for (size_t d = 0; d <= kFastFractionDigits; ++d, scale *= 10) {
+      scale_[d] = scale;
+      exact_[d] = unit % scale == 0 ? unit / scale : 0;
+    }
+  }
+
+  /// Lines completed so far.
+  uint64_t lines() const { return line_; }
+
+  /// Parses a run of whole lines; `run` ends with '\n', which stops every digit loop.
+  /// Plain "digits[.digits]\n" lines take the fast path here; anything else (blanks,
+  /// comments, signs, exponents, long numbers, errors) goes through ParseLine().
+  Status Parse(std::string_view run) {
+    const char* p = run.data();
+    const char* const end = p + run.size();
+    const auto unit = static_cast<uint64_t>(unit_ns_);
+    while (p < end) {
+      const char* const line_start = p;
+      uint64_t number = 0;
+      size_t digits_after_point = 0;
+      if (const size_t len = ParseShortLine(p, number, digits_after_point); len != 0) {
+        // At most 7 digits: number * unit_ns < 1e16 for any unit up to seconds.
+        const uint64_t exact = exact_[digits_after_point];
+        if (exact != 0 || unit <= 1'000'000'000) {
+          const uint64_t scale = scale_[digits_after_point];
+          const uint64_t value = exact != 0 ? number * exact : (number * unit + scale / 2) / scale;
+          ++line_;
+          Add(static_cast<int64_t>(value));
+          p += len + 1;
+          continue;
+        }
+      }
+      uint64_t whole = 0;
+      while (IsDigit(*p)) whole = whole * 10 + static_cast<unsigned>(*p++ - '0');
+      const auto whole_digits = static_cast<size_t>(p - line_start);
+      uint64_t frac = 0;
+      size_t frac_digits = 0;
+      if (*p == '.') {
+        const char* const first = ++p;
+        while (IsDigit(*p)) frac = frac * 10 + static_cast<unsigned>(*p++ - '0');
+        frac_digits = static_cast<size_t>(p - first);
+      }
+      // Digits beyond 18 could have wrapped `whole`: those lines take the careful path.
+      if (*p == '\n' && whole_digits - 1 < 18 && frac_digits <= kFastFractionDigits &&
+          whole <= max_whole_) {
+        // Exact when unit / 10^digits is whole (microseconds with up to 3 decimals);
+        // otherwise ParseScaledNs's rounding (half up), where frac * unit < 1e18 fits.
+        const uint64_t exact = exact_[frac_digits];
+        if (exact != 0 || unit <= 1'000'000'000) {
+          const uint64_t scale = scale_[frac_digits];
+          const uint64_t part = exact != 0 ? frac * exact : (frac * unit + scale / 2) / scale;
+          const uint64_t value = whole * unit + part;
+          if (value <= static_cast<uint64_t>(INT64_MAX)) {
+            ++line_;
+            Add(static_cast<int64_t>(value));
+            ++p;
+            continue;
+          }
+        }
+      }
+      auto next = ParseLine(run, static_cast<size_t>(line_start - run.data()));
+      if (!next) return next.error();
+      p = run.data() + *next;
+    }
+    Flush();
     return Status::Ok();
   }
 
-  static std::string Token(std::string_view chunk, size_t at) {
+ private:
+  void Add(int64_t ns) {
+    if (samples_ != nullptr) {
+      probe_.histogram.Record(ns);
+      samples_->Add(TimedSample{0, 0xFFFF, probe_.histogram.count() - 1, 0, ns});
+      return;
+    }
+    pending_[pending_count_++] = ns;
+    if (pending_count_ == pending_.size()) Flush();
+  }
+  void Flush() {
+    probe_.histogram.RecordMany(pending_.data(), pending_count_);
+    pending_count_ = 0;
+  }
+
+  /// Parses the one line starting at run[i]; returns the offset just past its '\n'.
+  Expected<size_t> ParseLine(std::string_view run, size_t i) {
+    const size_t line_start = i;
+    ++line_;
+    while (IsBlank(run[i])) ++i;
+    if (run[i] == '\n') return i + 1;
+    if (run[i] == '#') {
+      return static_cast<size_t>(static_cast<const char*>(std::memchr(run.data() + i, '\n', run.size() - i)) -
+                                 run.data()) + 1;
+    }
+    int64_t ns = 0;
+    const size_t number_start = i;
+    const NumberError e = ParseScaledNs(run, i, unit_ns_, ns);
+    if (e != NumberError::kNone) {
+      const size_t col = number_start - line_start + 1;
+      if (e == NumberError::kTooLarge) {
+        return At(path_, line_, col, "value out of range", "values must fit in 292 years of ns");
+      }
+      return At(path_, line_, col, fmt::format("'{}' is not a number", Token(run, number_start)),
+                "write one decimal value per line ('#' starts a comment)");
+    }
+    while (IsBlank(run[i])) ++i;
+    if (run[i] != '\n') {
+      return At(path_, line_, i - line_start + 1,
+                fmt::format("unexpected '{}' after the value", Token(run, i)),
+                "one value per line: more than one column? cut it first (e.g. cut -d, -f2)");
+    }
+    Add(ns);
+    return i + 1;
+  }
+
+  static std::string Token(std::string_view run, size_t at) {
     size_t end = at;
-    while (end < chunk.size() && end - at < 20 && chunk[end] != '\n' && !IsBlank(chunk[end])) {
+    while (end < run.size() && end - at < 20 && run[end] != '\n' && !IsBlank(run[end])) {
       ++end;
     }
-    return std::string(chunk.substr(at, std::max<size_t>(end - at, 1)));
+    return std::string(run.substr(at, std::max<size_t>(end - at, 1)));
   }
+
+  const std::string& path_;
+  int64_t unit_ns_;
+  SampleConsumer* samples_;
+  results::ProbeResult& probe_;
+  uint64_t max_whole_ = 0;
+  std::array<uint64_t, kFastFractionDigits + 1> scale_{};
+  std::array<uint64_t, kFastFractionDigits + 1> exact_{};  // unit / 10^d when exact, else 0
+  uint64_t line_ = 0;
+  std::array<int64_t, 256> pending_{};  // values not yet in the histogram (no samples_)
+  size_t pending_count_ = 0;
 };
+
+/// Bytes below which one thread does the whole file (threads cost more than they save).
+constexpr uint64_t kParallelMinBytes = uint64_t{16} << 20;
+/// Ranges per thread start after a '\n' found within this many bytes of the split point.
+constexpr size_t kSplitSearchBytes = size_t{64} << 10;
+
+Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t end,
+                              int64_t unit_ns, SampleConsumer* samples,
+                              results::ProbeResult& probe) {
+  auto reader = ChunkReader::Open(path, begin, end);
+  if (!reader) return reader.error();
+  ValuesParser parser(path, unit_ns, samples, probe);
+  for (;;) {
+    auto run = (*reader)->NextLines(parser.lines() + 1);
+    if (!run) return run.error();
+    if (run->empty()) return parser.lines();
+    if (Status s = parser.Parse(*run); !s) return s.error();
+  }
+}
+
+/// Splits a large regular file at line starts and parses the pieces on `threads` threads
+/// into one histogram each, then merges them (exact: counts, extremes and sums add up the
+/// same in any order). Nothing when the file is small, not splittable, or any piece has an
+/// error: the caller then reads it on one thread, which names the first bad line exactly.
+std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int64_t unit_ns,
+                                                    int threads) {
+  if (threads == 0) {
+    threads = static_cast<int>(std::min<unsigned>(4, std::max(1u, std::thread::hardware_concurrency())));
+  }
+  struct stat st {};
+  if (threads < 2 || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) < kParallelMinBytes) {
+    return std::nullopt;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::vector<uint64_t> bounds{0};
+  std::vector<char> probe_bytes(kSplitSearchBytes);
+  for (int k = 1; k < threads; ++k) {
+    const uint64_t at = std::max(bounds.back(), size / static_cast<uint64_t>(threads) * static_cast<uint64_t>(k));
+    const ssize_t got = pread(fd, probe_bytes.data(), probe_bytes.size(), static_cast<off_t>(at));
+    const void* nl = got > 0 ? std::memchr(probe_bytes.data(), '\n', static_cast<size_t>(got)) : nullptr;
+    if (nl == nullptr) break;
+    bounds.push_back(at + static_cast<uint64_t>(static_cast<const char*>(nl) - probe_bytes.data()) + 1);
+  }
+  close(fd);
+  bounds.push_back(size);
+  const size_t pieces = bounds.size() - 1;
+  if (pieces < 2) return std::nullopt;
+
+  std::vector<results::ProbeResult> parts;
+  for (size_t i = 0; i < pieces; ++i) parts.push_back(NewProbe(0, -1));
+  std::vector<char> ok(pieces, 0);
+  {
+    std::vector<std::jthread> workers;
+    for (size_t i = 1; i < pieces; ++i) {
+      workers.emplace_back([&, i] {
+        ok[i] = ParseRange(path, bounds[i], bounds[i + 1], unit_ns, nullptr, parts[i]) ? 1 : 0;
+      });
+    }
+    ok[0] = ParseRange(path, bounds[0], bounds[1], unit_ns, nullptr, parts[0]) ? 1 : 0;
+  }
+  for (size_t i = 0; i < pieces; ++i) {
+    if (ok[i] == 0) return std::nullopt;
+  }
+  for (size_t i = 1; i < pieces; ++i) parts[0].histogram.Merge(parts[i].histogram);
+  if (parts[0].histogram.count() == 0) return std::nullopt;
+  return std::move(parts[0]);
+}
 
 }  // namespace
 
-Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns,
-                                SampleConsumer* samples) {
+Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, SampleConsumer* samples,
+                                int threads) {
   Imported out;
   out.format = Format::kValues;
   out.time_ordered = true;
-  out.probes.push_back(NewProbe(0, -1));
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
-  }
-  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::vector<char> buffer(kBufferBytes);
-  ValuesParser parser{path, unit_ns, samples, out.probes.front()};
-  size_t kept = 0;  // bytes of an unfinished line carried over
-  for (;;) {
-    const ssize_t got = read(fd, buffer.data() + kept, buffer.size() - kept);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      return Failure(fmt::format("{}: read failed: {}", path, std::strerror(err)));
+  std::optional<results::ProbeResult> merged;
+  if (samples == nullptr) merged = ParseInParallel(path, unit_ns, threads);
+  if (merged) {
+    out.probes.push_back(std::move(*merged));
+  } else {
+    out.probes.push_back(NewProbe(0, -1));
+    auto lines = ParseRange(path, 0, UINT64_MAX, unit_ns, samples, out.probes.front());
+    if (!lines) return lines.error();
+    if (out.probes.front().histogram.count() == 0) {
+      return At(path, *lines + 1, 1, "no values in the file",
+                "give a file with one number per line (blank lines and '#' comments are skipped)");
     }
-    const size_t have = kept + static_cast<size_t>(got);
-    if (got == 0) {
-      Status s = parser.Parse(std::string_view(buffer.data(), have));
-      close(fd);
-      if (!s) return s.error();
-      break;
-    }
-    const void* last_nl = memrchr(buffer.data(), '\n', have);
-    if (last_nl == nullptr) {
-      if (have == buffer.size()) {
-        close(fd);
-        return At(path, parser.line + 1, 1, "line longer than 1 MiB", "is this a text file?");
-      }
-      kept = have;
-      continue;
-    }
-    const size_t whole = static_cast<size_t>(static_cast<const char*>(last_nl) - buffer.data()) + 1;
-    if (Status s = parser.Parse(std::string_view(buffer.data(), whole)); !s) {
-      close(fd);
-      return s.error();
-    }
-    kept = have - whole;
-    std::memmove(buffer.data(), buffer.data() + whole, kept);
-  }
-  if (out.probes.front().histogram.count() == 0) {
-    return At(path, parser.line + 1, 1, "no values in the file",
-              "give a file with one number per line (blank lines and '#' comments are skipped)");
   }
   out.probes.front().periods_elapsed = out.probes.front().histogram.count();
   out.samples_streamed = samples != nullptr ? out.probes.front().histogram.count() : 0;

@@ -271,6 +271,38 @@ TEST(HistogramTest, RecordNEqualsRepeatedRecord) {
   EXPECT_TRUE(b.sum_of_squares() == Int128{7} * 123'456 * 123'456 + Int128{3} * 42 * 42);
 }
 
+TEST(HistogramTest, RecordManyEqualsRepeatedRecord) {
+  // Both signs, the top bucket, and a batch split in uneven parts (INT64_MIN and
+  // INT64_MAX together would overflow the 128-bit sum of squares).
+  const std::vector<int64_t> values = {5,        -7,     1'000'000, INT64_MAX, -(int64_t{1} << 50), 0,
+                                       511,      512,    -1'025,    int64_t{1} << 41,
+                                       123'456,  -42,    999'999'999};
+  Histogram a;
+  Histogram b;
+  for (int64_t v : values) a.Record(v);
+  b.RecordMany(values.data(), 4);
+  b.RecordMany(values.data() + 4, 0);
+  b.RecordMany(values.data() + 4, values.size() - 4);
+  ExpectSameHistogram(a, b);
+  EXPECT_EQ(b.count(), values.size());
+  EXPECT_EQ(b.negative_count(), a.negative_count());
+  EXPECT_EQ(b.min(), -(int64_t{1} << 50));
+  EXPECT_EQ(b.max(), INT64_MAX);
+  EXPECT_EQ(b.sum(), a.sum());
+  EXPECT_TRUE(b.sum_of_squares() == a.sum_of_squares());
+  EXPECT_EQ(b.top_bucket_count(), a.top_bucket_count());
+  // All non-negative (the common case, without the sign test per value), after the mix.
+  const std::vector<int64_t> positive = {0, 3, 511, 512, 20'000, 20'001, int64_t{1} << 45};
+  for (int64_t v : positive) a.Record(v);
+  b.RecordMany(positive.data(), positive.size());
+  ExpectSameHistogram(a, b);
+  Histogram c;
+  Histogram d;
+  for (int64_t v : positive) c.Record(v);
+  d.RecordMany(positive.data(), positive.size());
+  ExpectSameHistogram(c, d);
+}
+
 TEST(HistogramTest, RecordNWithZeroCountChangesNothing) {
   Histogram h;
   h.RecordN(999, 0);

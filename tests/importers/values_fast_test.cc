@@ -1,0 +1,211 @@
+// The one-value-per-line importer's fast paths (word-at-a-time short lines, batched
+// histogram records, parallel ranges, pipes) against the careful per-line parser.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "importers/import.h"
+#include "importers/number.h"
+#include "support/subprocess.h"
+
+namespace rtpulse::importers {
+namespace {
+
+struct Collect final : SampleConsumer {
+  std::vector<int64_t> values;
+  void Add(const TimedSample& s) override { values.push_back(s.latency_ns); }
+};
+
+/// What ParseScaledNs makes of one line (blanks around the number allowed), or nothing.
+std::optional<int64_t> Careful(const std::string& line, int64_t unit_ns) {
+  size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+  int64_t ns = 0;
+  if (ParseScaledNs(line, i, unit_ns, ns) != NumberError::kNone) return std::nullopt;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+  if (i != line.size()) return std::nullopt;
+  return ns;
+}
+
+/// A random line in one of the shapes values files have: mostly short plain decimals
+/// (the word-at-a-time path), some long ones, signs, blanks, CR, exponents.
+std::string RandomLine(std::mt19937_64& rng, bool signs) {
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  std::string line;
+  if (pick(25) == 0) line += pick(2) != 0 ? " " : "\t";
+  if (signs && pick(20) == 0) line += pick(2) != 0 ? "-" : "+";
+  const int whole = pick(12) == 0 ? pick(19) : 1 + pick(4);
+  for (int k = 0; k < whole; ++k) line += static_cast<char>('0' + pick(10));
+  if (pick(4) != 0 || whole == 0) {
+    line += '.';
+    const int frac = std::max(pick(10) == 0 ? pick(13) : pick(5), whole == 0 ? 1 : 0);
+    for (int k = 0; k < frac; ++k) line += static_cast<char>('0' + pick(10));
+  }
+  if (pick(40) == 0 && whole > 0) line += "e" + std::to_string(pick(3));
+  if (pick(25) == 0) line += ' ';
+  if (pick(25) == 0) line += '\r';
+  return line;
+}
+
+/// Writes `lines` random valid lines (for `unit_ns`) to `path`; returns their values.
+/// Without `signs`, all are >= 0 like real latencies (the histogram's all-positive batches).
+std::vector<int64_t> WriteRandomValues(const std::string& path, size_t lines, int64_t unit_ns,
+                                       uint64_t seed, bool final_newline = true,
+                                       bool signs = true) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> values;
+  std::string text;
+  while (values.size() < lines) {
+    const std::string line = RandomLine(rng, signs);
+    const auto v = Careful(line, unit_ns);
+    if (!v) continue;
+    values.push_back(*v);
+    text += line;
+    if (values.size() < lines || final_newline) text += '\n';
+  }
+  std::ofstream(path, std::ios::binary) << text;
+  return values;
+}
+
+void ExpectHistogramOf(const std::vector<int64_t>& values, const Histogram& h) {
+  Histogram expected;
+  for (int64_t v : values) expected.Record(v);
+  EXPECT_EQ(h.count(), expected.count());
+  EXPECT_EQ(h.min(), expected.min());
+  EXPECT_EQ(h.max(), expected.max());
+  EXPECT_EQ(h.sum(), expected.sum());
+  EXPECT_TRUE(h.sum_of_squares() == expected.sum_of_squares());
+  EXPECT_EQ(h.negative_count(), expected.negative_count());
+  std::vector<std::pair<int64_t, uint64_t>> a;
+  std::vector<std::pair<int64_t, uint64_t>> b;
+  h.ForEachBucket([&](Histogram::Range r, uint64_t n) { a.emplace_back(r.lo, n); });
+  expected.ForEachBucket([&](Histogram::Range r, uint64_t n) { b.emplace_back(r.lo, n); });
+  EXPECT_EQ(a, b);
+}
+
+ImportOptions Values(int64_t unit_ns, int threads = 0) {
+  ImportOptions o;
+  o.format = Format::kValues;
+  o.unit_ns = unit_ns;
+  o.threads = threads;
+  return o;
+}
+
+TEST(ValuesFastPath, EveryLineMatchesTheCarefulParserInEveryUnit) {
+  testutil::TempDir dir;
+  // Units that divide a power of ten exactly, and ones that need rounding.
+  for (int64_t unit : {int64_t{1}, int64_t{1000}, int64_t{1'000'000}, int64_t{1'000'000'000},
+                       int64_t{7}, int64_t{3000}}) {
+    SCOPED_TRACE("unit_ns " + std::to_string(unit));
+    const std::string path = dir.File("v" + std::to_string(unit));
+    const auto values = WriteRandomValues(path, 20'000, unit, 1234 + static_cast<uint64_t>(unit));
+    Collect streamed;
+    auto with_samples = ImportFile(path, Values(unit), &streamed);
+    ASSERT_TRUE(with_samples) << with_samples.error().message;
+    EXPECT_EQ(streamed.values, values);  // value by value, in order
+    ExpectHistogramOf(values, with_samples->probes.at(0).histogram);
+    auto batched = ImportFile(path, Values(unit, 1), nullptr);
+    ASSERT_TRUE(batched) << batched.error().message;
+    ExpectHistogramOf(values, batched->probes.at(0).histogram);
+  }
+}
+
+TEST(ValuesFastPath, ShortLineShapesAtTheWordEdge) {
+  // Lines of 1..9 bytes with the '\n', the point anywhere, and near-misses that must go
+  // to the careful parser (or fail there).
+  testutil::TempDir dir;
+  const std::string path = dir.File("v");
+  std::ofstream(path) << "7\n12.5\n1234567\n12345678\n1.234567\n123456.\n0.000001\n9999999\n"
+                         "1.2.3\n";
+  auto r = ImportFile(path, Values(1000), nullptr);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find(":9:4: unexpected '.3' after the value"), std::string::npos)
+      << r.error().message;
+  std::ofstream(path) << "7\n12.5\n1234567\n12345678\n1.234567\n123456.\n0.000001\n9999999";
+  Collect got;
+  r = ImportFile(path, Values(1000), &got);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(got.values, (std::vector<int64_t>{7'000, 12'500, 1'234'567'000, 12'345'678'000,
+                                              1'235, 123'456'000, 0, 9'999'999'000}));
+}
+
+TEST(ValuesFastPath, ManyChunksAndNoFinalNewline) {
+  // ~6 MiB: lines cross the 1 MiB read boundaries; the last line has no '\n'.
+  testutil::TempDir dir;
+  const std::string path = dir.File("v");
+  const auto values =
+      WriteRandomValues(path, 700'000, 1000, 99, /*final_newline=*/false, /*signs=*/false);
+  Collect streamed;
+  auto r = ImportFile(path, Values(1000), &streamed);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(streamed.values, values);
+  auto batched = ImportFile(path, Values(1000, 1), nullptr);
+  ASSERT_TRUE(batched) << batched.error().message;
+  ExpectHistogramOf(values, batched->probes.at(0).histogram);
+}
+
+TEST(ValuesFastPath, ParallelRangesGiveTheSameHistogram) {
+  // Above the 16 MiB threshold: split at line starts, parsed on 2 and 4 threads, merged.
+  testutil::TempDir dir;
+  const std::string path = dir.File("v");
+  const auto values = WriteRandomValues(path, 2'600'000, 1000, 7);
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 16 << 20);
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    auto r = ImportFile(path, Values(1000, threads), nullptr);
+    ASSERT_TRUE(r) << r.error().message;
+    ExpectHistogramOf(values, r->probes.at(0).histogram);
+    EXPECT_EQ(r->probes.at(0).periods_elapsed, values.size());
+  }
+}
+
+TEST(ValuesFastPath, AnErrorInALaterRangeNamesTheExactLine) {
+  testutil::TempDir dir;
+  const std::string path = dir.File("v");
+  const auto values = WriteRandomValues(path, 2'600'000, 1000, 11);
+  std::ofstream(path, std::ios::app) << "12.5\n  3.5x\n";
+  const std::string line = std::to_string(values.size() + 2);
+  for (int threads : {1, 4}) {
+    auto r = ImportFile(path, Values(1000, threads), nullptr);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find(":" + line + ":6: unexpected 'x' after the value"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(ValuesFastPath, ReadsAPipe) {
+  testutil::TempDir dir;
+  const std::string fifo = dir.File("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string path = dir.File("v");
+  const auto values = WriteRandomValues(path, 300'000, 1000, 5);
+  std::thread writer([&] {
+    const std::string text = testutil::ReadFile(path);
+    const int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (size_t done = 0; done < text.size();) {
+      const ssize_t n = write(fd, text.data() + done, std::min<size_t>(65'536, text.size() - done));
+      ASSERT_GT(n, 0);
+      done += static_cast<size_t>(n);
+    }
+    close(fd);
+  });
+  auto r = ImportFile(fifo, Values(1000, 4), nullptr);
+  writer.join();
+  ASSERT_TRUE(r) << r.error().message;
+  ExpectHistogramOf(values, r->probes.at(0).histogram);
+}
+
+}  // namespace
+}  // namespace rtpulse::importers
