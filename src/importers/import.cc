@@ -1,6 +1,7 @@
 #include "importers/import.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,6 +79,14 @@ Expected<Format> DetectFormat(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Reading the head of a pipe would take it away from the import itself.
+    close(fd);
+    return UsageError(fmt::format("{}: not a regular file (a pipe?), so its format cannot be "
+                                  "detected without consuming it; name it with --format ({})",
+                                  path, fmt::join(FormatNames(), ", ")));
   }
   std::string head(64 * 1024, '\0');
   const ssize_t got = read(fd, head.data(), head.size());

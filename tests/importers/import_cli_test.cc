@@ -92,5 +92,35 @@ TEST(ImportCli, NoSamplesAndUnits) {
   EXPECT_FALSE(std::filesystem::exists(dir.File("o/loop")));
 }
 
+TEST(ImportCli, APipeNeedsItsFormatNamedAndIsReadWhole) {
+  // Detection would read the head of a pipe and take it away from the import.
+  testutil::TempDir dir;
+  const std::string data = kData + "values_us.txt";
+  const std::string bin = RTPULSE_BINARY;
+  auto r = testutil::RunProcess(
+      {"/bin/bash", "-c", bin + " import <(cat " + data + ") --out " + dir.File("a") + " --quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a regular file (a pipe?)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--format"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
+  r = testutil::RunProcess({"/bin/bash", "-c",
+                            bin + " import <(cat " + data + ") --format values --name piped --out " +
+                                dir.File("b") + " --quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto suite = results::ReadSuiteResult(dir.File("b"));
+  ASSERT_TRUE(suite) << suite.error().message;
+  EXPECT_EQ(results::SummarizeScenarios(*suite)[0].samples, 5u);  // all of the file
+  EXPECT_EQ(results::SummarizeScenarios(*suite)[0].max_ns, 250'000);
+}
+
+TEST(ImportCli, JobsOutOfRange) {
+  testutil::TempDir dir;
+  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--jobs", "65", "--out",
+                                       dir.File("a")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--jobs 65: give 1..64 threads"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
+}
+
 }  // namespace
 }  // namespace rtpulse
