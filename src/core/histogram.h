@@ -120,14 +120,15 @@ class Histogram {
     }
   }
 
-  /// Bucket index of a magnitude (|value|).
+  /// Bucket index of a magnitude (|value|). Branch-free: magnitudes are clamped to 2^40,
+  /// whose index is the top bucket's; OR-ing in 512 makes every magnitude below 1024 take
+  /// exponent 9, shift 0, so it is its own index.
   static size_t IndexOf(uint64_t magnitude) {
-    if (magnitude < static_cast<uint64_t>(kSubBuckets)) return static_cast<size_t>(magnitude);
-    const int exponent = 63 - __builtin_clzll(magnitude);
-    if (exponent >= kTopExponent) return kTopIndex;
+    constexpr uint64_t kTopMagnitude = uint64_t{1} << kTopExponent;
+    const uint64_t m = magnitude < kTopMagnitude ? magnitude : kTopMagnitude;
+    const int exponent = 63 - __builtin_clzll(m | static_cast<uint64_t>(kSubBuckets));
     const int shift = exponent - kSubBucketBits;
-    return static_cast<size_t>(shift) * static_cast<size_t>(kSubBuckets) +
-           static_cast<size_t>(magnitude >> shift);
+    return (static_cast<size_t>(shift) << kSubBucketBits) + static_cast<size_t>(m >> shift);
   }
   /// Magnitudes covered by a bucket index (inclusive).
   static Range MagnitudeRange(size_t index);

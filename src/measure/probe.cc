@@ -205,8 +205,15 @@ void Probe::LoopImpl(Source& source) {
   uint64_t seq = 0;
   uint64_t cycles = 0;
   bool resync = false;
+  int64_t last_wake = 0;  // published once, after the loop: only read after Join()
 
-  while (!shared_.stop.load(std::memory_order_relaxed)) {
+  // Stop is checked once per activation, after the wake-up (a stop asked for meanwhile
+  // ends the loop at the next one, within a period), and once before the first wait.
+  if (shared_.stop.load(std::memory_order_relaxed)) {
+    result_.periods_elapsed = 0;
+    return;
+  }
+  for (;;) {
     const WakeResult wake = source.Wait(next);
     const int64_t now = MonotonicNs();
     if (wake.error != 0) {
@@ -217,7 +224,7 @@ void Probe::LoopImpl(Source& source) {
     // real period: it is not recorded.
     if (shared_.stop.load(std::memory_order_relaxed)) break;
 
-    last_wake_ns_.store(now, std::memory_order_relaxed);
+    last_wake = now;
     const int64_t latency = now - wake.expected_ns;
     if (kExtras && restarts_grid && (resync || latency < 0)) {
       // SCHED_DEADLINE: after an overrun the kernel may have restarted its period (CBS)
@@ -281,6 +288,7 @@ void Probe::LoopImpl(Source& source) {
     next = wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
     if (cycles >= loops || now >= end_ns) break;
   }
+  last_wake_ns_.store(last_wake, std::memory_order_relaxed);
   result_.periods_elapsed = seq;
 }
 

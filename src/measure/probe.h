@@ -58,7 +58,7 @@ class Probe {
   results::ProbeResult TakeResult();
   /// True once the thread has left its loop (for injectors watching it).
   bool done() const { return done_.load(std::memory_order_acquire); }
-  /// CLOCK_MONOTONIC time of the last activation (0 before the first).
+  /// CLOCK_MONOTONIC time of the last activation (0 if none); call after Join().
   int64_t last_wake_ns() const { return last_wake_ns_.load(std::memory_order_relaxed); }
   /// Set when the probe could not run at all (e.g. the wake path failed to arm).
   const std::optional<Error>& failure() const { return failure_; }

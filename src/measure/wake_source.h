@@ -72,7 +72,12 @@ class AbsSleep final : public WakeSource {
  public:
   Status Arm(const WakeParams&) override { return Status::Ok(); }
   WakeResult Wait(int64_t deadline_ns) override {
-    const timespec ts = ToTimespec(deadline_ns);
+    // Deadlines are CLOCK_MONOTONIC times, never negative: unsigned division by the
+    // constant is a multiply and a shift, with no sign fix-up (ToTimespec's general case).
+    const auto u = static_cast<uint64_t>(deadline_ns);
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(u / kNsPerSec);
+    ts.tv_nsec = static_cast<long>(u - static_cast<uint64_t>(ts.tv_sec) * kNsPerSec);
     long rc;
     while ((rc = AbsNanosleep(&ts)) != 0) {
       if (rc != EINTR) return {deadline_ns, 0, static_cast<int>(rc)};
