@@ -30,7 +30,7 @@ constexpr uint64_t kSeed = 20261129;  // fixed: every run records the same value
 enum class Shape : int64_t {
   kQuietRt = 0,   ///< PREEMPT_RT on bare metal: 1-20 us, narrow.
   kVm = 1,        ///< This VM: 5-100 us body, 0.1 % host-steal spikes of 4-15 ms.
-  kSpread = 2,    ///< Worst case: log-uniform 1 ns .. 2^39 ns, a new bucket nearly every time.
+  kSpread = 2,    ///< Worst case: log-uniform 1 ns .. 2^40 ns, a new bucket nearly every time.
   kConstant = 3,  ///< Best case: one value, one hot bucket.
 };
 
@@ -55,10 +55,8 @@ std::vector<int64_t> MakeLatencies(Shape shape) {
   std::lognormal_distribution<double> quiet(std::log(4000.0), 0.35);  // median 4 us
   std::lognormal_distribution<double> vm(std::log(15000.0), 0.5);     // median 15 us
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  // Stops below 2^39 ns: Histogram::IndexOf maps [2^39, 2^40) past the end of the bucket
-  // arrays at this commit (kTopIndex is one level short; reported to the lead), and a
-  // benchmark must not write out of bounds. Raise to kTopExponent once that is fixed.
-  std::uniform_real_distribution<double> exponent(0.0, 39.0);
+  // Up to 2^40 ns: every level of the layout, and the top bucket's edge.
+  std::uniform_real_distribution<double> exponent(0.0, static_cast<double>(Histogram::kTopExponent));
   for (int64_t& v : values) {
     switch (shape) {
       case Shape::kQuietRt:
