@@ -116,7 +116,9 @@ Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
     plan.config = std::move(*config);
   } else {
     plan.config.source = "built-in";
-    plan.config.scenarios = suite::DefaultScenarios(plan.online);
+    auto scenarios = suite::DefaultScenarios(plan.online);
+    if (!scenarios) return scenarios.error();
+    plan.config.scenarios = std::move(*scenarios);
   }
   suite::SuiteConfig& c = plan.config;
   if (!o.scenarios.empty()) {

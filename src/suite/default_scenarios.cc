@@ -29,16 +29,18 @@ std::string Busy(size_t count, size_t n) {
   return fmt::format("{} CPU{} busy", count, count == 1 ? "" : "s");
 }
 
-Scenario Make(std::string name, std::string description, std::vector<std::string> specs,
-              const load::CpuScope& scope) {
+Expected<Scenario> Make(std::string name, std::string description,
+                        std::vector<std::string> specs, const load::CpuScope& scope) {
   Scenario s{std::move(name), std::move(description), {}, std::move(specs), {}, {}};
   for (const auto& text : s.load_specs) {
     auto spec = load::ParseLoadSpec(text, scope);
     if (!spec) {
-      // The specs are ours and their CPUs come from `scope`: only a broken /tmp gets here.
-      std::fprintf(stderr, "rtpulse: built-in scenario '%s': %s\n", s.name.c_str(),
-                   spec.error().message.c_str());
-      std::abort();
+      // The specs are ours and their CPUs come from `scope`: only an unwritable /tmp (the
+      // io loads' folder) gets here.
+      return ResourceError(fmt::format(
+          "built-in scenario '{}': {}; make /tmp writable, or run a suite file whose io loads "
+          "name another folder (--config FILE with io:dir=PATH, docs/suite-config.md)",
+          s.name, spec.error().message));
     }
     s.loads.push_back(std::move(*spec));
   }
@@ -47,7 +49,7 @@ Scenario Make(std::string name, std::string description, std::vector<std::string
 
 }  // namespace
 
-std::vector<Scenario> DefaultScenarios(const std::vector<int>& cpus) {
+Expected<std::vector<Scenario>> DefaultScenarios(const std::vector<int>& cpus) {
   std::vector<int> sorted = cpus;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
@@ -65,7 +67,7 @@ std::vector<Scenario> DefaultScenarios(const std::vector<int>& cpus) {
   const std::string heavy_cpus = FormatCpuList(Tail(sorted, heavy));
   // io intensity is the share of every 10 ms slice spent writing: 4 KiB fsyncs a quarter of
   // the time is light; 16 KiB half the time is medium; 64 KiB back to back is heavy.
-  return {
+  const std::vector<Expected<Scenario>> made = {
       Make("idle", "no load", {}, scope),
       Make("light", Busy(light, n) + " + light io",
            {fmt::format("cpu:cpus={}", light_cpus),
@@ -82,12 +84,20 @@ std::vector<Scenario> DefaultScenarios(const std::vector<int>& cpus) {
       Make("thermal", Busy(n, n) + ", sustained (heats the SoC)",
            {fmt::format("cpu:cpus={}", FormatCpuList(sorted))}, scope),
   };
+  std::vector<Scenario> scenarios;
+  for (const auto& m : made) {
+    if (!m) return m.error();
+    scenarios.push_back(*m);
+  }
+  return scenarios;
 }
 
-SuiteConfig DefaultSuite(const std::vector<int>& cpus) {
+Expected<SuiteConfig> DefaultSuite(const std::vector<int>& cpus) {
+  auto scenarios = DefaultScenarios(cpus);
+  if (!scenarios) return scenarios.error();
   SuiteConfig config;
   config.description = "the five built-in scenarios, scaled to the online CPUs";
-  config.scenarios = DefaultScenarios(cpus);
+  config.scenarios = std::move(*scenarios);
   return config;
 }
 

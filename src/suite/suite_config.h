@@ -44,11 +44,12 @@ struct SuiteConfig {
 /// (cpu on ceil(n/4) CPUs + light io); moderate (ceil(n/2) CPUs + medium io); heavy
 /// (ceil(3n/4) CPUs + memory pressure + io); thermal (cpu on all n CPUs). Loads go on the
 /// CPUs at the END of the list (a 4-CPU Pi: light on CPU 3, moderate on 2-3, heavy on 1-3),
-/// so CPU 0, which takes most interrupts, stays the least loaded.
-std::vector<Scenario> DefaultScenarios(const std::vector<int>& cpus);
+/// so CPU 0, which takes most interrupts, stays the least loaded. The io loads write to
+/// /tmp: a resource error (exit 3) says so when it is not writable.
+Expected<std::vector<Scenario>> DefaultScenarios(const std::vector<int>& cpus);
 
 /// The built-in suite: SuiteConfig's defaults and DefaultScenarios(cpus).
-SuiteConfig DefaultSuite(const std::vector<int>& cpus);
+Expected<SuiteConfig> DefaultSuite(const std::vector<int>& cpus);
 
 /// Parses a suite TOML file (docs/suite-config.md). Every error in the file is a usage error
 /// "FILE:LINE:COL: what is wrong; the fix": TOML syntax, unknown keys (did you mean), wrong

@@ -161,6 +161,26 @@ TEST_F(SuiteTest, ListShowsTheScenariosAndRunsNothing) {
   EXPECT_FALSE(fs::exists(dir.File("x")));
 }
 
+TEST_F(SuiteTest, AnUnwritableTmpIsAResourceErrorNotACrash) {
+  // The built-in io loads write to /tmp. Make it read-only in a private mount namespace
+  // (a read-only bind of itself: the binary, which may live under /tmp, stays visible).
+  if (access("/usr/bin/unshare", X_OK) != 0) GTEST_SKIP() << "unshare (util-linux) missing";
+  const std::string bin = RTPULSE_BINARY;
+  auto r = testutil::RunProcess(
+      {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+       "mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && exec " + bin +
+           " suite --list --quick"});
+  if (r.err.find("unshare:") != std::string::npos || r.err.find("mount:") != std::string::npos) {
+    GTEST_SKIP() << "cannot make a private read-only /tmp here: " << r.err;
+  }
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("built-in scenario 'light': load 'io:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dir=/tmp is not a writable folder (Read-only file system)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--config FILE with io:dir=PATH"), std::string::npos) << r.err;
+}
+
 struct BadInput {
   std::vector<std::string> args;
   const char* message;  // part of the error

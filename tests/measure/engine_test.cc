@@ -164,26 +164,33 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     // 3 s at 10 Hz, the last one at or before the end: 29 or 30 injections.
     EXPECT_GE(p.injections, 28u);
     EXPECT_LE(p.injections, 30u);
-    // Each injection lands on deadline seq 100k-1 and delays that sample by >= 2 ms.
+    // Each injection lands on deadline seq 100k-1 and delays that sample by >= 2 ms. One
+    // injection must make exactly one late sample: the next sample (after the periods it
+    // skipped) is on time again. Anything else >= 2 ms is a host stall (this VM: 1-6 per CPU
+    // per 3 s, measured with cyclictest), counted apart and bounded only loosely.
     uint64_t hit = 0;
+    uint64_t spill = 0;
     uint64_t noise = 0;
+    bool after_hit = false;
     for (const auto& r : records) {
       if (r.thread != p.index) continue;
       const int64_t latency = r.actual_ns - r.expected_ns;
-      if (latency < kDelay) continue;
-      if (r.seq % 100 == 99) {
+      const bool late = latency >= kDelay;
+      if (late && r.seq % 100 == 99) {
         ++hit;
-      } else {
-        ++noise;  // a host stall of >= 2 ms, not ours
+      } else if (late && after_hit) {
+        ++spill;
+      } else if (late) {
+        ++noise;
       }
+      after_hit = late && r.seq % 100 == 99;
     }
     // Allow a few injections to coincide with a host stall that skipped their deadline.
     EXPECT_GE(hit, p.injections * 9 / 10);
     EXPECT_LE(hit, p.injections);
-    // Samples >= the delay match the injections, plus at most a little host noise.
-    const uint64_t at_or_above = hit + noise;
-    EXPECT_LE(at_or_above, p.injections + std::max<uint64_t>(3, p.injections / 5))
-        << "host noise: " << noise;
+    // A spill would be an injection counted twice; only a host stall right after one may do it.
+    EXPECT_LE(spill, 2u) << "samples right after an injection that were also >= 2 ms";
+    EXPECT_LE(noise, 30u) << "host stalls >= 2 ms outside the injections: " << noise;
   }
 }
 

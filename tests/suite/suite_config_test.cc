@@ -64,7 +64,7 @@ TEST(DefaultScenarios, ScaleToTheCpuCountFromTheEndOfTheList) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.cpus.size());
-    const auto scenarios = DefaultScenarios(c.cpus);
+    const auto scenarios = *DefaultScenarios(c.cpus);
     ASSERT_EQ(Names(scenarios),
               (std::vector<std::string>{"idle", "light", "moderate", "heavy", "thermal"}));
     EXPECT_TRUE(scenarios[0].loads.empty());
@@ -82,7 +82,7 @@ TEST(DefaultScenarios, ScaleToTheCpuCountFromTheEndOfTheList) {
 }
 
 TEST(DefaultScenarios, LoadKindsAndDescriptions) {
-  const auto s = DefaultScenarios(kPi5);
+  const auto s = *DefaultScenarios(kPi5);
   auto kinds = [](const Scenario& sc) {
     std::vector<std::string> out;
     for (const auto& l : sc.loads) out.push_back(l.name);
@@ -101,7 +101,7 @@ TEST(DefaultScenarios, LoadKindsAndDescriptions) {
 }
 
 TEST(DefaultScenarios, UnsortedAndSparseCpuLists) {
-  const auto s = DefaultScenarios({6, 0, 4, 2});
+  const auto s = *DefaultScenarios({6, 0, 4, 2});
   EXPECT_EQ(CpusOf(s[1]), std::vector<int>{6});
   EXPECT_EQ(CpusOf(s[2]), (std::vector<int>{4, 6}));
   EXPECT_EQ(CpusOf(s[4]), (std::vector<int>{0, 2, 4, 6}));
@@ -337,7 +337,7 @@ TEST(SuiteExamples, EveryExampleParses) {
 TEST(SuiteExamples, DefaultTomlIsTheBuiltInSuiteOnAPi5) {
   auto file = LoadSuiteFile(RTPULSE_SOURCE_DIR "/examples/suites/default.toml", kPi5);
   ASSERT_TRUE(file) << file.error().message;
-  const SuiteConfig built_in = DefaultSuite(kPi5);
+  const SuiteConfig built_in = *DefaultSuite(kPi5);
   EXPECT_EQ(file->description, built_in.description);
   EXPECT_EQ(file->duration_ns, built_in.duration_ns);
   EXPECT_EQ(file->settle_ns, built_in.settle_ns);
@@ -368,7 +368,7 @@ TEST(SuiteExamples, UavStressKeepsStressNgArgumentsVerbatim) {
 // --- SelectScenarios ---
 
 TEST(SelectScenarios, KeepsTheGivenOrder) {
-  const auto all = DefaultScenarios(kPi5);
+  const auto all = *DefaultScenarios(kPi5);
   auto picked = SelectScenarios(all, "thermal, idle,light");
   ASSERT_TRUE(picked) << picked.error().message;
   EXPECT_EQ(Names(*picked), (std::vector<std::string>{"thermal", "idle", "light"}));
@@ -376,7 +376,7 @@ TEST(SelectScenarios, KeepsTheGivenOrder) {
 }
 
 TEST(SelectScenarios, BadListsAreUsageErrors) {
-  const auto all = DefaultScenarios(kPi5);
+  const auto all = *DefaultScenarios(kPi5);
   auto unknown = SelectScenarios(all, "idle,lihgt");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, ExitCode::kUsage);
