@@ -38,18 +38,19 @@ void Histogram::RecordMany(const int64_t* values, size_t n) {
     sum += static_cast<uint64_t>(v);
     sum_sq += static_cast<Int128>(v) * v;
   }
+  // Buckets through Store(), like Record(): live readers may copy this histogram.
   uint64_t negatives = 0;
   if (lo >= 0) {
-    for (size_t k = 0; k < n; ++k) ++pos_[IndexOf(static_cast<uint64_t>(values[k]))];
+    for (size_t k = 0; k < n; ++k) {
+      uint64_t& bucket = pos_[IndexOf(static_cast<uint64_t>(values[k]))];
+      Store(bucket, bucket + 1);
+    }
   } else {
     for (size_t k = 0; k < n; ++k) {
       const auto bits = static_cast<uint64_t>(values[k]);
-      if (values[k] < 0) {
-        ++negatives;
-        ++neg_[IndexOf(~bits + 1)];
-      } else {
-        ++pos_[IndexOf(bits)];
-      }
+      uint64_t& bucket = values[k] < 0 ? neg_[IndexOf(~bits + 1)] : pos_[IndexOf(bits)];
+      negatives += values[k] < 0 ? 1 : 0;
+      Store(bucket, bucket + 1);
     }
   }
   Store(negative_count_, negative_count_ + negatives);

@@ -76,17 +76,20 @@ std::vector<std::string> FormatNames() {
 }
 
 Expected<Format> DetectFormat(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
-  }
+  // stat() before open(): opening a FIFO that has no writer yet would block.
   struct stat st {};
-  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return UsageError(fmt::format("{}: is a folder; give a file", path));
+  }
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     // Reading the head of a pipe would take it away from the import itself.
-    close(fd);
     return UsageError(fmt::format("{}: not a regular file (a pipe?), so its format cannot be "
                                   "detected without consuming it; name it with --format ({})",
                                   path, fmt::join(FormatNames(), ", ")));
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   std::string head(64 * 1024, '\0');
   const ssize_t got = read(fd, head.data(), head.size());

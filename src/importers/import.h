@@ -65,6 +65,7 @@ struct Imported {
   std::vector<std::string> warnings;  ///< Plain statements: clipped overflows, units, ...
   nlohmann::json source_numbers = nlohmann::json::array();  ///< The tool's own per-thread numbers.
   uint64_t samples_streamed = 0;
+  int parse_threads = 1;  ///< Threads that parsed the file (one-value-per-line files: up to 4).
 };
 
 /// Reads one file completely. `samples` (may be null) receives the samples of time-ordered

@@ -83,11 +83,20 @@ Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsum
   auto opened = ChunkReader::Open(path);
   if (!opened) return opened.error();
   ChunkReader& reader = **opened;
+  if (samples != nullptr && reader.is_pipe()) {
+    return UsageError(fmt::format(
+        "{}: is a pipe, and samples.raw is read twice (checked, then streamed to samples.bin); "
+        "save it to a file first, or import it with --no-samples",
+        path));
+  }
   Imported out;
+  out.time_ordered = true;
   std::map<uint32_t, size_t> probe_of;
   // Validate every record first (nothing streamed from a bad file), then stream.
   for (int pass = 0; pass < (samples != nullptr ? 2 : 1); ++pass) {
-    if (Status s = reader.Rewind(); !s) return s.error();
+    if (pass > 0) {
+      if (Status s = reader.Rewind(); !s) return s.error();
+    }
     std::map<uint32_t, uint64_t> seq;
     for (;;) {
       auto run = reader.NextRecords(kRawRecordBytes);

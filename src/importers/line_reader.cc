@@ -1,6 +1,7 @@
 #include "importers/line_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -29,7 +30,15 @@ Expected<std::unique_ptr<ChunkReader>> ChunkReader::Open(const std::string& path
     return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return std::unique_ptr<ChunkReader>(new ChunkReader(fd, path, begin, end));
+  std::unique_ptr<ChunkReader> reader(new ChunkReader(fd, path, begin, end));
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+    if (begin != 0) {
+      return UsageError(fmt::format("{}: is a pipe and cannot be read from byte {}", path, begin));
+    }
+    reader->pipe_ = true;
+  }
+  return reader;
 }
 
 Expected<bool> ChunkReader::Fill() {

@@ -47,6 +47,8 @@ class ChunkReader {
   bool last_line_unterminated() const { return unterminated_; }
   /// Trailing bytes NextRecords() could not return as a whole record.
   size_t stray_bytes() const { return stray_; }
+  /// True for a pipe, FIFO, socket or character device: read once, in order, no Rewind().
+  bool is_pipe() const { return pipe_; }
 
  private:
   ChunkReader(int fd, std::string path, uint64_t begin, uint64_t end);

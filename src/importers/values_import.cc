@@ -3,6 +3,8 @@
 // histogram (and what the sample consumer streams out), so memory stays flat whatever the
 // line count.
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -116,8 +119,14 @@ class ValuesParser {
       exact_[d] = unit % scale == 0 ? unit / scale : 0;
     }
     if (samples == nullptr) {
-      small_.reset(static_cast<uint32_t*>(std::calloc(kSmallValues, sizeof(uint32_t))));
-      if (small_ != nullptr) small_limit_ = kSmallValues;
+      // mmap, not calloc: glibc may serve a later calloc from the heap and zero it, which
+      // would make all 4 MiB resident; fresh anonymous pages stay unmapped until touched.
+      void* table = mmap(nullptr, kSmallValues * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (table != MAP_FAILED) {
+        small_.reset(static_cast<uint32_t*>(table));
+        small_limit_ = kSmallValues;
+      }
     }
   }
 
@@ -149,9 +158,10 @@ class ValuesParser {
       uint64_t number = 0;
       size_t digits_after_point = 0;
       if (const size_t len = ParseShortLine(p, number, digits_after_point); len != 0) {
-        // At most 7 digits: number * unit_ns < 1e16 for any unit up to seconds.
+        // At most 7 digits: number * unit_ns < 1e16 for any unit up to seconds (larger
+        // units, possible through the API only, take the careful path).
         const uint64_t exact = exact_[digits_after_point];
-        if (exact != 0 || unit <= 1'000'000'000) {
+        if (unit <= 1'000'000'000) {
           const uint64_t scale = scale_[digits_after_point];
           const uint64_t value = exact != 0 ? number * exact : (number * unit + scale / 2) / scale;
           ++lines;
@@ -284,8 +294,10 @@ class ValuesParser {
   std::array<int64_t, 256> pending_{};  // values not yet in the histogram (no samples_)
   size_t pending_count_ = 0;
   // Counts of each value in [0, kSmallValues) ns, not yet in the histogram (no samples_).
-  // calloc'd: pages no value touches are never made resident.
-  std::unique_ptr<uint32_t[], decltype(&std::free)> small_{nullptr, &std::free};
+  struct Unmap {
+    void operator()(uint32_t* p) const { munmap(p, kSmallValues * sizeof(uint32_t)); }
+  };
+  std::unique_ptr<uint32_t[], Unmap> small_;
   uint64_t small_limit_ = 0;  // kSmallValues once small_ is allocated
   uint32_t small_total_ = 0;  // bound on the counts added since the last fold
 };
@@ -317,9 +329,13 @@ Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t 
 /// same in any order). Nothing when the file is small, not splittable, or any piece has an
 /// error: the caller then reads it on one thread, which names the first bad line exactly.
 std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int64_t unit_ns,
-                                                    int threads) {
+                                                    int threads, int* used_threads) {
   if (threads == 0) {
-    threads = static_cast<int>(std::min<unsigned>(4, std::max(1u, std::thread::hardware_concurrency())));
+    // The CPUs this process may run on (taskset, cpusets), not all of the machine's.
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const int cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+    threads = std::clamp(cpus, 1, 4);
   }
   struct stat st {};
   if (threads < 2 || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -346,20 +362,32 @@ std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int
   std::vector<results::ProbeResult> parts;
   for (size_t i = 0; i < pieces; ++i) parts.push_back(NewProbe(0, -1));
   std::vector<char> ok(pieces, 0);
+  // A piece that fails for any reason (bad line, no memory, no thread) sends the whole file
+  // to the one-thread path, which reports it properly.
+  const auto parse = [&](size_t i) {
+    try {
+      ok[i] = ParseRange(path, bounds[i], bounds[i + 1], unit_ns, nullptr, parts[i]) ? 1 : 0;
+    } catch (const std::exception&) {
+      ok[i] = 0;
+    }
+  };
   {
     std::vector<std::jthread> workers;
     for (size_t i = 1; i < pieces; ++i) {
-      workers.emplace_back([&, i] {
-        ok[i] = ParseRange(path, bounds[i], bounds[i + 1], unit_ns, nullptr, parts[i]) ? 1 : 0;
-      });
+      try {
+        workers.emplace_back(parse, i);
+      } catch (const std::system_error&) {
+        break;  // ok[i] stays 0
+      }
     }
-    ok[0] = ParseRange(path, bounds[0], bounds[1], unit_ns, nullptr, parts[0]) ? 1 : 0;
+    parse(0);
   }
   for (size_t i = 0; i < pieces; ++i) {
     if (ok[i] == 0) return std::nullopt;
   }
   for (size_t i = 1; i < pieces; ++i) parts[0].histogram.Merge(parts[i].histogram);
   if (parts[0].histogram.count() == 0) return std::nullopt;
+  *used_threads = static_cast<int>(pieces);
   return std::move(parts[0]);
 }
 
@@ -371,7 +399,7 @@ Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, Sample
   out.format = Format::kValues;
   out.time_ordered = true;
   std::optional<results::ProbeResult> merged;
-  if (samples == nullptr) merged = ParseInParallel(path, unit_ns, threads);
+  if (samples == nullptr) merged = ParseInParallel(path, unit_ns, threads, &out.parse_threads);
   if (merged) {
     out.probes.push_back(std::move(*merged));
   } else {

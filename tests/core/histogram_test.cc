@@ -301,6 +301,14 @@ TEST(HistogramTest, RecordManyEqualsRepeatedRecord) {
   for (int64_t v : positive) c.Record(v);
   d.RecordMany(positive.data(), positive.size());
   ExpectSameHistogram(c, d);
+  // INT64_MIN alone (with INT64_MAX the 128-bit sum of squares would overflow).
+  const int64_t lowest = INT64_MIN;
+  Histogram e;
+  Histogram f;
+  e.Record(lowest);
+  f.RecordMany(&lowest, 1);
+  ExpectSameHistogram(e, f);
+  EXPECT_EQ(f.min(), INT64_MIN);
 }
 
 TEST(HistogramTest, RecordNWithZeroCountChangesNothing) {

@@ -113,6 +113,32 @@ TEST(ImportCli, APipeNeedsItsFormatNamedAndIsReadWhole) {
   EXPECT_EQ(results::SummarizeScenarios(*suite)[0].max_ns, 250'000);
 }
 
+TEST(ImportCli, JitterdebuggerRawFromAPipeNeedsNoSamples) {
+  // samples.raw is read twice when samples.bin is written: a pipe cannot be.
+  testutil::TempDir dir;
+  const std::string raw = kData + "jitterdebugger_samples.raw";
+  const std::string bin = RTPULSE_BINARY;
+  auto r = testutil::RunProcess({"/bin/bash", "-c",
+                                 bin + " import <(cat " + raw + ") --format jitterdebugger-raw --out " +
+                                     dir.File("a") + " --quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is a pipe, and samples.raw is read twice"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--no-samples"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
+  r = testutil::RunProcess({"/bin/bash", "-c",
+                            bin + " import <(cat " + raw + ") --format jitterdebugger-raw --no-samples --out " +
+                                dir.File("b") + " --quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto direct = testutil::RunRtpulse({"import", raw, "--no-samples", "--out", dir.File("c"), "--quiet"});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  auto piped = results::ReadSuiteResult(dir.File("b"));
+  auto file = results::ReadSuiteResult(dir.File("c"));
+  ASSERT_TRUE(piped && file);
+  EXPECT_EQ(results::SummarizeScenarios(*piped)[0].samples,
+            results::SummarizeScenarios(*file)[0].samples);
+  EXPECT_GT(results::SummarizeScenarios(*file)[0].samples, 0u);
+}
+
 TEST(ImportCli, JobsOutOfRange) {
   testutil::TempDir dir;
   const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--jobs", "65", "--out",

@@ -167,7 +167,8 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     // Each injection lands on deadline seq 100k-1 and delays that sample by >= 2 ms. One
     // injection must make exactly one late sample: the next sample (after the periods it
     // skipped) is on time again. Anything else >= 2 ms is a host stall (this VM: 1-6 per CPU
-    // per 3 s, measured with cyclictest), counted apart and bounded only loosely.
+    // per 3 s, measured with cyclictest; up to 12 seen in this test), counted apart and
+    // bounded with that margin.
     uint64_t hit = 0;
     uint64_t spill = 0;
     uint64_t noise = 0;
@@ -190,7 +191,7 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     EXPECT_LE(hit, p.injections);
     // A spill would be an injection counted twice; only a host stall right after one may do it.
     EXPECT_LE(spill, 2u) << "samples right after an injection that were also >= 2 ms";
-    EXPECT_LE(noise, 30u) << "host stalls >= 2 ms outside the injections: " << noise;
+    EXPECT_LE(noise, 20u) << "host stalls >= 2 ms outside the injections: " << noise;
   }
 }
 

@@ -50,6 +50,16 @@ const std::string kIdle = "\n[[scenario]]\nname = \"idle\"\n";
 
 // --- DefaultScenarios ---
 
+/// The built-in scenarios, or a test failure (an unwritable /tmp makes them an error).
+std::vector<Scenario> Defaults(const std::vector<int>& cpus) {
+  auto s = DefaultScenarios(cpus);
+  if (!s) {
+    ADD_FAILURE() << s.error().message;
+    return {};
+  }
+  return std::move(*s);
+}
+
 struct DefaultCase {
   std::vector<int> cpus;
   std::vector<int> light, moderate, heavy;
@@ -64,7 +74,7 @@ TEST(DefaultScenarios, ScaleToTheCpuCountFromTheEndOfTheList) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.cpus.size());
-    const auto scenarios = *DefaultScenarios(c.cpus);
+    const auto scenarios = Defaults(c.cpus);
     ASSERT_EQ(Names(scenarios),
               (std::vector<std::string>{"idle", "light", "moderate", "heavy", "thermal"}));
     EXPECT_TRUE(scenarios[0].loads.empty());
@@ -82,7 +92,8 @@ TEST(DefaultScenarios, ScaleToTheCpuCountFromTheEndOfTheList) {
 }
 
 TEST(DefaultScenarios, LoadKindsAndDescriptions) {
-  const auto s = *DefaultScenarios(kPi5);
+  const auto s = Defaults(kPi5);
+  ASSERT_EQ(s.size(), 5u);
   auto kinds = [](const Scenario& sc) {
     std::vector<std::string> out;
     for (const auto& l : sc.loads) out.push_back(l.name);
@@ -101,7 +112,8 @@ TEST(DefaultScenarios, LoadKindsAndDescriptions) {
 }
 
 TEST(DefaultScenarios, UnsortedAndSparseCpuLists) {
-  const auto s = *DefaultScenarios({6, 0, 4, 2});
+  const auto s = Defaults({6, 0, 4, 2});
+  ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(CpusOf(s[1]), std::vector<int>{6});
   EXPECT_EQ(CpusOf(s[2]), (std::vector<int>{4, 6}));
   EXPECT_EQ(CpusOf(s[4]), (std::vector<int>{0, 2, 4, 6}));
@@ -337,7 +349,9 @@ TEST(SuiteExamples, EveryExampleParses) {
 TEST(SuiteExamples, DefaultTomlIsTheBuiltInSuiteOnAPi5) {
   auto file = LoadSuiteFile(RTPULSE_SOURCE_DIR "/examples/suites/default.toml", kPi5);
   ASSERT_TRUE(file) << file.error().message;
-  const SuiteConfig built_in = *DefaultSuite(kPi5);
+  const auto defaults = DefaultSuite(kPi5);
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  const SuiteConfig& built_in = *defaults;
   EXPECT_EQ(file->description, built_in.description);
   EXPECT_EQ(file->duration_ns, built_in.duration_ns);
   EXPECT_EQ(file->settle_ns, built_in.settle_ns);
@@ -368,7 +382,8 @@ TEST(SuiteExamples, UavStressKeepsStressNgArgumentsVerbatim) {
 // --- SelectScenarios ---
 
 TEST(SelectScenarios, KeepsTheGivenOrder) {
-  const auto all = *DefaultScenarios(kPi5);
+  const auto all = Defaults(kPi5);
+  ASSERT_EQ(all.size(), 5u);
   auto picked = SelectScenarios(all, "thermal, idle,light");
   ASSERT_TRUE(picked) << picked.error().message;
   EXPECT_EQ(Names(*picked), (std::vector<std::string>{"thermal", "idle", "light"}));
@@ -376,7 +391,7 @@ TEST(SelectScenarios, KeepsTheGivenOrder) {
 }
 
 TEST(SelectScenarios, BadListsAreUsageErrors) {
-  const auto all = *DefaultScenarios(kPi5);
+  const auto all = Defaults(kPi5);
   auto unknown = SelectScenarios(all, "idle,lihgt");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, ExitCode::kUsage);
