@@ -159,8 +159,7 @@ int64_t Histogram::ValueAtRank(uint64_t rank) const {
   return max_;
 }
 
-namespace {
-uint64_t NearestRank(double p, uint64_t n) {
+uint64_t Histogram::NearestRank(double p, uint64_t n) {
   // NaN asks for nothing meaningful; answer with the maximum rather than undefined behaviour.
   const double clamped = std::isnan(p) ? 100.0 : std::clamp(p, 0.0, 100.0);
   // ceil(p/100 * n) computed with a guard against 99.9 * 1000 / 100 = 999.0000001.
@@ -168,7 +167,6 @@ uint64_t NearestRank(double p, uint64_t n) {
   auto rank = static_cast<uint64_t>(std::ceil(exact - 1e-9L));
   return std::clamp<uint64_t>(rank, 1, n);
 }
-}  // namespace
 
 int64_t Histogram::Percentile(double p) const {
   if (count_ == 0) return 0;

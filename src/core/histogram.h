@@ -102,6 +102,10 @@ class Histogram {
   int64_t ValueAtRank(uint64_t rank) const;
   /// Nearest-rank percentile, p in [0, 100]: rank = ceil(p/100 * N), at least 1.
   int64_t Percentile(double p) const;
+  /// The nearest rank itself: ceil(p/100 * n) in [1, n] (n > 0), guarded against floating
+  /// point (99.9 % of 1000 is rank 999, not 1000); NaN means p = 100. Every percentile in
+  /// rtpulse uses it.
+  static uint64_t NearestRank(double p, uint64_t n);
   /// Number of recorded values >= threshold_ns, exact when threshold_ns is a bucket edge
   /// (and always exact below 512 ns); otherwise counts the whole bucket holding it.
   uint64_t CountAtOrAbove(int64_t threshold_ns) const;

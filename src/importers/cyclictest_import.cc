@@ -175,19 +175,6 @@ Expected<Imported> ImportCyclictestJson(const std::string& path, const std::stri
 
 namespace {
 
-/// Splits on blanks; views into `line`.
-std::vector<std::pair<std::string_view, size_t>> Fields(std::string_view line) {
-  std::vector<std::pair<std::string_view, size_t>> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    const size_t start = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i > start) out.emplace_back(line.substr(start, i - start), start);
-  }
-  return out;
-}
-
 struct HistText {
   std::vector<std::vector<uint64_t>> rows;  // rows[us][column]
   size_t columns = 0;

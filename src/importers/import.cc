@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -209,6 +210,18 @@ Expected<std::string> ReadSmallFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::pair<std::string_view, size_t>> Fields(std::string_view line) {
+  std::vector<std::pair<std::string_view, size_t>> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.emplace_back(line.substr(start, i - start), start);
+  }
+  return out;
 }
 
 std::pair<uint64_t, uint64_t> LineCol(std::string_view text, size_t offset) {

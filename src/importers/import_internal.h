@@ -54,6 +54,9 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
 /// Reads a whole (small) file, or a usage error naming it.
 Expected<std::string> ReadSmallFile(const std::string& path);
 
+/// The blank-separated fields of a line, each with its 0-based column; views into `line`.
+std::vector<std::pair<std::string_view, size_t>> Fields(std::string_view line);
+
 /// Line and column (1-based) of a byte offset in `text`.
 std::pair<uint64_t, uint64_t> LineCol(std::string_view text, size_t offset);
 

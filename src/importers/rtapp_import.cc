@@ -1,5 +1,4 @@
 // rt-app per-thread logs: the wu_lat column (us), one row per phase.
-#include <cctype>
 
 #include "importers/import_internal.h"
 #include "importers/line_reader.h"
@@ -21,14 +20,7 @@ Expected<Imported> ImportRtApp(const std::string& path) {
     if (!more) return more.error();
     if (!*more) break;
     const uint64_t n = (*reader)->line_number();
-    // Split into fields with their columns.
-    std::vector<std::pair<std::string_view, size_t>> fields;
-    for (size_t i = 0; i < line.size();) {
-      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      const size_t start = i;
-      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      if (i > start) fields.emplace_back(line.substr(start, i - start), start);
-    }
+    const auto fields = Fields(line);
     if (fields.empty()) continue;
     if (line[0] == '#') {
       if (fields[0].first == "#idx") {

@@ -10,14 +10,6 @@
 namespace rtpulse::stats {
 namespace {
 
-uint64_t NearestRank(double p, uint64_t n) {
-  // Same guard as Histogram::Percentile: 99.9 * 1000 / 100 must be rank 999, not 1000.
-  const double clamped = std::isnan(p) ? 100.0 : std::clamp(p, 0.0, 100.0);
-  const long double exact = static_cast<long double>(clamped) * n / 100.0L;
-  auto rank = static_cast<uint64_t>(std::ceil(exact - 1e-9L));
-  return std::clamp<uint64_t>(rank, 1, n);
-}
-
 /// Percentiles of multinomial resamples of one histogram, without drawing every bucket.
 /// A resample's N samples are split between the two halves of the bucket range with one
 /// binomial draw (exact: the multinomial's marginal), and only halves holding a wanted rank
@@ -29,7 +21,9 @@ class RankSampler {
       : buckets_(buckets), prefix_(buckets.count.size() + 1, 0) {
     for (size_t i = 0; i < buckets.count.size(); ++i)
       prefix_[i + 1] = prefix_[i] + buckets.count[i];
-    for (const double p : percentiles) ranks_.push_back(NearestRank(p, buckets.total));
+    for (const double p : percentiles) {
+      ranks_.push_back(Histogram::NearestRank(p, buckets.total));
+    }
     order_.resize(ranks_.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
     std::sort(order_.begin(), order_.end(),
@@ -101,7 +95,7 @@ BucketCounts CompactBuckets(const Histogram& histogram) {
 int64_t PercentileOfCounts(const std::vector<int64_t>& value_ns,
                            const std::vector<uint64_t>& counts, uint64_t total, double p) {
   if (total == 0 || value_ns.empty()) return 0;
-  const uint64_t rank = NearestRank(p, total);
+  const uint64_t rank = Histogram::NearestRank(p, total);
   uint64_t seen = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     seen += counts[i];
