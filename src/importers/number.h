@@ -59,8 +59,15 @@ inline NumberError ParseScaledNs(std::string_view text, size_t& pos, int64_t uni
   }
   uint64_t value = whole * unit;
   if (frac_digits > 0) {
-    __extension__ using U128 = unsigned __int128;
-    value += static_cast<uint64_t>((static_cast<U128>(frac) * unit + frac_scale / 2) / frac_scale);
+    // Rounded half up: (frac * unit + scale/2) / scale, in 64 bits when that fits (a
+    // 128-bit division is a library call).
+    uint64_t scaled = 0;
+    if (!__builtin_mul_overflow(frac, unit, &scaled) && scaled <= UINT64_MAX - frac_scale / 2) {
+      value += (scaled + frac_scale / 2) / frac_scale;
+    } else {
+      __extension__ using U128 = unsigned __int128;
+      value += static_cast<uint64_t>((static_cast<U128>(frac) * unit + frac_scale / 2) / frac_scale);
+    }
     if (value > static_cast<uint64_t>(INT64_MAX)) return NumberError::kTooLarge;
   }
   out_ns = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);

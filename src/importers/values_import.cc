@@ -27,7 +27,6 @@ namespace rtpulse::importers::internal {
 namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
 /// Value of eight decimal digits held one per byte (0..9, the most significant digit in
 /// the lowest byte, as a little-endian load lays out text): pairs, then quads, then all.
@@ -100,8 +99,8 @@ inline size_t ParseShortLine(const char* p, uint64_t& number, size_t& frac_digit
   }
 }
 
-/// Decimal digits after the point the fast path handles (beyond: ParseScaledNs).
-constexpr size_t kFastFractionDigits = 9;
+/// Digits after the point in a short line: at most 6 (7 bytes, one of them the point).
+constexpr size_t kShortFractionDigits = 6;
 
 /// Values (ns) counted in a direct table when order does not matter: 0 .. 1.05 ms, 4 MiB.
 constexpr size_t kSmallValues = size_t{1} << 20;
@@ -112,9 +111,8 @@ class ValuesParser {
                results::ProbeResult& probe)
       : path_(path), unit_ns_(unit_ns), samples_(samples), probe_(probe) {
     const auto unit = static_cast<uint64_t>(unit_ns);
-    max_whole_ = static_cast<uint64_t>(INT64_MAX) / unit;
     uint64_t scale = 1;
-    for (size_t d = 0; d <= kFastFractionDigits; ++d, scale *= 10) {
+    for (size_t d = 0; d <= kShortFractionDigits; ++d, scale *= 10) {
       scale_[d] = scale;
       exact_[d] = unit % scale == 0 ? unit / scale : 0;
     }
@@ -174,33 +172,15 @@ class ValuesParser {
           continue;
         }
       }
-      uint64_t whole = 0;
-      while (IsDigit(*p)) whole = whole * 10 + static_cast<unsigned>(*p++ - '0');
-      const auto whole_digits = static_cast<size_t>(p - line_start);
-      uint64_t frac = 0;
-      size_t frac_digits = 0;
-      if (*p == '.') {
-        const char* const first = ++p;
-        while (IsDigit(*p)) frac = frac * 10 + static_cast<unsigned>(*p++ - '0');
-        frac_digits = static_cast<size_t>(p - first);
-      }
-      // Digits beyond 18 could have wrapped `whole`: those lines take the careful path.
-      if (*p == '\n' && whole_digits - 1 < 18 && frac_digits <= kFastFractionDigits &&
-          whole <= max_whole_) {
-        // Exact when unit / 10^digits is whole (microseconds with up to 3 decimals);
-        // otherwise ParseScaledNs's rounding (half up), where frac * unit < 1e18 fits.
-        const uint64_t exact = exact_[frac_digits];
-        if (exact != 0 || unit <= 1'000'000'000) {
-          const uint64_t scale = scale_[frac_digits];
-          const uint64_t part = exact != 0 ? frac * exact : (frac * unit + scale / 2) / scale;
-          const uint64_t value = whole * unit + part;
-          if (value <= static_cast<uint64_t>(INT64_MAX)) {
-            ++lines;
-            Add(static_cast<int64_t>(value));
-            ++p;
-            continue;
-          }
-        }
+      // Longer lines: the shared number parser, straight on when only the '\n' follows;
+      // anything else (blanks, comments, errors) goes through ParseLine().
+      size_t i = static_cast<size_t>(line_start - run.data());
+      int64_t ns = 0;
+      if (ParseScaledNs(run, i, unit_ns_, ns) == NumberError::kNone && run[i] == '\n') {
+        ++lines;
+        Add(ns);
+        p = run.data() + i + 1;
+        continue;
       }
       line_ = lines;
       auto next = ParseLine(run, static_cast<size_t>(line_start - run.data()));
@@ -287,9 +267,8 @@ class ValuesParser {
   int64_t unit_ns_;
   SampleConsumer* samples_;
   results::ProbeResult& probe_;
-  uint64_t max_whole_ = 0;
-  std::array<uint64_t, kFastFractionDigits + 1> scale_{};
-  std::array<uint64_t, kFastFractionDigits + 1> exact_{};  // unit / 10^d when exact, else 0
+  std::array<uint64_t, kShortFractionDigits + 1> scale_{};
+  std::array<uint64_t, kShortFractionDigits + 1> exact_{};  // unit / 10^d when exact, else 0
   uint64_t line_ = 0;
   std::array<int64_t, 256> pending_{};  // values not yet in the histogram (no samples_)
   size_t pending_count_ = 0;
