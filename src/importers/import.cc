@@ -79,10 +79,11 @@ std::vector<std::string> FormatNames() {
 Expected<Format> DetectFormat(const std::string& path) {
   // stat() before open(): opening a FIFO that has no writer yet would block.
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool known = stat(path.c_str(), &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) {
     return UsageError(fmt::format("{}: is a folder; give a file", path));
   }
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (known && !S_ISREG(st.st_mode)) {
     // Reading the head of a pipe would take it away from the import itself.
     return UsageError(fmt::format("{}: not a regular file (a pipe?), so its format cannot be "
                                   "detected without consuming it; name it with --format ({})",

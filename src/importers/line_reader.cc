@@ -57,10 +57,6 @@ Expected<bool> ChunkReader::Fill() {
                                     : pread(fd_, buffer_.data() + end_, want, static_cast<off_t>(at));
     if (got < 0) {
       if (errno == EINTR) continue;
-      if (errno == ESPIPE && !pipe_ && begin_ == 0) {  // a pipe or FIFO: read it in order
-        pipe_ = true;
-        continue;
-      }
       return Failure(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
     }
     if (got == 0) {

@@ -258,6 +258,11 @@ TEST(Malformed, CyclictestHistogram) {
       "00000\n# Max Latencies: 00001 00001\n# Histogram Overflows: 00000 00000\n";
   EXPECT_TRUE(ImportFile("/nonexistent", {}, nullptr).error().message.find("cannot open") !=
               std::string::npos);
+  {
+    testutil::TempDir folder;
+    EXPECT_TRUE(ImportFile(folder.path(), {}, nullptr).error().message.find(": is a folder; give a file") !=
+                std::string::npos);
+  }
   // Wrong column count, non-number, a row out of order, a cut-off file.
   EXPECT_PREFIX(ErrorOf(rows + "000002 000001\n" + tail, Format::kCyclictestHistogram), ":4:14: histogram row has 1 counts, e");
   EXPECT_PREFIX(ErrorOf(rows + "000002 0x0001\t1\n" + tail, Format::kCyclictestHistogram), ":4:8: '0x0001' is not a whole ");
