@@ -300,10 +300,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     plan.deadline_runtime_ns = *o.dl_runtime_us * kNsPerUs;
   }
   if (!o.samples.empty() || o.verbose) {
-    // Enough for 2 s of samples at the fastest thread's rate, at least 64 Ki records: the
-    // writer drains every few ms, so only a stalled disk can fill it (and drops are counted).
-    const int64_t per_sec = kNsPerSec / plan.threads.front().interval_ns;
-    plan.sample_ring_capacity = static_cast<size_t>(std::max<int64_t>(65536, 2 * per_sec));
+    plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
   }
   if (!o.samples.empty() && o.verbose) {
     return UsageError("--samples and -v both stream every sample: use one (rtpulse samples FILE "

@@ -8,50 +8,11 @@
 #include <vector>
 
 #include "core/error.h"
-#include "measure/rt_setup.h"
+#include "measure/plan.h"
 #include "measure/wake_path.h"
 #include "results/latency_result.h"
 
 namespace rtpulse::measure {
-
-/// One probe thread's settings.
-struct ThreadPlan {
-  int index = 0;
-  int cpu = -1;  ///< -1: not pinned.
-  Policy policy = Policy::kFifo;
-  int priority = 80;
-  int64_t interval_ns = 1'000'000;
-};
-
-/// Ground-truth load: a higher-priority SCHED_FIFO thread on each probe's CPU that
-/// busy-spins for `delay_ns` at `rate_hz`, its wake-ups aligned to that probe's deadlines.
-struct InjectPlan {
-  int64_t delay_ns = 0;
-  double rate_hz = 0;
-};
-
-/// A validated, immutable description of a latency run (built by the CLI or the suite).
-struct LatencyPlan {
-  std::vector<ThreadPlan> threads;
-  std::vector<WakePath> paths{WakePath::kAbs};  ///< Run in turn, identical settings.
-  int64_t duration_ns = 0;  ///< Per path; 0 = until loops or a signal.
-  uint64_t loops = 0;       ///< Samples per thread; 0 = unlimited.
-
-  int64_t linear_histogram_us = 0;  ///< cyclictest -h/-H limit; 0 = off.
-  int64_t breaktrace_ns = 0;        ///< -b: stop when a latency exceeds this; 0 = off.
-  bool tracemark = false;           ///< --tracemark: write a marker before stopping ftrace.
-  int64_t spike_ns = 0;             ///< --spike trigger; 0 = off.
-  size_t spike_nodes = 1024;        ///< Spikes kept per thread.
-
-  size_t sample_ring_capacity = 0;  ///< 0 = no per-sample log; else ring slots per thread.
-  std::optional<InjectPlan> inject;
-
-  bool lock_memory = true;
-  std::optional<int> pm_qos_us = 0;  ///< Value held in /dev/cpu_dma_latency; nullopt = leave.
-  std::vector<int> main_affinity;    ///< --mainaffinity; empty = leave.
-  int64_t deadline_runtime_ns = 0;   ///< SCHED_DEADLINE runtime; 0 = interval / 10.
-  std::vector<std::string> notes;    ///< Planning remarks carried into the result's warnings.
-};
 
 /// Live numbers for one probe, read without locks while it runs.
 struct LiveProbe {
