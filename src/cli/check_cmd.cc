@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cli/check_report.h"
+#include "sys/check_report.h"
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/fs_root.h"
@@ -40,7 +40,7 @@ Expected<sys::ProcessFacts> ProcessFacts() {
   return sys::ParseProcessFacts(injected);
 }
 
-CheckHeader MakeHeader(const sys::CheckContext& context) {
+sys::CheckHeader MakeHeader(const sys::CheckContext& context) {
   const auto& info = context.info;
   return {info.nodename, info.release,    info.version,          info.machine,
           info.board,    info.hypervisor, info.preemption_model, !context.root.root().empty()};
@@ -66,24 +66,24 @@ int RunCheck(const CheckOptions& options) {
   const sys::SystemCommandRunner commands;
   const sys::CheckContext context(FsRoot::System(), commands, *process);
   const auto results = sys::RunChecks(context);
-  const CheckHeader header = MakeHeader(context);
+  const sys::CheckHeader header = MakeHeader(context);
 
   if (json_to_stdout) {
-    if (const int code = WriteStdout(FormatCheckJson(header, *process, results)); code != 0) {
+    if (const int code = WriteStdout(sys::FormatCheckJson(header, *process, results)); code != 0) {
       return code;
     }
   } else {
-    if (const int code = WriteStdout(FormatCheckText(header, results, options.verbose, UseColor()));
+    if (const int code = WriteStdout(sys::FormatCheckText(header, results, options.verbose, UseColor()));
         code != 0) {
       return code;
     }
   }
   if (json_to_file) {
-    if (Status s = WriteFileAtomic(options.json, FormatCheckJson(header, *process, results)); !s) {
+    if (Status s = WriteFileAtomic(options.json, sys::FormatCheckJson(header, *process, results)); !s) {
       return ReportError(s.error());
     }
   }
-  const bool failed = Summarise(results).fail > 0;
+  const bool failed = sys::Summarise(results).fail > 0;
   return ToInt(options.strict && failed ? ExitCode::kFailure : ExitCode::kOk);
 }
 

@@ -40,12 +40,6 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 /// Does not create it. Errors are usage errors naming the folder and the fix.
 Status CheckOutputFolder(const std::string& dir);
 
-/// Copies the machine description into a latency result (cyclictest's "sysinfo" block).
-void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run);
-
-/// The `loads[]` array of `rtpulse load --json` (also in the suite's result.json).
-nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports);
-
 /// One scenario's per-sample log in time order (wcet_cmd.cc): every probe thread's records
 /// merged by deadline.
 struct Series {

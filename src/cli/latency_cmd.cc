@@ -14,6 +14,7 @@
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "results/cyclictest_format.h"
+#include "suite/facts.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -116,7 +117,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   results::LatencyRun run = std::move(*measured);
   run.rtpulse_version = kVersion;
   run.cmdline = cmdline;
-  FillSystem(probe, run);
+  suite::FillSystem(probe, run);
   run.warnings.insert(run.warnings.begin(), environment.begin(), environment.end());
   run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
   for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
@@ -165,17 +166,6 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 }
 
 }  // namespace
-
-void FillSystem(const sys::SystemInfo& info, results::LatencyRun& run) {
-  run.sysname = info.sysname;
-  run.nodename = info.nodename;
-  run.release = info.release;
-  run.version = info.version;
-  run.machine = info.machine;
-  run.preempt_rt = info.preempt_rt;
-  run.preemption_model = info.preemption_model;
-  run.hypervisor = info.hypervisor;
-}
 
 Runner SetupLatency(CLI::App& sub) {
   auto options = std::make_shared<LatencyOptions>();

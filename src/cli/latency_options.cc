@@ -17,35 +17,6 @@ using measure::LatencyPlan;
 using measure::Policy;
 using measure::WakePath;
 
-Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
-  std::vector<WakePath> paths;
-  std::vector<std::string> names;
-  for (measure::WakePath p : measure::kAllWakePaths) {
-    names.emplace_back(measure::WakePathName(p));
-  }
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item == "all") {
-      paths.assign(std::begin(measure::kAllWakePaths), std::end(measure::kAllWakePaths));
-      continue;
-    }
-    auto path = measure::WakePathFromName(item);
-    if (!path) {
-      const std::string guess = DidYouMean(item, names);
-      return UsageError(fmt::format("unknown wake path '{}': {}use one of {} (or 'all')", item,
-                                    guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
-                                    fmt::join(names, ", ")));
-    }
-    if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
-      return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'", item, text));
-    }
-    paths.push_back(*path);
-  }
-  if (paths.empty()) return UsageError("--wake is empty: give e.g. --wake abs,timerfd");
-  return paths;
-}
-
 Expected<measure::InjectPlan> ParseInject(const std::string& text) {
   const size_t at = text.find('@');
   if (at == std::string::npos) {
@@ -120,7 +91,7 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
   if (o.relative) return std::vector<WakePath>{WakePath::kRel};
   if (o.posix) return std::vector<WakePath>{WakePath::kPosix};
   if (o.wake.empty()) return std::vector<WakePath>{WakePath::kAbs};
-  return ParseWakeList(o.wake);
+  return measure::ParseWakeList(o.wake);
 }
 
 Status CheckOutputs(const LatencyOptions& o) {

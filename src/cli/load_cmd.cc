@@ -16,31 +16,9 @@
 #include "load/load_set.h"
 #include "load/registry.h"
 #include "load/spec.h"
+#include "suite/facts.h"
 
 namespace rtpulse::cli {
-
-nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports) {
-  nlohmann::json loads = nlohmann::json::array();
-  for (const auto& r : reports) {
-    nlohmann::json cpus = nlohmann::json::array();
-    for (const auto& use : r.cpu_use) {
-      cpus.push_back({{"cpu", use.cpu},
-                      {"busy_percent", use.busy_percent},
-                      {"softirq_percent", use.softirq_percent}});
-    }
-    loads.push_back({{"load", r.name},
-                     {"spec", r.spec},
-                     {"cpus", FormatCpuList(r.cpus)},
-                     {"seconds", r.seconds},
-                     {"ops", r.ops},
-                     {"ops_unit", r.ops_unit},
-                     {"ops_per_second", r.ops_per_second},
-                     {"mb_per_second", r.mb_per_second},
-                     {"cpu_use", cpus},
-                     {"warnings", r.warnings}});
-  }
-  return loads;
-}
 
 namespace {
 
@@ -52,7 +30,7 @@ struct LoadOptions {
 };
 
 nlohmann::json ToJson(const std::vector<load::LoadReport>& reports, bool interrupted) {
-  return {{"cmdline", Invocation()}, {"interrupted", interrupted}, {"loads", LoadReportsJson(reports)}};
+  return {{"cmdline", Invocation()}, {"interrupted", interrupted}, {"loads", suite::LoadReportsJson(reports)}};
 }
 
 /// Waits for the duration (0: forever) or SIGINT/SIGTERM/SIGHUP, taken synchronously.

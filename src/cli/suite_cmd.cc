@@ -1,57 +1,37 @@
-// rtpulse suite: pre-flight, then every scenario (loads + settle + measure), monitoring the
-// whole time, writing the results tree (docs/suite.md) and checkpointing as it goes.
+// rtpulse suite: parses the options into a typed plan and hands it to the scenario runner
+// (src/suite/runner.h), which does the work; this file only draws its progress and prints the
+// summary.
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <filesystem>
-#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/check_report.h"
 #include "cli/command.h"
-#include "cli/latency_options.h"
 #include "cli/live_view.h"
-#include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "core/version.h"
-#include "load/load_set.h"
 #include "measure/engine.h"
-#include "measure/sample_log.h"
-#include "monitor/command_runner.h"
-#include "monitor/sampler.h"
-#include "monitor/sources.h"
 #include "results/cyclictest_format.h"
-#include "results/suite_result.h"
-#include "suite/suite_config.h"
+#include "suite/latency_workload.h"
+#include "suite/runner.h"
+#include "suite/services.h"
 #include "sys/check.h"
 #include "sys/command_runner.h"
 #include "sys/process_facts.h"
 #include "sys/system_info.h"
-#include "sys/tuning.h"
 
 namespace rtpulse::cli {
 namespace {
-
-namespace fs = std::filesystem;
-using results::ScenarioResult;
-using results::ScenarioStatus;
-
-/// The 1 us histogram behind the cyclictest-compatible files (histogram.txt, -h block).
-constexpr int64_t kLinearHistogramUs = 1000;
 
 struct SuiteOptions {
   std::string config;
@@ -74,14 +54,11 @@ struct SuiteOptions {
   bool list = false;
 };
 
-/// Everything checked and decided before anything is started or written.
-struct SuitePlan {
-  suite::SuiteConfig config;
-  std::vector<int> cpus;
-  std::vector<int> online;
-  std::string out_dir;
-  measure::LatencyPlan latency;  ///< duration_ns set per scenario.
-  int64_t checkpoint_ns = 10 * kNsPerSec;
+/// The runner's plan plus what the latency workload needs.
+struct Plan {
+  suite::SuitePlan suite;
+  suite::LatencySettings latency;
+  measure::LatencyPlan latency_plan;
 };
 
 std::string LocalStamp() {
@@ -107,20 +84,19 @@ Expected<int64_t> PositiveTime(const std::string& option, const std::string& tex
   return *ns;
 }
 
-Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
-  SuitePlan plan;
-  plan.online = sys::OnlineCpus(FsRoot::System());
+/// The suite file (or the built-in one), the scenarios chosen, and the time overrides.
+Expected<suite::SuiteConfig> BuildConfig(const SuiteOptions& o, const std::vector<int>& online) {
+  suite::SuiteConfig c;
   if (!o.config.empty()) {
-    auto config = suite::LoadSuiteFile(o.config, plan.online);
+    auto config = suite::LoadSuiteFile(o.config, online);
     if (!config) return config.error();
-    plan.config = std::move(*config);
+    c = std::move(*config);
   } else {
-    plan.config.source = "built-in";
-    auto scenarios = suite::DefaultScenarios(plan.online);
+    c.source = "built-in";
+    auto scenarios = suite::DefaultScenarios(online);
     if (!scenarios) return scenarios.error();
-    plan.config.scenarios = std::move(*scenarios);
+    c.scenarios = std::move(*scenarios);
   }
-  suite::SuiteConfig& c = plan.config;
   if (!o.scenarios.empty()) {
     auto chosen = suite::SelectScenarios(c.scenarios, o.scenarios);
     if (!chosen) return chosen.error();
@@ -152,14 +128,6 @@ Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
     if (!d) return d.error();
     c.monitor_interval_ns = *d;
   }
-  auto checkpoint = PositiveTime("--checkpoint-interval", o.checkpoint_interval, false);
-  if (!checkpoint) return checkpoint.error();
-  if (*checkpoint > 10 * kNsPerSec) {
-    return UsageError(fmt::format(
-        "--checkpoint-interval '{}' is above 10s: a killed run must lose at most 10 s",
-        o.checkpoint_interval));
-  }
-  plan.checkpoint_ns = *checkpoint;
   if (o.priority) c.priority = *o.priority;
   if (!o.interval.empty()) {
     auto i = ParseTimeNs(o.interval, kNsPerUs);
@@ -170,175 +138,130 @@ Expected<SuitePlan> BuildPlan(const SuiteOptions& o) {
     }
     c.interval_ns = *i;
   }
-
-  plan.cpus = plan.online;
-  if (!o.cpus.empty()) {
-    auto cpus = ParseCpuList(o.cpus);
-    if (!cpus) return UsageError("--cpus: " + cpus.error().message);
-    for (const int cpu : *cpus) {
-      if (std::find(plan.online.begin(), plan.online.end(), cpu) == plan.online.end()) {
-        return UsageError(fmt::format("--cpus '{}': CPU {} is not online (online: {})", o.cpus,
-                                      cpu, FormatCpuList(plan.online)));
-      }
-    }
-    plan.cpus = *cpus;
+  if (!o.wake.empty()) {
+    auto paths = measure::ParseWakeList(o.wake);
+    if (!paths) return paths.error();
+    c.wake = std::move(*paths);
   }
+  return c;
+}
+
+Expected<std::vector<int>> MeasuredCpus(const SuiteOptions& o, const std::vector<int>& online) {
+  if (o.cpus.empty()) return online;
+  auto cpus = ParseCpuList(o.cpus);
+  if (!cpus) return UsageError("--cpus: " + cpus.error().message);
+  for (const int cpu : *cpus) {
+    if (std::find(online.begin(), online.end(), cpu) == online.end()) {
+      return UsageError(fmt::format("--cpus '{}': CPU {} is not online (online: {})", o.cpus, cpu,
+                                    FormatCpuList(online)));
+    }
+  }
+  return *cpus;
+}
+
+/// Everything checked and decided before anything is started or written.
+Expected<Plan> BuildPlan(const SuiteOptions& o) {
+  Plan plan;
+  suite::SuitePlan& p = plan.suite;
+  p.online = sys::OnlineCpus(FsRoot::System());
+  auto config = BuildConfig(o, p.online);
+  if (!config) return config.error();
+  p.config = std::move(*config);
+  auto checkpoint = PositiveTime("--checkpoint-interval", o.checkpoint_interval, false);
+  if (!checkpoint) return checkpoint.error();
+  if (*checkpoint > 10 * kNsPerSec) {
+    return UsageError(fmt::format(
+        "--checkpoint-interval '{}' is above 10s: a killed run must lose at most 10 s",
+        o.checkpoint_interval));
+  }
+  p.checkpoint_ns = *checkpoint;
+  auto cpus = MeasuredCpus(o, p.online);
+  if (!cpus) return cpus.error();
+  p.cpus = std::move(*cpus);
   if (o.rt_throttling_off && !o.tune) {
     return UsageError("--no-rt-throttling is a tuning: add --tune");
   }
+  p.strict = o.strict;
+  p.tune = o.tune;
+  p.invocation = Invocation();
+  p.version = kVersion;
 
   // The probes: one SCHED_FIFO thread per measured CPU, the same settings in every scenario.
-  LatencyOptions lo;
-  lo.affinity_given = true;
-  lo.affinity = FormatCpuList(plan.cpus);
-  lo.threads_given = true;
-  lo.threads = std::to_string(plan.cpus.size());
-  lo.priority = c.priority;
-  lo.interval_us = c.interval_ns / kNsPerUs;
-  lo.distance_us = 0;
-  lo.histogram_us = kLinearHistogramUs;
-  lo.quiet = true;
-  if (!o.wake.empty()) {
-    lo.wake = o.wake;
-  } else {
-    std::vector<std::string> names;
-    for (const auto w : c.wake) names.emplace_back(measure::WakePathName(w));
-    lo.wake = fmt::format("{}", fmt::join(names, ","));
+  suite::LatencySettings& l = plan.latency;
+  l.cpus = p.cpus;
+  l.priority = p.config.priority;
+  l.interval_ns = p.config.interval_ns;
+  l.wake = p.config.wake;
+  l.samples = o.samples;
+  if (o.wake.find("all") != std::string::npos && l.cpus.size() > 1 &&
+      std::erase(l.wake, measure::WakePath::kItimer) > 0) {
+    l.notes.push_back("--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
+                      "-t 1)");
   }
-  if (o.samples) lo.samples = "samples.bin";  // sizes the rings; the file is per scenario
-  auto latency = BuildLatencyPlan(lo, plan.online);
+  auto latency = suite::SuiteLatencyPlan(l);
   if (!latency) return latency.error();
-  plan.latency = std::move(*latency);
-  plan.latency.duration_ns = 0;
+  plan.latency_plan = std::move(*latency);
 
-  plan.out_dir = o.out.empty() ? "rtpulse_" + LocalStamp() : o.out;
-  if (Status s = CheckOutputFolder(plan.out_dir); !s) return s.error();
+  p.out_dir = o.out.empty() ? "rtpulse_" + LocalStamp() : o.out;
+  if (Status s = CheckOutputFolder(p.out_dir); !s) return s.error();
   return plan;
 }
 
-int64_t ScenarioDuration(const suite::SuiteConfig& c, const suite::Scenario& s) {
-  return s.duration_ns.value_or(c.duration_ns);
-}
-int64_t ScenarioSettle(const suite::SuiteConfig& c, const suite::Scenario& s) {
-  return s.settle_ns.value_or(c.settle_ns);
-}
-
-nlohmann::json ConfigJson(const SuitePlan& plan) {
-  const auto& c = plan.config;
-  nlohmann::json scenarios = nlohmann::json::array();
-  for (const auto& s : c.scenarios) {
-    scenarios.push_back({{"name", s.name},
-                         {"description", s.description},
-                         {"loads", s.load_specs},
-                         {"duration_s", static_cast<double>(ScenarioDuration(c, s)) / 1e9},
-                         {"settle_s", static_cast<double>(ScenarioSettle(c, s)) / 1e9}});
-  }
-  std::vector<std::string> wake;
-  for (const auto w : plan.latency.paths) wake.emplace_back(measure::WakePathName(w));
-  return {{"name", c.name},
-          {"source", c.source},
-          {"cpus", FormatCpuList(plan.cpus)},
-          {"priority", c.priority},
-          {"policy", "fifo"},
-          {"interval_us", c.interval_ns / kNsPerUs},
-          {"wake", wake},
-          {"monitor_interval_s", static_cast<double>(c.monitor_interval_ns) / 1e9},
-          {"checkpoint_interval_s", static_cast<double>(plan.checkpoint_ns) / 1e9},
-          {"linear_histogram_us", kLinearHistogramUs},
-          {"scenarios", scenarios}};
-}
-
-nlohmann::json SystemJson(const sys::SystemInfo& info) {
-  return {{"sysname", info.sysname},
-          {"nodename", info.nodename},
-          {"release", info.release},
-          {"version", info.version},
-          {"machine", info.machine},
-          {"preempt_rt", info.preempt_rt},
-          {"preemption_model", info.preemption_model},
-          {"preempt_dynamic_mode", info.preempt_dynamic_mode},
-          {"preemption_evidence", info.preemption_evidence},
-          {"online_cpus", FormatCpuList(info.online_cpus)},
-          {"governors", info.governors},
-          {"clocksource", info.clocksource},
-          {"hypervisor", info.hypervisor},
-          {"board", info.board},
-          {"kernel_config", info.kernel_config ? "available" : info.kernel_config_problem}};
-}
-
-/// Says what the suite is doing: one redrawn line on a terminal, a line every 10 s into a
-/// pipe, nothing with --quiet. Also the engine's checkpoint callback.
-class SuiteProgress final : public measure::RunObserver {
+/// Says what the suite is doing on stderr (stdout keeps the summary): one redrawn line on a
+/// terminal, a line every 10 s into a pipe, nothing with --quiet. Messages are always said.
+class SuiteProgress final : public suite::Progress {
  public:
-  SuiteProgress(LiveMode mode, int64_t checkpoint_ns) : mode_(mode), checkpoint_ns_(checkpoint_ns) {}
+  explicit SuiteProgress(LiveMode mode) : mode_(mode) {}
 
-  /// Where the suite is: scenario i of n, its planned measurement, the time left after it.
-  void SetScenario(size_t index, size_t count, std::string name, int64_t planned_ns,
-                   int64_t after_ns) {
+  void Scenario(size_t index, size_t count, const std::string& name, int64_t planned_ns,
+                int64_t after_ns) override {
     index_ = index;
     count_ = count;
-    name_ = std::move(name);
+    name_ = name;
     planned_ns_ = planned_ns;
     after_ns_ = after_ns;
   }
-  void SetCheckpoint(std::function<void(const results::PathRun&, size_t)> fn) {
-    checkpoint_ = std::move(fn);
-  }
-
-  void Settling(int64_t left_ns) {
+  void Settling(int64_t left_ns) override {
     Show(fmt::format("[{}/{}] {}: loads settling, {} left (not measured)   suite ETA {}",
                      index_ + 1, count_, name_, Clock(left_ns),
                      Clock(left_ns + planned_ns_ + after_ns_)));
   }
-  void Done() {
-    if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stdout);
-    std::fflush(stdout);
-    shown_ = false;
-  }
-
   bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
-  void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override {
-    int64_t max_ns = 0;
-    int64_t p99_ns = 0;
-    uint64_t missed = 0;
-    uint64_t count = 0;
-    for (const auto& p : probes) {
-      max_ns = std::max(max_ns, p.max_ns);
-      p99_ns = std::max(p99_ns, p.p99_ns);
-      missed += p.missed;
-      count += p.count;
-    }
-    const int64_t left = std::max<int64_t>(0, planned_ns_ - elapsed_ns);
+  void Measuring(const suite::LiveStatus& s) override {
+    const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
     Show(fmt::format("[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
                      "suite ETA {}",
-                     index_ + 1, count_, name_, Clock(elapsed_ns), Clock(planned_ns_), count,
-                     results::HumanNs(static_cast<double>(max_ns)),
-                     results::HumanNs(static_cast<double>(p99_ns)), missed, Clock(left),
+                     index_ + 1, count_, name_, Clock(s.elapsed_ns), Clock(planned_ns_), s.samples,
+                     results::HumanNs(static_cast<double>(s.max_ns)),
+                     results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, Clock(left),
                      Clock(left + after_ns_)));
   }
-  int64_t CheckpointIntervalNs() const override { return checkpoint_ns_; }
-  void OnCheckpoint(size_t path_index, const results::PathRun& snapshot) override {
-    if (checkpoint_) checkpoint_(snapshot, path_index);
+  void Done() override {
+    if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+  void Say(const std::string& line) override {
+    Done();
+    fmt::print(stderr, "rtpulse: {}\n", line);
   }
 
  private:
   void Show(const std::string& line) {
-    const int64_t now = MonotonicNs();
     if (mode_ == LiveMode::kOff) return;
+    const int64_t now = MonotonicNs();
     if (mode_ == LiveMode::kTty) {
-      std::fprintf(stdout, "\r\033[2K%s", line.c_str());
+      std::fprintf(stderr, "\r\033[2K%s", line.c_str());
       shown_ = true;
     } else {
       if (last_plain_ns_ >= 0 && now - last_plain_ns_ < 10 * kNsPerSec) return;
-      std::fprintf(stdout, "%s\n", line.c_str());
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
     last_plain_ns_ = now;
-    std::fflush(stdout);
+    std::fflush(stderr);
   }
 
   LiveMode mode_;
-  int64_t checkpoint_ns_;
-  std::function<void(const results::PathRun&, size_t)> checkpoint_;
   size_t index_ = 0;
   size_t count_ = 0;
   std::string name_;
@@ -348,345 +271,61 @@ class SuiteProgress final : public measure::RunObserver {
   bool shown_ = false;
 };
 
-/// Waits `ns` while the loads warm up; true when SIGINT/SIGTERM came instead.
-bool Settle(int64_t ns, SuiteProgress& progress) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  const int64_t end = MonotonicNs() + ns;
-  for (;;) {
-    const int64_t left = end - MonotonicNs();
-    if (left <= 0) return false;
-    progress.Settling(left);
-    const int64_t wait = std::min<int64_t>(left, kNsPerSec);
-    const timespec timeout{static_cast<time_t>(wait / kNsPerSec),
-                           static_cast<long>(wait % kNsPerSec)};
-    if (sigtimedwait(&stop, nullptr, &timeout) > 0) return true;
-  }
-}
-
-/// The suite while it runs: owns the result and writes it.
-class SuiteRun {
- public:
-  SuiteRun(const SuitePlan& plan, results::SuiteResult result)
-      : plan_(plan), result_(std::move(result)) {}
-
-  results::SuiteResult& result() { return result_; }
-  std::string Path(const std::string& name) const { return plan_.out_dir + "/" + name; }
-
-  /// result.json now (atomic); a failure is reported once and remembered.
-  void WriteResult() {
-    result_.updated_realtime_ns = ClockNs(CLOCK_REALTIME);
-    if (Status s = WriteFileAtomic(Path("result.json"), results::ToJson(result_).dump(1) + "\n");
-        !s && !write_error_) {
-      write_error_ = s.error();
-      ReportError(s.error());
-    }
-  }
-  void WriteSummaries() {
-    Write(Path("statistical_summary.txt"), results::FormatStatisticalSummary(result_));
-    Write(Path("statistical_summary.json"),
-          results::StatisticalSummaryJson(result_).dump(2) + "\n");
-  }
-  void Write(const std::string& path, const std::string& text) {
-    if (Status s = WriteFileAtomic(path, text); !s && !write_error_) {
-      write_error_ = s.error();
-      ReportError(s.error());
-    }
-  }
-  bool write_failed() const { return write_error_.has_value(); }
-
-  /// The cyclictest-compatible files of one scenario.
-  void WriteScenarioFiles(const ScenarioResult& s) {
-    if (!s.latency) return;
-    const std::string dir = Path(s.name) + "/";
-    const results::LatencyRun& run = *s.latency;
-    Write(dir + "cyclictest.json", results::ToJson(run, false).dump(2) + "\n");
-    std::string block;
-    std::string status_lines;
-    for (const auto& path : run.paths) {
-      if (run.paths.size() > 1) block += fmt::format("# wake path: {}\n", path.wake);
-      block += results::FormatHistogramBlock(path, false, false);
-      for (const auto& p : path.probes) {
-        status_lines += results::FormatStatusLine(results::StatusOf(p, false), false) + "\n";
-      }
-    }
-    Write(dir + "histogram.txt", block);
-    Write(dir + "cyclictest_raw.txt", block + status_lines);
-    // The seed's one-line files: cyclictest's own summary lines, so old scripts keep working.
-    auto line = [&](const std::string& prefix) {
-      std::string out;
-      size_t at = 0;
-      while ((at = block.find(prefix, at)) != std::string::npos) {
-        const size_t end = block.find('\n', at);
-        out += block.substr(at, end - at) + "\n";
-        at = end;
-      }
-      return out;
-    };
-    Write(dir + "min_latency.txt", line("# Min Latencies:"));
-    Write(dir + "avg_latency.txt", line("# Avg Latencies:"));
-    Write(dir + "max_latency.txt", line("# Max Latencies:"));
-  }
-
- private:
-  const SuitePlan& plan_;
-  results::SuiteResult result_;
-  std::optional<Error> write_error_;
-};
-
-void FillRun(results::LatencyRun& run, const sys::SystemInfo& info) {
-  run.rtpulse_version = kVersion;
-  run.cmdline = Invocation();
-  FillSystem(info, run);
-}
-
-int ListScenarios(const SuitePlan& plan) {
-  const auto& c = plan.config;
-  fmt::print("suite '{}' ({}), CPUs {}:\n", c.name, c.source, FormatCpuList(plan.cpus));
-  int64_t total = 0;
-  for (const auto& s : c.scenarios) {
-    const int64_t d = ScenarioDuration(c, s);
-    const int64_t settle = ScenarioSettle(c, s);
-    total += d + settle;
-    fmt::print("  {:<14} {:>8} (+{} settle)  {}\n", s.name, Clock(d), Clock(settle),
-               s.description);
-    for (const auto& spec : s.load_specs) fmt::print("  {:<14} load {}\n", "", spec);
-  }
-  fmt::print("total about {}\n", Clock(total));
-  return 0;
+/// Progress on stderr: a terminal there gets the redrawn line, anything else plain lines.
+LiveMode ProgressMode(bool quiet) {
+  if (quiet) return LiveMode::kOff;
+  return isatty(STDERR_FILENO) != 0 ? LiveMode::kTty : LiveMode::kPlain;
 }
 
 int RunSuite(const SuiteOptions& o) {
   auto built = BuildPlan(o);
   if (!built) return ReportError(built.error());
-  const SuitePlan& plan = *built;
-  if (o.list) return ListScenarios(plan);
-  const suite::SuiteConfig& config = plan.config;
+  const Plan& plan = *built;
+  if (o.list) {
+    std::fputs(suite::FormatScenarioList(plan.suite).c_str(), stdout);
+    return ToInt(ExitCode::kOk);
+  }
 
   const sys::ProcessFacts process = sys::ProbeProcess();
   // Signals are taken synchronously from here on (sigtimedwait in the settle wait and in the
   // engine); load workers restore their own mask.
   measure::BlockRunSignals();
 
-  std::error_code ec;
-  fs::create_directories(plan.out_dir, ec);
-  if (ec) {
-    return ReportError(
-        UsageError(fmt::format("--out '{}': cannot create it: {}", plan.out_dir, ec.message())));
-  }
-
-  // Pre-flight: the same audit as `rtpulse check`, recorded with the results.
+  const FsRoot& root = FsRoot::System();
   const sys::SystemCommandRunner commands;
-  const sys::CheckContext context(FsRoot::System(), commands, process);
-  const auto checks = sys::RunChecks(context);
-  const CheckSummary counts = Summarise(checks);
-  const sys::SystemInfo& info = context.info;
-  CheckHeader header{info.nodename, info.release,    info.version,          info.machine,
-                     info.board,    info.hypervisor, info.preemption_model, !FsRoot::System().root().empty()};
+  const sys::CheckContext context(root, commands, process);
+  suite::Preflight preflight = suite::RunPreflight(
+      context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
+  suite::LatencyWorkload workload(plan.latency_plan, plan.latency, context.info, kVersion,
+                                  Invocation());
+  SuiteProgress progress(ProgressMode(o.quiet));
+  suite::SignalPause pause;
 
-  results::SuiteResult initial;
-  initial.rtpulse_version = kVersion;
-  initial.cmdline = Invocation();
-  initial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  initial.config = ConfigJson(plan);
-  initial.system = SystemJson(info);
-  initial.system["checks"] = nlohmann::json::parse(FormatCheckJson(header, process, checks));
-  initial.warnings = sys::EnvironmentWarnings(info);
-  for (const auto& c : checks) {
-    if (c.status == sys::CheckStatus::kWarn || c.status == sys::CheckStatus::kFail) {
-      initial.warnings.push_back(
-          fmt::format("pre-flight {} {}: {}", sys::StatusName(c.status), c.title, c.found));
-    }
+  suite::Services services;
+  services.preflight = [&] { return std::move(preflight); };
+  services.tune = [&](const std::string& journal) {
+    return suite::ApplyTuning(root, plan.suite.cpus, plan.suite.online, o.rt_throttling_off,
+                              journal);
+  };
+  services.monitor = [&](const std::string& csv) {
+    return suite::OpenMonitor(root, csv, plan.suite.config.monitor_interval_ns);
+  };
+  services.loads = &suite::StartableLoads;
+  services.pause = &pause;
+  services.workload = &workload;
+  services.progress = &progress;
+  services.realtime_ns = [] { return ClockNs(CLOCK_REALTIME); };
+
+  const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
+  if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||
+      outcome.result.status == "running") {
+    return ToInt(outcome.code);  // stopped before any scenario ran; the runner said why
   }
-  for (const auto& note : plan.latency.notes) initial.warnings.push_back(note);
-  for (const auto& s : config.scenarios) {
-    ScenarioResult r;
-    r.name = s.name;
-    r.description = s.description;
-    r.load_specs = s.load_specs;
-    r.settle_ns = ScenarioSettle(config, s);
-    r.planned_ns = ScenarioDuration(config, s);
-    initial.scenarios.push_back(std::move(r));
-  }
-  SuiteRun run(plan, std::move(initial));
-  results::SuiteResult& result = run.result();
-
-  run.Write(run.Path("system_info.txt"),
-            fmt::format("rtpulse {} suite, {}\n\n", kVersion, Invocation()) +
-                FormatCheckText(header, checks, true, false));
-  run.Write(run.Path("system_info.json"), result.system.dump(2) + "\n");
-  for (const auto& w : sys::EnvironmentWarnings(info)) fmt::print(stderr, "rtpulse: warning: {}\n", w);
-  fmt::print(stderr, "rtpulse: pre-flight: {} pass, {} warn, {} fail (details: {})\n", counts.pass,
-             counts.warn, counts.fail, run.Path("system_info.txt"));
-  if (o.strict && counts.fail > 0) {
-    result.status = "refused";
-    run.WriteResult();
-    for (const auto& c : checks) {
-      if (c.status == sys::CheckStatus::kFail) {
-        fmt::print(stderr, "rtpulse: fail: {}: {}{}\n", c.title, c.found,
-                   c.fix.empty() ? "" : " (fix: " + c.fix + ")");
-      }
-    }
-    fmt::print(stderr,
-               "rtpulse: error: --strict: {} pre-flight check(s) failed; nothing was run. Fix "
-               "them, or run without --strict\n",
-               counts.fail);
-    return ToInt(ExitCode::kFailure);
-  }
-  if (run.write_failed()) return ToInt(ExitCode::kUsage);
-
-  // Tunings, restored on every way out: the destructor, and a guardian process if we die.
-  std::unique_ptr<sys::Tuning> tuning;
-  if (o.tune) {
-    sys::TuneOptions tune;
-    tune.measured_cpus = plan.cpus;
-    tune.online_cpus = plan.online;
-    tune.rt_throttling_off = o.rt_throttling_off;
-    tune.journal_path = run.Path("tuning_journal.json");
-    auto applied = sys::Tuning::Apply(FsRoot::System(), tune);
-    if (!applied) return ReportError(applied.error());
-    tuning = std::move(*applied);
-    result.tuning = tuning->ToJson();
-    fmt::print(stderr, "rtpulse: --tune:\n{}", tuning->Describe());
-  }
-
-  // One low-priority monitor for the whole suite.
-  monitor::ProcessRunner runner;
-  monitor::SamplerOptions sampler_options;
-  sampler_options.interval_ns = config.monitor_interval_ns;
-  auto sampler = monitor::Sampler::Open(run.Path("thermal_power_log.csv"), sampler_options,
-                                        monitor::DefaultSources(FsRoot::System(), runner));
-  if (!sampler) return ReportError(sampler.error());
-  (*sampler)->Start();
-  result.monitor = {{"csv", "thermal_power_log.csv"},
-                    {"stats", "power_thermal_stats.txt"},
-                    {"interval_s", static_cast<double>(config.monitor_interval_ns) / 1e9},
-                    {"notes", (*sampler)->notes()}};
-  run.WriteResult();
-
-  SuiteProgress progress(ChooseLiveMode(o.quiet, false), plan.checkpoint_ns);
-  bool interrupted = false;
-  bool failed = false;
-  for (size_t i = 0; i < config.scenarios.size() && !interrupted; ++i) {
-    const suite::Scenario& scenario = config.scenarios[i];
-    ScenarioResult& r = result.scenarios[i];
-    int64_t after = 0;
-    for (size_t k = i + 1; k < config.scenarios.size(); ++k) {
-      after += ScenarioDuration(config, config.scenarios[k]) +
-               ScenarioSettle(config, config.scenarios[k]);
-    }
-    progress.SetScenario(i, config.scenarios.size(), scenario.name, r.planned_ns, after);
-    fs::create_directories(run.Path(scenario.name), ec);
-    r.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-    r.status = ScenarioStatus::kSettling;
-    run.WriteResult();
-
-    std::vector<load::LoadSpec> specs = scenario.loads;
-    for (auto& spec : specs) spec.params.duration_ns = 0;
-    load::LoadSet loads(std::move(specs));
-    if (Status s = loads.Start(); !s) {
-      r.status = ScenarioStatus::kFailed;
-      r.error = "loads did not start: " + s.error().message;
-      r.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-      fmt::print(stderr, "rtpulse: scenario {}: {}\n", scenario.name, r.error);
-      failed = true;
-      run.WriteResult();
-      continue;
-    }
-    interrupted = r.settle_ns > 0 && Settle(r.settle_ns, progress);
-    if (!interrupted) {
-      r.status = ScenarioStatus::kMeasuring;
-      measure::LatencyPlan latency = plan.latency;
-      latency.duration_ns = r.planned_ns;
-      std::unique_ptr<measure::SampleSink> sink;
-      if (o.samples) {
-        measure::SamplesFileInfo samples_info;
-        samples_info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-        samples_info.start_monotonic_ns = MonotonicNs();
-        auto opened = measure::OpenSamplesFile(run.Path(scenario.name + "/samples.bin"),
-                                               samples_info);
-        if (!opened) {
-          r.warnings.push_back("no per-sample log: " + opened.error().message);
-        } else {
-          sink = std::move(*opened);
-          r.samples_file = scenario.name + "/samples.bin";
-        }
-      }
-      // Checkpoints: the paths finished so far plus a live snapshot of the running one.
-      results::LatencyRun partial;
-      FillRun(partial, info);
-      partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-      progress.SetCheckpoint([&](const results::PathRun& snapshot, size_t path_index) {
-        partial.paths.resize(path_index);
-        partial.paths.push_back(snapshot);
-        partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-        r.latency = partial;
-        run.WriteResult();
-        if (Status s = (*sampler)->WriteStats(run.Path("power_thermal_stats.txt")); !s) {
-          r.warnings.push_back(s.error().message);
-        }
-      });
-      auto measured = measure::RunLatency(latency, &progress, std::move(sink));
-      progress.SetCheckpoint(nullptr);
-      progress.Done();
-      if (!measured) {
-        r.status = ScenarioStatus::kFailed;
-        r.error = measured.error().message;
-        r.latency.reset();
-        failed = true;
-        fmt::print(stderr, "rtpulse: scenario {}: {}\n", scenario.name, r.error);
-      } else {
-        results::LatencyRun& m = *measured;
-        FillRun(m, info);
-        m.warnings.insert(m.warnings.begin(), result.warnings.begin(), result.warnings.end());
-        m.return_code = m.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
-        interrupted = m.interrupted;
-        r.status = m.interrupted ? ScenarioStatus::kInterrupted : ScenarioStatus::kComplete;
-        if (!m.samples_error.empty()) r.warnings.push_back(m.samples_error);
-        r.latency = std::move(m);
-      }
-    } else {
-      r.status = ScenarioStatus::kInterrupted;
-      r.error = "interrupted while the loads settled; nothing measured";
-    }
-    loads.Stop();
-    const auto reports = loads.Reports();
-    r.loads = LoadReportsJson(reports);
-    for (const auto& report : reports) {
-      for (const auto& w : report.warnings) r.warnings.push_back(report.spec + ": " + w);
-    }
-    for (const auto& w : r.warnings) fmt::print(stderr, "rtpulse: {}: warning: {}\n", scenario.name, w);
-    r.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-    run.WriteScenarioFiles(r);
-    run.WriteResult();
-  }
-  progress.Done();
-
-  // Wind down in the reverse order: monitor, tunings; then the final files.
-  if (Status s = (*sampler)->Stop(); !s) result.warnings.push_back(s.error().message);
-  if (Status s = (*sampler)->WriteStats(run.Path("power_thermal_stats.txt"), interrupted); !s) {
-    ReportError(s.error());
-  }
-  if (tuning) {
-    if (Status s = tuning->Restore(); !s) {
-      result.warnings.push_back("tuning restore: " + s.error().message);
-      ReportError(s.error());
-    }
-    result.tuning = tuning->ToJson();
-  }
-  result.status = interrupted ? "interrupted" : failed ? "failed" : "complete";
-  run.WriteSummaries();
-  run.WriteResult();
-
-  std::fputs(results::FormatStatisticalSummary(result).c_str(), stdout);
-  for (const auto& w : result.warnings) fmt::print("warning: {}\n", w);
-  fmt::print("results: {}\n", plan.out_dir);
+  std::fputs(results::FormatStatisticalSummary(outcome.result).c_str(), stdout);
+  for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
+  fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
-  if (interrupted) return ToInt(ExitCode::kInterrupted);
-  if (failed || run.write_failed()) return ToInt(ExitCode::kFailure);
-  return ToInt(ExitCode::kOk);
+  return ToInt(outcome.code);
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 #include "measure/plan.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <sstream>
 
 #include "core/clock.h"
+#include "core/suggest.h"
 
 namespace rtpulse::measure {
 
@@ -27,6 +32,35 @@ size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads) {
   for (const auto& t : threads) fastest_ns = std::min(fastest_ns, std::max<int64_t>(1, t.interval_ns));
   const int64_t per_sec = kNsPerSec / fastest_ns;
   return static_cast<size_t>(std::max<int64_t>(65536, 2 * per_sec));
+}
+
+Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
+  std::vector<WakePath> paths;
+  std::vector<std::string> names;
+  for (WakePath p : kAllWakePaths) {
+    names.emplace_back(WakePathName(p));
+  }
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item == "all") {
+      paths.assign(std::begin(kAllWakePaths), std::end(kAllWakePaths));
+      continue;
+    }
+    auto path = WakePathFromName(item);
+    if (!path) {
+      const std::string guess = ClosestName(item, names);
+      return UsageError(fmt::format("unknown wake path '{}': {}use one of {} (or 'all')", item,
+                                    guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
+                                    fmt::join(names, ", ")));
+    }
+    if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
+      return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'", item, text));
+    }
+    paths.push_back(*path);
+  }
+  if (paths.empty()) return UsageError("--wake is empty: give e.g. --wake abs,timerfd");
+  return paths;
 }
 
 }  // namespace rtpulse::measure

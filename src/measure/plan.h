@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "measure/rt_setup.h"
 #include "measure/wake_path.h"
 
@@ -59,5 +60,9 @@ std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, Policy polic
 /// at least 64 Ki records. The writer drains every few ms, so only a stalled disk can fill
 /// it (and drops are counted).
 size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads);
+
+/// `--wake a,b,...` (or `all`): the wake paths in the order given. An unknown name (with
+/// "did you mean"), a name given twice or an empty list is a usage error.
+Expected<std::vector<WakePath>> ParseWakeList(const std::string& text);
 
 }  // namespace rtpulse::measure

@@ -1,11 +1,12 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "sys/check.h"
 
-namespace rtpulse::cli {
+namespace rtpulse::sys {
 
 /// Who was audited, for the report header.
 struct CheckHeader {
@@ -36,8 +37,13 @@ CheckSummary Summarise(const std::vector<sys::CheckResult>& results);
 std::string FormatCheckText(const CheckHeader& header, const std::vector<sys::CheckResult>& results,
                             bool verbose, bool color);
 
+/// The machine report as JSON, for embedding (result.json's system.checks); strings are not
+/// yet checked for UTF-8 (dump with error_handler_t::replace).
+nlohmann::json CheckJson(const CheckHeader& header, const ProcessFacts& process,
+                         const std::vector<CheckResult>& results);
+
 /// The machine report (docs/check.md, schema "rtpulse.check" version 1), ending in a newline.
 std::string FormatCheckJson(const CheckHeader& header, const sys::ProcessFacts& process,
                             const std::vector<sys::CheckResult>& results);
 
-}  // namespace rtpulse::cli
+}  // namespace rtpulse::sys

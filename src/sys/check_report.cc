@@ -1,4 +1,4 @@
-#include "cli/check_report.h"
+#include "sys/check_report.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/version.h"
 
-namespace rtpulse::cli {
+namespace rtpulse::sys {
 namespace {
 
 using sys::CheckResult;
@@ -122,9 +122,13 @@ std::string FormatCheckText(const CheckHeader& header, const std::vector<CheckRe
   return out;
 }
 
-std::string FormatCheckJson(const CheckHeader& header, const sys::ProcessFacts& process,
-                            const std::vector<CheckResult>& results) {
-  using Json = nlohmann::ordered_json;
+namespace {
+
+/// The check report as either JSON flavour: ordered for `rtpulse check --json` (the documented
+/// field order), plain for embedding in result.json.
+template <typename Json>
+Json BuildCheckJson(const CheckHeader& header, const sys::ProcessFacts& process,
+                    const std::vector<CheckResult>& results) {
   const auto limit = [](const std::optional<uint64_t>& v) { return v ? Json(*v) : Json(nullptr); };
   Json doc;
   doc["schema"] = "rtpulse.check";
@@ -160,8 +164,23 @@ std::string FormatCheckJson(const CheckHeader& header, const sys::ProcessFacts& 
                       {"scope", r.process_scope ? "process" : "system"}});
   }
   doc["checks"] = std::move(checks);
-  // Text from files and tools may not be UTF-8: replace bad bytes rather than throw.
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return doc;
 }
 
-}  // namespace rtpulse::cli
+}  // namespace
+
+nlohmann::json CheckJson(const CheckHeader& header, const ProcessFacts& process,
+                         const std::vector<CheckResult>& results) {
+  return BuildCheckJson<nlohmann::json>(header, process, results);
+}
+
+std::string FormatCheckJson(const CheckHeader& header, const ProcessFacts& process,
+                            const std::vector<CheckResult>& results) {
+  // Text from files and tools may not be UTF-8: replace bad bytes rather than throw.
+  return BuildCheckJson<nlohmann::ordered_json>(header, process, results)
+             .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+         "\n";
+}
+
+
+}  // namespace rtpulse::sys

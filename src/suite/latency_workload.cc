@@ -1,0 +1,139 @@
+#include "suite/latency_workload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/clock.h"
+#include "measure/engine.h"
+#include "measure/sample_log.h"
+#include "suite/facts.h"
+
+namespace rtpulse::suite {
+namespace {
+
+/// The engine's observer: live status to the runner's progress, checkpoints to the runner.
+class Relay final : public measure::RunObserver {
+ public:
+  Relay(Progress& progress, int64_t checkpoint_ns,
+        const std::function<void(const results::PathRun&, size_t)>& checkpoint)
+      : progress_(progress), checkpoint_ns_(checkpoint_ns), checkpoint_(checkpoint) {}
+
+  bool WantsTicks() const override { return progress_.WantsTicks(); }
+  void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override {
+    LiveStatus s;
+    s.elapsed_ns = elapsed_ns;
+    for (const auto& p : probes) {
+      s.max_ns = std::max(s.max_ns, p.max_ns);
+      s.p99_ns = std::max(s.p99_ns, p.p99_ns);
+      s.missed += p.missed;
+      s.samples += p.count;
+    }
+    progress_.Measuring(s);
+  }
+  int64_t CheckpointIntervalNs() const override { return checkpoint_ns_; }
+  void OnCheckpoint(size_t path_index, const results::PathRun& snapshot) override {
+    checkpoint_(snapshot, path_index);
+  }
+
+ private:
+  Progress& progress_;
+  int64_t checkpoint_ns_;
+  const std::function<void(const results::PathRun&, size_t)>& checkpoint_;
+};
+
+}  // namespace
+
+Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings) {
+  if (settings.cpus.empty()) return UsageError("no CPU to measure on");
+  if (settings.priority < 1 || settings.priority > 99) {
+    return UsageError(fmt::format(
+        "priority {} is out of range for SCHED_FIFO probes: use -p 1..99", settings.priority));
+  }
+  measure::LatencyPlan plan;
+  plan.notes = settings.notes;
+  plan.threads = measure::PinnedThreads(settings.cpus, measure::Policy::kFifo, settings.priority,
+                                        settings.interval_ns);
+  plan.paths = settings.wake;
+  if (std::find(plan.paths.begin(), plan.paths.end(), measure::WakePath::kItimer) !=
+          plan.paths.end() &&
+      plan.threads.size() > 1) {
+    return UsageError(fmt::format(
+        "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} CPUs are "
+        "measured: add --cpus N, or use --wake posix",
+        plan.threads.size()));
+  }
+  plan.linear_histogram_us = kLinearHistogramUs;
+  if (settings.samples) plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
+  return plan;
+}
+
+LatencyWorkload::LatencyWorkload(measure::LatencyPlan plan, LatencySettings settings,
+                                 sys::SystemInfo info, std::string version, std::string invocation)
+    : plan_(std::move(plan)),
+      settings_(std::move(settings)),
+      info_(std::move(info)),
+      version_(std::move(version)),
+      invocation_(std::move(invocation)) {}
+
+nlohmann::json LatencyWorkload::ConfigJson() const {
+  std::vector<std::string> wake;
+  for (const auto w : plan_.paths) wake.emplace_back(measure::WakePathName(w));
+  return {{"priority", settings_.priority},
+          {"policy", "fifo"},
+          {"interval_us", settings_.interval_ns / kNsPerUs},
+          {"wake", wake},
+          {"linear_histogram_us", plan_.linear_histogram_us}};
+}
+
+results::LatencyRun LatencyWorkload::NewRun() const {
+  results::LatencyRun run;
+  run.rtpulse_version = version_;
+  run.cmdline = invocation_;
+  FillSystem(info_, run);
+  return run;
+}
+
+Expected<Measured> LatencyWorkload::Measure(
+    const std::string& dir, const std::string& name, int64_t duration_ns, int64_t checkpoint_ns,
+    const std::function<void(const results::LatencyRun&)>& checkpoint, Progress& progress) {
+  Measured out;
+  measure::LatencyPlan plan = plan_;
+  plan.duration_ns = duration_ns;
+  std::unique_ptr<measure::SampleSink> sink;
+  if (settings_.samples) {
+    measure::SamplesFileInfo info;
+    info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+    info.start_monotonic_ns = MonotonicNs();
+    auto opened = measure::OpenSamplesFile(dir + "/samples.bin", info);
+    if (!opened) {
+      out.warnings.push_back("no per-sample log: " + opened.error().message);
+    } else {
+      sink = std::move(*opened);
+      out.samples_file = name + "/samples.bin";
+    }
+  }
+  // Checkpoints: the paths finished so far plus a live snapshot of the running one.
+  results::LatencyRun partial = NewRun();
+  partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  const std::function<void(const results::PathRun&, size_t)> on_checkpoint =
+      [&](const results::PathRun& snapshot, size_t path_index) {
+        partial.paths.resize(path_index);
+        partial.paths.push_back(snapshot);
+        partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+        checkpoint(partial);
+      };
+  Relay relay(progress, checkpoint_ns, on_checkpoint);
+  auto measured = measure::RunLatency(plan, &relay, std::move(sink));
+  if (!measured) return measured.error();
+  results::LatencyRun& m = *measured;
+  m.rtpulse_version = version_;
+  m.cmdline = invocation_;
+  FillSystem(info_, m);
+  out.interrupted = m.interrupted;
+  if (!m.samples_error.empty()) out.warnings.push_back(m.samples_error);
+  out.latency = std::move(m);
+  return out;
+}
+
+}  // namespace rtpulse::suite

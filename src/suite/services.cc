@@ -1,0 +1,155 @@
+#include "suite/services.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "core/clock.h"
+#include "load/load_set.h"
+#include "monitor/command_runner.h"
+#include "monitor/sampler.h"
+#include "monitor/sources.h"
+#include "suite/facts.h"
+#include "sys/check.h"
+#include "sys/check_report.h"
+#include "sys/system_info.h"
+#include "sys/tuning.h"
+
+namespace rtpulse::suite {
+namespace {
+
+class LoadSetLoads final : public ScenarioLoads {
+ public:
+  explicit LoadSetLoads(std::vector<load::LoadSpec> specs) : loads_(std::move(specs)) {}
+  Status Start() override { return loads_.Start(); }
+  void Stop() override { loads_.Stop(); }
+  nlohmann::json Reports() const override { return LoadReportsJson(loads_.Reports()); }
+  std::vector<std::string> Warnings() const override {
+    std::vector<std::string> out;
+    for (const auto& report : loads_.Reports()) {
+      for (const auto& w : report.warnings) out.push_back(report.spec + ": " + w);
+    }
+    return out;
+  }
+
+ private:
+  load::LoadSet loads_;
+};
+
+class SamplerMonitor final : public SuiteMonitor {
+ public:
+  /// The runner must outlive the sampler's sources: both live here, runner first.
+  explicit SamplerMonitor(std::unique_ptr<monitor::ProcessRunner> runner)
+      : runner_(std::move(runner)) {}
+  Status Open(const FsRoot& root, const std::string& csv_path, int64_t interval_ns) {
+    monitor::SamplerOptions options;
+    options.interval_ns = interval_ns;
+    auto sampler = monitor::Sampler::Open(csv_path, options,
+                                          monitor::DefaultSources(root, *runner_));
+    if (!sampler) return sampler.error();
+    sampler_ = std::move(*sampler);
+    return Status::Ok();
+  }
+  void Start() override { sampler_->Start(); }
+  Status Stop() override { return sampler_->Stop(); }
+  Status WriteStats(const std::string& path, bool interrupted) override {
+    return sampler_->WriteStats(path, interrupted);
+  }
+  std::vector<std::string> Notes() const override { return sampler_->notes(); }
+
+ private:
+  std::unique_ptr<monitor::ProcessRunner> runner_;
+  std::unique_ptr<monitor::Sampler> sampler_;
+};
+
+class AppliedTuning final : public SuiteTuning {
+ public:
+  explicit AppliedTuning(std::unique_ptr<sys::Tuning> tuning) : tuning_(std::move(tuning)) {}
+  Status Restore() override { return tuning_->Restore(); }
+  nlohmann::json ToJson() const override { return tuning_->ToJson(); }
+  std::string Describe() const override { return tuning_->Describe(); }
+
+ private:
+  std::unique_ptr<sys::Tuning> tuning_;
+};
+
+}  // namespace
+
+Preflight RunPreflight(const sys::CheckContext& context, const std::string& header_line) {
+  const sys::ProcessFacts& process = context.process;
+  const auto checks = sys::RunChecks(context);
+  const sys::CheckSummary counts = sys::Summarise(checks);
+  const sys::SystemInfo& info = context.info;
+  const sys::CheckHeader header{info.nodename,   info.release,    info.version,
+                                info.machine,    info.board,      info.hypervisor,
+                                info.preemption_model, !context.root.root().empty()};
+  Preflight p;
+  p.system = SystemJson(info);
+  p.system["checks"] = sys::CheckJson(header, process, checks);
+  p.text = header_line + "\n\n" + sys::FormatCheckText(header, checks, true, false);
+  p.warnings = sys::EnvironmentWarnings(info);
+  for (const auto& c : checks) {
+    if (c.status == sys::CheckStatus::kWarn || c.status == sys::CheckStatus::kFail) {
+      p.warnings.push_back(
+          fmt::format("pre-flight {} {}: {}", sys::StatusName(c.status), c.title, c.found));
+    }
+    if (c.status == sys::CheckStatus::kFail) {
+      p.failures.push_back(
+          fmt::format("{}: {}{}", c.title, c.found, c.fix.empty() ? "" : " (fix: " + c.fix + ")"));
+    }
+  }
+  p.pass = counts.pass;
+  p.warn = counts.warn;
+  p.fail = counts.fail;
+  return p;
+}
+
+std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario) {
+  std::vector<load::LoadSpec> specs = scenario.loads;
+  // The runner stops the loads after measuring: they have no duration of their own.
+  for (auto& spec : specs) spec.params.duration_ns = 0;
+  return std::make_unique<LoadSetLoads>(std::move(specs));
+}
+
+Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,
+                                                   int64_t interval_ns) {
+  auto monitor = std::make_unique<SamplerMonitor>(std::make_unique<monitor::ProcessRunner>());
+  if (Status s = monitor->Open(root, csv_path, interval_ns); !s) return s.error();
+  return std::unique_ptr<SuiteMonitor>(std::move(monitor));
+}
+
+Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
+                                                   const std::vector<int>& measured_cpus,
+                                                   const std::vector<int>& online_cpus,
+                                                   bool rt_throttling_off,
+                                                   const std::string& journal_path) {
+  sys::TuneOptions tune;
+  tune.measured_cpus = measured_cpus;
+  tune.online_cpus = online_cpus;
+  tune.rt_throttling_off = rt_throttling_off;
+  tune.journal_path = journal_path;
+  auto applied = sys::Tuning::Apply(root, tune);
+  if (!applied) return applied.error();
+  return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
+}
+
+bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  const int64_t end = MonotonicNs() + ns;
+  for (;;) {
+    const int64_t left = end - MonotonicNs();
+    if (left <= 0) return false;
+    if (tick) tick(left);
+    const int64_t wait = std::min<int64_t>(left, kNsPerSec);
+    const timespec timeout{static_cast<time_t>(wait / kNsPerSec),
+                           static_cast<long>(wait % kNsPerSec)};
+    if (sigtimedwait(&stop, nullptr, &timeout) > 0) return true;
+  }
+}
+
+}  // namespace rtpulse::suite

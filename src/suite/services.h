@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/fs_root.h"
+#include "sys/check.h"
+#include "suite/runner.h"
+#include "sys/command_runner.h"
+#include "sys/process_facts.h"
+
+// The runner's real services: load processes, the sysfs/proc monitor, reversible tunings,
+// a settle wait that takes SIGINT/SIGTERM synchronously, and the pre-flight audit.
+namespace rtpulse::suite {
+
+/// The same audit as `rtpulse check` on `context`, as the suite records it; `header_line`
+/// opens system_info.txt.
+Preflight RunPreflight(const sys::CheckContext& context, const std::string& header_line);
+
+/// load::LoadSet behind the runner's interface.
+std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario);
+
+/// monitor::Sampler on every default source of `root`, logging to `csv_path`.
+Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,
+                                                   int64_t interval_ns);
+
+/// sys::Tuning applied for the measured CPUs (a guardian process restores it if we die).
+Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
+                                                   const std::vector<int>& measured_cpus,
+                                                   const std::vector<int>& online_cpus,
+                                                   bool rt_throttling_off,
+                                                   const std::string& journal_path);
+
+/// Waits with sigtimedwait on SIGINT/SIGTERM (they must be blocked: measure::BlockRunSignals).
+class SignalPause final : public Pause {
+ public:
+  bool Wait(int64_t ns, const std::function<void(int64_t)>& tick) override;
+};
+
+}  // namespace rtpulse::suite

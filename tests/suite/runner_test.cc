@@ -1,0 +1,447 @@
+// The suite runner's phases with fake loads, monitor, tunings, settle wait and workload: no
+// root, no real-time threads, real files in a temporary folder.
+#include "suite/runner.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace rtpulse::suite {
+namespace {
+
+using nlohmann::json;
+using testutil::ReadFile;
+using testutil::TempDir;
+using Log = std::vector<std::string>;
+
+/// Everything the fakes do, in order.
+struct World {
+  Log log;
+  std::set<std::string> loads_fail;      ///< Scenarios whose loads do not start.
+  std::set<std::string> measure_fails;   ///< Scenarios whose workload errors out.
+  std::string interrupt_measuring;       ///< The workload reports an interruption here.
+  int interrupt_settle_at = -1;          ///< The n-th settle wait (0-based) is interrupted.
+  int settles = 0;
+  std::vector<json> checkpoints_seen;    ///< result.json as read inside each checkpoint.
+  std::string out_dir;
+  bool tune_restored = false;
+};
+
+class FakeLoads final : public ScenarioLoads {
+ public:
+  FakeLoads(World& w, std::string name) : w_(w), name_(std::move(name)) {}
+  ~FakeLoads() override {
+    if (running_) w_.log.push_back("loads destroyed while running " + name_);
+  }
+  Status Start() override {
+    w_.log.push_back("loads start " + name_);
+    if (w_.loads_fail.count(name_) > 0) return ResourceError("no such load here");
+    running_ = true;
+    return Status::Ok();
+  }
+  void Stop() override {
+    w_.log.push_back("loads stop " + name_);
+    running_ = false;
+  }
+  json Reports() const override { return json::array({{{"load", "cpu"}, {"ops", 42}}}); }
+  std::vector<std::string> Warnings() const override { return {"cpu: slower than asked"}; }
+
+ private:
+  World& w_;
+  std::string name_;
+  bool running_ = false;
+};
+
+class FakeMonitor final : public SuiteMonitor {
+ public:
+  explicit FakeMonitor(World& w) : w_(w) {}
+  void Start() override { w_.log.push_back("monitor start"); }
+  Status Stop() override {
+    w_.log.push_back("monitor stop");
+    return Status::Ok();
+  }
+  Status WriteStats(const std::string& path, bool interrupted) override {
+    w_.log.push_back(std::string("monitor stats") + (interrupted ? " interrupted" : ""));
+    return WriteFileText(path, "stats\n");
+  }
+  std::vector<std::string> Notes() const override { return {"no thermal zones"}; }
+
+ private:
+  static Status WriteFileText(const std::string& path, const std::string& text) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return Failure("cannot write " + path);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    return Status::Ok();
+  }
+  World& w_;
+};
+
+class FakeTuning final : public SuiteTuning {
+ public:
+  explicit FakeTuning(World& w) : w_(w) {}
+  Status Restore() override {
+    w_.log.push_back("tune restore");
+    w_.tune_restored = true;
+    return Status::Ok();
+  }
+  json ToJson() const override { return json::array({{{"restored", w_.tune_restored}}}); }
+  std::string Describe() const override { return "  governor: performance\n"; }
+
+ private:
+  World& w_;
+};
+
+class FakePause final : public Pause {
+ public:
+  explicit FakePause(World& w) : w_(w) {}
+  bool Wait(int64_t ns, const std::function<void(int64_t)>& tick) override {
+    w_.log.push_back("settle " + std::to_string(ns / 1'000'000'000) + "s");
+    tick(ns);
+    return w_.settles++ == w_.interrupt_settle_at;
+  }
+
+ private:
+  World& w_;
+};
+
+/// Three samples of 10, 20, 30 us on one thread; a checkpoint with the first one.
+class FakeWorkload final : public Workload {
+ public:
+  explicit FakeWorkload(World& w) : w_(w) {}
+  json ConfigJson() const override { return {{"interval_us", 1000}, {"policy", "fifo"}}; }
+  std::vector<std::string> Notes() const override { return {"planned note"}; }
+  Expected<Measured> Measure(const std::string& dir, const std::string& name, int64_t duration_ns,
+                             int64_t checkpoint_ns,
+                             const std::function<void(const results::LatencyRun&)>& checkpoint,
+                             Progress& progress) override {
+    w_.log.push_back("measure " + name + " " + std::to_string(duration_ns / 1'000'000'000) + "s");
+    EXPECT_TRUE(std::filesystem::is_directory(dir)) << dir;
+    EXPECT_EQ(checkpoint_ns, 3'000'000'000);
+    if (w_.measure_fails.count(name) > 0) return Failure("probe thread could not start");
+    results::LatencyRun run;
+    run.paths.push_back({"abs", 1, 2, 3'000'000, {}});
+    results::ProbeResult probe;
+    probe.wake = "abs";
+    probe.interval_ns = 1'000'000;
+    probe.histogram.Record(10'000);
+    probe.periods_elapsed = 1;
+    probe.linear = results::LinearHistogram{};
+    probe.linear->limit_us = 1000;
+    probe.linear->counts.assign(1000, 0);
+    probe.linear->counts[10] = 1;
+    run.paths[0].probes.push_back(probe);
+    checkpoint(run);
+    w_.checkpoints_seen.push_back(json::parse(ReadFile(w_.out_dir + "/result.json")));
+    progress.Measuring({1, 1, 10'000, 10'000, 0});
+    run.paths[0].probes[0].histogram.Record(20'000);
+    run.paths[0].probes[0].histogram.Record(30'000);
+    run.paths[0].probes[0].periods_elapsed = 3;
+    run.paths[0].probes[0].linear->counts[20] = 1;
+    run.paths[0].probes[0].linear->counts[30] = 1;
+    Measured m;
+    m.latency = run;
+    m.interrupted = name == w_.interrupt_measuring;
+    m.latency.interrupted = m.interrupted;
+    m.warnings.push_back("workload warning");
+    return m;
+  }
+
+ private:
+  World& w_;
+};
+
+class RecordingProgress final : public Progress {
+ public:
+  explicit RecordingProgress(World& w) : w_(w) {}
+  void Scenario(size_t index, size_t count, const std::string& name, int64_t, int64_t after_ns)
+      override {
+    w_.log.push_back("progress " + std::to_string(index + 1) + "/" + std::to_string(count) + " " +
+                     name + " after " + std::to_string(after_ns / 1'000'000'000) + "s");
+  }
+  void Say(const std::string& line) override { said.push_back(line); }
+  std::vector<std::string> said;
+
+ private:
+  World& w_;
+};
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  RunnerTest() : pause_(world_), workload_(world_), progress_(world_) {
+    world_.out_dir = dir_.File("run");
+    plan_.out_dir = world_.out_dir;
+    plan_.cpus = {0, 1};
+    plan_.online = {0, 1};
+    plan_.checkpoint_ns = 3'000'000'000;
+    plan_.version = "9.9.9";
+    plan_.invocation = "rtpulse suite --test";
+    plan_.config.duration_ns = 10'000'000'000;
+    plan_.config.settle_ns = 2'000'000'000;
+    for (const char* name : {"idle", "light", "heavy"}) {
+      Scenario s;
+      s.name = name;
+      s.description = std::string(name) + " scenario";
+      s.load_specs = {"cpu"};
+      plan_.config.scenarios.push_back(s);
+    }
+    plan_.config.scenarios[2].duration_ns = 20'000'000'000;
+
+    services_.preflight = [this] {
+      world_.log.push_back("preflight");
+      Preflight p;
+      p.system = {{"release", "6.1.0-test"}};
+      p.text = "system info\n";
+      p.warnings = {"environment warning"};
+      p.pass = 3;
+      p.warn = 1;
+      p.fail = fail_checks_;
+      if (fail_checks_ > 0) p.failures = {"PREEMPT_RT: not set (fix: build an RT kernel)"};
+      return p;
+    };
+    services_.tune = [this](const std::string& journal) -> Expected<std::unique_ptr<SuiteTuning>> {
+      world_.log.push_back("tune apply " + std::filesystem::path(journal).filename().string());
+      return std::unique_ptr<SuiteTuning>(std::make_unique<FakeTuning>(world_));
+    };
+    services_.monitor = [this](const std::string& csv) -> Expected<std::unique_ptr<SuiteMonitor>> {
+      world_.log.push_back("monitor open " + std::filesystem::path(csv).filename().string());
+      if (monitor_fails_) return ResourceError("cannot open the monitor log");
+      return std::unique_ptr<SuiteMonitor>(std::make_unique<FakeMonitor>(world_));
+    };
+    services_.loads = [this](const Scenario& s) {
+      return std::make_unique<FakeLoads>(world_, s.name);
+    };
+    services_.pause = &pause_;
+    services_.workload = &workload_;
+    services_.progress = &progress_;
+    services_.realtime_ns = [this] { return ++clock_ns_; };
+  }
+
+  RunOutcome Run() { return RunSuite(plan_, services_); }
+  json ResultJson() const { return json::parse(ReadFile(world_.out_dir + "/result.json")); }
+
+  TempDir dir_;
+  World world_;
+  FakePause pause_;
+  FakeWorkload workload_;
+  RecordingProgress progress_;
+  SuitePlan plan_;
+  Services services_;
+  int fail_checks_ = 0;
+  bool monitor_fails_ = false;
+  int64_t clock_ns_ = 1'000;
+};
+
+TEST_F(RunnerTest, PhasesRunInOrderAndEveryScenarioIsWritten) {
+  plan_.tune = true;
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kOk);
+  const Log expected = {
+      "preflight",
+      "tune apply tuning_journal.json",
+      "monitor open thermal_power_log.csv",
+      "monitor start",
+      "progress 1/3 idle after 34s",  // light 10 + 2, heavy 20 + 2
+      "loads start idle",
+      "settle 2s",
+      "measure idle 10s",
+      "monitor stats",  // at the checkpoint
+      "loads stop idle",
+      "progress 2/3 light after 22s",
+      "loads start light",
+      "settle 2s",
+      "measure light 10s",
+      "monitor stats",
+      "loads stop light",
+      "progress 3/3 heavy after 0s",
+      "loads start heavy",
+      "settle 2s",
+      "measure heavy 20s",
+      "monitor stats",
+      "loads stop heavy",
+      "monitor stop",
+      "monitor stats",
+      "tune restore",
+  };
+  EXPECT_EQ(world_.log, expected);
+
+  const json result = ResultJson();
+  EXPECT_EQ(result["status"], "complete");
+  EXPECT_EQ(result["rtpulse_version"], "9.9.9");
+  EXPECT_EQ(result["cmdline"], "rtpulse suite --test");
+  // The suite's settings and the workload's, merged.
+  EXPECT_EQ(result["config"]["cpus"], "0-1");
+  EXPECT_EQ(result["config"]["interval_us"], 1000);
+  EXPECT_EQ(result["config"]["scenarios"][2]["duration_s"], 20.0);
+  EXPECT_EQ(result["warnings"], json::array({"environment warning", "planned note"}));
+  EXPECT_EQ(result["monitor"]["notes"], json::array({"no thermal zones"}));
+  EXPECT_EQ(result["tuning"][0]["restored"], true);
+  ASSERT_EQ(result["scenarios"].size(), 3u);
+  for (const auto& s : result["scenarios"]) {
+    SCOPED_TRACE(s["name"].get<std::string>());
+    EXPECT_EQ(s["status"], "complete");
+    EXPECT_FALSE(s["checkpoint"].get<bool>());
+    EXPECT_EQ(s["latency"]["thread"]["0"]["stats"]["count"], 3);
+    EXPECT_EQ(s["load_reports"][0]["ops"], 42);
+    EXPECT_EQ(s["warnings"],
+              json::array({"workload warning", "cpu: slower than asked"}));
+    // The run's warnings are carried into each latency result too.
+    EXPECT_EQ(s["latency"]["rtpulse"]["warnings"][0], "environment warning");
+    const std::string dir = world_.out_dir + "/" + s["name"].get<std::string>() + "/";
+    for (const char* f : {"cyclictest.json", "cyclictest_raw.txt", "histogram.txt",
+                          "min_latency.txt", "avg_latency.txt", "max_latency.txt"}) {
+      EXPECT_TRUE(std::filesystem::is_regular_file(dir + f)) << f;
+    }
+    // 10, 20, 30 us: cyclictest's whole-microsecond summary lines.
+    EXPECT_EQ(ReadFile(dir + "max_latency.txt"), "# Max Latencies: 00030\n");
+    EXPECT_EQ(ReadFile(dir + "min_latency.txt"), "# Min Latencies: 00010\n");
+  }
+  EXPECT_EQ(ReadFile(world_.out_dir + "/system_info.txt"), "system info\n");
+  EXPECT_EQ(json::parse(ReadFile(world_.out_dir + "/system_info.json"))["release"],
+            "6.1.0-test");
+  const json summary = json::parse(ReadFile(world_.out_dir + "/statistical_summary.json"));
+  ASSERT_EQ(summary["scenarios"].size(), 3u);
+  EXPECT_EQ(summary["scenarios"][1]["samples"], 3);
+  EXPECT_NE(ReadFile(world_.out_dir + "/statistical_summary.txt").find("light"),
+            std::string::npos);
+}
+
+TEST_F(RunnerTest, ACheckpointIsOnDiskWhileTheScenarioMeasures) {
+  Run();
+  ASSERT_EQ(world_.checkpoints_seen.size(), 3u);
+  const json& during = world_.checkpoints_seen[1];  // inside light's measurement
+  EXPECT_EQ(during["status"], "running");
+  EXPECT_EQ(during["scenarios"][0]["status"], "complete");
+  EXPECT_EQ(during["scenarios"][1]["status"], "measuring");
+  EXPECT_TRUE(during["scenarios"][1]["checkpoint"].get<bool>());
+  EXPECT_EQ(during["scenarios"][1]["latency"]["thread"]["0"]["stats"]["count"], 1);
+  EXPECT_EQ(during["scenarios"][2]["status"], "pending");
+  EXPECT_TRUE(during["scenarios"][2]["latency"].is_null());
+}
+
+TEST_F(RunnerTest, AnInterruptionWhileSettlingStopsTheLoadsAndRunsNothingMore) {
+  plan_.tune = true;
+  world_.interrupt_settle_at = 1;  // light
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kInterrupted);
+  const Log tail(world_.log.end() - 7, world_.log.end());
+  const Log expected = {"progress 2/3 light after 22s", "loads start light", "settle 2s",
+                        "loads stop light", "monitor stop", "monitor stats interrupted",
+                        "tune restore"};
+  EXPECT_EQ(tail, expected);
+  // No measurement of light, nothing of heavy; the monitor stopped, the tuning restored.
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "measure light 10s"), 0);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "loads start heavy"), 0);
+  EXPECT_EQ(world_.log.back(), "tune restore");
+  const json result = ResultJson();
+  EXPECT_EQ(result["status"], "interrupted");
+  EXPECT_EQ(result["scenarios"][0]["status"], "complete");
+  EXPECT_EQ(result["scenarios"][1]["status"], "interrupted");
+  EXPECT_NE(result["scenarios"][1]["error"].get<std::string>().find("settled"),
+            std::string::npos);
+  EXPECT_TRUE(result["scenarios"][1]["latency"].is_null());
+  EXPECT_EQ(result["scenarios"][2]["status"], "pending");
+  EXPECT_TRUE(result["tuning"][0]["restored"].get<bool>());
+}
+
+TEST_F(RunnerTest, AnInterruptionWhileMeasuringKeepsThePartialResult) {
+  world_.interrupt_measuring = "light";
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kInterrupted);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "loads stop light"), 1);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "loads start heavy"), 0);
+  const json result = ResultJson();
+  EXPECT_EQ(result["status"], "interrupted");
+  EXPECT_EQ(result["scenarios"][1]["status"], "interrupted");
+  EXPECT_EQ(result["scenarios"][1]["latency"]["thread"]["0"]["stats"]["count"], 3);
+  EXPECT_EQ(result["scenarios"][1]["latency"]["return_code"], 130);
+  EXPECT_TRUE(std::filesystem::exists(world_.out_dir + "/light/cyclictest.json"));
+}
+
+TEST_F(RunnerTest, FailedLoadsOrMeasurementFailTheScenarioAndTheRunGoesOn) {
+  world_.loads_fail = {"idle"};
+  world_.measure_fails = {"light"};
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kFailure);
+  // Loads that did not start are not stopped or reported; the failed measurement's are.
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "loads stop idle"), 0);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "loads stop light"), 1);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "measure heavy 20s"), 1);
+  const json result = ResultJson();
+  EXPECT_EQ(result["status"], "failed");
+  EXPECT_EQ(result["scenarios"][0]["status"], "failed");
+  EXPECT_EQ(result["scenarios"][0]["error"], "loads did not start: no such load here");
+  EXPECT_TRUE(result["scenarios"][0]["load_reports"].empty());
+  EXPECT_EQ(result["scenarios"][1]["status"], "failed");
+  EXPECT_EQ(result["scenarios"][1]["error"], "probe thread could not start");
+  EXPECT_TRUE(result["scenarios"][1]["latency"].is_null());
+  EXPECT_EQ(result["scenarios"][2]["status"], "complete");
+  const auto& said = progress_.said;
+  EXPECT_NE(std::find(said.begin(), said.end(), "scenario light: probe thread could not start"),
+            said.end());
+}
+
+TEST_F(RunnerTest, StrictRefusesAfterThePreflightAndStartsNothing) {
+  plan_.strict = true;
+  plan_.tune = true;
+  fail_checks_ = 1;
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kFailure);
+  EXPECT_EQ(world_.log, Log{"preflight"});
+  EXPECT_EQ(ResultJson()["status"], "refused");
+  const auto& said = progress_.said;
+  EXPECT_NE(std::find(said.begin(), said.end(),
+                      "fail: PREEMPT_RT: not set (fix: build an RT kernel)"),
+            said.end());
+}
+
+TEST_F(RunnerTest, AMonitorThatCannotStartRestoresTheTuningsAndSaysWhy) {
+  plan_.tune = true;
+  monitor_fails_ = true;
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kResource);
+  const Log expected = {"preflight", "tune apply tuning_journal.json",
+                        "monitor open thermal_power_log.csv", "tune restore"};
+  EXPECT_EQ(world_.log, expected);
+}
+
+TEST_F(RunnerTest, AnUnwritableResultsFolderIsAFailureNotAUsageError) {
+  if (geteuid() == 0) {
+    // root writes anywhere: make result.json a folder instead, which nobody can replace.
+    std::filesystem::create_directories(world_.out_dir + "/result.json/x");
+  } else {
+    std::filesystem::create_directories(world_.out_dir);
+    chmod(world_.out_dir.c_str(), 0555);
+  }
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kFailure);
+  EXPECT_EQ(std::count(world_.log.begin(), world_.log.end(), "monitor start"), 0)
+      << "nothing started";
+  const auto& said = progress_.said;
+  EXPECT_EQ(std::count_if(said.begin(), said.end(),
+                          [](const std::string& l) { return l.rfind("error:", 0) == 0; }),
+            1)
+      << "the write error is said once";
+  chmod(world_.out_dir.c_str(), 0755);
+}
+
+TEST_F(RunnerTest, ListShowsEveryScenarioWithItsTimesAndTheTotal) {
+  const std::string list = FormatScenarioList(plan_);
+  EXPECT_NE(list.find("suite 'default' (built-in), CPUs 0-1:"), std::string::npos) << list;
+  EXPECT_NE(list.find("heavy          00:00:20 (+00:00:02 settle)  heavy scenario"),
+            std::string::npos)
+      << list;
+  EXPECT_NE(list.find("total about 00:00:46"), std::string::npos) << list;
+}
+
+}  // namespace
+}  // namespace rtpulse::suite
