@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -360,15 +361,21 @@ TEST_F(SuiteTest, TuneAppliesForTheRunRecordsItAndRestoresIt) {
   ASSERT_NE(before, "-1\n") << "RT throttling already off: the test could not see a change";
   TempDir dir;
   ProcessOptions options;
-  // Read the setting while the suite measures: it must be off then.
+  // Read the setting while the suite runs: it must go off. Polled until seen or the suite
+  // ends, not read once after a guessed delay.
   std::string during;
+  std::atomic<bool> finished{false};
   std::thread probe([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    during = RtRuntime();
+    while (!finished.load()) {
+      during = RtRuntime();
+      if (during == "-1\n") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   });
   auto r = RunRtpulse({"suite", "--tune", "--no-rt-throttling", "--scenarios", "idle", "--cpus",
                        "1", "--duration", "2s", "--settle", "0", "-q", "--out", dir.File("run")},
                       options);
+  finished.store(true);
   probe.join();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(during, "-1\n");
