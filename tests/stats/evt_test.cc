@@ -2,14 +2,26 @@
 // generator is seeded, so each assertion is deterministic. Tolerances (relative error of an
 // estimated quantile against the true one): 15 % for exponential / Gumbel tails, 25 % for the
 // Pareto tail (xi = 0.2); xi within 0.05 (POT, ~1e4 exceedances) or 0.1 (GEV, 1000 maxima).
+//
+// The Golden tests pin the text table, the JSON and the exceedance curve of a few reports to
+// tests/data/golden/evt (RTPULSE_UPDATE_GOLDEN=1 rewrites them and skips). Text and curve
+// must match byte for byte; JSON numbers to 1e-9 relative, so a libm or FMA difference in the
+// last bits on another architecture does not fail them while a changed estimate does.
 
 #include "stats/evt.h"
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace rtpulse::stats {
@@ -317,6 +329,111 @@ TEST(EvtTest, JsonHasEveryField) {
   EXPECT_EQ(j["pot"]["levels"][0]["ci_low_ns"].is_number(), true);
   const std::string text = FormatEvtReport(EstimateWorstCase(x, o));
   EXPECT_NE(text.find("not guarantees"), std::string::npos);
+}
+
+const std::string kGolden = std::string(RTPULSE_TEST_DATA) + "/golden/evt";
+
+bool UpdatingGolden() {
+  return std::getenv("RTPULSE_UPDATE_GOLDEN") != nullptr;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Compares `actual` with `golden`: same structure, keys, strings, booleans and nulls;
+/// numbers equal to 1e-9 relative (see the file comment).
+void ExpectJsonNear(const nlohmann::json& actual, const nlohmann::json& golden,
+                    const std::string& where) {
+  if (actual.is_number() && golden.is_number()) {
+    const double a = actual.get<double>();
+    const double g = golden.get<double>();
+    EXPECT_LE(std::fabs(a - g), 1e-9 * std::max(std::fabs(a), std::fabs(g))) << where;
+    return;
+  }
+  ASSERT_EQ(actual.type_name(), std::string(golden.type_name())) << where;
+  if (actual.is_object()) {
+    ASSERT_EQ(actual.size(), golden.size()) << where;
+    for (auto it = golden.begin(); it != golden.end(); ++it) {
+      ASSERT_TRUE(actual.contains(it.key())) << where << "." << it.key();
+      ExpectJsonNear(actual[it.key()], it.value(), where + "." + it.key());
+    }
+  } else if (actual.is_array()) {
+    ASSERT_EQ(actual.size(), golden.size()) << where;
+    for (size_t i = 0; i < golden.size(); ++i) {
+      ExpectJsonNear(actual[i], golden[i], fmt::format("{}[{}]", where, i));
+    }
+  } else {
+    EXPECT_EQ(actual, golden) << where;
+  }
+}
+
+/// The exceedance curve, one point a line, every digit.
+std::string CurveText(const ExceedanceCurve& c) {
+  std::string s = "# empirical_ns empirical_probability\n";
+  for (size_t i = 0; i < c.empirical_ns.size(); ++i) {
+    s += fmt::format("{:.17g} {:.17g}\n", c.empirical_ns[i], c.empirical_probability[i]);
+  }
+  s += "# model_ns pot_probability bm_probability\n";
+  for (size_t i = 0; i < c.model_ns.size(); ++i) {
+    s += fmt::format("{:.17g} {:.17g} {:.17g}\n", c.model_ns[i], c.pot_probability[i],
+                     c.bm_probability[i]);
+  }
+  return s;
+}
+
+/// Checks (or, when updating, rewrites) <name>.txt, <name>.json and <name>.curve.
+void ExpectGoldenReport(const EvtReport& r, const std::string& name) {
+  const std::string text = FormatEvtReport(r);
+  const std::string json = ToJson(r).dump(1) + "\n";
+  const std::string curve = CurveText(r.curve);
+  const std::string base = kGolden + "/" + name;
+  if (UpdatingGolden()) {
+    std::ofstream(base + ".txt", std::ios::binary) << text;
+    std::ofstream(base + ".json", std::ios::binary) << json;
+    std::ofstream(base + ".curve", std::ios::binary) << curve;
+    GTEST_SKIP() << "rewrote " << base << ".{txt,json,curve}: review the diff before committing";
+  }
+  const std::string golden_json = ReadText(base + ".json");
+  ASSERT_FALSE(golden_json.empty()) << base << ".json is missing; run with RTPULSE_UPDATE_GOLDEN=1";
+  EXPECT_EQ(text, ReadText(base + ".txt")) << name;
+  ExpectJsonNear(ToJson(r), nlohmann::json::parse(golden_json), name);
+  EXPECT_EQ(curve, ReadText(base + ".curve")) << name;
+}
+
+TEST(EvtGoldenTest, ExponentialAutomaticThreshold) {
+  EvtOptions o = TestOptions();
+  o.threshold_quantile.reset();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Exponential(31);
+  x.resize(50'000);
+  ExpectGoldenReport(EstimateWorstCase(x, o), "exponential_auto");
+}
+
+TEST(EvtGoldenTest, ParetoGivenThreshold) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Pareto(32);
+  x.resize(50'000);
+  ExpectGoldenReport(EstimateWorstCase(x, o), "pareto_given");
+}
+
+TEST(EvtGoldenTest, DependentSeriesWithWarnings) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 20;
+  ExpectGoldenReport(EstimateWorstCase(Ar1(0.999, 20'000, 26), o), "dependent");
+}
+
+TEST(EvtGoldenTest, ConstantAndTinyInputs) {
+  ExpectGoldenReport(EstimateWorstCase(std::vector<double>(1000, 7.0), TestOptions()),
+                     "constant");
+  ExpectGoldenReport(EstimateWorstCase({5.0, std::nan("")}, TestOptions()), "tiny");
 }
 
 }  // namespace
