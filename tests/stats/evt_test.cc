@@ -10,9 +10,8 @@
 
 #include "stats/evt.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -209,7 +208,9 @@ TEST(EvtTest, ExponentialTail) {
   EXPECT_EQ(r.bm.levels_model, BlockMaximaModel::kGumbel);
   ExpectLevels(r.pot.levels, ExponentialQuantile, 0.15, "exponential POT");
   ExpectLevels(r.bm.levels, ExponentialQuantile, 0.15, "exponential BM");
-  for (const auto& c : r.checks) EXPECT_NE(c.verdict, CheckVerdict::kWarn) << c.name << " " << c.p_value;
+  for (const auto& c : r.checks) {
+    EXPECT_NE(c.verdict, CheckVerdict::kWarn) << c.name << " " << c.p_value;
+  }
 }
 
 TEST(EvtTest, ParetoTail) {
@@ -489,8 +490,7 @@ TEST(EvtGoldenTest, DependentSeriesWithWarnings) {
 }
 
 TEST(EvtGoldenTest, ConstantAndTinyInputs) {
-  ExpectGoldenReport(EstimateWorstCase(std::vector<double>(1000, 7.0), TestOptions()),
-                     "constant");
+  ExpectGoldenReport(EstimateWorstCase(std::vector<double>(1000, 7.0), TestOptions()), "constant");
   ExpectGoldenReport(EstimateWorstCase({5.0, std::nan("")}, TestOptions()), "tiny");
 }
 
