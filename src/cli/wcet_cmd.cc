@@ -283,7 +283,9 @@ Runner SetupWcet(CLI::App& sub) {
   sub.add_option("--threshold-quantile", o->threshold_quantile,
                  "POT threshold as a quantile, e.g. 0.99 (default: automatic, stated)");
   sub.add_option("--bootstrap", o->bootstrap,
-                 "parametric bootstrap resamples for the 95% intervals (default 200, 0 = none)");
+                 fmt::format("parametric bootstrap resamples for the {} intervals (default 200, "
+                             "0 = none)",
+                             stats::ConfidenceLabel(stats::EvtOptions{}.confidence)));
   sub.add_option("--seed", o->seed, "bootstrap seed; the same seed gives the same intervals");
   sub.allow_extras(false);
   sub.footer(

@@ -6,6 +6,11 @@
 //
 // Everything here is a statistical extrapolation from the samples given: it says what the
 // fitted tail model predicts, never what the system guarantees.
+//
+// The sources by concern: evt_fit.{h,cc} the GPD / GEV fits, evt_checks.{h,cc} the
+// independence and stationarity checks, evt.cc the pipeline (threshold, block maxima,
+// bootstrap, curve), evt_output.cc the JSON and text. This header includes the other two, so
+// it is the one to include.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +19,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "stats/evt_checks.h"
+#include "stats/evt_fit.h"
 
 namespace rtpulse::stats {
 
@@ -42,18 +50,6 @@ struct EvtOptions {
                                         0.96, 0.97, 0.98, 0.99, 0.995};
 };
 
-/// A generalised Pareto fit to exceedances y = x - u > 0:
-/// P(Y > y) = (1 + xi*y/sigma)^(-1/xi), or exp(-y/sigma) when xi = 0.
-struct GpdFit {
-  bool ok = false;
-  double xi = 0;
-  double sigma_ns = 0;
-  double xi_se = 0;  ///< Asymptotic standard error of xi: (1 + xi)/sqrt(n).
-  double log_likelihood = 0;
-  std::string method;  ///< "mle" (profile likelihood) or "pwm" (probability-weighted moments).
-  std::string note;    ///< Why the MLE was not used, when it was not.
-};
-
 /// One row of the threshold diagnostics.
 struct ThresholdPoint {
   double quantile = 0;
@@ -64,16 +60,6 @@ struct ThresholdPoint {
   double modified_scale_ns = 0;  ///< sigma - xi*u: constant above a valid threshold.
 };
 
-/// A GEV fit to block maxima: G(x) = exp(-(1 + xi*(x-mu)/sigma)^(-1/xi)), Gumbel when xi = 0.
-struct GevFit {
-  bool ok = false;
-  double mu_ns = 0;
-  double sigma_ns = 0;
-  double xi = 0;
-  double log_likelihood = 0;
-  std::string method;  ///< "mle" (Nelder-Mead) or "gumbel-mle".
-};
-
 /// Latency estimated at one per-activation exceedance probability.
 struct ReturnLevel {
   double probability = 0;
@@ -82,16 +68,7 @@ struct ReturnLevel {
   double ci_high_ns = 0;  ///< NaN when no bootstrap ran.
 };
 
-/// One independence or stationarity check.
-struct EvtCheck {
-  std::string name;        ///< "ljung-box", "runs", "extremal-index", "stationarity".
-  std::string applied_to;  ///< What series it ran on.
-  double statistic = 0;
-  double p_value = 0;   ///< NaN for checks judged by a threshold instead.
-  std::string verdict;  ///< "pass", "warn" or "skipped".
-  std::string detail;   ///< One sentence: what it means here.
-};
-
+/// The peaks-over-threshold analysis.
 struct PotResult {
   double threshold_quantile = 0;
   double threshold_ns = 0;
@@ -105,6 +82,17 @@ struct PotResult {
   int bootstrap_failures = 0;  ///< Resamples whose refit failed (left out of the intervals).
 };
 
+/// Which block maxima model the return levels come from.
+enum class BlockMaximaModel {
+  kNone,    ///< No fit (too few blocks, or the maxima do not vary).
+  kGev,     ///< The GEV: the likelihood ratio test rejected xi = 0.
+  kGumbel,  ///< The Gumbel: xi = 0 was not rejected.
+};
+
+/// The name in the JSON and text outputs: "", "gev" or "gumbel".
+std::string_view BlockMaximaModelName(BlockMaximaModel model);
+
+/// The block maxima analysis.
 struct BlockMaximaResult {
   size_t block_size = 0;
   size_t blocks = 0;  ///< Whole blocks; a last partial block is dropped.
@@ -115,7 +103,7 @@ struct BlockMaximaResult {
   double lr_p_value = 0;
   bool gumbel_sufficient = false;   ///< lr_p_value >= alpha: xi = 0 is not rejected.
   std::vector<ReturnLevel> levels;  ///< From the GEV fit (or Gumbel when sufficient).
-  std::string levels_model;         ///< "gev" or "gumbel".
+  BlockMaximaModel levels_model = BlockMaximaModel::kNone;
   int bootstrap_failures = 0;
 };
 
@@ -152,34 +140,14 @@ EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOpti
 /// The report as JSON (docs/wcet.md, "JSON"), disclaimer included. NaN becomes null.
 nlohmann::json ToJson(const EvtReport& report);
 
-/// The report as a text table (microseconds), disclaimer and warnings included.
+/// The report as a text table (microseconds), disclaimer and warnings included. The interval
+/// columns are labelled with report.options.confidence (ConfidenceLabel()).
 std::string FormatEvtReport(const EvtReport& report);
 
-// Building blocks, exposed for tests and other importers.
+/// A confidence level as the tables print it: 0.95 -> "95%", 0.999 -> "99.9%".
+std::string ConfidenceLabel(double confidence);
 
-/// Fits a GPD to exceedances (> 0) by profile maximum likelihood over theta = xi/sigma
-/// (grid + golden section), falling back to probability-weighted moments when the MLE is
-/// on the edge of its domain or xi < -0.5 (where MLE is not regular).
-GpdFit FitGpd(const std::vector<double>& excesses);
-/// Fits a GEV (Nelder-Mead over mu, log sigma, xi from several starts).
-GevFit FitGev(const std::vector<double>& maxima);
-/// Fits a Gumbel (GEV with xi = 0) by maximum likelihood.
-GevFit FitGumbel(const std::vector<double>& maxima);
-/// GPD-tail latency with P(X > x) = p, given P(X > u) = rate.
-double GpdQuantile(const GpdFit& fit, double threshold, double rate, double p);
-/// GEV-of-block-maxima latency exceeded with probability p per activation (blocks of m).
-double GevQuantile(const GevFit& fit, size_t block_size, double p);
-
-/// Regularised lower incomplete gamma P(a, x) (series / continued fraction).
-double RegularizedGammaP(double a, double x);
-/// Chi-square upper tail P(X > x) with k degrees of freedom.
-double ChiSquarePValue(double x, double dof);
-/// Ljung-Box Q over lags 1..lags, with its chi-square(lags) p-value.
-EvtCheck LjungBox(const std::vector<double>& series, int lags);
-/// Wald-Wolfowitz runs test above/below the median (two-sided normal p-value).
-EvtCheck RunsTest(const std::vector<double>& series);
-/// Ferro-Segers intervals estimate of the extremal index of exceedances over `threshold`
-/// (1 = isolated exceedances, small = clusters); NaN with fewer than 3 exceedances.
-double ExtremalIndex(const std::vector<double>& series, double threshold);
+// The building blocks (FitGpd, FitGev, GpdQuantile, LjungBox, ChiSquarePValue, ...) are
+// declared in stats/evt_fit.h and stats/evt_checks.h, included above.
 
 }  // namespace rtpulse::stats

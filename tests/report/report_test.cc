@@ -1,7 +1,8 @@
 // rtpulse report on a synthesised, deterministic run: golden .dat/.gp/.tex files, the HTML's
 // content and escaping, and the page rendered by headless Chromium.
 //
-// Regenerate the golden files after an intended change:
+// Regenerate the golden files after an intended change (the test then reports SKIPPED, since
+// it compared nothing):
 //   RTPULSE_UPDATE_GOLDEN=1 build/tests/report/report_test --gtest_filter='*Golden*'
 #include "report/report.h"
 
@@ -96,7 +97,8 @@ void ExpectGolden(const std::string& produced_path, const std::string& golden_na
   const std::string produced = ReadFile(produced_path);
   if (std::getenv("RTPULSE_UPDATE_GOLDEN") != nullptr) {
     ASSERT_TRUE(WriteFileAtomic(golden_path, produced));
-    return;
+    // Skipped, never passed: an update run compares nothing, so it must not look green.
+    GTEST_SKIP() << "rewrote " << golden_path << ": review the diff before committing";
   }
   EXPECT_EQ(produced, ReadFile(golden_path))
       << golden_name << " differs; regenerate with RTPULSE_UPDATE_GOLDEN=1 if intended";

@@ -138,8 +138,9 @@ TEST(BootstrapTest, EdgeCases) {
   EXPECT_EQ(huge[0].lo_ns, -std::ldexp(1.0, 50));
 }
 
-TEST(BootstrapTest, FastEnoughForMillionsOfSamples) {
-  // 2.4 M samples per run (600 s at 1 kHz on 4 CPUs): replicates cost O(buckets), not O(N).
+TEST(BootstrapTest, MillionsOfSamplesGiveAnOrderedInterval) {
+  // 2.4 M samples per run (600 s at 1 kHz on 4 CPUs). How long this takes (replicates cost
+  // O(buckets), not O(N)) is BM_BootstrapPercentileDifferences in bench/micro_bench.cc.
   Histogram a;
   Histogram b;
   std::mt19937_64 rng(9);

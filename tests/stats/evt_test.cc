@@ -2,17 +2,44 @@
 // generator is seeded, so each assertion is deterministic. Tolerances (relative error of an
 // estimated quantile against the true one): 15 % for exponential / Gumbel tails, 25 % for the
 // Pareto tail (xi = 0.2); xi within 0.05 (POT, ~1e4 exceedances) or 0.1 (GEV, 1000 maxima).
+//
+// The Golden tests pin the text table, the JSON and the exceedance curve of a few reports to
+// tests/data/golden/evt (RTPULSE_UPDATE_GOLDEN=1 rewrites them and skips). Text and curve
+// must match byte for byte; JSON numbers to 1e-9 relative, so a libm or FMA difference in the
+// last bits on another architecture does not fail them while a changed estimate does.
 
 #include "stats/evt.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <ostream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace rtpulse::stats {
+
+// GoogleTest prints the status enums by their output names (found by ADL).
+void PrintTo(GpdMethod m, std::ostream* os) {
+  *os << '"' << GpdMethodName(m) << '"';
+}
+void PrintTo(GevMethod m, std::ostream* os) {
+  *os << '"' << GevMethodName(m) << '"';
+}
+void PrintTo(CheckVerdict v, std::ostream* os) {
+  *os << CheckVerdictName(v);
+}
+void PrintTo(BlockMaximaModel m, std::ostream* os) {
+  *os << '"' << BlockMaximaModelName(m) << '"';
+}
+
 namespace {
 
 class Uniform {
@@ -109,7 +136,7 @@ TEST(GpdTest, RecoversShapeAndScale) {
     }
     const GpdFit f = FitGpd(y);
     ASSERT_TRUE(f.ok) << xi;
-    EXPECT_EQ(f.method, "mle") << xi;
+    EXPECT_EQ(f.method, GpdMethod::kMle) << xi;
     EXPECT_NEAR(f.xi, xi, 0.05) << xi;
     EXPECT_NEAR(f.sigma_ns / 1000, 1.0, 0.05) << xi;
     EXPECT_NEAR(f.xi_se, (1 + f.xi) / std::sqrt(20'000.0), 1e-12);
@@ -123,7 +150,7 @@ TEST(GpdTest, UniformExcessesFallBackToMoments) {
   for (auto& v : y) v = 100 * u();
   const GpdFit f = FitGpd(y);
   ASSERT_TRUE(f.ok);
-  EXPECT_EQ(f.method, "pwm");
+  EXPECT_EQ(f.method, GpdMethod::kPwm);
   EXPECT_FALSE(f.note.empty());
   EXPECT_NEAR(f.xi, -1.0, 0.1);
 }
@@ -140,10 +167,12 @@ TEST(GevTest, GumbelMaximaAreRecognised) {
   for (auto& v : maxima) v = 100 - 10 * std::log(-std::log(u()));  // Gumbel(100, 10)
   const GevFit g = FitGumbel(maxima);
   ASSERT_TRUE(g.ok);
+  EXPECT_EQ(g.method, GevMethod::kGumbelMle);
   EXPECT_NEAR(g.mu_ns, 100, 1.5);
   EXPECT_NEAR(g.sigma_ns, 10, 1.0);
   const GevFit gev = FitGev(maxima);
   ASSERT_TRUE(gev.ok);
+  EXPECT_EQ(gev.method, GevMethod::kMle);
   EXPECT_NEAR(gev.xi, 0, 0.1);
   EXPECT_GE(gev.log_likelihood, g.log_likelihood);
   const double lr = 2 * (gev.log_likelihood - g.log_likelihood);
@@ -176,10 +205,12 @@ TEST(EvtTest, ExponentialTail) {
   EXPECT_EQ(r.bm.blocks, 1000u);
   EXPECT_NEAR(r.bm.gev.xi, 0, 0.1);
   EXPECT_TRUE(r.bm.gumbel_sufficient) << "LR p " << r.bm.lr_p_value;
-  EXPECT_EQ(r.bm.levels_model, "gumbel");
+  EXPECT_EQ(r.bm.levels_model, BlockMaximaModel::kGumbel);
   ExpectLevels(r.pot.levels, ExponentialQuantile, 0.15, "exponential POT");
   ExpectLevels(r.bm.levels, ExponentialQuantile, 0.15, "exponential BM");
-  for (const auto& c : r.checks) EXPECT_NE(c.verdict, "warn") << c.name << " " << c.p_value;
+  for (const auto& c : r.checks) {
+    EXPECT_NE(c.verdict, CheckVerdict::kWarn) << c.name << " " << c.p_value;
+  }
 }
 
 TEST(EvtTest, ParetoTail) {
@@ -189,7 +220,7 @@ TEST(EvtTest, ParetoTail) {
   EXPECT_NEAR(r.pot.fit.xi, kParetoXi, 0.05);
   EXPECT_NEAR(r.bm.gev.xi, kParetoXi, 0.1);
   EXPECT_FALSE(r.bm.gumbel_sufficient) << "LR p " << r.bm.lr_p_value;
-  EXPECT_EQ(r.bm.levels_model, "gev");
+  EXPECT_EQ(r.bm.levels_model, BlockMaximaModel::kGev);
   ExpectLevels(r.pot.levels, ParetoQuantile, 0.25, "pareto POT");
   ExpectLevels(r.bm.levels, ParetoQuantile, 0.25, "pareto BM");
 }
@@ -241,8 +272,8 @@ TEST(ChecksTest, LjungBoxFlagsAr1AndPassesNoise) {
   EXPECT_LT(ar.p_value, 1e-6);
   const EvtCheck iid = LjungBox(Ar1(0.0, 500, 22), 10);
   EXPECT_GT(iid.p_value, 0.05);
-  EXPECT_EQ(LjungBox({1, 2, 3}, 10).verdict, "skipped");
-  EXPECT_EQ(LjungBox(std::vector<double>(50, 1.0), 5).verdict, "skipped");
+  EXPECT_EQ(LjungBox({1, 2, 3}, 10).verdict, CheckVerdict::kSkipped);
+  EXPECT_EQ(LjungBox(std::vector<double>(50, 1.0), 5).verdict, CheckVerdict::kSkipped);
 }
 
 TEST(ChecksTest, RunsTestFlagsAr1AndPassesNoise) {
@@ -317,6 +348,150 @@ TEST(EvtTest, JsonHasEveryField) {
   EXPECT_EQ(j["pot"]["levels"][0]["ci_low_ns"].is_number(), true);
   const std::string text = FormatEvtReport(EstimateWorstCase(x, o));
   EXPECT_NE(text.find("not guarantees"), std::string::npos);
+}
+
+TEST(EvtOutputTest, StatusNamesAreTheDocumentedStrings) {
+  EXPECT_EQ(GpdMethodName(GpdMethod::kNone), "");
+  EXPECT_EQ(GpdMethodName(GpdMethod::kMle), "mle");
+  EXPECT_EQ(GpdMethodName(GpdMethod::kPwm), "pwm");
+  EXPECT_EQ(GevMethodName(GevMethod::kNone), "");
+  EXPECT_EQ(GevMethodName(GevMethod::kMle), "mle");
+  EXPECT_EQ(GevMethodName(GevMethod::kGumbelMle), "gumbel-mle");
+  EXPECT_EQ(CheckVerdictName(CheckVerdict::kPass), "pass");
+  EXPECT_EQ(CheckVerdictName(CheckVerdict::kWarn), "warn");
+  EXPECT_EQ(CheckVerdictName(CheckVerdict::kSkipped), "skipped");
+  EXPECT_EQ(BlockMaximaModelName(BlockMaximaModel::kNone), "");
+  EXPECT_EQ(BlockMaximaModelName(BlockMaximaModel::kGev), "gev");
+  EXPECT_EQ(BlockMaximaModelName(BlockMaximaModel::kGumbel), "gumbel");
+}
+
+TEST(EvtOutputTest, IntervalLabelIsTheConfidenceUsed) {
+  EXPECT_EQ(ConfidenceLabel(0.95), "95%");
+  EXPECT_EQ(ConfidenceLabel(0.9), "90%");
+  EXPECT_EQ(ConfidenceLabel(0.99), "99%");
+  EXPECT_EQ(ConfidenceLabel(0.999), "99.9%");
+  EvtOptions o = TestOptions();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  o.confidence = 0.9;
+  std::vector<double> x = Exponential(13);
+  x.resize(50'000);
+  const EvtReport r90 = EstimateWorstCase(x, o);
+  const std::string text = FormatEvtReport(r90);
+  EXPECT_NE(text.find("POT latency us [90% CI]"), std::string::npos) << text;
+  EXPECT_NE(text.find("BM (gumbel) us [90% CI]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("95%"), std::string::npos) << text;
+  EXPECT_DOUBLE_EQ(ToJson(r90)["options"]["confidence"].get<double>(), 0.9);
+  // The label follows the intervals: 90 % intervals are narrower than 95 % ones.
+  o.confidence = 0.95;
+  const EvtReport r95 = EstimateWorstCase(x, o);
+  EXPECT_NE(FormatEvtReport(r95).find("POT latency us [95% CI]"), std::string::npos);
+  const auto width = [](const ReturnLevel& l) { return l.ci_high_ns - l.ci_low_ns; };
+  EXPECT_LT(width(r90.pot.levels[0]), width(r95.pot.levels[0]));
+}
+
+const std::string kGolden = std::string(RTPULSE_TEST_DATA) + "/golden/evt";
+
+bool UpdatingGolden() {
+  return std::getenv("RTPULSE_UPDATE_GOLDEN") != nullptr;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Compares `actual` with `golden`: same structure, keys, strings, booleans and nulls;
+/// numbers equal to 1e-9 relative (see the file comment).
+void ExpectJsonNear(const nlohmann::json& actual, const nlohmann::json& golden,
+                    const std::string& where) {
+  if (actual.is_number() && golden.is_number()) {
+    const double a = actual.get<double>();
+    const double g = golden.get<double>();
+    EXPECT_LE(std::fabs(a - g), 1e-9 * std::max(std::fabs(a), std::fabs(g))) << where;
+    return;
+  }
+  ASSERT_EQ(actual.type_name(), std::string(golden.type_name())) << where;
+  if (actual.is_object()) {
+    ASSERT_EQ(actual.size(), golden.size()) << where;
+    for (auto it = golden.begin(); it != golden.end(); ++it) {
+      ASSERT_TRUE(actual.contains(it.key())) << where << "." << it.key();
+      ExpectJsonNear(actual[it.key()], it.value(), where + "." + it.key());
+    }
+  } else if (actual.is_array()) {
+    ASSERT_EQ(actual.size(), golden.size()) << where;
+    for (size_t i = 0; i < golden.size(); ++i) {
+      ExpectJsonNear(actual[i], golden[i], fmt::format("{}[{}]", where, i));
+    }
+  } else {
+    EXPECT_EQ(actual, golden) << where;
+  }
+}
+
+/// The exceedance curve, one point a line, every digit.
+std::string CurveText(const ExceedanceCurve& c) {
+  std::string s = "# empirical_ns empirical_probability\n";
+  for (size_t i = 0; i < c.empirical_ns.size(); ++i) {
+    s += fmt::format("{:.17g} {:.17g}\n", c.empirical_ns[i], c.empirical_probability[i]);
+  }
+  s += "# model_ns pot_probability bm_probability\n";
+  for (size_t i = 0; i < c.model_ns.size(); ++i) {
+    s += fmt::format("{:.17g} {:.17g} {:.17g}\n", c.model_ns[i], c.pot_probability[i],
+                     c.bm_probability[i]);
+  }
+  return s;
+}
+
+/// Checks (or, when updating, rewrites) <name>.txt, <name>.json and <name>.curve.
+void ExpectGoldenReport(const EvtReport& r, const std::string& name) {
+  const std::string text = FormatEvtReport(r);
+  const std::string json = ToJson(r).dump(1) + "\n";
+  const std::string curve = CurveText(r.curve);
+  const std::string base = kGolden + "/" + name;
+  if (UpdatingGolden()) {
+    std::ofstream(base + ".txt", std::ios::binary) << text;
+    std::ofstream(base + ".json", std::ios::binary) << json;
+    std::ofstream(base + ".curve", std::ios::binary) << curve;
+    GTEST_SKIP() << "rewrote " << base << ".{txt,json,curve}: review the diff before committing";
+  }
+  const std::string golden_json = ReadText(base + ".json");
+  ASSERT_FALSE(golden_json.empty()) << base << ".json is missing; run with RTPULSE_UPDATE_GOLDEN=1";
+  EXPECT_EQ(text, ReadText(base + ".txt")) << name;
+  ExpectJsonNear(ToJson(r), nlohmann::json::parse(golden_json), name);
+  EXPECT_EQ(curve, ReadText(base + ".curve")) << name;
+}
+
+TEST(EvtGoldenTest, ExponentialAutomaticThreshold) {
+  EvtOptions o = TestOptions();
+  o.threshold_quantile.reset();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Exponential(31);
+  x.resize(50'000);
+  ExpectGoldenReport(EstimateWorstCase(x, o), "exponential_auto");
+}
+
+TEST(EvtGoldenTest, ParetoGivenThreshold) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Pareto(32);
+  x.resize(50'000);
+  ExpectGoldenReport(EstimateWorstCase(x, o), "pareto_given");
+}
+
+TEST(EvtGoldenTest, DependentSeriesWithWarnings) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 20;
+  ExpectGoldenReport(EstimateWorstCase(Ar1(0.999, 20'000, 26), o), "dependent");
+}
+
+TEST(EvtGoldenTest, ConstantAndTinyInputs) {
+  ExpectGoldenReport(EstimateWorstCase(std::vector<double>(1000, 7.0), TestOptions()), "constant");
+  ExpectGoldenReport(EstimateWorstCase({5.0, std::nan("")}, TestOptions()), "tiny");
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+#pragma once
+
+// Shared by the extreme value sources (evt_fit.cc, evt_checks.cc, evt.cc, evt_output.cc) and
+// nothing else: not installed, not part of the stats API.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "stats/evt.h"
+
+namespace rtpulse::stats::evt_internal {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Below this many exceedances (or blocks) a fit is not attempted.
+inline constexpr size_t kMinFit = 10;
+/// Below this many exceedances the tail estimate is flagged as resting on too few points.
+inline constexpr uint64_t kFewExceedances = 50;
+inline constexpr size_t kFewBlocks = 20;
+/// |xi| below this is treated as exactly 0 (exponential / Gumbel) in densities and quantiles.
+inline constexpr double kXiZero = 1e-9;
+
+inline double D(size_t n) {
+  return static_cast<double>(n);
+}
+
+/// A portable generator: mt19937_64 bits mapped by hand, so a seed gives the same numbers with
+/// every standard library (std::*_distribution are implementation-defined).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : engine_(seed) {}
+  /// Uniform in (0, 1), never 0 or 1.
+  double Uniform() { return (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53; }
+  double Normal() {
+    const double u1 = Uniform();
+    const double u2 = Uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+inline double Mean(const std::vector<double>& v) {
+  if (v.empty()) return kNaN;
+  return std::accumulate(v.begin(), v.end(), 0.0) / D(v.size());
+}
+
+/// Empirical percentile (linear interpolation) of an unsorted copy.
+inline double PercentileOf(std::vector<double> v, double q) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * D(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - D(lo)) * (v[hi] - v[lo]);
+}
+
+// ---- evt_fit.cc --------------------------------------------------------------------------
+
+/// GEV maximum likelihood from the given (mu, log sigma, xi) starting points; the best wins.
+/// The bootstrap refits from the model's own parameters, FitGev() from the Gumbel's.
+GevFit FitGevFrom(const std::vector<double>& x, const std::vector<std::array<double, 3>>& starts);
+/// The GEV fit started from a successful Gumbel fit of the same maxima (xi = 0, +-0.2), never
+/// worse than that Gumbel: if the search ends below it, the Gumbel itself (method kMle).
+GevFit FitGevFromGumbel(const std::vector<double>& maxima, const GevFit& gumbel);
+/// One draw from a GPD with these parameters (inversion).
+double SampleGpd(Rng& rng, double xi, double sigma);
+/// One draw from the GEV `g` (inversion).
+double SampleGev(Rng& rng, const GevFit& g);
+
+// ---- evt_checks.cc -----------------------------------------------------------------------
+
+/// Runs the independence and stationarity checks on the report's block maxima and POT
+/// threshold, judged at options.alpha; appends them to r.checks and a warning per failed one
+/// to r.warnings. Needs the POT and block maxima steps done.
+void AddChecks(const std::vector<double>& x, const EvtOptions& options, EvtReport& r);
+
+}  // namespace rtpulse::stats::evt_internal
