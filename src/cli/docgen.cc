@@ -236,7 +236,9 @@ std::string RenderManPage(const CLI::App& root, const CLI::App& command, const M
   }
   see.push_back(".BR cyclictest (8)");
   out += fmt::format("{}\n", fmt::join(see, ",\n"));
-  for (const auto& d : footer.docs) out += ".PP\nIn the source tree: " + Escape(d) + "\n";
+  for (const auto& d : footer.docs) out += ".PP\nDocumentation: " + Escape(d) + "\n";
+  out += ".PP\nThe docs/ folder of the source tree is installed as share/doc/rtpulse/ under the "
+         "installation prefix (/usr/share/doc/rtpulse/ from the Debian package).\n";
   return out;
 }
 
@@ -252,16 +254,20 @@ ValueKind KindOf(const CLI::Option& o) {
   if (type.find("FILE") != std::string::npos || type.find("PATH") != std::string::npos) {
     return ValueKind::kFile;
   }
-  const std::string name = Upper(o.get_name(true));
+  std::vector<std::string> names = OptionNames(o);
+  if (!o.nonpositional()) names.push_back(o.get_name(true));
   constexpr std::array kFolders = {"--OUT", "--FIGURES"};
   constexpr std::array kFiles = {"--JSON",   "--HTML",     "--SAMPLES", "--HISTFILE",
                                  "--CONFIG", "--FRAGMENT", "FILE",      "RUN",
                                  "RUNS"};
-  for (const char* f : kFolders) {
-    if (name == f) return ValueKind::kFolder;
-  }
-  for (const char* f : kFiles) {
-    if (name == f) return ValueKind::kFile;
+  for (const auto& n : names) {
+    const std::string name = Upper(n);
+    for (const char* f : kFolders) {
+      if (name == f) return ValueKind::kFolder;
+    }
+    for (const char* f : kFiles) {
+      if (name == f) return ValueKind::kFile;
+    }
   }
   return ValueKind::kNone;
 }
