@@ -53,7 +53,9 @@ std::vector<const CLI::App*> VisibleSubcommands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
 }
 
-bool TakesValue(const CLI::Option& o) { return o.get_items_expected_max() > 0; }
+bool TakesValue(const CLI::Option& o) {
+  return o.get_items_expected_max() > 0;
+}
 
 /// The value placeholder shown after an option: CLI11's type name, its validator part when it
 /// has one ("TEXT:FILE" -> "FILE"), in brackets when the value may be left out.
@@ -207,8 +209,9 @@ std::string RenderManPage(const CLI::App& root, const CLI::App& command, const M
   out += ".SH SYNOPSIS\n" + Synopsis(command);
   out += ".SH DESCRIPTION\n" + Escape(summary) + ".\n" + Paragraphs(footer.description);
   if (is_root) {
-    out += ".PP\nEach command has its own page: \\fBman rtpulse\\-\\fIcommand\\fR, and its own "
-           "\\fB\\-\\-help\\fR.\n";
+    out +=
+        ".PP\nEach command has its own page: \\fBman rtpulse\\-\\fIcommand\\fR, and its own "
+        "\\fB\\-\\-help\\fR.\n";
   }
   if (!VisibleOptions(command).empty()) out += ".SH OPTIONS\n" + OptionList(command);
   if (is_root) {
@@ -237,8 +240,9 @@ std::string RenderManPage(const CLI::App& root, const CLI::App& command, const M
   see.push_back(".BR cyclictest (8)");
   out += fmt::format("{}\n", fmt::join(see, ",\n"));
   for (const auto& d : footer.docs) out += ".PP\nDocumentation: " + Escape(d) + "\n";
-  out += ".PP\nThe docs/ folder of the source tree is installed as share/doc/rtpulse/ under the "
-         "installation prefix (/usr/share/doc/rtpulse/ from the Debian package).\n";
+  out +=
+      ".PP\nThe docs/ folder of the source tree is installed as share/doc/rtpulse/ under the "
+      "installation prefix (/usr/share/doc/rtpulse/ from the Debian package).\n";
   return out;
 }
 
@@ -257,9 +261,8 @@ ValueKind KindOf(const CLI::Option& o) {
   std::vector<std::string> names = OptionNames(o);
   if (!o.nonpositional()) names.push_back(o.get_name(true));
   constexpr std::array kFolders = {"--OUT", "--FIGURES"};
-  constexpr std::array kFiles = {"--JSON",   "--HTML",     "--SAMPLES", "--HISTFILE",
-                                 "--CONFIG", "--FRAGMENT", "FILE",      "RUN",
-                                 "RUNS"};
+  constexpr std::array kFiles = {"--JSON",     "--HTML", "--SAMPLES", "--HISTFILE", "--CONFIG",
+                                 "--FRAGMENT", "FILE",   "RUN",       "RUNS"};
   for (const auto& n : names) {
     const std::string name = Upper(n);
     for (const char* f : kFolders) {
@@ -302,7 +305,8 @@ void Collect(const CLI::App& app, CompletionTable& table) {
     }
   }
   table.options.emplace_back(path, fmt::format("{}", fmt::join(names, " ")));
-  if (!files.empty()) table.file_options.emplace_back(path, fmt::format("{}", fmt::join(files, " ")));
+  if (!files.empty())
+    table.file_options.emplace_back(path, fmt::format("{}", fmt::join(files, " ")));
   if (!folders.empty()) {
     table.folder_options.emplace_back(path, fmt::format("{}", fmt::join(folders, " ")));
   }

@@ -53,9 +53,8 @@ TEST_F(DocgenTest, OnePagePerCommandPlusTheOverviewAndTheCompletion) {
 TEST_F(DocgenTest, EveryPageHasTheStandardSectionsAndHeader) {
   for (const auto& [name, text] : GenerateDocs(*app_, header_)) {
     if (name == "rtpulse.bash") continue;
-    for (const char* section :
-         {".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH EXIT STATUS\n",
-          ".SH SEE ALSO\n"}) {
+    for (const char* section : {".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n",
+                                ".SH EXIT STATUS\n", ".SH SEE ALSO\n"}) {
       EXPECT_NE(text.find(section), std::string::npos) << name << " lacks " << section;
     }
     EXPECT_NE(text.find("\"2026-12-01\" \"rtpulse 9.8.7\" \"User Commands\""), std::string::npos)
@@ -139,14 +138,14 @@ std::string Complete(const std::string& script, const std::string& line) {
   const std::string path = dir.File("rtpulse.bash");
   std::ofstream(path) << script;
   std::ofstream(dir.File("run.json")) << "{}";
-  const std::string driver =
-      "source '" + path + "'\n" + "cd '" + dir.path() + "'\n" + "COMP_LINE='" + line +
-      "'\n"
-      "read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
-      "[[ \"$COMP_LINE\" == *' ' ]] && COMP_WORDS+=('')\n"
-      "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
-      "_rtpulse\n"
-      "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const std::string driver = "source '" + path + "'\n" + "cd '" + dir.path() + "'\n" +
+                             "COMP_LINE='" + line +
+                             "'\n"
+                             "read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
+                             "[[ \"$COMP_LINE\" == *' ' ]] && COMP_WORDS+=('')\n"
+                             "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+                             "_rtpulse\n"
+                             "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
   const auto r = RunProcess({"/bin/bash", "--norc", "-c", driver});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.out;
