@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <unistd.h>
 
 #include "cli/command.h"
@@ -112,24 +113,31 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
   return ClosestName(word, candidates);
 }
 
-int Main(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);
-  if (const int code = CheckCommandName(argc, argv); code != 0) return code;
-
-  CLI::App app{"rtpulse: measure, explain and prove the real-time behaviour of Linux machines",
-               "rtpulse"};
-  app.footer(kExitCodes);
-  app.set_version_flag("-V,--version", fmt::format("rtpulse {}", kVersion));
-  app.require_subcommand(1);
-  app.fallthrough(false);
-
-  Runner runner;
+std::unique_ptr<CLI::App> BuildApp(Runner& runner) {
+  auto app = std::make_unique<CLI::App>(
+      "rtpulse: measure, explain and prove the real-time behaviour of Linux machines", "rtpulse");
+  app->footer(kExitCodes);
+  app->set_version_flag("-V,--version", fmt::format("rtpulse {}", kVersion));
+  app->require_subcommand(1);
+  app->fallthrough(false);
   for (const auto& command : kCommands) {
-    CLI::App* sub = app.add_subcommand(command.name, command.summary);
+    CLI::App* sub = app->add_subcommand(command.name, command.summary);
     sub->footer(kExitCodes);
     Runner run = command.setup(*sub);
     sub->callback([&runner, run] { runner = run; });
   }
+  return app;
+}
+
+const char* ExitCodesText() { return kExitCodes; }
+
+int Main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);
+  if (const int code = CheckCommandName(argc, argv); code != 0) return code;
+
+  Runner runner;
+  const std::unique_ptr<CLI::App> root = BuildApp(runner);
+  CLI::App& app = *root;
 
   try {
     app.parse(argc, argv);

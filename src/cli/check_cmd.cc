@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/fs_root.h"
+#include "core/terminal.h"
 #include "sys/check.h"
 #include "sys/command_runner.h"
 #include "sys/process_facts.h"
@@ -24,15 +25,6 @@ struct CheckOptions {
   bool strict = false;
   bool verbose = false;
 };
-
-/// Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org).
-bool UseColor() {
-  const char* no_color = std::getenv("NO_COLOR");
-  if (no_color != nullptr && no_color[0] != '\0') return false;
-  const char* term = std::getenv("TERM");
-  if (term != nullptr && std::string_view(term) == "dumb") return false;
-  return isatty(STDOUT_FILENO) != 0;
-}
 
 Expected<sys::ProcessFacts> ProcessFacts() {
   const char* injected = std::getenv(sys::kProcessFactsEnv);
@@ -73,7 +65,8 @@ int RunCheck(const CheckOptions& options) {
       return code;
     }
   } else {
-    if (const int code = WriteStdout(sys::FormatCheckText(header, results, options.verbose, UseColor()));
+    const bool color = ColorEnabled(STDOUT_FILENO);
+    if (const int code = WriteStdout(sys::FormatCheckText(header, results, options.verbose, color));
         code != 0) {
       return code;
     }
