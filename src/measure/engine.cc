@@ -4,12 +4,10 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "core/clock.h"
 #include "core/fs_root.h"
@@ -23,7 +21,6 @@ namespace {
 
 constexpr int64_t kTickNs = 250 * kNsPerMs;     ///< Live view refresh.
 constexpr int64_t kStartMarginNs = 20 * kNsPerMs;  ///< Grid origin after every probe is ready.
-constexpr int64_t kReadyTimeoutNs = 10 * kNsPerSec;
 
 sigset_t RunSignals() {
   sigset_t set;
@@ -77,49 +74,58 @@ struct PathOutcome {
   std::optional<Error> all_failed;
 };
 
-PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
-                    std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
-                    RunObserver* observer, results::LatencyRun& run) {
-  PathOutcome out;
-  out.run.wake = std::string(WakePathName(path));
+/// One wake path's threads and the state they share. Not movable (atomics): built in place.
+struct PathThreads {
   RunShared shared;
-
   std::vector<std::unique_ptr<Probe>> probes;
+  std::vector<std::unique_ptr<Injector>> injectors;
+  bool start_failed = false;  ///< A thread did not start: the path is stopped at once.
+  int64_t origin_ns = 0;      ///< Grid origin (CLOCK_MONOTONIC).
+  int64_t start_ns = 0;       ///< When supervision began (for the observer's elapsed time).
+};
+
+/// Creates the probes of `path` and, with --inject, one injector per probed CPU (not started).
+void CreateThreads(const LatencyPlan& plan, WakePath path,
+                   std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
+                   PathThreads& threads) {
   for (size_t i = 0; i < plan.threads.size(); ++i) {
     SampleRing* ring = rings.empty() ? nullptr : rings[i].get();
-    probes.push_back(std::make_unique<Probe>(plan, plan.threads[i], path, shared, ring, tracer));
+    threads.probes.push_back(
+        std::make_unique<Probe>(plan, plan.threads[i], path, threads.shared, ring, tracer));
   }
-  std::vector<std::unique_ptr<Injector>> injectors;
-  if (plan.inject) {
-    std::map<int, const ThreadPlan*> per_cpu;
-    for (const auto& t : plan.threads) per_cpu.emplace(t.cpu, &t);
-    for (const auto& [cpu, t] : per_cpu) {
-      int top = 0;
-      for (const auto& other : plan.threads) {
-        if (other.cpu == cpu) top = std::max(top, other.priority);
-      }
-      std::vector<const Probe*> watched;
-      for (size_t i = 0; i < plan.threads.size(); ++i) {
-        if (plan.threads[i].cpu == cpu) watched.push_back(probes[i].get());
-      }
-      injectors.push_back(std::make_unique<Injector>(
-          cpu, std::min(99, top + 1), plan.inject->delay_ns,
-          InjectionPeriod(*plan.inject, t->interval_ns), shared, std::move(watched)));
+  if (!plan.inject) return;
+  std::map<int, const ThreadPlan*> per_cpu;
+  for (const auto& t : plan.threads) per_cpu.emplace(t.cpu, &t);
+  for (const auto& [cpu, t] : per_cpu) {
+    int top = 0;
+    for (const auto& other : plan.threads) {
+      if (other.cpu == cpu) top = std::max(top, other.priority);
     }
+    std::vector<const Probe*> watched;
+    for (size_t i = 0; i < plan.threads.size(); ++i) {
+      if (plan.threads[i].cpu == cpu) watched.push_back(threads.probes[i].get());
+    }
+    threads.injectors.push_back(std::make_unique<Injector>(
+        cpu, std::min(99, top + 1), plan.inject->delay_ns,
+        InjectionPeriod(*plan.inject, t->interval_ns), threads.shared, std::move(watched)));
   }
+}
 
-  if (observer != nullptr) observer->OnPathStart(path_index, path);
-  out.run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  const int expected_ready = static_cast<int>(probes.size() + injectors.size());
+/// Starts every thread, waits for their RT set-up and publishes the grid origin (and the
+/// end time, before it). A thread that cannot start fails the path (`out.all_failed`); set-up
+/// that takes longer than the readiness timeout starts the grid anyway, with a warning.
+void StartThreads(const LatencyPlan& plan, PathThreads& threads, PathOutcome& out,
+                  std::vector<std::string>& warnings) {
+  const int expected_ready = static_cast<int>(threads.probes.size() + threads.injectors.size());
   int started = 0;
-  for (auto& p : probes) {
+  for (auto& p : threads.probes) {
     if (Status s = p->Start(); !s) {
       out.all_failed = s.error();
       break;
     }
     ++started;
   }
-  for (auto& inj : injectors) {
+  for (auto& inj : threads.injectors) {
     if (Status s = inj->Start(); !s) {
       out.all_failed = s.error();
       break;
@@ -127,26 +133,39 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
     ++started;
   }
   // Every thread must have done its RT set-up before the grid starts.
-  const int64_t wait_until = MonotonicNs() + kReadyTimeoutNs;
-  while (shared.ready.load(std::memory_order_acquire) < started && MonotonicNs() < wait_until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const int64_t timeout_ns = ReadyTimeoutNs();
+  if (!AwaitReady(threads.shared.ready, started, timeout_ns)) {
+    const int ready = threads.shared.ready.load(std::memory_order_acquire);
+    warnings.push_back(fmt::format(
+        "{}: {} of {} threads had not finished their real-time set-up after {} s; the grid "
+        "started anyway, so their first activations may be late or skipped",
+        out.run.wake, started - ready, started, static_cast<double>(timeout_ns) / kNsPerSec));
   }
-  const bool start_failed = started < expected_ready;
-  if (start_failed) shared.stop.store(true);
-  const int64_t origin = MonotonicNs() + kStartMarginNs;
-  shared.end_ns = plan.duration_ns > 0 ? origin + plan.duration_ns : 0;
-  shared.origin_ns.store(origin, std::memory_order_release);
-  shared.origin_ns.notify_all();
+  threads.start_failed = started < expected_ready;
+  if (threads.start_failed) threads.shared.stop.store(true);
+  threads.origin_ns = MonotonicNs() + kStartMarginNs;
+  // end_ns is published by the release store of origin_ns: threads read it only after
+  // AwaitOrigin's acquire load.
+  threads.shared.end_ns = plan.duration_ns > 0 ? threads.origin_ns + plan.duration_ns : 0;
+  threads.shared.origin_ns.store(threads.origin_ns, std::memory_order_release);
+  threads.shared.origin_ns.notify_all();
+  threads.start_ns = MonotonicNs();
+}
 
-  const int64_t path_start = MonotonicNs();
+/// The main thread's work while the probes measure: live ticks, SIGUSR1 statistics,
+/// checkpoints, and SIGINT/SIGTERM (which stop the path and set `out.interrupted`). Returns
+/// when every probe has left its loop or a stop signal came.
+void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
+               PathOutcome& out) {
+  RunShared& shared = threads.shared;
+  const auto& probes = threads.probes;
   bool stats_requested = false;
   const int64_t checkpoint_ns = observer != nullptr ? observer->CheckpointIntervalNs() : 0;
-  int64_t next_checkpoint = checkpoint_ns > 0 ? path_start + checkpoint_ns : INT64_MAX;
+  int64_t next_checkpoint = checkpoint_ns > 0 ? threads.start_ns + checkpoint_ns : INT64_MAX;
   results::PathRun checkpoint;
   checkpoint.wake = out.run.wake;
   checkpoint.start_realtime_ns = out.run.start_realtime_ns;
-  while (!start_failed &&
-         shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
+  while (shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
     // Wake up right after the planned end too, so the run does not linger a whole tick.
     int64_t timeout = kTickNs;
     if (shared.end_ns > 0) {
@@ -161,36 +180,43 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
       out.interrupted = true;
       shared.stop.store(true);
       for (auto& p : probes) p->Interrupt();
-      break;
+      return;
     }
     if (event == SignalEvent::kStats) stats_requested = true;
     if (observer != nullptr && (stats_requested || observer->WantsTicks())) {
       const auto live = Snapshot(probes);
       if (stats_requested) observer->OnStatsRequest(live);
-      if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - path_start);
+      if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - threads.start_ns);
     }
     stats_requested = false;
     if (const int64_t now = MonotonicNs(); now >= next_checkpoint) {
       // Counted from this snapshot, not from the schedule: after a stalled main thread the
       // next one is a full interval later instead of a burst of catch-up checkpoints.
       next_checkpoint = now + checkpoint_ns;
-      TakeCheckpoint(probes, origin, checkpoint);
+      TakeCheckpoint(probes, threads.origin_ns, checkpoint);
       observer->OnCheckpoint(path_index, checkpoint);
     }
   }
+}
+
+/// Stops and joins every thread, then gathers the probes' results, the injectors' ground
+/// truth, per-thread warnings and the break (-b) into `out` and `run`.
+void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
+             results::LatencyRun& run) {
+  RunShared& shared = threads.shared;
   shared.stop.store(true);
-  for (auto& p : probes) p->Join();
-  for (auto& inj : injectors) inj->Join();
+  for (auto& p : threads.probes) p->Join();
+  for (auto& inj : threads.injectors) inj->Join();
   out.run.end_realtime_ns = ClockNs(CLOCK_REALTIME);
   int64_t last_wake = 0;
-  for (const auto& p : probes) last_wake = std::max(last_wake, p->last_wake_ns());
-  out.run.duration_ns = (last_wake > 0 ? last_wake : MonotonicNs()) - origin;
+  for (const auto& p : threads.probes) last_wake = std::max(last_wake, p->last_wake_ns());
+  out.run.duration_ns = (last_wake > 0 ? last_wake : MonotonicNs()) - threads.origin_ns;
   if (observer != nullptr && observer->WantsTicks()) {
-    observer->OnTick(Snapshot(probes), MonotonicNs() - path_start);
+    observer->OnTick(Snapshot(threads.probes), MonotonicNs() - threads.start_ns);
   }
 
   size_t failed = 0;
-  for (auto& p : probes) {
+  for (auto& p : threads.probes) {
     results::ProbeResult r = p->TakeResult();
     if (p->failure()) {
       ++failed;
@@ -199,7 +225,7 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
       run.warnings.push_back(p->failure()->message);
       if (!out.all_failed) out.all_failed = *p->failure();
     }
-    for (const auto& inj : injectors) {
+    for (const auto& inj : threads.injectors) {
       if (inj->cpu() == r.cpu) {
         // Only injections on deadlines this probe covered count as its ground truth.
         const auto covered = static_cast<uint64_t>(
@@ -224,7 +250,7 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
     if (r.degraded) run.degraded = true;
     out.run.probes.push_back(std::move(r));
   }
-  if (failed < probes.size() && !start_failed) out.all_failed.reset();
+  if (failed < threads.probes.size() && !threads.start_failed) out.all_failed.reset();
 
   if (shared.break_hit.load()) {
     results::BreakTrace bt;
@@ -234,6 +260,20 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
     bt.tracing_stopped = shared.break_traced.load();
     run.breaktrace = bt;
   }
+}
+
+PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
+                    std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
+                    RunObserver* observer, results::LatencyRun& run) {
+  PathOutcome out;
+  out.run.wake = std::string(WakePathName(path));
+  PathThreads threads;
+  CreateThreads(plan, path, rings, tracer, threads);
+  if (observer != nullptr) observer->OnPathStart(path_index, path);
+  out.run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  StartThreads(plan, threads, out, run.warnings);
+  if (!threads.start_failed) Supervise(threads, path_index, observer, out);
+  Collect(threads, observer, out, run);
   return out;
 }
 

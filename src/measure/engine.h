@@ -62,10 +62,16 @@ class RunObserver {
 /// main loop takes them synchronously (sigtimedwait): no async handler at all.
 void BlockRunSignals();
 
-/// Hooks around the probe loop (tests use them to prove the loop allocates nothing).
+/// Test hooks: around the probe loop (to prove the loop allocates nothing) and around the
+/// engine's readiness wait (to make it time out). Defaults leave the engine as it is.
 struct LoopHooks {
   void (*enter)() = nullptr;
   void (*exit)() = nullptr;
+  /// In each probe thread after its RT set-up, before it reports ready.
+  void (*before_ready)() = nullptr;
+  /// How long the engine waits for every thread's set-up before it starts the grid anyway
+  /// (and records a warning); 0 = the default, 10 s.
+  int64_t ready_timeout_ns = 0;
 };
 void SetLoopHooks(LoopHooks hooks);
 

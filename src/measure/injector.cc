@@ -44,7 +44,7 @@ void* Injector::ThreadEntry(void* self) {
 void Injector::ThreadMain() {
   if (Status s = SetThreadAffinity({cpu_}); !s) problem_ = s.error().message;
   if (Status s = SetThreadScheduling(Policy::kFifo, priority_); !s) problem_ = s.error().message;
-  shared_.ready.fetch_add(1, std::memory_order_acq_rel);
+  SignalReady(shared_.ready);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   auto probes_done = [this] {
     return std::all_of(watched_.begin(), watched_.end(), [](const Probe* p) { return p->done(); });

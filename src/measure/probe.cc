@@ -1,14 +1,18 @@
 #include "measure/probe.h"
 
 #include <fmt/format.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 
 #include "core/clock.h"
+#include "measure/probe_loop.h"
 
 namespace rtpulse::measure {
 namespace {
@@ -28,6 +32,34 @@ int64_t AwaitOrigin(const std::atomic<int64_t>& origin) {
     value = origin.load(std::memory_order_acquire);
   }
   return value;
+}
+
+void SignalReady(std::atomic<int>& ready) {
+  ready.fetch_add(1, std::memory_order_acq_rel);
+  // A raw futex rather than std::atomic::notify_all: libstdc++'s notify skips the system
+  // call unless a std::atomic::wait is registered, and AwaitReady needs a timeout, which
+  // std::atomic::wait does not have.
+  static_assert(sizeof(std::atomic<int>) == sizeof(int));
+  syscall(SYS_futex, reinterpret_cast<int*>(&ready), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+bool AwaitReady(std::atomic<int>& ready, int count, int64_t timeout_ns) {
+  const int64_t deadline = MonotonicNs() + timeout_ns;
+  for (;;) {
+    const int seen = ready.load(std::memory_order_acquire);
+    if (seen >= count) return true;
+    const int64_t left = deadline - MonotonicNs();
+    if (left <= 0) return false;
+    const timespec timeout = ToTimespec(left);
+    // Sleeps only while the value is still `seen`; any SignalReady since wakes it (EAGAIN).
+    syscall(SYS_futex, reinterpret_cast<int*>(&ready), FUTEX_WAIT_PRIVATE, seen, &timeout,
+            nullptr, 0);
+  }
+}
+
+int64_t ReadyTimeoutNs() {
+  return g_hooks.ready_timeout_ns > 0 ? g_hooks.ready_timeout_ns : 10 * kNsPerSec;
 }
 
 Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, RunShared& shared,
@@ -110,7 +142,8 @@ void Probe::SetUp() {
 void Probe::ThreadMain() {
   SetUp();
   set_up_.store(true, std::memory_order_release);
-  shared_.ready.fetch_add(1, std::memory_order_acq_rel);
+  if (g_hooks.before_ready != nullptr) g_hooks.before_ready();
+  SignalReady(shared_.ready);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   if (shared_.stop.load(std::memory_order_relaxed)) {
     done_.store(true, std::memory_order_release);
@@ -139,46 +172,21 @@ void Probe::ThreadMain() {
   shared_.finished.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void Probe::RecordLinear(int64_t latency_ns, uint64_t cycle) {
-  results::LinearHistogram& linear = *result_.linear;
-  if (latency_ns < 0) {
-    ++linear.underflows;
-    return;
-  }
-  const int64_t us = latency_ns / kNsPerUs;
-  if (us < linear.limit_us) {
-    ++linear.counts[static_cast<size_t>(us)];
-    return;
-  }
-  ++linear.overflows;
-  if (linear.overflow_seqs.size() < linear.overflow_seqs.capacity()) {
-    linear.overflow_seqs.push_back(cycle);  // within reserved capacity: no allocation
-  } else {
-    ++linear.overflow_seqs_dropped;
-  }
-}
-
-void Probe::RecordSpike(uint64_t seq, int64_t expected_ns, int64_t latency_ns) {
-  if (result_.spikes.size() < result_.spikes.capacity()) {
-    result_.spikes.push_back({seq, expected_ns, latency_ns});  // reserved: no allocation
-  } else {
-    ++result_.spikes_not_kept;
-  }
-}
-
 void Probe::Loop() {
-  const bool extras = result_.linear.has_value() || plan_.spike_ns > 0 || ring_ != nullptr ||
-                      plan_.breaktrace_ns > 0 || source_->RestartsGridOnOverrun();
-  if (g_hooks.enter != nullptr) g_hooks.enter();
   if (path_ == WakePath::kAbs) {
     // The default path, called directly (no virtual dispatch).
-    auto& abs = static_cast<AbsSleep&>(*source_);
-    extras ? LoopImpl<true>(abs) : LoopImpl<false>(abs);
+    RunLoop(static_cast<AbsSleep&>(*source_), MonotonicClock{});
   } else {
-    extras ? LoopImpl<true>(*source_) : LoopImpl<false>(*source_);
+    RunLoop(*source_, MonotonicClock{});
   }
-  if (g_hooks.exit != nullptr) g_hooks.exit();
+}
 
+void Probe::EnterLoop() {
+  if (g_hooks.enter != nullptr) g_hooks.enter();
+}
+
+void Probe::LeaveLoop() {
+  if (g_hooks.exit != nullptr) g_hooks.exit();
   if (wait_error_ != 0) {
     result_.degraded = true;
     result_.notes.push_back(
@@ -188,108 +196,6 @@ void Probe::Loop() {
   result_.skipped_periods = skipped_.load(std::memory_order_relaxed);
   result_.last_latency_ns = cur_ns_.load(std::memory_order_relaxed);
   result_.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);
-}
-
-template <bool kExtras, typename Source>
-void Probe::LoopImpl(Source& source) {
-  const int64_t interval = thread_.interval_ns;
-  const int64_t end_ns = shared_.end_ns > 0 ? shared_.end_ns : INT64_MAX;
-  const uint64_t loops = plan_.loops > 0 ? plan_.loops : UINT64_MAX;
-  const bool restarts_grid = source_->RestartsGridOnOverrun();
-  const int64_t spike_ns = plan_.spike_ns;
-  const int64_t break_ns = plan_.breaktrace_ns;
-  const uint16_t cpu_field =
-      result_.cpu >= 0 ? static_cast<uint16_t>(result_.cpu) : uint16_t{0xFFFF};
-  Histogram& histogram = result_.histogram;
-  int64_t next = source_->GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed)) + interval;
-  uint64_t seq = 0;
-  uint64_t cycles = 0;
-  bool resync = false;
-  int64_t last_wake = 0;  // published once, after the loop: only read after Join()
-
-  // Stop is checked once per activation, after the wake-up (a stop asked for meanwhile
-  // ends the loop at the next one, within a period), and once before the first wait.
-  if (shared_.stop.load(std::memory_order_relaxed)) {
-    result_.periods_elapsed = 0;
-    return;
-  }
-  for (;;) {
-    const WakeResult wake = source.Wait(next);
-    const int64_t now = MonotonicNs();
-    if (wake.error != 0) {
-      wait_error_ = wake.error;
-      break;
-    }
-    // An activation that arrives after stop was asked for may be the unblocking post, not a
-    // real period: it is not recorded.
-    if (shared_.stop.load(std::memory_order_relaxed)) break;
-
-    last_wake = now;
-    const int64_t latency = now - wake.expected_ns;
-    if (kExtras && restarts_grid && (resync || latency < 0)) {
-      // SCHED_DEADLINE: after an overrun the kernel may have restarted its period (CBS)
-      // where we cannot see it; a wake-up before our grid proves it did. The activation
-      // that follows is where the kernel's grid shows again: re-anchor on it, count it in
-      // grid_restarts, and record no latency for it rather than an invented one.
-      grid_restarts_.store(grid_restarts_.load(std::memory_order_relaxed) + 1,
-                           std::memory_order_relaxed);
-      resync = false;
-      ++seq;
-      next = now + interval;
-      if (cycles >= loops || now >= end_ns) break;
-      continue;
-    }
-    histogram.Record(latency);
-    cur_ns_.store(latency, std::memory_order_relaxed);
-    const uint64_t skipped =
-        wake.expirations > 0
-            ? wake.expirations - 1
-            : (latency >= interval ? static_cast<uint64_t>(latency / interval) : 0);
-    if (skipped > 0) {
-      missed_.store(missed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped,
-                     std::memory_order_relaxed);
-    }
-    if constexpr (kExtras) {
-      if (result_.linear) RecordLinear(latency, cycles);
-      if (spike_ns > 0 && latency > spike_ns) RecordSpike(seq, wake.expected_ns, latency);
-      if (ring_ != nullptr) {
-        SampleRecord record{};
-        record.seq = seq;
-        record.expected_ns = wake.expected_ns;
-        record.actual_ns = now;
-        record.thread = static_cast<uint16_t>(thread_.index);
-        // Unpinned probes record where this sample ran (sched_getcpu reads glibc's rseq
-        // area: no system call).
-        record.cpu = cpu_field != 0xFFFF ? cpu_field : static_cast<uint16_t>(sched_getcpu());
-        record.wake_path = static_cast<uint8_t>(path_);
-        record.flags = skipped > 0 ? SampleRecord::kMissed : uint8_t{0};
-        ring_->Push(record);
-      }
-    }
-    ++cycles;
-    seq += 1 + skipped;
-    if constexpr (kExtras) {
-      if (break_ns > 0 && latency > break_ns) {
-        bool expected = false;
-        if (shared_.break_hit.compare_exchange_strong(expected, true)) {
-          shared_.break_thread.store(thread_.index);
-          shared_.break_latency_ns.store(latency);
-          shared_.break_seq.store(seq - 1 - skipped);
-          const bool traced = tracer_ != nullptr &&
-                              tracer_->Break(thread_.index, latency, break_ns, plan_.tracemark);
-          shared_.break_traced.store(traced);
-        }
-        shared_.stop.store(true, std::memory_order_relaxed);
-        break;
-      }
-      if (restarts_grid && skipped > 0) resync = true;
-    }
-    next = wake.expected_ns + static_cast<int64_t>(1 + skipped) * interval;
-    if (cycles >= loops || now >= end_ns) break;
-  }
-  last_wake_ns_.store(last_wake, std::memory_order_relaxed);
-  result_.periods_elapsed = seq;
 }
 
 LiveProbe Probe::Live() const {

@@ -11,30 +11,17 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/samples_file.h"
 
 namespace rtpulse::measure {
 
-/// One activation as stored in a samples file: 32 bytes, host byte order (little-endian on
-/// every supported target). docs/samples-format.md is the reference.
-struct SampleRecord {
-  uint64_t seq;         ///< Period index of the deadline (0 = first). A gap = skipped periods.
-  int64_t expected_ns;  ///< Deadline, CLOCK_MONOTONIC.
-  int64_t actual_ns;    ///< Wake-up time, CLOCK_MONOTONIC. latency = actual - expected.
-  uint16_t thread;      ///< Probe thread index (as in cyclictest's T: N).
-  uint16_t cpu;         ///< CPU the sample was taken on (the pinned CPU, else sched_getcpu()).
-  uint8_t wake_path;    ///< measure::WakePath value.
-  uint8_t flags;        ///< SampleRecord::kMissed, ...
-  uint16_t reserved;    ///< Zero.
-
-  static constexpr uint8_t kMissed = 1;  ///< Woke after the next period's deadline.
-};
-static_assert(sizeof(SampleRecord) == 32, "samples file record layout is part of the format");
-
-/// actual_ns - expected_ns, wrapping instead of overflowing on garbage input (a corrupt file).
-constexpr int64_t LatencyNs(const SampleRecord& record) {
-  return static_cast<int64_t>(static_cast<uint64_t>(record.actual_ns) -
-                              static_cast<uint64_t>(record.expected_ns));
-}
+// The file format (SampleRecord, the header, the reader) lives in core/samples_file.h;
+// measure's names for it stay valid.
+using rtpulse::LatencyNs;
+using rtpulse::ReadSamplesFile;
+using rtpulse::SampleRecord;
+using rtpulse::SamplesFileInfo;
+using rtpulse::SamplesFileSummary;
 
 /// Single-producer single-consumer ring: the probe thread pushes, the writer thread drains.
 /// Preallocated and prefaulted in the constructor (call mlockall afterwards to keep it
@@ -83,12 +70,6 @@ class SampleSink {
   virtual Status Finish(uint64_t dropped, bool interrupted) = 0;
 };
 
-/// Metadata stored in a samples file header.
-struct SamplesFileInfo {
-  int64_t start_realtime_ns = 0;   ///< Wall clock at run start (for humans).
-  int64_t start_monotonic_ns = 0;  ///< CLOCK_MONOTONIC at the same instant.
-};
-
 /// Binary samples file sink. Streams into "<path>.tmp.<pid>" and renames onto `path` in
 /// Finish(), so a completed or interrupted run leaves a whole file; a crash leaves the .tmp
 /// (readable, without trailer). The header is written at once, records in large buffered
@@ -135,25 +116,5 @@ class SampleWriter {
   Status error_;  // first error; the writer thread sets it, Stop() reads it after join
   bool stopped_ = false;
 };
-
-/// What a samples file says about itself, for `rtpulse samples`.
-struct SamplesFileSummary {
-  uint32_t version = 0;
-  uint32_t clock_id = 0;  ///< 1 = CLOCK_MONOTONIC.
-  SamplesFileInfo info;
-  uint64_t records = 0;  ///< Whole records passed to `fn`.
-  /// Bytes of a cut-off last record (only possible without trailer); not passed to `fn`.
-  uint64_t partial_bytes = 0;
-  bool has_trailer = false;  ///< false: the run did not end cleanly (file may be cut short)
-  uint64_t dropped = 0;      ///< From the trailer.
-  bool interrupted = false;  ///< From the trailer.
-};
-
-/// Reads a samples file (or a crashed run's "<path>.tmp.<pid>"), calling `fn` for every
-/// record in file order. The layout is validated before the first call to `fn`, so a bad
-/// file yields an error (UsageError, naming the file, the byte offset and the fix) and no
-/// records; only an I/O error or a file shrinking during the read can fail midway.
-Expected<SamplesFileSummary> ReadSamplesFile(const std::string& path,
-                                             const std::function<void(const SampleRecord&)>& fn);
 
 }  // namespace rtpulse::measure

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "core/clock.h"
-#include "measure/sample_log.h"
+#include "core/samples_file.h"
 #include "stats/summary.h"
 
 namespace rtpulse::report {
@@ -218,8 +218,8 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
   int64_t start_monotonic = 0;
   bool have_start = false;
   const std::string path = run_folder + "/" + scenario.samples_file;
-  auto summary = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
-    per_second[r.expected_ns / kNsPerSec].push_back(measure::LatencyNs(r));
+  auto summary = ReadSamplesFile(path, [&](const SampleRecord& r) {
+    per_second[r.expected_ns / kNsPerSec].push_back(LatencyNs(r));
   });
   if (!summary) {
     set.notes.push_back(fmt::format("{}: no latency-over-time figure: {}", scenario.name,

@@ -3,6 +3,7 @@
 // (the VM host adds 4-15 ms stalls at random).
 #include "measure/engine.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -201,6 +202,37 @@ TEST_F(EngineTest, LoopsStopEachThreadAtItsCount) {
   auto run = RunLatency(plan, nullptr, nullptr);
   ASSERT_TRUE(run.has_value()) << run.error().message;
   for (const auto& p : run->paths[0].probes) EXPECT_EQ(p.histogram.count(), 300u);
+}
+
+bool HasReadinessWarning(const results::LatencyRun& run) {
+  return std::any_of(run.warnings.begin(), run.warnings.end(), [](const std::string& w) {
+    return w.find("had not finished their real-time set-up") != std::string::npos;
+  });
+}
+
+TEST_F(EngineTest, AReadinessTimeoutIsRecordedAsAWarningAndTheRunGoesOn) {
+  LatencyPlan plan = PinnedPlan(kNsPerMs, 200 * kNsPerMs);
+  // Every probe stalls 600 ms after its set-up; the engine gives up waiting after 50 ms.
+  SetLoopHooks({.before_ready = [] { ::usleep(600'000); }, .ready_timeout_ns = 50 * kNsPerMs});
+  auto run = RunLatency(plan, nullptr, nullptr);
+  SetLoopHooks({});
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  ASSERT_TRUE(HasReadinessWarning(*run)) << ::testing::PrintToString(run->warnings);
+  const std::string expected = fmt::format("abs: {} of {} threads had not finished",
+                                           plan.threads.size(), plan.threads.size());
+  EXPECT_TRUE(std::any_of(run->warnings.begin(), run->warnings.end(), [&](const std::string& w) {
+    return w.rfind(expected, 0) == 0;
+  })) << ::testing::PrintToString(run->warnings);
+  // The late probes still measured (their first activations late: not asserted).
+  ASSERT_EQ(run->paths.size(), 1u);
+  for (const auto& p : run->paths[0].probes) EXPECT_GT(p.histogram.count(), 0u);
+}
+
+TEST_F(EngineTest, NoReadinessWarningWhenEveryThreadIsReadyInTime) {
+  LatencyPlan plan = PinnedPlan(kNsPerMs, 100 * kNsPerMs);
+  auto run = RunLatency(plan, nullptr, nullptr);
+  ASSERT_TRUE(run.has_value()) << run.error().message;
+  EXPECT_FALSE(HasReadinessWarning(*run)) << ::testing::PrintToString(run->warnings);
 }
 
 TEST_F(EngineTest, SeveralPathsRunInTurnUnderIdenticalSettings) {
