@@ -3,7 +3,8 @@ add_library(rtpulse_warnings INTERFACE)
 target_compile_options(rtpulse_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wold-style-cast
   -Wnon-virtual-dtor -Woverloaded-virtual -Wcast-align
-  -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough -Wmisleading-indentation)
+  -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough -Wmisleading-indentation
+  -Wfloat-equal -Wsuggest-override)
 if(RTPULSE_WERROR)
   target_compile_options(rtpulse_warnings INTERFACE -Werror)
 endif()
