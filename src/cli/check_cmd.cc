@@ -10,9 +10,9 @@
 #include "cli/check_report.h"
 #include "cli/command.h"
 #include "core/atomic_file.h"
+#include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "sys/check.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 
 namespace rtpulse::cli {
@@ -63,7 +63,7 @@ int RunCheck(const CheckOptions& options) {
   auto process = ProcessFacts();
   if (!process) return ReportError(process.error());
 
-  const sys::SystemCommandRunner commands;
+  const SystemCommandRunner commands;
   const sys::CheckContext context(FsRoot::System(), commands, *process);
   const auto results = sys::RunChecks(context);
   const CheckHeader header = MakeHeader(context);

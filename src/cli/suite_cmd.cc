@@ -24,6 +24,7 @@
 #include "cli/live_view.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
@@ -31,14 +32,12 @@
 #include "load/load_set.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
-#include "monitor/command_runner.h"
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
 #include "results/cyclictest_format.h"
 #include "results/suite_result.h"
 #include "suite/suite_config.h"
 #include "sys/check.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 #include "sys/system_info.h"
 #include "sys/tuning.h"
@@ -478,7 +477,7 @@ int RunSuite(const SuiteOptions& o) {
   }
 
   // Pre-flight: the same audit as `rtpulse check`, recorded with the results.
-  const sys::SystemCommandRunner commands;
+  const SystemCommandRunner commands;
   const sys::CheckContext context(FsRoot::System(), commands, process);
   const auto checks = sys::RunChecks(context);
   const CheckSummary counts = Summarise(checks);
@@ -553,7 +552,7 @@ int RunSuite(const SuiteOptions& o) {
   }
 
   // One low-priority monitor for the whole suite.
-  monitor::ProcessRunner runner;
+  const SystemCommandRunner runner;
   monitor::SamplerOptions sampler_options;
   sampler_options.interval_ns = config.monitor_interval_ns;
   auto sampler = monitor::Sampler::Open(run.Path("thermal_power_log.csv"), sampler_options,

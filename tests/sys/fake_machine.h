@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "support/subprocess.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 
 namespace rtpulse::testutil {
@@ -33,7 +33,7 @@ class FakeTree {
   std::unique_ptr<TempDir> dir_ = std::make_unique<TempDir>();  // movable, so helpers return trees
 };
 
-class FakeCommands final : public sys::CommandRunner {
+class FakeCommands final : public CommandRunner {
  public:
   /// `program` is on PATH at /fake/bin/<program>.
   FakeCommands& Install(const std::string& program) {
@@ -41,7 +41,7 @@ class FakeCommands final : public sys::CommandRunner {
     return *this;
   }
   /// What running `argv` (space-joined) prints and returns.
-  FakeCommands& Answer(const std::string& argv, sys::CommandOutput output) {
+  FakeCommands& Answer(const std::string& argv, CommandOutput output) {
     answers_[argv] = std::move(output);
     return *this;
   }
@@ -52,7 +52,7 @@ class FakeCommands final : public sys::CommandRunner {
     }
     return "";
   }
-  Expected<sys::CommandOutput> Run(const std::vector<std::string>& argv,
+  Expected<CommandOutput> Run(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds) const override {
     std::string joined;
     for (const auto& a : argv) joined += (joined.empty() ? "" : " ") + a;
@@ -63,7 +63,7 @@ class FakeCommands final : public sys::CommandRunner {
 
  private:
   std::vector<std::string> installed_;
-  std::map<std::string, sys::CommandOutput> answers_;
+  std::map<std::string, CommandOutput> answers_;
 };
 
 inline sys::ProcessFacts RootProcess() {
