@@ -12,7 +12,7 @@ namespace rtpulse {
 
 /// What an external command printed and how it ended.
 struct CommandOutput {
-  int exit_code = -1;  ///< Exit status, 128 + signal when killed, -1 on timeout.
+  int exit_code = -1;   ///< Exit status, 128 + signal when killed, -1 on timeout.
   int term_signal = 0;  ///< The signal that ended it (exit_code is then 128 + it); 0 if none.
   bool timed_out = false;
   std::string out;  ///< stdout (at most SystemCommandRunner::kMaxOutputBytes).
