@@ -141,10 +141,12 @@ std::string SystemCommandRunner::Find(std::string_view name) const {
   if (name.find('/') != std::string_view::npos) {
     return IsExecutableFile(std::string(name)) ? std::string(name) : "";
   }
-  const char* env = std::getenv("PATH");
-  const std::string_view path = !search_path_.empty() ? search_path_
-                                : env != nullptr      ? env
-                                                      : kDefaultPath;
+  // Chosen in steps: one conditional expression would make a temporary std::string.
+  std::string_view path = search_path_;
+  if (path.empty()) {
+    const char* env = std::getenv("PATH");
+    path = env != nullptr ? env : kDefaultPath;
+  }
   size_t pos = 0;
   while (pos <= path.size()) {
     const size_t colon = std::min(path.find(':', pos), path.size());
