@@ -12,11 +12,11 @@ namespace rtpulse {
 
 /// What an external command printed and how it ended.
 struct CommandOutput {
-  int exit_code = -1;   ///< Exit status, 128 + signal when killed, -1 on timeout.
-  int term_signal = 0;  ///< The signal that ended it (exit_code is then 128 + it); 0 if none.
+  int exit_code = -1;  ///< Exit status, 128 + signal when killed, -1 on timeout.
   bool timed_out = false;
-  std::string out;  ///< stdout (at most SystemCommandRunner::kMaxOutputBytes).
-  std::string err;  ///< stderr (at most SystemCommandRunner::kMaxOutputBytes).
+  std::string out;      ///< stdout (at most SystemCommandRunner::kMaxOutputBytes).
+  std::string err;      ///< stderr (at most SystemCommandRunner::kMaxOutputBytes).
+  int term_signal = 0;  ///< The signal that ended it (exit_code is then 128 + it); 0 if none.
 };
 
 /// External programs rtpulse asks (vcgencmd, gnuplot, stress-ng, cyclictest). An interface so

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/clock.h"
 #include "monitor/sources.h"
 #include "monitor/stats.h"
 #include "support/fake_commands.h"
@@ -59,8 +60,8 @@ TEST(DescribeThrottled, Bits) {
 TEST(VcgencmdSource, ColumnsAndValuesFromTheRunnersAnswers) {
   testutil::FakeCommands commands;
   commands.Install("vcgencmd")
-      .Answer("vcgencmd get_throttled", {.exit_code = 0, .out = "throttled=0x50005\n"})
-      .Answer("vcgencmd measure_volts core", {.exit_code = 0, .out = "volt=0.7200V\n"});
+      .Answer("vcgencmd get_throttled", {0, false, "throttled=0x50005\n", "", 0})
+      .Answer("vcgencmd measure_volts core", {0, false, "volt=0.7200V\n", "", 0});
   // pmic_read_adc has no answer: the fake's Run fails, as a board without the PMIC would.
   auto source = MakeVcgencmdSource(commands);
   std::vector<std::string> notes;
@@ -83,7 +84,7 @@ TEST(VcgencmdSource, ColumnsAndValuesFromTheRunnersAnswers) {
   EXPECT_DOUBLE_EQ(values[5], 0.72);
 
   // A call that timed out leaves that sample's throttling cells empty (NaN).
-  commands.Answer("vcgencmd get_throttled", {.exit_code = -1, .timed_out = true});
+  commands.Answer("vcgencmd get_throttled", {-1, true, "", "", 0});
   source->Sample(1, values);
   for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(std::isnan(values[i])) << i;
   EXPECT_DOUBLE_EQ(values[5], 0.72);
