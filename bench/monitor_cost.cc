@@ -24,7 +24,6 @@
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
-#include "monitor/command_runner.h"
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
 
@@ -161,7 +160,7 @@ double Percent(const Cost& c, int64_t interval_ns) {
 }
 
 Expected<std::unique_ptr<monitor::Sampler>> OpenSampler(const std::string& csv, int64_t interval_ns,
-                                                        monitor::CommandRunner& runner) {
+                                                        const CommandRunner& runner) {
   monitor::SamplerOptions options;
   options.interval_ns = interval_ns;
   return monitor::Sampler::Open(csv, options, monitor::DefaultSources(FsRoot::System(), runner));
@@ -203,14 +202,14 @@ Cost ThreadRun(monitor::Sampler& sampler, int64_t time_ns) {
   return c;
 }
 
-/// The floor for any vcgencmd: what ProcessRunner's spawn of a do-nothing binary costs, three
+/// The floor for any vcgencmd: what SystemCommandRunner's spawn of a do-nothing binary costs, three
 /// times (the source's three calls per sample), counted like DirectCalls.
 Cost SpawnFloor(int calls) {
-  monitor::ProcessRunner runner;
+  const SystemCommandRunner runner;
   const int64_t cpu0 = ClockNs(CLOCK_THREAD_CPUTIME_ID);
   const int64_t children0 = ChildrenCpuNs();
   const int64_t wall0 = MonotonicNs();
-  for (int i = 0; i < 3 * calls; ++i) (void)runner.Run({"/bin/true"});
+  for (int i = 0; i < 3 * calls; ++i) (void)runner.Run({"/bin/true"}, monitor::kVcgencmdTimeout);
   Cost c;
   c.samples = static_cast<uint64_t>(calls);
   const auto n = static_cast<double>(calls);
@@ -240,7 +239,7 @@ std::string SearchPath(const Options& o, const std::string& tmp) {
     case Vcgencmd::kFolder:
       return o.vcgencmd_dir;
     case Vcgencmd::kPath:
-      return "";  // ProcessRunner: "" means $PATH
+      return "";  // SystemCommandRunner: "" means $PATH
     case Vcgencmd::kNone:
       break;
   }
@@ -263,8 +262,8 @@ int Run(const Options& o) {
     std::fprintf(stderr, "error: cannot create a temporary folder\n");
     return ToInt(ExitCode::kFailure);
   }
-  monitor::ProcessRunner none(tmp.path() + "/none");  // vcgencmd not found
-  monitor::ProcessRunner runner(SearchPath(o, tmp.path()));
+  const SystemCommandRunner none(tmp.path() + "/none");  // vcgencmd not found
+  const SystemCommandRunner runner(SearchPath(o, tmp.path()));
 
   auto bare = OpenSampler(tmp.path() + "/bare.csv", o.interval_ns, none);
   auto full = OpenSampler(tmp.path() + "/full.csv", o.interval_ns, runner);

@@ -10,10 +10,10 @@
 #include "sys/check_report.h"
 #include "cli/command.h"
 #include "core/atomic_file.h"
+#include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "core/terminal.h"
 #include "sys/check.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 
 namespace rtpulse::cli {
@@ -55,7 +55,7 @@ int RunCheck(const CheckOptions& options) {
   auto process = ProcessFacts();
   if (!process) return ReportError(process.error());
 
-  const sys::SystemCommandRunner commands;
+  const SystemCommandRunner commands;
   const sys::CheckContext context(FsRoot::System(), commands, *process);
   const auto results = sys::RunChecks(context);
   const sys::CheckHeader header = MakeHeader(context);

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "core/fs_root.h"
-#include "kernel/kconfig.h"
+#include "core/kernel_config.h"
 #include "kernel/running_config.h"
 #include "kernel/verify.h"
 
@@ -23,7 +23,7 @@ struct VerifyOptions {
 
 /// What the report header says about the config it checked.
 struct Subject {
-  kernel::KernelConfig config;
+  KernelConfig config;
   std::string description;
   std::string uname_version;  ///< Only for --running.
 };
@@ -36,9 +36,9 @@ Expected<std::string> ReadFile(const std::string& path, std::string_view what) {
 
 /// The fragments to check, merged in order (a later file overrides an earlier one, as
 /// merge_config.sh does). None given: the fragment compiled into rtpulse.
-Expected<kernel::KernelConfig> LoadFragments(const std::vector<std::string>& paths) {
+Expected<KernelConfig> LoadFragments(const std::vector<std::string>& paths) {
   if (paths.empty()) {
-    return kernel::KernelConfig::Parse(kernel::DefaultFragment(), "built-in kernel/rt.config",
+    return KernelConfig::Parse(kernel::DefaultFragment(), "built-in kernel/rt.config",
                                        true);
   }
   std::string merged;
@@ -46,11 +46,11 @@ Expected<kernel::KernelConfig> LoadFragments(const std::vector<std::string>& pat
     auto text = ReadFile(path, "fragment");
     if (!text) return text.error();
     // Each file on its own must be consistent; across files the last one wins.
-    if (auto one = kernel::KernelConfig::Parse(*text, path, true); !one) return one.error();
+    if (auto one = KernelConfig::Parse(*text, path, true); !one) return one.error();
     merged += *text;
     merged += '\n';
   }
-  auto fragment = kernel::KernelConfig::Parse(merged, fmt::format("{}", fmt::join(paths, "+")));
+  auto fragment = KernelConfig::Parse(merged, fmt::format("{}", fmt::join(paths, "+")));
   if (fragment && fragment->entries().empty()) {
     return UsageError(fmt::format("fragment {} asks for no option", fmt::join(paths, ", ")));
   }
@@ -67,7 +67,7 @@ Expected<Subject> LoadSubject(const VerifyOptions& opts) {
   }
   auto text = ReadFile(opts.config_path, "config");
   if (!text) return text.error();
-  auto config = kernel::KernelConfig::Parse(*text, opts.config_path);
+  auto config = KernelConfig::Parse(*text, opts.config_path);
   if (!config) return config.error();
   if (config->entries().empty()) {
     return UsageError(

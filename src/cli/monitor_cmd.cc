@@ -12,10 +12,10 @@
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "measure/engine.h"
-#include "monitor/command_runner.h"
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
 
@@ -78,7 +78,7 @@ int RunMonitor(const MonitorOptions& options) {
   // Before the sampler thread exists, so it inherits the mask and signals reach only
   // sigtimedwait below.
   measure::BlockRunSignals();
-  monitor::ProcessRunner runner;
+  const SystemCommandRunner runner;
   auto sampler = monitor::Sampler::Open(plan->csv_path, plan->sampler,
                                         monitor::DefaultSources(FsRoot::System(), runner));
   if (!sampler) return ReportError(sampler.error());

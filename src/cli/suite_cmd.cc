@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/live_view.h"
 #include "core/clock.h"
+#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
@@ -26,7 +27,6 @@
 #include "suite/runner.h"
 #include "suite/services.h"
 #include "sys/check.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 #include "sys/system_info.h"
 
@@ -292,7 +292,7 @@ int RunSuite(const SuiteOptions& o) {
   measure::BlockRunSignals();
 
   const FsRoot& root = FsRoot::System();
-  const sys::SystemCommandRunner commands;
+  const SystemCommandRunner commands;
   const sys::CheckContext context(root, commands, process);
   suite::Preflight preflight = suite::RunPreflight(
       context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));

@@ -18,12 +18,12 @@
 
 #include "cli/command.h"
 #include "core/atomic_file.h"
+#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/version.h"
 #include "measure/sample_log.h"
 #include "results/suite_reader.h"
 #include "stats/evt.h"
-#include "sys/command_runner.h"
 
 namespace rtpulse::cli {
 
@@ -125,7 +125,7 @@ nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
     notes.push_back((!a ? a : b).error().message);
     return plot;
   }
-  const sys::SystemCommandRunner runner;
+  const SystemCommandRunner runner;
   if (runner.Find("gnuplot").empty()) {
     plot["rendered"] = nullptr;
     plot["note"] = "gnuplot not found; not rendered (run `gnuplot exceedance.gp` there)";

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
-#include "core/gzip.h"
-
 namespace rtpulse::kernel {
 namespace {
 
@@ -21,28 +19,19 @@ Expected<RunningConfig> LoadRunningConfig(const FsRoot& root) {
   RunningConfig running;
   running.release = UnameField(root, "/proc/sys/kernel/osrelease", uts.release);
   running.version = UnameField(root, "/proc/sys/kernel/version", uts.version);
-
-  std::string text;
-  if (auto gz = root.Read("/proc/config.gz")) {
-    auto plain = Gunzip(*gz, root.Path("/proc/config.gz"));
-    if (!plain) return plain.error();
-    text = std::move(*plain);
-    running.source = "/proc/config.gz";
-  } else {
-    const std::string boot = "/boot/config-" + running.release;
-    auto file = root.Read(boot);
-    if (!file) {
-      return ResourceError(fmt::format(
-          "no config for the running kernel {}: /proc/config.gz is absent (CONFIG_IKCONFIG_PROC; "
-          "if IKCONFIG=m try 'modprobe configs') and so is {}; pass --config FILE",
-          running.release, boot));
-    }
-    text = std::move(*file);
-    running.source = boot;
+  // Strict: verify must not judge a config it read only half of, nor pass over a corrupt
+  // /proc/config.gz for a /boot file that may belong to another build.
+  auto loaded = LoadKernelConfig(root, running.release, ConfigReading::kStrict);
+  if (!loaded && loaded.error().code == ExitCode::kResource) {
+    // Neither file exists: say how to get one, in this command's terms.
+    return ResourceError(fmt::format(
+        "no config for the running kernel {}: /proc/config.gz is absent (CONFIG_IKCONFIG_PROC; "
+        "if IKCONFIG=m try 'modprobe configs') and so is /boot/config-{}; pass --config FILE",
+        running.release, running.release));
   }
-  auto config = KernelConfig::Parse(text, root.Path(running.source));
-  if (!config) return config.error();
-  running.config = std::move(*config);
+  if (!loaded) return loaded.error();
+  running.config = std::move(loaded->config);
+  running.source = std::move(loaded->source);
   return running;
 }
 

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/fs_root.h"
-#include "kernel/kconfig.h"
+#include "core/kernel_config.h"
 
 namespace rtpulse::kernel {
 
@@ -17,9 +17,10 @@ struct RunningConfig {
   std::string version;  ///< uname -v ("#1 SMP PREEMPT_RT ...").
 };
 
-/// Reads the running kernel's config through `root`: /proc/config.gz first (it is the
-/// kernel's own, CONFIG_IKCONFIG_PROC), then /boot/config-<release>. A missing config is a
-/// resource error (exit 3) that says how to get one.
+/// Reads the running kernel's config through `root` with LoadKernelConfig in strict mode:
+/// /proc/config.gz first (it is the kernel's own, CONFIG_IKCONFIG_PROC), then
+/// /boot/config-<release>; a corrupt /proc/config.gz or a line it cannot read is an error. A
+/// missing config is a resource error (exit 3) that says how to get one.
 Expected<RunningConfig> LoadRunningConfig(const FsRoot& root);
 
 /// The fragment compiled into rtpulse (kernel/rt.config of the source tree it was built from).

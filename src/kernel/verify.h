@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/kconfig.h"
+#include "core/kernel_config.h"
 
 namespace rtpulse::kernel {
 

@@ -1,13 +1,18 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
+#include "core/command_runner.h"
 #include "core/fs_root.h"
-#include "monitor/command_runner.h"
 #include "monitor/source.h"
 
 namespace rtpulse::monitor {
+
+/// How long one vcgencmd call may take before it is killed (it answers in milliseconds; a
+/// hung firmware mailbox must not stall the sampler).
+inline constexpr std::chrono::milliseconds kVcgencmdTimeout{2000};
 
 /// /sys/class/thermal/thermal_zone*/temp: `temp_zone<N>_<type>_c` (degrees C).
 std::unique_ptr<Source> MakeThermalSource(const FsRoot& root);
@@ -27,10 +32,14 @@ std::unique_ptr<Source> MakeInterruptsSource(const FsRoot& root);
 /// /proc/softirqs summed over every softirq: `softirq_cpu<N>_per_s`.
 std::unique_ptr<Source> MakeSoftirqsSource(const FsRoot& root);
 /// Raspberry Pi firmware through `vcgencmd`: get_throttled (raw + decoded "now" bits),
-/// pmic_read_adc (Pi 5 board power, EXT5V input voltage) and measure_volts core.
-std::unique_ptr<Source> MakeVcgencmdSource(CommandRunner& runner);
+/// pmic_read_adc (Pi 5 board power, EXT5V input voltage) and measure_volts core. A call
+/// that outlives `timeout` is killed and leaves that sample's cells empty.
+std::unique_ptr<Source> MakeVcgencmdSource(
+    const CommandRunner& runner, std::chrono::milliseconds timeout = kVcgencmdTimeout);
 
 /// Every source above, in CSV column order.
-std::vector<std::unique_ptr<Source>> DefaultSources(const FsRoot& root, CommandRunner& runner);
+std::vector<std::unique_ptr<Source>> DefaultSources(
+    const FsRoot& root, const CommandRunner& runner,
+    std::chrono::milliseconds vcgencmd_timeout = kVcgencmdTimeout);
 
 }  // namespace rtpulse::monitor

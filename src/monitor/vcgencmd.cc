@@ -43,7 +43,8 @@ std::optional<double> ValueAfter(std::string_view line, std::string_view key,
 
 class VcgencmdSource : public Source {
  public:
-  explicit VcgencmdSource(CommandRunner& runner) : runner_(runner) {}
+  VcgencmdSource(const CommandRunner& runner, std::chrono::milliseconds timeout)
+      : runner_(runner), timeout_(timeout) {}
   std::string_view name() const override { return "vcgencmd"; }
 
   std::vector<Column> Start(std::vector<std::string>& notes) override {
@@ -105,7 +106,7 @@ class VcgencmdSource : public Source {
  private:
   std::optional<std::string> Call(std::vector<std::string> argv) {
     argv.insert(argv.begin(), "vcgencmd");
-    auto out = runner_.Run(argv);
+    auto out = RunForStdout(runner_, argv, timeout_);
     if (!out) {
       error_ = out.error().message;
       return std::nullopt;
@@ -117,12 +118,12 @@ class VcgencmdSource : public Source {
   std::vector<uint32_t> Throttled() {
     auto out = Call({"get_throttled"});
     if (!out) return {};
-    auto bits = ParseThrottled(*out);
-    if (!bits) {
+    auto flags = ParseGetThrottled(*out);
+    if (!flags) {
       error_ = fmt::format("unexpected output '{}'", Trim(*out));
       return {};
     }
-    return {*bits};
+    return {flags->raw};
   }
 
   std::optional<PmicReading> Pmic() {
@@ -141,7 +142,8 @@ class VcgencmdSource : public Source {
     return v;
   }
 
-  CommandRunner& runner_;
+  const CommandRunner& runner_;
+  std::chrono::milliseconds timeout_;
   std::string error_;
   bool throttled_ = false;
   bool pmic_ = false;
@@ -150,22 +152,6 @@ class VcgencmdSource : public Source {
 };
 
 }  // namespace
-
-std::optional<uint32_t> ParseThrottled(std::string_view text) {
-  text = Trim(text);
-  constexpr std::string_view kKey = "throttled=0x";
-  if (text.rfind(kKey, 0) != 0 || text.size() == kKey.size()) return std::nullopt;
-  uint64_t value = 0;
-  for (const char c : text.substr(kKey.size())) {
-    int digit = -1;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    if (digit < 0 || value > 0xFFFFFFFu) return std::nullopt;
-    value = value * 16 + static_cast<uint64_t>(digit);
-  }
-  return static_cast<uint32_t>(value);
-}
 
 std::optional<double> ParseVolts(std::string_view text) {
   return ValueAfter(text, "volt=", "V");
@@ -216,8 +202,9 @@ std::string DescribeThrottled(uint32_t bits) {
   return out.empty() ? "none" : out;
 }
 
-std::unique_ptr<Source> MakeVcgencmdSource(CommandRunner& runner) {
-  return std::make_unique<VcgencmdSource>(runner);
+std::unique_ptr<Source> MakeVcgencmdSource(const CommandRunner& runner,
+                                           std::chrono::milliseconds timeout) {
+  return std::make_unique<VcgencmdSource>(runner, timeout);
 }
 
 }  // namespace rtpulse::monitor

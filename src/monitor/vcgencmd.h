@@ -5,19 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/throttled.h"  // get_throttled: ParseGetThrottled and the bits, shared with check
+
 namespace rtpulse::monitor {
-
-/// `vcgencmd get_throttled` bits. 0-3 are "now"; 16-19 the same four "since boot".
-enum ThrottledBit : uint32_t {
-  kUnderVoltageNow = 1u << 0,
-  kArmFreqCappedNow = 1u << 1,
-  kThrottledNow = 1u << 2,
-  kSoftTempLimitNow = 1u << 3,
-};
-constexpr int kThrottledSinceBootShift = 16;
-
-/// "throttled=0x50005" -> 0x50005.
-std::optional<uint32_t> ParseThrottled(std::string_view text);
 
 /// "volt=0.7200V" -> 0.72.
 std::optional<double> ParseVolts(std::string_view text);

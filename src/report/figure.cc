@@ -194,8 +194,8 @@ Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
   if (PointCount(figure) == 0) {
     return UsageError(fmt::format("figure '{}' has no points to plot", figure.name));
   }
-  const sys::SystemCommandRunner system_runner;
-  const sys::CommandRunner& runner = options.runner ? *options.runner : system_runner;
+  const SystemCommandRunner system_runner;
+  const CommandRunner& runner = options.runner ? *options.runner : system_runner;
   if (runner.Find("gnuplot").empty()) {
     return ResourceError(
         "gnuplot not found on PATH; install it: apt-get install gnuplot-nox "

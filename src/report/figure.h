@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/command_runner.h"
 #include "core/error.h"
-#include "sys/command_runner.h"
 
 namespace rtpulse::report {
 
@@ -83,8 +83,8 @@ std::string FigureScript(const Figure& figure);
 
 struct RenderOptions {
   std::vector<ImageFormat> formats = kAllImageFormats;
-  /// Runs gnuplot; null uses the real one (sys::SystemCommandRunner).
-  const sys::CommandRunner* runner = nullptr;
+  /// Runs gnuplot; null uses the real one (SystemCommandRunner).
+  const CommandRunner* runner = nullptr;
   std::chrono::milliseconds timeout{60'000};  ///< Per gnuplot run.
 };
 

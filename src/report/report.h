@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "core/command_runner.h"
 #include "core/error.h"
 #include "report/figure.h"
 #include "report/html_page.h"
-#include "sys/command_runner.h"
 
 namespace rtpulse::report {
 
@@ -15,7 +15,7 @@ struct ReportOptions {
   std::string out_dir;
   std::vector<ImageFormat> formats = kAllImageFormats;
   bool html = true;
-  const sys::CommandRunner* runner = nullptr;  ///< gnuplot runner; null = the real one.
+  const CommandRunner* runner = nullptr;  ///< gnuplot runner; null = the real one.
   /// Later analyses (EVT / worst-case estimate, ...) add their HTML sections here.
   std::vector<ExtraSectionsFn> extra_sections;
 };

@@ -15,8 +15,11 @@ namespace rtpulse::results {
 inline constexpr const char* kSuiteSchema = "rtpulse.suite";
 inline constexpr int kSuiteSchemaVersion = 1;
 
-/// Where one scenario got to. `kMeasuring` with a latency snapshot is what a checkpoint
-/// holds: the run was still going (or was killed) when it was written.
+/// Where one scenario got to, written as ScenarioStatusName gives it: "pending",
+/// "settling", "measuring", "complete", "interrupted", "failed" (a scenario is never
+/// "refused": --strict refuses the whole suite, see SuiteResult::status). `kMeasuring` with a
+/// latency snapshot is what a checkpoint holds: the run was still going (or was killed) when
+/// it was written. An unknown name reads back as kFailed.
 enum class ScenarioStatus { kPending, kSettling, kMeasuring, kComplete, kInterrupted, kFailed };
 const char* ScenarioStatusName(ScenarioStatus status);
 
@@ -43,7 +46,11 @@ struct ScenarioResult {
 struct SuiteResult {
   std::string rtpulse_version;
   std::string cmdline;
-  std::string status = "running";  ///< running, complete, interrupted, failed.
+  /// What `rtpulse suite` writes: "running" (a checkpoint: still going, or killed),
+  /// "complete", "interrupted" (SIGINT/SIGTERM), "failed" (a scenario failed) or "refused"
+  /// (--strict and a failed pre-flight check: nothing was run). `rtpulse import` writes
+  /// "complete"; a single `latency --json` file reads as "complete" or "interrupted".
+  std::string status = "running";
   int64_t start_realtime_ns = 0;
   int64_t updated_realtime_ns = 0;
   nlohmann::json config = nlohmann::json::object();     ///< The suite as run.

@@ -8,7 +8,6 @@
 
 #include "core/clock.h"
 #include "load/load_set.h"
-#include "monitor/command_runner.h"
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
 #include "suite/facts.h"
@@ -41,7 +40,7 @@ class LoadSetLoads final : public ScenarioLoads {
 class SamplerMonitor final : public SuiteMonitor {
  public:
   /// The runner must outlive the sampler's sources: both live here, runner first.
-  explicit SamplerMonitor(std::unique_ptr<monitor::ProcessRunner> runner)
+  explicit SamplerMonitor(std::unique_ptr<SystemCommandRunner> runner)
       : runner_(std::move(runner)) {}
   Status Open(const FsRoot& root, const std::string& csv_path, int64_t interval_ns) {
     monitor::SamplerOptions options;
@@ -60,7 +59,7 @@ class SamplerMonitor final : public SuiteMonitor {
   std::vector<std::string> Notes() const override { return sampler_->notes(); }
 
  private:
-  std::unique_ptr<monitor::ProcessRunner> runner_;
+  std::unique_ptr<SystemCommandRunner> runner_;
   std::unique_ptr<monitor::Sampler> sampler_;
 };
 
@@ -115,7 +114,7 @@ std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario) {
 
 Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,
                                                    int64_t interval_ns) {
-  auto monitor = std::make_unique<SamplerMonitor>(std::make_unique<monitor::ProcessRunner>());
+  auto monitor = std::make_unique<SamplerMonitor>(std::make_unique<SystemCommandRunner>());
   if (Status s = monitor->Open(root, csv_path, interval_ns); !s) return s.error();
   return std::unique_ptr<SuiteMonitor>(std::move(monitor));
 }

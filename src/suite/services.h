@@ -7,7 +7,7 @@
 #include "core/fs_root.h"
 #include "sys/check.h"
 #include "suite/runner.h"
-#include "sys/command_runner.h"
+#include "core/command_runner.h"
 #include "sys/process_facts.h"
 
 // The runner's real services: load processes, the sysfs/proc monitor, reversible tunings,

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "sys/boot_params.h"
-#include "sys/command_runner.h"
 #include "sys/process_facts.h"
 #include "sys/system_info.h"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "core/parse.h"
+#include "core/throttled.h"
 #include "sys/check_internal.h"
-#include "sys/throttled.h"
 
 namespace rtpulse::sys::checks {
 namespace {

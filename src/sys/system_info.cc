@@ -180,7 +180,12 @@ SystemInfo ProbeSystem(const FsRoot& root) {
   info.version = ReadOr(root, "/proc/sys/kernel/version", uts.version);
   // /proc/sys/kernel/arch (Linux 6.1+) so a fixture tree can say what it is.
   info.machine = ReadOr(root, "/proc/sys/kernel/arch", uts.machine);
-  info.kernel_config = LoadKernelConfig(root, info.release, &info.kernel_config_problem);
+  // Lenient: the audit takes whatever it can learn from a config it only partly understands.
+  if (auto loaded = LoadKernelConfig(root, info.release, ConfigReading::kLenient)) {
+    info.kernel_config = std::move(*loaded);
+  } else {
+    info.kernel_config_problem = loaded.error().message;
+  }
   DetectPreemption(root, info);
   info.online_cpus = OnlineCpus(root);
   std::set<std::string> governors;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/fs_root.h"
-#include "sys/kernel_config.h"
+#include "core/kernel_config.h"
 
 namespace rtpulse::sys {
 

@@ -1,5 +1,5 @@
 // The sampler on the Raspberry Pi 5 fixture tree, with the fake vcgencmd run through the
-// real ProcessRunner: values change between samples taken at exact, made-up times.
+// real SystemCommandRunner: values change between samples taken at exact, made-up times.
 
 #include "monitor/sampler.h"
 
@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "core/clock.h"
+#include "core/command_runner.h"
 #include "core/fs_root.h"
-#include "monitor/command_runner.h"
 #include "monitor/monitor_test_util.h"
 #include "monitor/sources.h"
 
@@ -23,6 +25,35 @@ namespace {
 constexpr int64_t kT0Realtime = 1'700'000'000'000'000'000;  // 2023-11-14T22:13:20Z
 constexpr int64_t kT0 = 50 * kNsPerSec;
 constexpr int64_t kStep = 100 * kNsPerMs;
+
+/// Polls `done` until it holds or a generous deadline passes (the VM stalls for tens of ms):
+/// the tests wait for what they need, never for a guessed time.
+template <typename Condition>
+bool WaitFor(Condition done, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+/// Threads of this process (/proc/self/task), to see the sampler's thread come and go.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+/// Sum of the aggregate "cpu" line of /proc/stat, in jiffies; 0 when unreadable.
+uint64_t CpuJiffies() {
+  std::istringstream in(testutil::ReadFile("/proc/stat"));
+  std::string label;
+  in >> label;
+  uint64_t total = 0;
+  for (uint64_t v = 0; label == "cpu" && in >> v;) total += v;
+  return total;
+}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -45,7 +76,7 @@ class SamplerTest : public ::testing::Test {
 
   testing::PiFixture pi_;
   FsRoot root_{pi_.root()};
-  ProcessRunner runner_{pi_.bin()};
+  const SystemCommandRunner runner_{pi_.bin()};
   std::string csv_ = pi_.out() + "/thermal_power_log.csv";
 };
 
@@ -133,7 +164,7 @@ TEST_F(SamplerTest, ExactStatsGolden) {
 TEST_F(SamplerTest, MissingSourcesDropColumnsWithNotes) {
   std::filesystem::remove_all(pi_.root() + "/sys");
   std::filesystem::remove(pi_.root() + "/proc/softirqs");
-  ProcessRunner no_vcgencmd(pi_.out() + "/empty");
+  const SystemCommandRunner no_vcgencmd(pi_.out() + "/empty");
   auto s = Sampler::Open(csv_, {kStep, {80, 85}}, DefaultSources(root_, no_vcgencmd));
   ASSERT_TRUE(s) << s.error().message;
   const auto notes = (*s)->notes();
@@ -181,13 +212,16 @@ TEST_F(SamplerTest, UnwritableCsvIsUsageError) {
 TEST_F(SamplerTest, ThreadSamplesAtLowPriorityUntilStopped) {
   auto s = Open();
   ASSERT_TRUE(s);
+  const size_t threads_before = ThreadCount();
   s->Start();
-  for (int i = 0; i < 200 && s->rows() < 3; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(WaitFor([&] { return s->rows() >= 3; })) << "rows: " << s->rows();
   ASSERT_TRUE(s->Stop());
   const uint64_t rows = s->rows();
   EXPECT_GE(rows, 3u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  // No sleep to see whether more rows come: once the sampling thread has left the process
+  // (a joined thread leaves /proc/self/task a moment after join returns), nothing can add any.
+  EXPECT_TRUE(WaitFor([&] { return ThreadCount() == threads_before; }))
+      << "the sampling thread outlived Stop()";
   EXPECT_EQ(s->rows(), rows) << "the thread kept sampling after Stop()";
   EXPECT_EQ(Lines(testutil::ReadFile(csv_)).size(), rows + 1);
   const auto notes = s->notes();
@@ -201,7 +235,7 @@ TEST(SamplerRealMachine, MissingSysfsIsNotesNotErrors) {
   testutil::TempDir dir;
   std::filesystem::create_directory(dir.File("empty"));
   const FsRoot real("");
-  ProcessRunner runner(dir.File("empty"));
+  const SystemCommandRunner runner(dir.File("empty"));
   auto s = Sampler::Open(dir.File("log.csv"), {kStep, {80}}, DefaultSources(real, runner));
   ASSERT_TRUE(s) << s.error().message;
   const auto notes = (*s)->notes();
@@ -211,7 +245,10 @@ TEST(SamplerRealMachine, MissingSysfsIsNotesNotErrors) {
   });
   EXPECT_EQ(thermal_note, !has_thermal);
   ASSERT_TRUE((*s)->SampleOnce());
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The busy share needs /proc/stat to have moved on since the first sample: wait for that.
+  const uint64_t jiffies = CpuJiffies();
+  ASSERT_GT(jiffies, 0u);
+  ASSERT_TRUE(WaitFor([&] { return CpuJiffies() > jiffies; }));
   ASSERT_TRUE((*s)->SampleOnce());
   const auto& cols = (*s)->columns();
   const auto busy = std::find_if(cols.begin(), cols.end(),

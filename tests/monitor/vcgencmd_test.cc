@@ -1,30 +1,20 @@
-// Parsers of vcgencmd output, the ProcessRunner and the statistics, on exact values.
+// Parsers of vcgencmd output, the vcgencmd source on a fake runner, and the statistics, on
+// exact values. (get_throttled is parsed by core/throttled.h; the runner is core's.)
 
 #include "monitor/vcgencmd.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 
-#include "monitor/command_runner.h"
+#include "core/clock.h"
+#include "monitor/sources.h"
 #include "monitor/stats.h"
-#include "support/subprocess.h"
+#include "support/fake_commands.h"
 
 namespace rtpulse::monitor {
 namespace {
-
-TEST(ParseThrottled, Values) {
-  EXPECT_EQ(ParseThrottled("throttled=0x0\n"), 0u);
-  EXPECT_EQ(ParseThrottled("throttled=0x50005\n"), 0x50005u);
-  EXPECT_EQ(ParseThrottled("throttled=0xE000F"), 0xE000Fu);
-  EXPECT_FALSE(ParseThrottled("throttled=0x"));
-  EXPECT_FALSE(ParseThrottled("throttled=50005"));
-  EXPECT_FALSE(ParseThrottled("error=1 error_msg=\"Command not registered\""));
-  EXPECT_FALSE(ParseThrottled("throttled=0x1FFFFFFFF"));
-}
 
 TEST(ParseVolts, Values) {
   EXPECT_EQ(ParseVolts("volt=0.7200V\n"), 0.72);
@@ -65,52 +55,48 @@ TEST(DescribeThrottled, Bits) {
   EXPECT_EQ(DescribeThrottled(0x50005 >> kThrottledSinceBootShift), "under-voltage, throttled");
 }
 
-class RunnerTest : public ::testing::Test {
- protected:
-  void Script(const std::string& name, const std::string& body) {
-    const std::string path = dir_.File(name);
-    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
-  }
-  testutil::TempDir dir_;
-};
+// The source reads through any CommandRunner: here the table-driven fake, so what each
+// answer becomes is checked without a script or a process.
+TEST(VcgencmdSource, ColumnsAndValuesFromTheRunnersAnswers) {
+  testutil::FakeCommands commands;
+  commands.Install("vcgencmd")
+      .Answer("vcgencmd get_throttled", {0, false, "throttled=0x50005\n", "", 0})
+      .Answer("vcgencmd measure_volts core", {0, false, "volt=0.7200V\n", "", 0});
+  // pmic_read_adc has no answer: the fake's Run fails, as a board without the PMIC would.
+  auto source = MakeVcgencmdSource(commands);
+  std::vector<std::string> notes;
+  const auto columns = source->Start(notes);
+  ASSERT_EQ(columns.size(), 6u);
+  EXPECT_EQ(columns[0].name, "throttled_raw");
+  EXPECT_EQ(columns[1].name, "under_voltage_now");
+  EXPECT_EQ(columns[5].name, "core_v");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("vcgencmd pmic_read_adc: cannot run vcgencmd pmic_read_adc", 0), 0u)
+      << notes[0];
 
-TEST_F(RunnerTest, FindsOnItsSearchPathOnly) {
-  Script("vcgencmd", "echo hi");
-  ProcessRunner runner("/nonexistent:" + dir_.path());
-  EXPECT_EQ(runner.Find("vcgencmd"), dir_.File("vcgencmd"));
-  EXPECT_EQ(runner.Find("no-such-program-here"), "");
-  auto out = runner.Run({"vcgencmd", "measure_volts", "core"});
-  ASSERT_TRUE(out) << out.error().message;
-  EXPECT_EQ(*out, "hi\n");
+  std::vector<double> values(columns.size());
+  source->Sample(0, values);
+  EXPECT_EQ(values[0], 0x50005);
+  EXPECT_EQ(values[1], 1) << "under-voltage now";
+  EXPECT_EQ(values[2], 0);
+  EXPECT_EQ(values[3], 1) << "throttled now";
+  EXPECT_EQ(values[4], 0);
+  EXPECT_DOUBLE_EQ(values[5], 0.72);
+
+  // A call that timed out leaves that sample's throttling cells empty (NaN).
+  commands.Answer("vcgencmd get_throttled", {-1, true, "", "", 0});
+  source->Sample(1, values);
+  for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(std::isnan(values[i])) << i;
+  EXPECT_DOUBLE_EQ(values[5], 0.72);
 }
 
-TEST_F(RunnerTest, PassesArguments) {
-  Script("echoargs", "echo \"$1|$2\"");
-  ProcessRunner runner(dir_.path());
-  auto out = runner.Run({"echoargs", "measure_volts", "core"});
-  ASSERT_TRUE(out) << out.error().message;
-  EXPECT_EQ(*out, "measure_volts|core\n");
-}
-
-TEST_F(RunnerTest, NotFoundFailingAndTimedOut) {
-  Script("fails", "echo 'error=1 error_msg=\"Command not registered\"'; exit 255");
-  Script("hangs", "exec sleep 30");
-  ProcessRunner runner(dir_.path(), 200 * kNsPerMs);
-  auto missing = runner.Run({"vcgencmd"});
-  ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().message, "'vcgencmd' not found on PATH");
-  auto failed = runner.Run({"fails", "pmic_read_adc"});
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error().message,
-            "'fails pmic_read_adc' failed (exit status 255): error=1 error_msg=\"Command not "
-            "registered\"");
-  const int64_t start = MonotonicNs();
-  auto hung = runner.Run({"hangs"});
-  const int64_t took = MonotonicNs() - start;
-  ASSERT_FALSE(hung);
-  EXPECT_EQ(hung.error().message, "'hangs' timed out after 200 ms");
-  EXPECT_LT(took, 5 * kNsPerSec);
+TEST(VcgencmdSource, AbsentVcgencmdDropsItsColumnsWithANote) {
+  const testutil::FakeCommands nothing;
+  auto source = MakeVcgencmdSource(nothing);
+  std::vector<std::string> notes;
+  EXPECT_TRUE(source->Start(notes).empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("vcgencmd: not found on PATH", 0), 0u) << notes[0];
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

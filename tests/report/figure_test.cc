@@ -24,10 +24,10 @@ Figure TwoCurves() {
   return f;
 }
 
-class NoGnuplot final : public sys::CommandRunner {
+class NoGnuplot final : public CommandRunner {
  public:
   std::string Find(std::string_view) const override { return ""; }
-  Expected<sys::CommandOutput> Run(const std::vector<std::string>&,
+  Expected<CommandOutput> Run(const std::vector<std::string>&,
                                    std::chrono::milliseconds) const override {
     return Failure("not reached");
   }
@@ -75,7 +75,7 @@ TEST(FigureTest, EmptyFigureIsRefused) {
 }
 
 TEST(FigureTest, RendersEveryFormatWithGnuplot) {
-  if (sys::SystemCommandRunner().Find("gnuplot").empty()) {
+  if (SystemCommandRunner().Find("gnuplot").empty()) {
     GTEST_SKIP() << "gnuplot not installed (scripts/install-deps installs gnuplot-nox)";
   }
   testutil::TempDir dir;

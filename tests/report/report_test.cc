@@ -104,7 +104,7 @@ void ExpectGolden(const std::string& produced_path, const std::string& golden_na
       << golden_name << " differs; regenerate with RTPULSE_UPDATE_GOLDEN=1 if intended";
 }
 
-bool HaveGnuplot() { return !sys::SystemCommandRunner().Find("gnuplot").empty(); }
+bool HaveGnuplot() { return !SystemCommandRunner().Find("gnuplot").empty(); }
 
 TEST(ReportTest, MicrosecondClassesPutEachBucketAtItsLowerEdge) {
   Histogram h;

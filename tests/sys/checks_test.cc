@@ -529,30 +529,31 @@ TEST(ThrottlingCheckTest, EveryOutcomeOfVcgencmd) {
     commands.Install("vcgencmd").Answer("vcgencmd get_throttled", std::move(output));
     return RunCheck(pi, "platform.throttling", commands);
   };
-  EXPECT_EQ(with({0, false, "throttled=0x0\n", ""}).status, kPass);
-  r = with({0, false, "throttled=0x50000\n", ""});
+  EXPECT_EQ(with({0, false, "throttled=0x0\n", "", 0}).status, kPass);
+  r = with({0, false, "throttled=0x50000\n", "", 0});
   EXPECT_EQ(r.status, kWarn);
   EXPECT_TRUE(Has(r.found, "since boot: under-voltage, throttled")) << r.found;
-  r = with({0, false, "throttled=0x50005\n", ""});
+  r = with({0, false, "throttled=0x50005\n", "", 0});
   EXPECT_EQ(r.status, kFail);
   EXPECT_TRUE(Has(r.found, "now: under-voltage, throttled")) << r.found;
   EXPECT_TRUE(Has(r.fix, "27 W USB-C PD supply")) << r.fix;
   EXPECT_TRUE(Has(r.fix, "cooling")) << r.fix;
-  r = with({0, false, "throttled=0x80008\n", ""});
+  r = with({0, false, "throttled=0x80008\n", "", 0});
   EXPECT_EQ(r.status, kFail);
   EXPECT_FALSE(Has(r.fix, "USB-C")) << "heat only: " << r.fix;
-  r = with({255, false, "", "VCHI initialization failed\n"});
+  r = with({255, false, "", "VCHI initialization failed\n", 0});
   EXPECT_EQ(r.status, kWarn);
   EXPECT_TRUE(Has(r.found, "VCHI initialization failed")) << r.found;
-  r = with({-1, true, "", ""});
+  r = with({-1, true, "", "", 0});
   EXPECT_EQ(r.status, kWarn);
   EXPECT_TRUE(Has(r.found, "timed out")) << r.found;
-  EXPECT_EQ(with({0, false, "error=1\n", ""}).status, kWarn);
+  EXPECT_EQ(with({0, false, "error=1\n", "", 0}).status, kWarn);
 
   FakeTree pi4;
   pi4.Write("/proc/device-tree/model", std::string("Raspberry Pi 4 Model B Rev 1.4\0", 31));
   FakeCommands commands;
-  commands.Install("vcgencmd").Answer("vcgencmd get_throttled", {0, false, "throttled=0x1\n", ""});
+  commands.Install("vcgencmd").Answer("vcgencmd get_throttled",
+                                      {0, false, "throttled=0x1\n", "", 0});
   r = RunCheck(pi4, "platform.throttling", commands);
   EXPECT_EQ(r.status, kFail);
   EXPECT_TRUE(Has(r.fix, "15.3 W USB-C supply")) << r.fix;
@@ -566,8 +567,8 @@ TEST(ToolsCheckTest, FoundWithVersionOrMissing) {
   FakeCommands both;
   both.Install("stress-ng")
       .Install("cyclictest")
-      .Answer("stress-ng --version", {0, false, "stress-ng, version 0.17.06\n", ""})
-      .Answer("cyclictest --help", {2, false, "", "cyclictest V 2.80\nUsage:\n"});
+      .Answer("stress-ng --version", {0, false, "stress-ng, version 0.17.06\n", "", 0})
+      .Answer("cyclictest --help", {2, false, "", "cyclictest V 2.80\nUsage:\n", 0});
   auto r = RunCheck(tree, "tools.stress_ng", both);
   EXPECT_EQ(r.status, kPass);
   EXPECT_EQ(r.found, "/fake/bin/stress-ng (stress-ng, version 0.17.06)");

@@ -13,7 +13,10 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "sys/fake_machine.h"
@@ -114,6 +117,21 @@ bool Gone(pid_t pid) {
   const std::string text = ReadFile(stat);
   const size_t paren = text.rfind(')');
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+/// A signal mask of /proc/PID/status ("SigIgn", "SigPnd", "ShdPnd"); 0 when unreadable.
+uint64_t StatusMask(pid_t pid, const std::string& field) {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) {
+      return std::stoull(line.substr(field.size() + 1), nullptr, 16);
+    }
+  }
+  return 0;
+}
+
+uint64_t SignalBit(int sig) {
+  return uint64_t{1} << (sig - 1);
 }
 
 int RefuseIrq27(const char* path, std::string_view content) {
@@ -387,9 +405,18 @@ TEST(TuningTest, GuardianIgnoresCtrlCAndLeavesTheProcessGroup) {
   ASSERT_TRUE(tuning);
   const pid_t guardian = tuning->guardian_pid();
   EXPECT_EQ(getpgid(guardian), guardian) << "its own group: a Ctrl-C does not reach it";
-  // Even sent directly, the terminal's signals do not stop it.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ASSERT_EQ(kill(guardian, sig), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Even sent directly, the terminal's signals do not stop it: it ignores them (SIG_IGN, set
+  // before it reported ready), and the kernel discards an ignored signal as it is sent. So once
+  // kill() has returned there is nothing to wait for: a signal the guardian did not ignore
+  // would now be pending (a fatal one queues SIGKILL) or would have killed it.
+  const std::initializer_list<int> terminal_signals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  const uint64_t ignored = StatusMask(guardian, "SigIgn");
+  for (int sig : terminal_signals) {
+    EXPECT_NE(ignored & SignalBit(sig), 0u) << "signal " << sig << " is not ignored";
+  }
+  for (int sig : terminal_signals) ASSERT_EQ(kill(guardian, sig), 0);
+  EXPECT_EQ(StatusMask(guardian, "SigPnd") | StatusMask(guardian, "ShdPnd"), 0u)
+      << "a signal sent to the guardian is pending";
   EXPECT_FALSE(Gone(guardian));
   EXPECT_EQ(In(tree, kRtRuntime), "-1\n") << "and it restored nothing";
   const Status restored = tuning->Restore();

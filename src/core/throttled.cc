@@ -1,15 +1,14 @@
-#include "sys/throttled.h"
+#include "core/throttled.h"
 
 #include <array>
 #include <charconv>
 
-namespace rtpulse::sys {
+namespace rtpulse {
 namespace {
 
 constexpr std::array<const char*, 4> kConditions = {"under-voltage", "ARM frequency capped",
                                                     "throttled", "soft temperature limit"};
-constexpr int kSinceBootShift = 16;
-constexpr uint32_t kKnownBits = 0xFu | (0xFu << kSinceBootShift);
+constexpr uint32_t kKnownBits = 0xFu | (0xFu << kThrottledSinceBootShift);
 
 std::vector<std::string> Names(uint32_t nibble) {
   std::vector<std::string> names;
@@ -19,6 +18,10 @@ std::vector<std::string> Names(uint32_t nibble) {
   return names;
 }
 
+bool IsBlank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 }  // namespace
 
 std::vector<std::string> ThrottledFlags::Now() const {
@@ -26,7 +29,7 @@ std::vector<std::string> ThrottledFlags::Now() const {
 }
 
 std::vector<std::string> ThrottledFlags::SinceBoot() const {
-  return Names((raw >> kSinceBootShift) & 0xFu);
+  return Names((raw >> kThrottledSinceBootShift) & 0xFu);
 }
 
 uint32_t ThrottledFlags::UnknownBits() const {
@@ -34,19 +37,21 @@ uint32_t ThrottledFlags::UnknownBits() const {
 }
 
 std::optional<ThrottledFlags> ParseGetThrottled(std::string_view output) {
-  while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) {
-    output.remove_suffix(1);
-  }
+  while (!output.empty() && IsBlank(output.front())) output.remove_prefix(1);
+  while (!output.empty() && IsBlank(output.back())) output.remove_suffix(1);
   constexpr std::string_view kPrefix = "throttled=";
   if (output.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   output.remove_prefix(kPrefix.size());
-  if (output.substr(0, 2) == "0x" || output.substr(0, 2) == "0X") output.remove_prefix(2);
+  // vcgencmd always prints the 0x; a bare number is some other program's output.
+  if (output.substr(0, 2) != "0x" && output.substr(0, 2) != "0X") return std::nullopt;
+  output.remove_prefix(2);
   if (output.empty()) return std::nullopt;
   ThrottledFlags flags;
   const char* end = output.data() + output.size();
+  // from_chars into 32 bits refuses a wider word (result_out_of_range).
   auto [ptr, ec] = std::from_chars(output.data(), end, flags.raw, 16);
   if (ec != std::errc() || ptr != end) return std::nullopt;
   return flags;
 }
 
-}  // namespace rtpulse::sys
+}  // namespace rtpulse

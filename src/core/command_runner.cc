@@ -1,4 +1,4 @@
-#include "sys/command_runner.h"
+#include "core/command_runner.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -17,7 +18,7 @@
 
 extern char** environ;
 
-namespace rtpulse::sys {
+namespace rtpulse {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -105,7 +106,7 @@ bool Drain(Pipes& pipes, Clock::time_point deadline, CommandOutput& output) {
 }
 
 /// Reaps the child; a child still running at the deadline (it closed its output but went on)
-/// is killed with its group. Returns the exit code, or nullopt when it had to be killed.
+/// is killed with its group. Returns the wait status, or nullopt when it had to be killed.
 std::optional<int> WaitExit(pid_t pid, Clock::time_point deadline) {
   int status = 0;
   while (true) {
@@ -120,20 +121,32 @@ std::optional<int> WaitExit(pid_t pid, Clock::time_point deadline) {
     }
     usleep(2000);
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return std::nullopt;
+  if (!WIFEXITED(status) && !WIFSIGNALED(status)) return std::nullopt;
+  return status;
+}
+
+/// "exit status 255", "killed by signal 9": how a program that should have succeeded ended.
+std::string ExitText(const CommandOutput& output) {
+  if (output.term_signal != 0) return fmt::format("killed by signal {}", output.term_signal);
+  return fmt::format("exit status {}", output.exit_code);
 }
 
 }  // namespace
+
+SystemCommandRunner::SystemCommandRunner(std::string search_path)
+    : search_path_(std::move(search_path)) {}
 
 std::string SystemCommandRunner::Find(std::string_view name) const {
   if (name.empty()) return "";
   if (name.find('/') != std::string_view::npos) {
     return IsExecutableFile(std::string(name)) ? std::string(name) : "";
   }
-  const char* env = std::getenv("PATH");
-  const std::string_view path = env != nullptr ? env : kDefaultPath;
+  // Chosen in steps: one conditional expression would make a temporary std::string.
+  std::string_view path = search_path_;
+  if (path.empty()) {
+    const char* env = std::getenv("PATH");
+    path = env != nullptr ? env : kDefaultPath;
+  }
   size_t pos = 0;
   while (pos <= path.size()) {
     const size_t colon = std::min(path.find(':', pos), path.size());
@@ -149,8 +162,10 @@ std::string SystemCommandRunner::Find(std::string_view name) const {
 Expected<CommandOutput> SystemCommandRunner::Run(const std::vector<std::string>& argv,
                                                  std::chrono::milliseconds timeout) const {
   if (argv.empty()) return Failure("no command given");
+  // Resolved before spawning: the path search allocates, which a child of a threaded process
+  // must not do.
   const std::string program = Find(argv[0]);
-  if (program.empty()) return Failure(fmt::format("'{}' not found on PATH", argv[0]));
+  if (program.empty()) return ResourceError(fmt::format("'{}' not found on PATH", argv[0]));
   Pipes pipes;
   if (pipe2(pipes.out.data(), O_CLOEXEC) != 0 || pipe2(pipes.err.data(), O_CLOEXEC) != 0) {
     return Failure(fmt::format("cannot run {}: pipe: {}", argv[0], std::strerror(errno)));
@@ -174,10 +189,31 @@ Expected<CommandOutput> SystemCommandRunner::Run(const std::vector<std::string>&
   pipes.out[1] = pipes.err[1] = -1;
   CommandOutput output;
   const bool drained = !Drain(pipes, deadline, output);
-  const auto exit_code = WaitExit(pid, drained ? deadline : Clock::now());
-  output.timed_out = !exit_code.has_value();
-  output.exit_code = exit_code.value_or(-1);
+  const auto status = WaitExit(pid, drained ? deadline : Clock::now());
+  output.timed_out = !status.has_value();
+  if (status && WIFEXITED(*status)) {
+    output.exit_code = WEXITSTATUS(*status);
+  } else if (status) {
+    output.term_signal = WTERMSIG(*status);
+    output.exit_code = 128 + output.term_signal;
+  }
   return output;
 }
 
-}  // namespace rtpulse::sys
+Expected<std::string> RunForStdout(const CommandRunner& runner,
+                                   const std::vector<std::string>& argv,
+                                   std::chrono::milliseconds timeout) {
+  auto output = runner.Run(argv, timeout);
+  if (!output) return output.error();
+  if (output->timed_out) {
+    return Failure(fmt::format("'{}' timed out after {} ms", argv[0], timeout.count()));
+  }
+  if (output->exit_code != 0) {
+    const std::string first_line = output->out.substr(0, output->out.find('\n'));
+    return Failure(fmt::format("'{}' failed ({}){}{}", fmt::join(argv, " "), ExitText(*output),
+                               first_line.empty() ? "" : ": ", first_line));
+  }
+  return std::move(output->out);
+}
+
+}  // namespace rtpulse

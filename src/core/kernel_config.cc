@@ -1,11 +1,13 @@
-#include "kernel/kconfig.h"
+#include "core/kernel_config.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 
-namespace rtpulse::kernel {
+#include "core/gzip.h"
+
+namespace rtpulse {
 namespace {
 
 constexpr std::string_view kPrefix = "CONFIG_";
@@ -56,10 +58,25 @@ bool ParseHeader(std::string_view comment, std::string& arch, std::string& versi
   return true;
 }
 
+std::string_view StripPrefix(std::string_view name) {
+  if (name.substr(0, kPrefix.size()) == kPrefix) name.remove_prefix(kPrefix.size());
+  return name;
+}
+
 }  // namespace
 
 Expected<KernelConfig> KernelConfig::Parse(std::string_view text, std::string_view origin,
                                            bool reject_conflicts) {
+  return Read(text, origin, /*lenient=*/false, reject_conflicts);
+}
+
+KernelConfig KernelConfig::ParseLenient(std::string_view text, std::string_view origin) {
+  // Lenient reading has no error to return: every refusal below is a `continue`.
+  return std::move(Read(text, origin, /*lenient=*/true, /*reject_conflicts=*/false).value());
+}
+
+Expected<KernelConfig> KernelConfig::Read(std::string_view text, std::string_view origin,
+                                          bool lenient, bool reject_conflicts) {
   KernelConfig config;
   config.origin_ = std::string(origin);
   int line_number = 0;
@@ -86,13 +103,14 @@ Expected<KernelConfig> KernelConfig::Parse(std::string_view text, std::string_vi
       const auto key = line.substr(0, eq);
       if (eq == std::string_view::npos || key.substr(0, kPrefix.size()) != kPrefix ||
           !IsSymbolName(key.substr(kPrefix.size()))) {
+        if (lenient) continue;
         return UsageError(fmt::format(
             "{}:{}: cannot read '{}': expected CONFIG_NAME=value or '# CONFIG_NAME is not set'",
             origin, line_number, line));
       }
       entry.name = std::string(key.substr(kPrefix.size()));
       entry.value = std::string(Trim(line.substr(eq + 1)));
-      if (entry.value.empty()) {
+      if (entry.value.empty() && !lenient) {
         return UsageError(
             fmt::format("{}:{}: CONFIG_{} has no value: write CONFIG_{}=y, =m, a "
                         "value, or '# CONFIG_{} is not set'",
@@ -117,13 +135,18 @@ Expected<KernelConfig> KernelConfig::Parse(std::string_view text, std::string_vi
 }
 
 std::optional<std::string> KernelConfig::Get(std::string_view name) const {
-  const auto found = index_.find(std::string(name));
+  const auto found = index_.find(std::string(StripPrefix(name)));
   if (found == index_.end()) return std::nullopt;
   return entries_[found->second].value;
 }
 
 bool KernelConfig::IsOn(std::string_view name) const {
   return Get(name) == "y";
+}
+
+bool KernelConfig::IsOff(std::string_view name) const {
+  const auto value = Get(name);
+  return !value || *value == "n";
 }
 
 std::optional<std::pair<int, int>> MajorMinor(std::string_view version) {
@@ -138,4 +161,28 @@ std::optional<std::pair<int, int>> MajorMinor(std::string_view version) {
   return std::make_pair(major, minor);
 }
 
-}  // namespace rtpulse::kernel
+Expected<RunningKernelConfig> LoadKernelConfig(const FsRoot& root, std::string_view release,
+                                               ConfigReading reading) {
+  constexpr const char* kProcConfig = "/proc/config.gz";
+  const bool lenient = reading == ConfigReading::kLenient;
+  const auto parse = [&](std::string_view text,
+                         const std::string& source) -> Expected<RunningKernelConfig> {
+    if (lenient)
+      return RunningKernelConfig{KernelConfig::ParseLenient(text, root.Path(source)), source};
+    auto config = KernelConfig::Parse(text, root.Path(source));
+    if (!config) return config.error();
+    return RunningKernelConfig{std::move(*config), source};
+  };
+  std::string why;
+  if (auto gz = root.Read(kProcConfig)) {
+    auto text = Gunzip(*gz, root.Path(kProcConfig));
+    if (text) return parse(*text, kProcConfig);
+    if (!lenient) return text.error();
+    why = text.error().message + "; ";
+  }
+  const std::string boot = fmt::format("/boot/config-{}", release);
+  if (auto text = root.Read(boot)) return parse(*text, boot);
+  return ResourceError(why + fmt::format("neither /proc/config.gz nor {} is readable", boot));
+}
+
+}  // namespace rtpulse

@@ -1,8 +1,10 @@
-#include "sys/throttled.h"
+// The one get_throttled parser, used by `check` and by `monitor`.
+
+#include "core/throttled.h"
 
 #include <gtest/gtest.h>
 
-namespace rtpulse::sys {
+namespace rtpulse {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -42,5 +44,27 @@ TEST(ThrottledTest, RejectsOtherOutput) {
   }
 }
 
+// The monitor's former ParseThrottled cases, on the shared parser.
+TEST(ThrottledTest, MonitorValues) {
+  EXPECT_EQ(ParseGetThrottled("throttled=0x0\n")->raw, 0u);
+  EXPECT_EQ(ParseGetThrottled("throttled=0x50005\n")->raw, 0x50005u);
+  EXPECT_EQ(ParseGetThrottled("throttled=0xE000F")->raw, 0xE000Fu);
+  EXPECT_FALSE(ParseGetThrottled("throttled=0x"));
+  EXPECT_FALSE(ParseGetThrottled("throttled=50005")) << "vcgencmd always prints the 0x";
+  EXPECT_FALSE(ParseGetThrottled("error=1 error_msg=\"Command not registered\""));
+  EXPECT_FALSE(ParseGetThrottled("throttled=0x1FFFFFFFF")) << "more than 32 bits";
+}
+
+TEST(ThrottledTest, SurroundingBlanksAreIgnored) {
+  EXPECT_EQ(ParseGetThrottled("  throttled=0x5\r\n")->raw, 0x5u);
+  EXPECT_EQ(ParseGetThrottled("throttled=0X5")->raw, 0x5u);
+}
+
+TEST(ThrottledTest, BitConstantsMatchTheNames) {
+  const ThrottledFlags f{kArmFreqCappedNow | (kSoftTempLimitNow << kThrottledSinceBootShift)};
+  EXPECT_EQ(f.Now(), Names{"ARM frequency capped"});
+  EXPECT_EQ(f.SinceBoot(), Names{"soft temperature limit"});
+}
+
 }  // namespace
-}  // namespace rtpulse::sys
+}  // namespace rtpulse

@@ -1,17 +1,20 @@
-// The real CommandRunner: PATH lookup, output capture, exit codes, timeouts.
+// The real CommandRunner: PATH lookup (or its own search path), output capture, exit codes,
+// timeouts, and RunForStdout's error messages.
 
-#include "sys/command_runner.h"
+#include "core/command_runner.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
+#include "core/clock.h"
 #include "support/subprocess.h"
 
-namespace rtpulse::sys {
+namespace rtpulse {
 namespace {
 
 using namespace std::chrono_literals;
@@ -110,6 +113,7 @@ TEST(CommandRunnerTest, MissingProgramIsAnError) {
   const auto out = runner.Run({"vcgencmd", "get_throttled"}, 1s);
   ASSERT_FALSE(out.has_value());
   EXPECT_NE(out.error().message.find("'vcgencmd' not found on PATH"), std::string::npos);
+  EXPECT_EQ(out.error().code, ExitCode::kResource);
   EXPECT_FALSE(runner.Run({}, 1s).has_value());
 }
 
@@ -118,7 +122,68 @@ TEST(CommandRunnerTest, KilledBySignal) {
   const auto out = runner.Run({"/bin/sh", "-c", "kill -TERM $$"}, 5s);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->exit_code, 128 + 15);
+  EXPECT_EQ(out->term_signal, 15);
+  const auto exited = runner.Run({"/bin/sh", "-c", "exit 143"}, 5s);
+  ASSERT_TRUE(exited.has_value());
+  EXPECT_EQ(exited->exit_code, 143);
+  EXPECT_EQ(exited->term_signal, 0) << "an exit status is not a signal";
+}
+
+// From the monitor's former ProcessRunner: a runner with its own search path, and
+// RunForStdout, which vcgencmd readings go through.
+class SearchPathRunnerTest : public ::testing::Test {
+ protected:
+  void Script(const std::string& name, const std::string& body) {
+    const std::string path = dir_.File(name);
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  }
+  testutil::TempDir dir_;
+};
+
+TEST_F(SearchPathRunnerTest, FindsOnItsSearchPathOnly) {
+  Script("vcgencmd", "echo hi");
+  const ScopedPath path("/nonexistent");  // $PATH is not searched when a path is given
+  const SystemCommandRunner runner("/nonexistent:" + dir_.path());
+  EXPECT_EQ(runner.Find("vcgencmd"), dir_.File("vcgencmd"));
+  EXPECT_EQ(runner.Find("no-such-program-here"), "");
+  auto out = RunForStdout(runner, {"vcgencmd", "measure_volts", "core"}, 2s);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(*out, "hi\n");
+}
+
+TEST_F(SearchPathRunnerTest, PassesArguments) {
+  Script("echoargs", "echo \"$1|$2\"");
+  const SystemCommandRunner runner(dir_.path());
+  auto out = RunForStdout(runner, {"echoargs", "measure_volts", "core"}, 2s);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(*out, "measure_volts|core\n");
+}
+
+TEST_F(SearchPathRunnerTest, NotFoundFailingAndTimedOut) {
+  Script("fails", "echo 'error=1 error_msg=\"Command not registered\"'; exit 255");
+  Script("hangs", "exec sleep 30");
+  Script("killed", "kill -KILL $$");
+  const SystemCommandRunner runner(dir_.path());
+  auto missing = RunForStdout(runner, {"vcgencmd"}, 200ms);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "'vcgencmd' not found on PATH");
+  EXPECT_EQ(missing.error().code, ExitCode::kResource);
+  auto failed = RunForStdout(runner, {"fails", "pmic_read_adc"}, 200ms);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().message,
+            "'fails pmic_read_adc' failed (exit status 255): error=1 error_msg=\"Command not "
+            "registered\"");
+  auto killed = RunForStdout(runner, {"killed"}, 2s);
+  ASSERT_FALSE(killed);
+  EXPECT_EQ(killed.error().message, "'killed' failed (killed by signal 9)");
+  const int64_t start = MonotonicNs();
+  auto hung = RunForStdout(runner, {"hangs"}, 200ms);
+  const int64_t took = MonotonicNs() - start;
+  ASSERT_FALSE(hung);
+  EXPECT_EQ(hung.error().message, "'hangs' timed out after 200 ms");
+  EXPECT_LT(took, 5 * kNsPerSec);
 }
 
 }  // namespace
-}  // namespace rtpulse::sys
+}  // namespace rtpulse
