@@ -201,8 +201,7 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
 
 /// Stops and joins every thread, then gathers the probes' results, the injectors' ground
 /// truth, per-thread warnings and the break (-b) into `out` and `run`.
-void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
-             RunRecord& run) {
+void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunRecord& run) {
   RunShared& shared = threads.shared;
   shared.stop.store(true);
   for (auto& p : threads.probes) p->Join();
