@@ -15,6 +15,7 @@
 #include "measure/sample_log.h"
 #include "results/cyclictest_format.h"
 #include "suite/facts.h"
+#include "suite/latency_record.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -114,7 +115,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   measure::BlockRunSignals();
   auto measured = measure::RunLatency(*plan, &view, std::move(sink));
   if (!measured) return ReportError(measured.error());
-  results::LatencyRun run = std::move(*measured);
+  results::LatencyRun run = suite::ToLatencyRun(std::move(*measured));
   run.rtpulse_version = kVersion;
   run.cmdline = cmdline;
   suite::FillSystem(probe, run);

@@ -53,7 +53,7 @@ SignalEvent WaitSignal(int64_t timeout_ns) {
 /// Fills `snapshot` (whose histograms are reused after the first call) from the running
 /// probes. Main thread only: the allocations happen here, never in a probe.
 void TakeCheckpoint(const std::vector<std::unique_ptr<Probe>>& probes, int64_t origin_ns,
-                    results::PathRun& snapshot) {
+                    PathRecord& snapshot) {
   snapshot.end_realtime_ns = ClockNs(CLOCK_REALTIME);
   snapshot.duration_ns = std::max<int64_t>(0, MonotonicNs() - origin_ns);
   snapshot.probes.resize(probes.size());
@@ -69,7 +69,7 @@ int64_t InjectionPeriod(const InjectPlan& inject, int64_t interval_ns) {
 }
 
 struct PathOutcome {
-  results::PathRun run;
+  PathRecord run;
   bool interrupted = false;
   std::optional<Error> all_failed;
 };
@@ -162,7 +162,7 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
   bool stats_requested = false;
   const int64_t checkpoint_ns = observer != nullptr ? observer->CheckpointIntervalNs() : 0;
   int64_t next_checkpoint = checkpoint_ns > 0 ? threads.start_ns + checkpoint_ns : INT64_MAX;
-  results::PathRun checkpoint;
+  PathRecord checkpoint;
   checkpoint.wake = out.run.wake;
   checkpoint.start_realtime_ns = out.run.start_realtime_ns;
   while (shared.finished.load(std::memory_order_acquire) < static_cast<int>(probes.size())) {
@@ -201,8 +201,7 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
 
 /// Stops and joins every thread, then gathers the probes' results, the injectors' ground
 /// truth, per-thread warnings and the break (-b) into `out` and `run`.
-void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
-             results::LatencyRun& run) {
+void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunRecord& run) {
   RunShared& shared = threads.shared;
   shared.stop.store(true);
   for (auto& p : threads.probes) p->Join();
@@ -217,7 +216,7 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
 
   size_t failed = 0;
   for (auto& p : threads.probes) {
-    results::ProbeResult r = p->TakeResult();
+    ProbeRecord r = p->TakeResult();
     if (p->failure()) {
       ++failed;
       r.degraded = true;
@@ -253,7 +252,7 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
   if (failed < threads.probes.size() && !threads.start_failed) out.all_failed.reset();
 
   if (shared.break_hit.load()) {
-    results::BreakTrace bt;
+    BreakRecord bt;
     bt.thread = shared.break_thread.load();
     bt.latency_ns = shared.break_latency_ns.load();
     bt.seq = shared.break_seq.load();
@@ -264,7 +263,7 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out,
 
 PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
                     std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
-                    RunObserver* observer, results::LatencyRun& run) {
+                    RunObserver* observer, RunRecord& run) {
   PathOutcome out;
   out.run.wake = std::string(WakePathName(path));
   PathThreads threads;
@@ -286,9 +285,9 @@ void BlockRunSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* observer,
-                                         std::unique_ptr<SampleSink> sink) {
-  results::LatencyRun run;
+Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
+                               std::unique_ptr<SampleSink> sink) {
+  RunRecord run;
   run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   run.warnings = plan.notes;
 

@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "measure/plan.h"
+#include "measure/recorder.h"
 #include "measure/wake_path.h"
-#include "results/latency_result.h"
 
 namespace rtpulse::measure {
 
@@ -54,7 +54,7 @@ class RunObserver {
   /// The engine reuses it for the next checkpoint: copy what must outlive the call. The
   /// probes keep measuring meanwhile, but the next checkpoint and the end-of-run check
   /// wait for this call to return.
-  virtual void OnCheckpoint(size_t /*path_index*/, const results::PathRun& /*snapshot*/) {}
+  virtual void OnCheckpoint(size_t /*path_index*/, const PathRecord& /*snapshot*/) {}
 };
 
 /// Blocks SIGINT, SIGTERM, SIGUSR1 and the timer signals in the calling thread. Call it in
@@ -81,7 +81,7 @@ class SampleSink;
 /// end it within one period with `interrupted` set; the partial result is returned.
 /// `sink`, when given (--samples, -v), receives every sample through per-thread rings of
 /// `plan.sample_ring_capacity` slots and a non-RT writer thread.
-Expected<results::LatencyRun> RunLatency(const LatencyPlan& plan, RunObserver* observer,
-                                         std::unique_ptr<SampleSink> sink);
+Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
+                               std::unique_ptr<SampleSink> sink);
 
 }  // namespace rtpulse::measure

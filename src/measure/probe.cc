@@ -78,7 +78,7 @@ Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, R
   result_.interval_ns = thread.interval_ns;
   result_.wake = std::string(WakePathName(path));
   if (plan.linear_histogram_us > 0) {
-    results::LinearHistogram linear;
+    LinearHistogramRecord linear;
     linear.limit_us = plan.linear_histogram_us;
     linear.counts.assign(static_cast<size_t>(plan.linear_histogram_us), 0);
     linear.overflow_seqs.reserve(static_cast<size_t>(plan.linear_histogram_us));
@@ -217,7 +217,7 @@ LiveProbe Probe::Live() const {
   return live;
 }
 
-void Probe::LiveResultTo(results::ProbeResult& out) const {
+void Probe::LiveResultTo(ProbeRecord& out) const {
   out.index = thread_.index;
   out.cpu = result_.cpu;
   out.tid = tid_.load(std::memory_order_relaxed);
@@ -242,7 +242,7 @@ void Probe::LiveResultTo(results::ProbeResult& out) const {
   }
 }
 
-results::ProbeResult Probe::TakeResult() {
+ProbeRecord Probe::TakeResult() {
   result_.tid = tid_.load(std::memory_order_relaxed);
   if (ring_ != nullptr) {
     // Rings live across wake paths: report this path's share only.

@@ -9,10 +9,10 @@
 
 #include "core/clock.h"
 #include "measure/engine.h"
+#include "measure/recorder.h"
 #include "measure/sample_log.h"
 #include "measure/tracing.h"
 #include "measure/wake_source.h"
-#include "results/latency_result.h"
 
 namespace rtpulse::measure {
 
@@ -75,9 +75,9 @@ class Probe {
   /// restarts. Reuses `out`'s histogram, so a second call allocates nothing. Leaves out the
   /// -h histogram, spikes, injections, notes and `degraded`: the loop or its epilogue
   /// writes those without atomics. Non-RT threads only.
-  void LiveResultTo(results::ProbeResult& out) const;
+  void LiveResultTo(ProbeRecord& out) const;
   /// The result; call after Join().
-  results::ProbeResult TakeResult();
+  ProbeRecord TakeResult();
   /// True once the thread has left its loop (for injectors watching it).
   bool done() const { return done_.load(std::memory_order_acquire); }
   /// CLOCK_MONOTONIC time of the last activation (0 if none); call after Join().
@@ -121,7 +121,7 @@ class Probe {
   Tracer* tracer_;
   std::unique_ptr<WakeSource> source_;
 
-  results::ProbeResult result_;
+  ProbeRecord result_;
   pthread_t handle_{};
   bool started_ = false;
   std::optional<Error> failure_;

@@ -22,7 +22,7 @@ void Probe::RunLoop(Source& source, Clock clock) {
 }
 
 inline void Probe::RecordLinear(int64_t latency_ns, uint64_t cycle) {
-  results::LinearHistogram& linear = *result_.linear;
+  LinearHistogramRecord& linear = *result_.linear;
   if (latency_ns < 0) {
     ++linear.underflows;
     return;

@@ -3,20 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/clock.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "suite/facts.h"
+#include "suite/latency_record.h"
 
 namespace rtpulse::suite {
 namespace {
 
-/// The engine's observer: live status to the runner's progress, checkpoints to the runner.
+/// The engine's observer: live status to the runner's progress, checkpoints (turned into
+/// results) to the runner.
 class Relay final : public measure::RunObserver {
  public:
   Relay(Progress& progress, int64_t checkpoint_ns,
-        const std::function<void(const results::PathRun&, size_t)>& checkpoint)
+        const std::function<void(results::PathRun, size_t)>& checkpoint)
       : progress_(progress), checkpoint_ns_(checkpoint_ns), checkpoint_(checkpoint) {}
 
   bool WantsTicks() const override { return progress_.WantsTicks(); }
@@ -32,14 +35,15 @@ class Relay final : public measure::RunObserver {
     progress_.Measuring(s);
   }
   int64_t CheckpointIntervalNs() const override { return checkpoint_ns_; }
-  void OnCheckpoint(size_t path_index, const results::PathRun& snapshot) override {
-    checkpoint_(snapshot, path_index);
+  void OnCheckpoint(size_t path_index, const measure::PathRecord& snapshot) override {
+    // A copy: the engine reuses the snapshot for its next checkpoint.
+    checkpoint_(ToPathRun(snapshot), path_index);
   }
 
  private:
   Progress& progress_;
   int64_t checkpoint_ns_;
-  const std::function<void(const results::PathRun&, size_t)>& checkpoint_;
+  const std::function<void(results::PathRun, size_t)>& checkpoint_;
 };
 
 }  // namespace
@@ -116,17 +120,17 @@ Expected<Measured> LatencyWorkload::Measure(
   // Checkpoints: the paths finished so far plus a live snapshot of the running one.
   results::LatencyRun partial = NewRun();
   partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  const std::function<void(const results::PathRun&, size_t)> on_checkpoint =
-      [&](const results::PathRun& snapshot, size_t path_index) {
+  const std::function<void(results::PathRun, size_t)> on_checkpoint =
+      [&](results::PathRun snapshot, size_t path_index) {
         partial.paths.resize(path_index);
-        partial.paths.push_back(snapshot);
+        partial.paths.push_back(std::move(snapshot));
         partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
         checkpoint(partial);
       };
   Relay relay(progress, checkpoint_ns, on_checkpoint);
   auto measured = measure::RunLatency(plan, &relay, std::move(sink));
   if (!measured) return measured.error();
-  results::LatencyRun& m = *measured;
+  results::LatencyRun m = ToLatencyRun(std::move(*measured));
   m.rtpulse_version = version_;
   m.cmdline = invocation_;
   FillSystem(info_, m);

@@ -51,7 +51,7 @@ class NullSink final : public SampleSink {
 class CheckpointCounter final : public RunObserver {
  public:
   int64_t CheckpointIntervalNs() const override { return 100 * kNsPerMs; }
-  void OnCheckpoint(size_t, const results::PathRun& snapshot) override {
+  void OnCheckpoint(size_t, const PathRecord& snapshot) override {
     ++checkpoints;
     for (const auto& p : snapshot.probes) samples_seen += p.histogram.count();
   }

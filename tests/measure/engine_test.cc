@@ -204,7 +204,7 @@ TEST_F(EngineTest, LoopsStopEachThreadAtItsCount) {
   for (const auto& p : run->paths[0].probes) EXPECT_EQ(p.histogram.count(), 300u);
 }
 
-bool HasReadinessWarning(const results::LatencyRun& run) {
+bool HasReadinessWarning(const RunRecord& run) {
   return std::any_of(run.warnings.begin(), run.warnings.end(), [](const std::string& w) {
     return w.find("had not finished their real-time set-up") != std::string::npos;
   });
@@ -284,12 +284,12 @@ class CheckpointRecorder final : public RunObserver {
       : interval_ns_(interval_ns), wants_ticks_(wants_ticks) {}
   bool WantsTicks() const override { return wants_ticks_; }
   int64_t CheckpointIntervalNs() const override { return interval_ns_; }
-  void OnCheckpoint(size_t path_index, const results::PathRun& snapshot) override {
+  void OnCheckpoint(size_t path_index, const PathRecord& snapshot) override {
     path_indices.push_back(path_index);
     snapshots.push_back(snapshot);
   }
   std::vector<size_t> path_indices;
-  std::vector<results::PathRun> snapshots;
+  std::vector<PathRecord> snapshots;
 
  private:
   int64_t interval_ns_;
@@ -303,18 +303,18 @@ uint64_t BucketSum(const Histogram& h) {
 }
 
 /// Checks one path's checkpoints against each other and against the path's final result.
-void ExpectCheckpointsConsistent(const std::vector<const results::PathRun*>& snapshots,
-                                 const results::PathRun& final_run, const LatencyPlan& plan) {
+void ExpectCheckpointsConsistent(const std::vector<const PathRecord*>& snapshots,
+                                 const PathRecord& final_run, const LatencyPlan& plan) {
   for (size_t i = 0; i < snapshots.size(); ++i) {
-    const results::PathRun& s = *snapshots[i];
+    const PathRecord& s = *snapshots[i];
     SCOPED_TRACE(::testing::Message() << "checkpoint " << i << " of " << final_run.wake);
     EXPECT_EQ(s.wake, final_run.wake);
     EXPECT_EQ(s.start_realtime_ns, final_run.start_realtime_ns);
     EXPECT_GT(s.duration_ns, 0);
     ASSERT_EQ(s.probes.size(), plan.threads.size());
     for (size_t t = 0; t < s.probes.size(); ++t) {
-      const results::ProbeResult& p = s.probes[t];
-      const results::ProbeResult& end = final_run.probes[t];
+      const ProbeRecord& p = s.probes[t];
+      const ProbeRecord& end = final_run.probes[t];
       SCOPED_TRACE(::testing::Message() << "thread " << t);
       EXPECT_EQ(p.index, plan.threads[t].index);
       EXPECT_EQ(p.cpu, plan.threads[t].cpu);
@@ -334,7 +334,7 @@ void ExpectCheckpointsConsistent(const std::vector<const results::PathRun*>& sna
       EXPECT_LE(p.skipped_periods, end.skipped_periods);
       EXPECT_LE(p.samples_logged + p.samples_dropped, end.samples_logged + end.samples_dropped);
       if (i == 0) continue;
-      const results::ProbeResult& before = snapshots[i - 1]->probes[t];
+      const ProbeRecord& before = snapshots[i - 1]->probes[t];
       EXPECT_GE(p.histogram.count(), before.histogram.count());
       EXPECT_GE(p.histogram.negative_count(), before.histogram.negative_count());
       EXPECT_GE(p.periods_elapsed, before.periods_elapsed);
@@ -361,7 +361,7 @@ TEST_F(EngineTest, CheckpointsComeEveryIntervalAndNeverCountBackwards) {
   EXPECT_GE(recorder.snapshots.size(), 4u);
   EXPECT_LE(recorder.snapshots.size(), 5u);
   for (size_t index : recorder.path_indices) EXPECT_EQ(index, 0u);
-  std::vector<const results::PathRun*> snapshots;
+  std::vector<const PathRecord*> snapshots;
   for (const auto& s : recorder.snapshots) snapshots.push_back(&s);
   ExpectCheckpointsConsistent(snapshots, run->paths[0], plan);
 }
@@ -377,7 +377,7 @@ TEST_F(EngineTest, EveryPathGetsItsOwnCheckpointsWithTheSampleLogOn) {
   ASSERT_TRUE(run.has_value()) << run.error().message;
   ASSERT_EQ(run->paths.size(), 2u);
   for (size_t path = 0; path < 2; ++path) {
-    std::vector<const results::PathRun*> snapshots;
+    std::vector<const PathRecord*> snapshots;
     for (size_t i = 0; i < recorder.snapshots.size(); ++i) {
       if (recorder.path_indices[i] == path) snapshots.push_back(&recorder.snapshots[i]);
     }

@@ -79,7 +79,7 @@ class ProbeLoopTest : public ::testing::Test {
   }
 
   /// Builds the probe (after the test has adjusted plan_) and runs `source` through it.
-  results::ProbeResult Run(ScriptedSource& source, WakePath path = WakePath::kAbs) {
+  ProbeRecord Run(ScriptedSource& source, WakePath path = WakePath::kAbs) {
     probe_ = std::make_unique<Probe>(plan_, thread_, path, shared_, ring_.get(), nullptr);
     probe_->RunLoop(source, ScriptedClock{&source});
     return probe_->TakeResult();
@@ -101,7 +101,7 @@ class ProbeLoopTest : public ::testing::Test {
 TEST_F(ProbeLoopTest, OnTimeWakeUpsAreRecordedOnTheGrid) {
   plan_.loops = 3;
   ScriptedSource source({{1'001'010}, {1'002'020}, {1'003'005}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'003'000}));
   EXPECT_EQ(r.histogram.count(), 3u);
   EXPECT_EQ(r.histogram.min(), 5);
@@ -122,7 +122,7 @@ TEST_F(ProbeLoopTest, SkippedPeriodsAreDerivedFromTheLatencyWhenTheKernelCannotT
   // 2500 ns late: the deadlines 1'003'000 and 1'004'000 passed too -> 2 skipped, and the
   // next deadline asked for is 1'005'000. Then exactly 1000 ns late: 1 skipped.
   ScriptedSource source({{1'001'010}, {1'004'500}, {1'006'000}, {1'006'400}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines(),
             (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'007'000}));
   EXPECT_EQ(r.histogram.count(), 4u);  // 10, 2500, 1000, -600: late ones are recorded too
@@ -138,7 +138,7 @@ TEST_F(ProbeLoopTest, MissedActivationsCountWakeUpsAndSkippedPeriodsCountPeriods
   plan_.loops = 3;
   // 2000 late -> 2 skipped; 1200 late -> 1 skipped: two missed activations, three periods.
   ScriptedSource source({{1'003'000}, {1'005'200}, {1'006'000}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'004'000, 1'006'000}));
   EXPECT_EQ(r.missed_activations, 2u);
   EXPECT_EQ(r.skipped_periods, 3u);
@@ -155,7 +155,7 @@ TEST_F(ProbeLoopTest, KernelExpirationCountsWinOverTheLatency) {
                          {1'002'050, 1'002'000, 3},
                          {1'006'500, 1'005'000, 1}},
                         shared_);
-  const results::ProbeResult r = Run(source, WakePath::kTimerfd);
+  const ProbeRecord r = Run(source, WakePath::kTimerfd);
   EXPECT_EQ(r.histogram.count(), 3u);
   EXPECT_EQ(r.histogram.max(), 1500);
   EXPECT_EQ(r.missed_activations, 1u);
@@ -169,7 +169,7 @@ TEST_F(ProbeLoopTest, SequenceNumbersJumpOverSkippedPeriods) {
   ring_ = std::make_unique<SampleRing>(16);
   plan_.loops = 4;
   ScriptedSource source({{1'001'010}, {1'004'500}, {1'005'100}, {1'006'000}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   const std::vector<SampleRecord> records = DrainRing();
   ASSERT_EQ(records.size(), 4u);
   const uint64_t seqs[] = {0, 1, 4, 5};
@@ -199,7 +199,7 @@ TEST_F(ProbeLoopTest, SpikesAndTheLinearHistogramKeepTheirPositions) {
   // Latencies 10, 1500 (1 skipped), 950, 2100 (2 skipped), -5.
   ScriptedSource source({{1'001'010}, {1'003'500}, {1'004'950}, {1'007'100}, {1'007'995}},
                         shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines(),
             (std::vector<int64_t>{1'001'000, 1'002'000, 1'004'000, 1'005'000, 1'008'000}));
   ASSERT_EQ(r.spikes.size(), 1u);  // one node: the later spikes are counted, not kept
@@ -230,7 +230,7 @@ TEST_F(ProbeLoopTest, GridRestartsReanchorWithoutRecordingALatency) {
                          {1'007'655}},  // 5 ns on the grid anchored at 1'006'650
                         shared_);
   source.restarts_grid = true;
-  const results::ProbeResult r = Run(source, WakePath::kDeadline);
+  const ProbeRecord r = Run(source, WakePath::kDeadline);
   EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'004'000,
                                                       1'005'700, 1'006'700, 1'007'650}));
   EXPECT_EQ(r.histogram.count(), 4u);  // 10, 1500, 20, 5
@@ -255,7 +255,7 @@ TEST_F(ProbeLoopTest, TheGridStartsAtTheSourcesOwnOrigin) {
   plan_.loops = 2;
   ScriptedSource source({{1'000'510}, {1'001'500}}, shared_);
   source.grid_origin_ns = 999'500;  // e.g. ITIMER_REAL, anchored by the kernel when armed
-  const results::ProbeResult r = Run(source, WakePath::kItimer);
+  const ProbeRecord r = Run(source, WakePath::kItimer);
   EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'000'500, 1'001'500}));
   EXPECT_EQ(r.histogram.count(), 2u);
   EXPECT_EQ(r.histogram.max(), 10);
@@ -266,7 +266,7 @@ TEST_F(ProbeLoopTest, BreaktraceStopsAtTheFirstLatencyAboveTheLimit) {
   // 10, 20, then 2200 (2 skipped): the break names the late sample's own seq (2), not the
   // last skipped period's; the loop ends there and asks every thread to stop.
   ScriptedSource source({{1'001'010}, {1'002'020}, {1'005'200}, {1'006'000}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines().size(), 3u);
   EXPECT_TRUE(shared_.break_hit.load());
   EXPECT_EQ(shared_.break_thread.load(), 3);
@@ -285,7 +285,7 @@ TEST_F(ProbeLoopTest, BreaktraceStopsAtTheFirstLatencyAboveTheLimit) {
   Probe second(plan_, other, WakePath::kAbs, shared_, nullptr, nullptr);
   ScriptedSource none({}, shared_);
   second.RunLoop(none, ScriptedClock{&none});
-  const results::ProbeResult r2 = second.TakeResult();
+  const ProbeRecord r2 = second.TakeResult();
   EXPECT_TRUE(none.deadlines().empty());
   EXPECT_EQ(r2.histogram.count(), 0u);
   EXPECT_EQ(r2.periods_elapsed, 0u);
@@ -296,7 +296,7 @@ TEST_F(ProbeLoopTest, BreaktraceAtTheLimitDoesNotFire) {
   plan_.breaktrace_ns = 500;
   plan_.loops = 2;
   ScriptedSource source({{1'001'500}, {1'002'499}}, shared_);  // 500 is not above 500
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_FALSE(shared_.break_hit.load());
   EXPECT_FALSE(shared_.stop.load());
   EXPECT_EQ(r.histogram.count(), 2u);
@@ -306,7 +306,7 @@ TEST_F(ProbeLoopTest, AnActivationAfterStopIsNotRecorded) {
   // Stop is asked for while the third wait blocks (the engine's Interrupt() posts a wake-up):
   // that activation is not a real period and is not recorded.
   ScriptedSource source({{1'001'010}, {1'002'010}, {1'002'300, -1, 0, 0, true}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines().size(), 3u);
   EXPECT_EQ(r.histogram.count(), 2u);
   EXPECT_EQ(r.periods_elapsed, 2u);
@@ -317,7 +317,7 @@ TEST_F(ProbeLoopTest, AnActivationAfterStopIsNotRecorded) {
 TEST_F(ProbeLoopTest, StopBeforeTheFirstWaitWaitsForNothing) {
   shared_.stop.store(true);
   ScriptedSource source({}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_TRUE(source.deadlines().empty());
   EXPECT_EQ(r.histogram.count(), 0u);
   EXPECT_EQ(r.periods_elapsed, 0u);
@@ -327,7 +327,7 @@ TEST_F(ProbeLoopTest, StopBeforeTheFirstWaitWaitsForNothing) {
 TEST_F(ProbeLoopTest, TheRunEndsWithTheFirstWakeUpAtOrAfterEndNs) {
   shared_.end_ns = 1'003'000;
   ScriptedSource source({{1'001'010}, {1'002'010}, {1'003'010}, {1'004'010}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines().size(), 3u);
   EXPECT_EQ(r.histogram.count(), 3u);  // the wake-up at the end is still a sample
   EXPECT_EQ(r.periods_elapsed, 3u);
@@ -335,7 +335,7 @@ TEST_F(ProbeLoopTest, TheRunEndsWithTheFirstWakeUpAtOrAfterEndNs) {
 
 TEST_F(ProbeLoopTest, AFailedWaitEndsTheThreadWithANote) {
   ScriptedSource source({{1'001'010}, {1'002'000, -1, 0, EINVAL}}, shared_);
-  const results::ProbeResult r = Run(source);
+  const ProbeRecord r = Run(source);
   EXPECT_EQ(r.histogram.count(), 1u);
   EXPECT_EQ(r.periods_elapsed, 1u);
   EXPECT_TRUE(r.degraded);
@@ -348,7 +348,7 @@ TEST_F(ProbeLoopTest, LiveResultCountsMatchTheFinalOnes) {
   ScriptedSource source({{1'001'010}, {1'003'500}, {1'004'010}}, shared_);
   probe_ = std::make_unique<Probe>(plan_, thread_, WakePath::kAbs, shared_, nullptr, nullptr);
   probe_->RunLoop(source, ScriptedClock{&source});
-  results::ProbeResult live;
+  ProbeRecord live;
   probe_->LiveResultTo(live);
   EXPECT_EQ(live.histogram.count(), 3u);
   EXPECT_EQ(live.skipped_periods, 1u);

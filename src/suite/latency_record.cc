@@ -1,0 +1,100 @@
+#include "suite/latency_record.h"
+
+#include <utility>
+
+namespace rtpulse::suite {
+namespace {
+
+// A field added to one side and not the other must be carried here too; these trip when the
+// layouts drift apart.
+static_assert(sizeof(measure::SpikeRecord) == sizeof(results::Spike));
+static_assert(sizeof(measure::LinearHistogramRecord) == sizeof(results::LinearHistogram));
+static_assert(sizeof(measure::ProbeRecord) == sizeof(results::ProbeResult));
+static_assert(sizeof(measure::PathRecord) == sizeof(results::PathRun));
+static_assert(sizeof(measure::BreakRecord) == sizeof(results::BreakTrace));
+
+results::LinearHistogram ToLinear(measure::LinearHistogramRecord&& record) {
+  results::LinearHistogram out;
+  out.limit_us = record.limit_us;
+  out.counts = std::move(record.counts);
+  out.overflows = record.overflows;
+  out.underflows = record.underflows;
+  out.overflow_seqs = std::move(record.overflow_seqs);
+  out.overflow_seqs_dropped = record.overflow_seqs_dropped;
+  return out;
+}
+
+}  // namespace
+
+results::ProbeResult ToProbeResult(measure::ProbeRecord&& record) {
+  results::ProbeResult out;
+  out.index = record.index;
+  out.cpu = record.cpu;
+  out.tid = record.tid;
+  out.policy = std::move(record.policy);
+  out.priority = record.priority;
+  out.interval_ns = record.interval_ns;
+  out.wake = std::move(record.wake);
+  out.histogram = std::move(record.histogram);
+  if (record.linear) out.linear = ToLinear(std::move(*record.linear));
+  out.periods_elapsed = record.periods_elapsed;
+  out.missed_activations = record.missed_activations;
+  out.skipped_periods = record.skipped_periods;
+  out.last_latency_ns = record.last_latency_ns;
+  out.grid_restarts = record.grid_restarts;
+  out.spikes.reserve(record.spikes.size());
+  for (const auto& s : record.spikes) out.spikes.push_back({s.seq, s.expected_ns, s.latency_ns});
+  out.spikes_not_kept = record.spikes_not_kept;
+  out.samples_logged = record.samples_logged;
+  out.samples_dropped = record.samples_dropped;
+  out.injections = record.injections;
+  out.degraded = record.degraded;
+  out.notes = std::move(record.notes);
+  return out;
+}
+
+results::ProbeResult ToProbeResult(const measure::ProbeRecord& record) {
+  return ToProbeResult(measure::ProbeRecord(record));
+}
+
+results::PathRun ToPathRun(measure::PathRecord&& record) {
+  results::PathRun out;
+  out.wake = std::move(record.wake);
+  out.start_realtime_ns = record.start_realtime_ns;
+  out.end_realtime_ns = record.end_realtime_ns;
+  out.duration_ns = record.duration_ns;
+  out.probes.reserve(record.probes.size());
+  for (auto& p : record.probes) out.probes.push_back(ToProbeResult(std::move(p)));
+  return out;
+}
+
+results::PathRun ToPathRun(const measure::PathRecord& record) {
+  results::PathRun out;
+  out.wake = record.wake;
+  out.start_realtime_ns = record.start_realtime_ns;
+  out.end_realtime_ns = record.end_realtime_ns;
+  out.duration_ns = record.duration_ns;
+  out.probes.reserve(record.probes.size());
+  for (const auto& p : record.probes) out.probes.push_back(ToProbeResult(p));
+  return out;
+}
+
+results::LatencyRun ToLatencyRun(measure::RunRecord&& record) {
+  results::LatencyRun out;
+  out.start_realtime_ns = record.start_realtime_ns;
+  out.end_realtime_ns = record.end_realtime_ns;
+  out.paths.reserve(record.paths.size());
+  for (auto& p : record.paths) out.paths.push_back(ToPathRun(std::move(p)));
+  out.interrupted = record.interrupted;
+  out.degraded = record.degraded;
+  out.warnings = std::move(record.warnings);
+  if (record.breaktrace) {
+    const measure::BreakRecord& b = *record.breaktrace;
+    out.breaktrace = results::BreakTrace{b.thread, b.seq, b.latency_ns, b.tracing_stopped};
+  }
+  out.dma_latency = std::move(record.dma_latency);
+  out.samples_error = std::move(record.samples_error);
+  return out;
+}
+
+}  // namespace rtpulse::suite
