@@ -1,4 +1,5 @@
 #include "stats/compare.h"
+#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
@@ -201,7 +202,7 @@ KsResult KolmogorovSmirnov(const Histogram& baseline, const Histogram& other) {
 }
 
 std::string RatioWording(double baseline, double other) {
-  if (baseline == other) return "same";
+  if (ExactlyEqual(baseline, other)) return "same";
   if (baseline <= 0 || other <= 0) return other < baseline ? "lower" : "higher";
   // Below 1.1 one decimal would print "1.0 x lower" for a real, if small, difference.
   auto factor = [](double ratio) {
@@ -212,10 +213,10 @@ std::string RatioWording(double baseline, double other) {
 }
 
 std::string PercentChange(double baseline, double other) {
-  if (baseline == other) return "0 %";
-  if (baseline == 0) return "n/a";
+  if (ExactlyEqual(baseline, other)) return "0 %";
+  if (ExactlyEqual(baseline, 0)) return "n/a";
   const double percent = std::round((other - baseline) / std::fabs(baseline) * 100.0);
-  if (percent == 0) return "0 %";
+  if (ExactlyEqual(percent, 0)) return "0 %";
   return fmt::format("{:+.0f} %", percent);
 }
 

@@ -1,6 +1,7 @@
 // The independence and stationarity checks (stats/evt_checks.h) and the report step that runs
 // them on a series' block maxima and exceedances.
 #include "stats/evt_checks.h"
+#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
@@ -143,7 +144,7 @@ EvtCheck RunsTest(const std::vector<double>& series) {
   double runs = 0;
   int last = 0;
   for (const double v : series) {
-    if (v == median) continue;  // ties with the median carry no sign
+    if (ExactlyEqual(v, median)) continue;  // ties with the median carry no sign
     const int side = v > median ? 1 : -1;
     (side > 0 ? n1 : n2) += 1;
     if (side != last) runs += 1;

@@ -1,6 +1,7 @@
 // Generalised Pareto and GEV / Gumbel fits: likelihoods, the optimisers that maximise them,
 // quantiles and sampling (stats/evt_fit.h).
 #include "stats/evt_fit.h"
+#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
@@ -51,7 +52,7 @@ struct Profile {
 
 Profile ProfileAt(const std::vector<double>& y, double theta, double mean_y) {
   const double n = D(y.size());
-  if (theta == 0) return {-n * std::log(mean_y) - n, 0.0, mean_y};
+  if (ExactlyEqual(theta, 0)) return {-n * std::log(mean_y) - n, 0.0, mean_y};
   double sum = 0;
   for (const double v : y) {
     const double t = theta * v;

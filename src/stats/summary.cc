@@ -1,15 +1,17 @@
 #include "stats/summary.h"
 
+#include "core/float_compare.h"
+
 namespace rtpulse::stats {
 
 std::string_view PercentileLabel(double p) {
-  if (p == 50.0) return "p50";
-  if (p == 90.0) return "p90";
-  if (p == 95.0) return "p95";
-  if (p == 99.0) return "p99";
-  if (p == 99.9) return "p99.9";
-  if (p == 99.99) return "p99.99";
-  if (p == 99.999) return "p99.999";
+  if (ExactlyEqual(p, 50.0)) return "p50";
+  if (ExactlyEqual(p, 90.0)) return "p90";
+  if (ExactlyEqual(p, 95.0)) return "p95";
+  if (ExactlyEqual(p, 99.0)) return "p99";
+  if (ExactlyEqual(p, 99.9)) return "p99.9";
+  if (ExactlyEqual(p, 99.99)) return "p99.99";
+  if (ExactlyEqual(p, 99.999)) return "p99.999";
   return "p?";
 }
 
