@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/float_compare.h"
 
 namespace rtpulse::report {
 namespace {
@@ -171,7 +172,7 @@ std::string FigureScript(const Figure& figure) {
       const double width = 0.8 / static_cast<double>(n);
       const double offset = (static_cast<double>(i) - (static_cast<double>(n) - 1) / 2) * width;
       using_clause = fmt::format("($1{}{}):2", offset < 0 ? "" : "+", Num(offset));
-      if (offset == 0) using_clause = "1:2";
+      if (ExactlyEqual(offset, 0)) using_clause = "1:2";
     }
     // gnuplot wants the style's modifiers right after `with STYLE`.
     std::string clause = fmt::format("'{}.dat' index {} using {}{} with {}{} title {}",

@@ -1,4 +1,5 @@
 #include "stats/compare.h"
+#include "core/float_compare.h"
 
 #include <gtest/gtest.h>
 
@@ -102,7 +103,8 @@ TEST(BootstrapTest, ReproducibleWithASeedAndDifferentWithAnother) {
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(one[i].lo_ns, two[i].lo_ns);
     EXPECT_EQ(one[i].hi_ns, two[i].hi_ns);
-    any_differs |= one[i].lo_ns != other_seed[i].lo_ns || one[i].hi_ns != other_seed[i].hi_ns;
+    any_differs |= !ExactlyEqual(one[i].lo_ns, other_seed[i].lo_ns) ||
+                   !ExactlyEqual(one[i].hi_ns, other_seed[i].hi_ns);
   }
   EXPECT_TRUE(any_differs);
 }
