@@ -59,7 +59,8 @@ std::vector<int64_t> MakeLatencies(Shape shape) {
   std::lognormal_distribution<double> vm(std::log(15000.0), 0.5);     // median 15 us
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   // Up to 2^40 ns: every level of the layout, and the top bucket's edge.
-  std::uniform_real_distribution<double> exponent(0.0, static_cast<double>(Histogram::kTopExponent));
+  std::uniform_real_distribution<double> exponent(0.0,
+                                                  static_cast<double>(Histogram::kTopExponent));
   for (int64_t& v : values) {
     switch (shape) {
       case Shape::kQuietRt:

@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <unistd.h>
 
 #include "cli/command.h"
 #include "core/exit_code.h"
@@ -22,8 +22,7 @@ namespace {
 constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency},
-    Command{"suite",
-            "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
+    Command{"suite", "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
             &SetupSuite},
     Command{"report", "figures, LaTeX tables and an HTML page from a run's results", &SetupReport},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
@@ -77,7 +76,8 @@ Status CheckOutputFolder(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
-      return UsageError(fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
+      return UsageError(
+          fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
     }
     if (!fs::is_empty(dir, ec)) {
       return UsageError(fmt::format(
@@ -129,7 +129,9 @@ std::unique_ptr<CLI::App> BuildApp(Runner& runner) {
   return app;
 }
 
-const char* ExitCodesText() { return kExitCodes; }
+const char* ExitCodesText() {
+  return kExitCodes;
+}
 
 int Main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);

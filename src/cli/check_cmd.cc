@@ -7,13 +7,13 @@
 #include <cstdlib>
 #include <memory>
 
-#include "sys/check_report.h"
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "core/terminal.h"
 #include "sys/check.h"
+#include "sys/check_report.h"
 #include "sys/process_facts.h"
 
 namespace rtpulse::cli {
@@ -72,7 +72,8 @@ int RunCheck(const CheckOptions& options) {
     }
   }
   if (json_to_file) {
-    if (Status s = WriteFileAtomic(options.json, sys::FormatCheckJson(header, *process, results)); !s) {
+    if (Status s = WriteFileAtomic(options.json, sys::FormatCheckJson(header, *process, results));
+        !s) {
       return ReportError(s.error());
     }
   }

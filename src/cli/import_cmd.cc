@@ -48,8 +48,7 @@ std::string ScenarioName(const std::string& file) {
 /// Streams imported samples into a samples file in 2 MiB batches.
 class SamplesFileConsumer final : public importers::SampleConsumer {
  public:
-  explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink)
-      : sink_(std::move(sink)) {
+  explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink) : sink_(std::move(sink)) {
     batch_.reserve(kBatch);
   }
   void Add(const importers::TimedSample& s) override {
@@ -106,13 +105,15 @@ results::ScenarioResult Scenario(const std::string& name, const std::string& fil
   if (!imported.has_distribution) {
     std::vector<std::string> parts;
     for (const auto& t : imported.source_numbers) {
-      parts.push_back(fmt::format("thread {}: {} samples, min {} avg {} max {} us", t["thread"].dump(),
+      parts.push_back(fmt::format("thread {}: {} samples, min {} avg {} max {} us",
+                                  t["thread"].dump(),
                                   t.contains("cycles") ? t["cycles"].dump() : t["count"].dump(),
                                   t["min"].dump(), t["avg"].dump(), t["max"].dump()));
     }
-    s.error = fmt::format("percentiles unavailable: no histogram in the file; the tool's own "
-                          "numbers: {}",
-                          fmt::join(parts, "; "));
+    s.error = fmt::format(
+        "percentiles unavailable: no histogram in the file; the tool's own "
+        "numbers: {}",
+        fmt::join(parts, "; "));
     return s;
   }
   results::LatencyRun run;
@@ -133,16 +134,16 @@ int RunImport(const ImportCliOptions& o) {
     options.format = importers::FormatFromName(o.format);
     if (!options.format) {
       const std::string guess = DidYouMean(o.format, importers::FormatNames());
-      return ReportError(UsageError(fmt::format(
-          "--format '{}' is not a format{}; formats: {}", o.format,
-          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
-          fmt::join(importers::FormatNames(), ", "))));
+      return ReportError(
+          UsageError(fmt::format("--format '{}' is not a format{}; formats: {}", o.format,
+                                 guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+                                 fmt::join(importers::FormatNames(), ", "))));
     }
   }
   const std::vector<std::pair<std::string, int64_t>> units = {
       {"ns", 1}, {"us", 1000}, {"ms", 1'000'000}, {"s", 1'000'000'000}};
-  const auto unit = std::find_if(units.begin(), units.end(),
-                                 [&](const auto& u) { return u.first == o.unit; });
+  const auto unit =
+      std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == o.unit; });
   if (unit == units.end()) {
     return ReportError(UsageError(fmt::format("--unit '{}': use ns, us, ms or s", o.unit)));
   }
@@ -153,8 +154,9 @@ int RunImport(const ImportCliOptions& o) {
   }
   options.threads = o.jobs;
   if (!o.names.empty() && o.names.size() != o.files.size()) {
-    return ReportError(UsageError(fmt::format(
-        "{} --name for {} files: give one --name per file, in order", o.names.size(), o.files.size())));
+    return ReportError(
+        UsageError(fmt::format("{} --name for {} files: give one --name per file, in order",
+                               o.names.size(), o.files.size())));
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < o.files.size(); ++i) {
@@ -176,7 +178,8 @@ int RunImport(const ImportCliOptions& o) {
   const bool created_out = !fs::exists(o.out, ec);
   fs::create_directories(o.out, ec);
   if (ec) {
-    return ReportError(UsageError(fmt::format("--out '{}': cannot create it: {}", o.out, ec.message())));
+    return ReportError(
+        UsageError(fmt::format("--out '{}': cannot create it: {}", o.out, ec.message())));
   }
   results::SuiteResult suite;
   suite.rtpulse_version = kVersion;
@@ -262,13 +265,15 @@ int RunImport(const ImportCliOptions& o) {
 
 Runner SetupImport(CLI::App& sub) {
   auto o = std::make_shared<ImportCliOptions>();
-  sub.add_option("FILE", o->files, "files written by cyclictest, jitterdebugger, rt-app, or one "
-                                   "value per line")
+  sub.add_option("FILE", o->files,
+                 "files written by cyclictest, jitterdebugger, rt-app, or one "
+                 "value per line")
       ->required();
   sub.add_option("-o,--out", o->out, "results folder to create (new or empty)")->required();
-  sub.add_option("--format", o->format,
-                 "force the format: " + fmt::format("{}", fmt::join(importers::FormatNames(), ", ")) +
-                     " (default: detected from the content)");
+  sub.add_option(
+      "--format", o->format,
+      "force the format: " + fmt::format("{}", fmt::join(importers::FormatNames(), ", ")) +
+          " (default: detected from the content)");
   sub.add_option("--name", o->names, "scenario name per file, in order (default: the file stem)");
   sub.add_option("--unit", o->unit, "unit of one-value-per-line files: ns, us, ms, s (default us)");
   sub.add_flag("--no-samples", o->no_samples,

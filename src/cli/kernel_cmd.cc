@@ -38,8 +38,7 @@ Expected<std::string> ReadFile(const std::string& path, std::string_view what) {
 /// merge_config.sh does). None given: the fragment compiled into rtpulse.
 Expected<KernelConfig> LoadFragments(const std::vector<std::string>& paths) {
   if (paths.empty()) {
-    return KernelConfig::Parse(kernel::DefaultFragment(), "built-in kernel/rt.config",
-                                       true);
+    return KernelConfig::Parse(kernel::DefaultFragment(), "built-in kernel/rt.config", true);
   }
   std::string merged;
   for (const auto& path : paths) {

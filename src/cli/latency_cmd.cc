@@ -105,8 +105,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const bool json_stdout = o.json == "-";
   std::FILE* text = json_stdout ? stderr : stdout;
   LiveView view(ChooseLiveMode(o.quiet || json_stdout, o.verbose), stdout, o.nsecs,
-                plan->duration_ns,
-                plan->loops, names);
+                plan->duration_ns, plan->loops, names);
 
   const std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
   const bool script_mode = o.quiet || o.verbose || plan->linear_histogram_us > 0;
@@ -150,8 +149,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     for (const auto& path : run.paths) {
       if (run.paths.size() > 1) fmt::print(text, "# wake path: {}\n", path.wake);
       for (const auto& p : path.probes) {
-        fmt::print(text, "{}\n",
-                   results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
+        fmt::print(text, "{}\n", results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
       }
     }
   }

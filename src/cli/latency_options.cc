@@ -29,8 +29,8 @@ Expected<measure::InjectPlan> ParseInject(const std::string& text) {
   if (*delay <= 0) return UsageError(fmt::format("--inject '{}': the delay must be above 0", text));
   if (static_cast<double>(*delay) * *rate >= 1e9) {
     return UsageError(fmt::format(
-        "--inject '{}': a {} ns spin at {} Hz would never stop; lower the delay or the rate",
-        text, *delay, *rate));
+        "--inject '{}': a {} ns spin at {} Hz would never stop; lower the delay or the rate", text,
+        *delay, *rate));
   }
   return measure::InjectPlan{*delay, *rate};
 }
@@ -59,10 +59,10 @@ Status ResolvePolicy(const LatencyOptions& o, Policy& policy, int& priority) {
   }
   if (measure::IsRealtime(policy)) {
     if (priority < 1 || priority > 99) {
-      return UsageError(fmt::format(
-          "priority {} is out of range for --policy {}: use -p 1..99 (-p 0 alone means "
-          "SCHED_OTHER)",
-          priority, measure::PolicyName(policy)));
+      return UsageError(
+          fmt::format("priority {} is out of range for --policy {}: use -p 1..99 (-p 0 alone means "
+                      "SCHED_OTHER)",
+                      priority, measure::PolicyName(policy)));
     }
   } else {
     if (o.priority && *o.priority != 0) {
@@ -84,9 +84,10 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
     return UsageError("-r (relative clock_nanosleep) and -x (POSIX timers) conflict: pick one");
   }
   if (!o.wake.empty() && (o.relative || o.posix)) {
-    return UsageError(fmt::format("--wake '{}' conflicts with {}: -r means --wake rel, -x means "
-                                  "--wake posix; use only --wake",
-                                  o.wake, o.relative ? "-r" : "-x"));
+    return UsageError(
+        fmt::format("--wake '{}' conflicts with {}: -r means --wake rel, -x means "
+                    "--wake posix; use only --wake",
+                    o.wake, o.relative ? "-r" : "-x"));
   }
   if (o.relative) return std::vector<WakePath>{WakePath::kRel};
   if (o.posix) return std::vector<WakePath>{WakePath::kPosix};
@@ -138,15 +139,18 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   int priority = 80;
   if (Status s = ResolvePolicy(o, policy, priority); !s) return s.error();
   if (o.priospread && o.smp) {
-    return UsageError("--priospread conflicts with -S (which runs every thread at the same "
-                      "priority): drop one");
+    return UsageError(
+        "--priospread conflicts with -S (which runs every thread at the same "
+        "priority): drop one");
   }
   if (o.priospread && (o.histogram_us || o.histofall_us)) {
-    return UsageError("--priospread conflicts with -h/-H (a histogram run puts every thread at "
-                      "the same priority, as in cyclictest): drop one");
+    return UsageError(
+        "--priospread conflicts with -h/-H (a histogram run puts every thread at "
+        "the same priority, as in cyclictest): drop one");
   }
   if (o.interval_us <= 0) {
-    return UsageError(fmt::format("interval -i {} must be above 0 us (e.g. -i 1000)", o.interval_us));
+    return UsageError(
+        fmt::format("interval -i {} must be above 0 us (e.g. -i 1000)", o.interval_us));
   }
   if (o.interval_us > 3600LL * 1000 * 1000) {
     return UsageError(fmt::format("interval -i {} us is longer than an hour", o.interval_us));
@@ -178,8 +182,9 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   if (o.wake.find("all") != std::string::npos && uses(WakePath::kItimer) &&
       plan.threads.size() > 1) {
     std::erase(plan.paths, WakePath::kItimer);
-    plan.notes.push_back("--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
-                         "-t 1)");
+    plan.notes.push_back(
+        "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
+        "-t 1)");
   }
   if (uses(WakePath::kItimer) && plan.threads.size() > 1) {
     return UsageError(fmt::format(
@@ -197,8 +202,9 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   plan.loops = static_cast<uint64_t>(o.loops);
 
   if (o.histogram_us && o.histofall_us && *o.histogram_us != *o.histofall_us) {
-    return UsageError("-h and -H both given with different sizes: -H is -h plus a sum column; "
-                      "use one");
+    return UsageError(
+        "-h and -H both given with different sizes: -H is -h plus a sum column; "
+        "use one");
   }
   const int64_t hist_us = o.histofall_us.value_or(o.histogram_us.value_or(0));
   if ((o.histogram_us || o.histofall_us) && (hist_us < 1 || hist_us > 1'000'000)) {
@@ -230,17 +236,20 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     auto inject = ParseInject(o.inject);
     if (!inject) return inject.error();
     if (!pin) {
-      return UsageError("--inject needs pinned threads (it spins on each measured CPU): add -a "
-                        "or -S");
+      return UsageError(
+          "--inject needs pinned threads (it spins on each measured CPU): add -a "
+          "or -S");
     }
     if (uses(WakePath::kDeadline)) {
-      return UsageError("--inject cannot be combined with --wake deadline (SCHED_DEADLINE "
-                        "threads are not pinned)");
+      return UsageError(
+          "--inject cannot be combined with --wake deadline (SCHED_DEADLINE "
+          "threads are not pinned)");
     }
     for (const auto& t : plan.threads) {
       if (!measure::IsRealtime(t.policy) || t.priority >= 99) {
-        return UsageError("--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
-                          "can run above them (e.g. -p 80)");
+        return UsageError(
+            "--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
+            "can run above them (e.g. -p 80)");
       }
     }
     plan.inject = *inject;
@@ -248,8 +257,9 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
 
   if (o.laptop || o.default_system) {
     if (o.latency_pm_qos) {
-      return UsageError("--latency conflicts with --laptop/--default-system (which leave "
-                        "/dev/cpu_dma_latency alone)");
+      return UsageError(
+          "--latency conflicts with --laptop/--default-system (which leave "
+          "/dev/cpu_dma_latency alone)");
     }
     plan.pm_qos_us.reset();
   } else {
@@ -264,9 +274,10 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   }
   if (o.dl_runtime_us) {
     if (*o.dl_runtime_us <= 0 || *o.dl_runtime_us >= o.interval_us) {
-      return UsageError(fmt::format("--dl-runtime {} us must be above 0 and below the interval "
-                                    "({} us)",
-                                    *o.dl_runtime_us, o.interval_us));
+      return UsageError(
+          fmt::format("--dl-runtime {} us must be above 0 and below the interval "
+                      "({} us)",
+                      *o.dl_runtime_us, o.interval_us));
     }
     plan.deadline_runtime_ns = *o.dl_runtime_us * kNsPerUs;
   }
@@ -274,8 +285,9 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
   }
   if (!o.samples.empty() && o.verbose) {
-    return UsageError("--samples and -v both stream every sample: use one (rtpulse samples FILE "
-                      "--csv prints a samples file as text)");
+    return UsageError(
+        "--samples and -v both stream every sample: use one (rtpulse samples FILE "
+        "--csv prints a samples file as text)");
   }
   if (Status s = CheckOutputs(o); !s) return s.error();
   return plan;

@@ -15,8 +15,8 @@ struct LatencyOptions {
   bool affinity_given = false;
   std::string affinity;  ///< -a [CPUSET]; "" with affinity_given = all CPUs.
   bool threads_given = false;
-  std::string threads;  ///< -t [NUM]; "" = one per CPU.
-  bool smp = false;     ///< -S
+  std::string threads;          ///< -t [NUM]; "" = one per CPU.
+  bool smp = false;             ///< -S
   std::optional<int> priority;  ///< -p
   std::string policy;           ///< --policy
   bool priospread = false;
@@ -30,8 +30,8 @@ struct LatencyOptions {
   std::string histfile;
   bool quiet = false;
   bool nsecs = false;
-  bool relative = false;   ///< -r
-  bool posix = false;      ///< -x
+  bool relative = false;  ///< -r
+  bool posix = false;     ///< -x
   std::optional<int64_t> breaktrace_us;
   bool tracemark = false;
   std::optional<int64_t> spike_us;
@@ -43,9 +43,9 @@ struct LatencyOptions {
   std::optional<int> latency_pm_qos;
   std::string mainaffinity;
   // rtpulse's own.
-  std::string wake;      ///< --wake a,b,...
-  std::string samples;   ///< --samples FILE
-  std::string inject;    ///< --inject DELAY@RATE
+  std::string wake;     ///< --wake a,b,...
+  std::string samples;  ///< --samples FILE
+  std::string inject;   ///< --inject DELAY@RATE
   std::optional<int64_t> dl_runtime_us;
 };
 

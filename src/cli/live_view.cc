@@ -13,7 +13,9 @@ namespace {
 
 constexpr int64_t kPlainEveryNs = 5 * kNsPerSec;
 
-int64_t ToUnit(int64_t ns, bool nsecs) { return nsecs ? ns : ns / kNsPerUs; }
+int64_t ToUnit(int64_t ns, bool nsecs) {
+  return nsecs ? ns : ns / kNsPerUs;
+}
 
 std::string Clock(int64_t ns) {
   const int64_t s = std::max<int64_t>(0, ns / kNsPerSec);
@@ -65,8 +67,7 @@ std::vector<std::string> LiveView::Lines(const std::vector<measure::LiveProbe>& 
   return lines;
 }
 
-std::string LiveView::Eta(const std::vector<measure::LiveProbe>& probes,
-                          int64_t elapsed_ns) const {
+std::string LiveView::Eta(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) const {
   int64_t remaining = -1;
   if (duration_ns_ > 0) remaining = std::max<int64_t>(0, duration_ns_ - elapsed_ns);
   if (loops_ > 0 && !probes.empty()) {

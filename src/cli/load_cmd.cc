@@ -30,7 +30,9 @@ struct LoadOptions {
 };
 
 nlohmann::json ToJson(const std::vector<load::LoadReport>& reports, bool interrupted) {
-  return {{"cmdline", Invocation()}, {"interrupted", interrupted}, {"loads", suite::LoadReportsJson(reports)}};
+  return {{"cmdline", Invocation()},
+          {"interrupted", interrupted},
+          {"loads", suite::LoadReportsJson(reports)}};
 }
 
 /// Waits for the duration (0: forever) or SIGINT/SIGTERM/SIGHUP, taken synchronously.

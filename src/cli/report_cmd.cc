@@ -47,8 +47,9 @@ std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& s
     ++analysed;
   }
   if (analysed == 0) {
-    html += "<p>No scenario logged its samples, so no estimate: re-run the suite with "
-            "<code>--samples</code>.</p>\n";
+    html +=
+        "<p>No scenario logged its samples, so no estimate: re-run the suite with "
+        "<code>--samples</code>.</p>\n";
   }
   return {report::HtmlSection{"worst-case", "Worst-case estimates (EVT)", html}};
 }

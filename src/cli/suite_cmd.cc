@@ -133,8 +133,8 @@ Expected<suite::SuiteConfig> BuildConfig(const SuiteOptions& o, const std::vecto
     auto i = ParseTimeNs(o.interval, kNsPerUs);
     if (!i) return UsageError("--interval: " + i.error().message);
     if (*i < 10 * kNsPerUs) {
-      return UsageError(fmt::format("--interval '{}' is below 10us; give e.g. 1000 (us) or 1ms",
-                                    o.interval));
+      return UsageError(
+          fmt::format("--interval '{}' is below 10us; give e.g. 1000 (us) or 1ms", o.interval));
     }
     c.interval_ns = *i;
   }
@@ -170,9 +170,9 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   auto checkpoint = PositiveTime("--checkpoint-interval", o.checkpoint_interval, false);
   if (!checkpoint) return checkpoint.error();
   if (*checkpoint > 10 * kNsPerSec) {
-    return UsageError(fmt::format(
-        "--checkpoint-interval '{}' is above 10s: a killed run must lose at most 10 s",
-        o.checkpoint_interval));
+    return UsageError(
+        fmt::format("--checkpoint-interval '{}' is above 10s: a killed run must lose at most 10 s",
+                    o.checkpoint_interval));
   }
   p.checkpoint_ns = *checkpoint;
   auto cpus = MeasuredCpus(o, p.online);
@@ -195,8 +195,9 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   l.samples = o.samples;
   if (o.wake.find("all") != std::string::npos && l.cpus.size() > 1 &&
       std::erase(l.wake, measure::WakePath::kItimer) > 0) {
-    l.notes.push_back("--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
-                      "-t 1)");
+    l.notes.push_back(
+        "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
+        "-t 1)");
   }
   auto latency = suite::SuiteLatencyPlan(l);
   if (!latency) return latency.error();
@@ -229,12 +230,13 @@ class SuiteProgress final : public suite::Progress {
   bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
   void Measuring(const suite::LiveStatus& s) override {
     const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
-    Show(fmt::format("[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
-                     "suite ETA {}",
-                     index_ + 1, count_, name_, Clock(s.elapsed_ns), Clock(planned_ns_), s.samples,
-                     results::HumanNs(static_cast<double>(s.max_ns)),
-                     results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, Clock(left),
-                     Clock(left + after_ns_)));
+    Show(
+        fmt::format("[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
+                    "suite ETA {}",
+                    index_ + 1, count_, name_, Clock(s.elapsed_ns), Clock(planned_ns_), s.samples,
+                    results::HumanNs(static_cast<double>(s.max_ns)),
+                    results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, Clock(left),
+                    Clock(left + after_ns_)));
   }
   void Done() override {
     if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);
@@ -294,8 +296,8 @@ int RunSuite(const SuiteOptions& o) {
   const FsRoot& root = FsRoot::System();
   const SystemCommandRunner commands;
   const sys::CheckContext context(root, commands, process);
-  suite::Preflight preflight = suite::RunPreflight(
-      context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
+  suite::Preflight preflight =
+      suite::RunPreflight(context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
   suite::LatencyWorkload workload(plan.latency_plan, plan.latency, context.info, kVersion,
                                   Invocation());
   SuiteProgress progress(ProgressMode(o.quiet));

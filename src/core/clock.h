@@ -16,7 +16,9 @@ inline int64_t ClockNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
 }
 
-inline int64_t MonotonicNs() { return ClockNs(CLOCK_MONOTONIC); }
+inline int64_t MonotonicNs() {
+  return ClockNs(CLOCK_MONOTONIC);
+}
 
 inline timespec ToTimespec(int64_t ns) {
   timespec ts{};

@@ -15,17 +15,21 @@ struct Error {
   std::string message;
 };
 
-inline Error UsageError(std::string message) { return {ExitCode::kUsage, std::move(message)}; }
+inline Error UsageError(std::string message) {
+  return {ExitCode::kUsage, std::move(message)};
+}
 inline Error ResourceError(std::string message) {
   return {ExitCode::kResource, std::move(message)};
 }
-inline Error Failure(std::string message) { return {ExitCode::kFailure, std::move(message)}; }
+inline Error Failure(std::string message) {
+  return {ExitCode::kFailure, std::move(message)};
+}
 
 /// Minimal `std::expected` stand-in (C++23 is not available on Debian 12's GCC 12).
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Expected(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return state_.index() == 0; }

@@ -12,6 +12,8 @@ enum class ExitCode : int {
   kInterrupted = 130  ///< Stopped by SIGINT/SIGTERM; partial results were written.
 };
 
-constexpr int ToInt(ExitCode code) { return static_cast<int>(code); }
+constexpr int ToInt(ExitCode code) {
+  return static_cast<int>(code);
+}
 
 }  // namespace rtpulse

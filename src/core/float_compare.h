@@ -8,6 +8,8 @@ namespace rtpulse {
 /// (a percentile the user typed as 99.9, a sample tied with the median, a zero that means
 /// "no spread"), where a tolerance would be wrong. Spelled as a function so that
 /// -Wfloat-equal still flags every accidental `==` on floating point elsewhere.
-constexpr bool ExactlyEqual(double a, double b) { return std::equal_to<double>{}(a, b); }
+constexpr bool ExactlyEqual(double a, double b) {
+  return std::equal_to<double>{}(a, b);
+}
 
 }  // namespace rtpulse

@@ -12,16 +12,16 @@ void Histogram::RecordN(int64_t value_ns, uint64_t n) {
   if (n == 0) return;
   const bool negative = value_ns < 0;
   // Magnitude in unsigned arithmetic so INT64_MIN does not overflow.
-  const uint64_t magnitude = negative ? (~static_cast<uint64_t>(value_ns) + 1)
-                                      : static_cast<uint64_t>(value_ns);
+  const uint64_t magnitude =
+      negative ? (~static_cast<uint64_t>(value_ns) + 1) : static_cast<uint64_t>(value_ns);
   uint64_t& bucket = negative ? neg_[IndexOf(magnitude)] : pos_[IndexOf(magnitude)];
   Store(bucket, bucket + n);
   if (negative) Store(negative_count_, negative_count_ + n);
   if (value_ns < min_) Store(min_, value_ns);
   if (value_ns > max_) Store(max_, value_ns);
   Store(count_, count_ + n);
-  Store(sum_, static_cast<int64_t>(static_cast<uint64_t>(sum_) +
-                                   static_cast<uint64_t>(value_ns) * n));
+  Store(sum_,
+        static_cast<int64_t>(static_cast<uint64_t>(sum_) + static_cast<uint64_t>(value_ns) * n));
   sum_sq_ += static_cast<Int128>(value_ns) * value_ns * static_cast<Int128>(n);
 }
 
@@ -61,8 +61,7 @@ void Histogram::RecordMany(const int64_t* values, size_t n) {
   sum_sq_ = sum_sq;
 }
 
-void Histogram::RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns,
-                               double stddev_ns) {
+void Histogram::RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns, double stddev_ns) {
   if (count_ == 0) return;
   min_ = min_ns;
   max_ = max_ns;

@@ -83,7 +83,7 @@ class Histogram {
   uint64_t count() const { return count_; }
   int64_t min() const { return count_ == 0 ? 0 : min_; }  ///< Exact; 0 when empty.
   int64_t max() const { return count_ == 0 ? 0 : max_; }  ///< Exact; 0 when empty.
-  int64_t sum() const { return sum_; }  ///< Exact sum of recorded values (ns).
+  int64_t sum() const { return sum_; }                    ///< Exact sum of recorded values (ns).
   /// Sum of squares, for the standard deviation: exact, unless approximate_moments().
   Int128 sum_of_squares() const { return sum_sq_; }
   /// True for a LiveCopyTo() copy (and anything merged from one): its sum of squares was

@@ -111,9 +111,8 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
-    return UsageError(
-        fmt::format("invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'",
-                    text));
+    return UsageError(fmt::format(
+        "invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'", text));
   }
   // cyclictest's parse_time_string() also takes M, H and D: scripts use them with -D.
   std::string unit(suffix);

@@ -61,7 +61,9 @@ T Get(const std::byte* in, size_t offset) {
   return value;
 }
 
-std::string ErrnoText(int err) { return std::strerror(err); }
+std::string ErrnoText(int err) {
+  return std::strerror(err);
+}
 
 // ---- Reader ----------------------------------------------------------------------------
 

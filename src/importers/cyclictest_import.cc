@@ -44,9 +44,8 @@ Expected<json> ParseJson(const std::string& path, const std::string& text) {
 /// `limit_us` 0 = unknown: overflows (count - sum) are then put just above the last class.
 Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
                                                  const std::string& where, const json& t,
-                                                 const char* count_key, int index,
-                                                 int64_t limit_us, int64_t unit_ns,
-                                                 Imported& out) {
+                                                 const char* count_key, int index, int64_t limit_us,
+                                                 int64_t unit_ns, Imported& out) {
   auto number = [&](const char* key) -> Expected<double> {
     auto it = t.find(key);
     if (it == t.end() || !it->is_number()) {
@@ -102,10 +101,10 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
     return probe;
   }
   if (sum > cycles) {
-    return JsonAt(path, text, fmt::format("\"{}\"", count_key),
-                  fmt::format("{}: histogram holds {} samples but {} is {}", where, sum,
-                              count_key, cycles),
-                  "the file was edited or is corrupt; re-run the tool");
+    return JsonAt(
+        path, text, fmt::format("\"{}\"", count_key),
+        fmt::format("{}: histogram holds {} samples but {} is {}", where, sum, count_key, cycles),
+        "the file was edited or is corrupt; re-run the tool");
   }
   const uint64_t overflows = cycles - sum;
   int64_t limit = limit_us > 0 ? limit_us : static_cast<int64_t>(counts.size());
@@ -118,7 +117,8 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
         where, overflows, cycles, limit, limit, *max * static_cast<double>(unit_ns) / 1000.0));
   }
   RecordLinear(probe, counts, limit, overflows, std::llround(*min * static_cast<double>(unit_ns)),
-               std::llround(*max * static_cast<double>(unit_ns)), *avg * static_cast<double>(unit_ns));
+               std::llround(*max * static_cast<double>(unit_ns)),
+               *avg * static_cast<double>(unit_ns));
   return probe;
 }
 
@@ -133,7 +133,8 @@ Expected<Imported> ImportCyclictestJson(const std::string& path, const std::stri
   }
   std::string cmdline;
   for (const char* key : {"cmdline:", "cmdline"}) {
-    if (auto it = doc->find(key); it != doc->end() && it->is_string()) cmdline = it->get<std::string>();
+    if (auto it = doc->find(key); it != doc->end() && it->is_string())
+      cmdline = it->get<std::string>();
   }
   if (std::regex_search(cmdline, std::regex(R"((^|\s)(-N|--nsecs)(\s|$))"))) {
     return At(path, 1, 1, "cyclictest ran with -N (ns): not supported yet",
@@ -239,8 +240,8 @@ Status ParseHistLine(const std::string& path, uint64_t n, std::string_view line,
         h.overflow_others[static_cast<int>(thread)] = static_cast<uint64_t>(others[0]);
         end -= 3;
       }
-      std::vector<std::pair<std::string_view, size_t>> seqs(fields.begin() + 3,
-                                                            fields.begin() + static_cast<long>(end));
+      std::vector<std::pair<std::string_view, size_t>> seqs(
+          fields.begin() + 3, fields.begin() + static_cast<long>(end));
       if (Status s = Numbers(path, n, seqs, 0, values); !s) return s;
       auto& list = h.overflow_seqs[static_cast<int>(thread)];
       for (int64_t v : values) list.push_back(static_cast<uint64_t>(v));
@@ -257,7 +258,8 @@ Status ParseHistLine(const std::string& path, uint64_t n, std::string_view line,
   }
   if (h.columns == 0) h.columns = values.size() - 1;
   if (values.size() - 1 != h.columns) {
-    const size_t col = values.size() - 1 > h.columns ? fields[h.columns + 1].second + 1 : line.size() + 1;
+    const size_t col =
+        values.size() - 1 > h.columns ? fields[h.columns + 1].second + 1 : line.size() + 1;
     return At(path, n, col,
               fmt::format("histogram row has {} counts, earlier rows have {}", values.size() - 1,
                           h.columns),
@@ -287,7 +289,8 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
     if (!*more) break;
     if ((*reader)->last_line_unterminated() && !line.empty()) {
       return At(path, (*reader)->line_number(), line.size() + 1,
-                "last line has no end (file cut short)", "re-run cyclictest or copy the whole file");
+                "last line has no end (file cut short)",
+                "re-run cyclictest or copy the whole file");
     }
     if (Status s = ParseHistLine(path, (*reader)->line_number(), line, h); !s) return s.error();
   }
@@ -316,8 +319,9 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
   for (size_t t = 0; t < threads; ++t) {
     for (const char* name : {"Total", "Avg", "Max", "Overflows"}) {
       if (h.totals[name].size() < threads) {
-        return At(path, end_line, 1, fmt::format("'{}' line has {} values for {} threads", name,
-                                                 h.totals[name].size(), threads),
+        return At(path, end_line, 1,
+                  fmt::format("'{}' line has {} values for {} threads", name, h.totals[name].size(),
+                              threads),
                   "the file is edited or cut short");
       }
     }
@@ -424,7 +428,8 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
     }
     while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
     if (pos != line.size()) {
-      return At(path, n, pos + 1, "more than 3 fields", "cyclictest -v lines are thread:loop:latency_us");
+      return At(path, n, pos + 1, "more than 3 fields",
+                "cyclictest -v lines are thread:loop:latency_us");
     }
     if (parts[0] > 0xFFFE) {
       return At(path, n, 1, "thread number above 65534", "the file is not cyclictest -v output");

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -85,13 +85,15 @@ Expected<Format> DetectFormat(const std::string& path) {
   }
   if (known && !S_ISREG(st.st_mode)) {
     // Reading the head of a pipe would take it away from the import itself.
-    return UsageError(fmt::format("{}: not a regular file (a pipe?), so its format cannot be "
-                                  "detected without consuming it; name it with --format ({})",
-                                  path, fmt::join(FormatNames(), ", ")));
+    return UsageError(
+        fmt::format("{}: not a regular file (a pipe?), so its format cannot be "
+                    "detected without consuming it; name it with --format ({})",
+                    path, fmt::join(FormatNames(), ", ")));
   }
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+    return UsageError(
+        fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   std::string head(64 * 1024, '\0');
   const ssize_t got = read(fd, head.data(), head.size());
@@ -116,8 +118,7 @@ Expected<Format> DetectFormat(const std::string& path) {
         "{}: JSON, but neither cyclictest --json (\"thread\") nor jitterdebugger (\"cpu\"); {}",
         path, fix));
   }
-  if (head.find("# Histogram") != std::string::npos ||
-      head.find("# Total:") != std::string::npos) {
+  if (head.find("# Histogram") != std::string::npos || head.find("# Total:") != std::string::npos) {
     return Format::kCyclictestHistogram;
   }
   if (head.find("wu_lat") != std::string::npos) return Format::kRtApp;
@@ -141,20 +142,25 @@ Expected<Imported> ImportFile(const std::string& path, const ImportOptions& opti
     case Format::kJitterdebuggerJson: {
       auto text = internal::ReadSmallFile(path);
       if (!text) return text.error();
-      result = format == Format::kCyclictestJson
-                   ? internal::ImportCyclictestJson(path, *text)
-                   : internal::ImportJitterdebuggerJson(path, *text);
+      result = format == Format::kCyclictestJson ? internal::ImportCyclictestJson(path, *text)
+                                                 : internal::ImportJitterdebuggerJson(path, *text);
       break;
     }
-    case Format::kCyclictestHistogram: result = internal::ImportCyclictestHistogram(path); break;
+    case Format::kCyclictestHistogram:
+      result = internal::ImportCyclictestHistogram(path);
+      break;
     case Format::kCyclictestVerbose:
       result = internal::ImportCyclictestVerbose(path, samples);
       break;
     case Format::kJitterdebuggerRaw:
       result = internal::ImportJitterdebuggerRaw(path, samples);
       break;
-    case Format::kRtApp: result = internal::ImportRtApp(path); break;
-    case Format::kValues: result = internal::ImportValues(path, options.unit_ns, samples, options.threads); break;
+    case Format::kRtApp:
+      result = internal::ImportRtApp(path);
+      break;
+    case Format::kValues:
+      result = internal::ImportValues(path, options.unit_ns, samples, options.threads);
+      break;
   }
   if (result) result->format = format;
   return result;
@@ -191,9 +197,8 @@ void RecordLinear(results::ProbeResult& probe, const std::vector<uint64_t>& coun
   const double stddev = h.StdDev();
   const int64_t lo = std::min(min_ns, h.min());
   const int64_t hi = std::max(max_ns, h.max());
-  h.RestoreMoments(lo, hi,
-                   static_cast<int64_t>(std::llround(mean_ns * static_cast<double>(h.count()))),
-                   stddev);
+  h.RestoreMoments(
+      lo, hi, static_cast<int64_t>(std::llround(mean_ns * static_cast<double>(h.count()))), stddev);
   probe.periods_elapsed = h.count();
   results::LinearHistogram linear;
   linear.limit_us = limit_us;
@@ -206,7 +211,8 @@ void RecordLinear(results::ProbeResult& probe, const std::vector<uint64_t>& coun
 Expected<std::string> ReadSmallFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+    return UsageError(
+        fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   std::ostringstream ss;
   ss << in.rdbuf();

@@ -13,13 +13,13 @@ namespace rtpulse::importers {
 
 /// The other tools' outputs `rtpulse import` reads (docs/import.md).
 enum class Format {
-  kCyclictestJson,      ///< cyclictest --json (file_version 1)
-  kCyclictestHistogram, ///< cyclictest -h/-H text block
-  kCyclictestVerbose,   ///< cyclictest -v lines "thread:loop:latency_us"
-  kJitterdebuggerJson,  ///< jitterdebugger's results.json
-  kJitterdebuggerRaw,   ///< jitterdebugger -s samples.raw (28-byte records)
-  kRtApp,               ///< rt-app per-thread log (wu_lat column)
-  kValues,              ///< one value per line
+  kCyclictestJson,       ///< cyclictest --json (file_version 1)
+  kCyclictestHistogram,  ///< cyclictest -h/-H text block
+  kCyclictestVerbose,    ///< cyclictest -v lines "thread:loop:latency_us"
+  kJitterdebuggerJson,   ///< jitterdebugger's results.json
+  kJitterdebuggerRaw,    ///< jitterdebugger -s samples.raw (28-byte records)
+  kRtApp,                ///< rt-app per-thread log (wu_lat column)
+  kValues,               ///< one value per line
 };
 
 const char* FormatName(Format format);
@@ -61,7 +61,7 @@ struct Imported {
   /// False when the source has no distribution (cyclictest --json without -h): the probes
   /// are then empty and `source_numbers` holds what the tool printed.
   bool has_distribution = true;
-  bool time_ordered = false;  ///< The format keeps sample order (samples were streamed).
+  bool time_ordered = false;          ///< The format keeps sample order (samples were streamed).
   std::vector<std::string> warnings;  ///< Plain statements: clipped overflows, units, ...
   nlohmann::json source_numbers = nlohmann::json::array();  ///< The tool's own per-thread numbers.
   uint64_t samples_streamed = 0;

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "importers/import.h"
@@ -46,10 +46,9 @@ Expected<nlohmann::json> ParseJson(const std::string& path, const std::string& t
 /// <count_key>, min, max, avg}. `limit_us` 0 = unknown. Adds warnings and the tool's own
 /// numbers to `out`; clears out.has_distribution when the histogram is empty.
 Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
-                                                 const std::string& where,
-                                                 const nlohmann::json& t, const char* count_key,
-                                                 int index, int64_t limit_us, int64_t unit_ns,
-                                                 Imported& out);
+                                                 const std::string& where, const nlohmann::json& t,
+                                                 const char* count_key, int index, int64_t limit_us,
+                                                 int64_t unit_ns, Imported& out);
 
 /// Reads a whole (small) file, or a usage error naming it.
 Expected<std::string> ReadSmallFile(const std::string& path);

@@ -24,10 +24,10 @@ Expected<Imported> ImportJitterdebuggerJson(const std::string& path, const std::
     }
   }
   if (resolution_ns != 1000) {
-    return At(path, 1, 1,
-              fmt::format("resolution_in_ns {} (jitterdebugger -N): not supported yet",
-                          resolution_ns),
-              "re-run jitterdebugger without -N");
+    return At(
+        path, 1, 1,
+        fmt::format("resolution_in_ns {} (jitterdebugger -N): not supported yet", resolution_ns),
+        "re-run jitterdebugger without -N");
   }
   Imported out;
   for (const auto& [key, t] : cpus->items()) {
@@ -117,15 +117,16 @@ Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsum
         const int64_t latency_ns = static_cast<int64_t>(r.value) * 1000;
         if (pass == 0) {
           auto [it, added] = probe_of.try_emplace(r.cpu, out.probes.size());
-          if (added) out.probes.push_back(NewProbe(static_cast<int>(out.probes.size()),
-                                                   static_cast<int>(r.cpu)));
+          if (added)
+            out.probes.push_back(
+                NewProbe(static_cast<int>(out.probes.size()), static_cast<int>(r.cpu)));
           out.probes[it->second].histogram.Record(latency_ns);
           ++out.probes[it->second].periods_elapsed;
         } else {
           const int64_t actual = r.sec * 1'000'000'000 + r.nsec;
           samples->Add(TimedSample{static_cast<uint16_t>(probe_of[r.cpu]),
-                                   static_cast<uint16_t>(r.cpu), seq[r.cpu]++,
-                                   actual - latency_ns, latency_ns});
+                                   static_cast<uint16_t>(r.cpu), seq[r.cpu]++, actual - latency_ns,
+                                   latency_ns});
           ++out.samples_streamed;
         }
       }

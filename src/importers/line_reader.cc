@@ -1,8 +1,8 @@
 #include "importers/line_reader.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +27,8 @@ Expected<std::unique_ptr<ChunkReader>> ChunkReader::Open(const std::string& path
                                                          uint64_t end) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return UsageError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+    return UsageError(
+        fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::unique_ptr<ChunkReader> reader(new ChunkReader(fd, path, begin, end));
@@ -50,11 +51,11 @@ Expected<bool> ChunkReader::Fill() {
   }
   while (!eof_) {
     const uint64_t at = offset_ + end_;
-    const size_t want = static_cast<size_t>(
-        std::min<uint64_t>(kBufferBytes - end_, limit_ > at ? limit_ - at : 0));
-    const ssize_t got = want == 0   ? 0
-                        : pipe_     ? read(fd_, buffer_.data() + end_, want)
-                                    : pread(fd_, buffer_.data() + end_, want, static_cast<off_t>(at));
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(kBufferBytes - end_, limit_ > at ? limit_ - at : 0));
+    const ssize_t got = want == 0 ? 0
+                        : pipe_   ? read(fd_, buffer_.data() + end_, want)
+                                  : pread(fd_, buffer_.data() + end_, want, static_cast<off_t>(at));
     if (got < 0) {
       if (errno == EINTR) continue;
       return Failure(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
@@ -108,8 +109,8 @@ Expected<std::string_view> ChunkReader::NextRecords(size_t record_bytes) {
 
 Status ChunkReader::Rewind() {
   if (pipe_) {
-    return UsageError(fmt::format("{}: is a pipe, and this format is read twice; save it to a file first",
-                                  path_));
+    return UsageError(fmt::format(
+        "{}: is a pipe, and this format is read twice; save it to a file first", path_));
   }
   end_ = returned_ = stray_ = 0;
   offset_ = begin_;
@@ -132,7 +133,8 @@ Expected<bool> LineReader::Next(std::string_view& line) {
     pos_ = 0;
   }
   // Every run ends with '\n', so this always finds one.
-  const auto* nl = static_cast<const char*>(std::memchr(run_.data() + pos_, '\n', run_.size() - pos_));
+  const auto* nl =
+      static_cast<const char*>(std::memchr(run_.data() + pos_, '\n', run_.size() - pos_));
   const size_t end = static_cast<size_t>(nl - run_.data());
   line = run_.substr(pos_, end - pos_);
   pos_ = end + 1;

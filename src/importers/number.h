@@ -66,7 +66,8 @@ inline NumberError ParseScaledNs(std::string_view text, size_t& pos, int64_t uni
       value += (scaled + frac_scale / 2) / frac_scale;
     } else {
       __extension__ using U128 = unsigned __int128;
-      value += static_cast<uint64_t>((static_cast<U128>(frac) * unit + frac_scale / 2) / frac_scale);
+      value +=
+          static_cast<uint64_t>((static_cast<U128>(frac) * unit + frac_scale / 2) / frac_scale);
     }
     if (value > static_cast<uint64_t>(INT64_MAX)) return NumberError::kTooLarge;
   }

@@ -10,10 +10,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <memory>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -26,7 +26,9 @@
 namespace rtpulse::importers::internal {
 namespace {
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool IsBlank(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 /// Value of eight decimal digits held one per byte (0..9, the most significant digit in
 /// the lowest byte, as a little-endian load lays out text): pairs, then quads, then all.
@@ -34,7 +36,8 @@ inline uint64_t EightDigits(uint64_t v) {
   v = v * 10 + (v >> 8);  // even bytes: 10 * d[i] + d[i+1]
   constexpr uint64_t kPairs = 0x000000FF000000FFULL;
   return ((v & kPairs) * (100 + (1000000ULL << 32)) +
-          ((v >> 16) & kPairs) * (1 + (10000ULL << 32))) >> 32;
+          ((v >> 16) & kPairs) * (1 + (10000ULL << 32))) >>
+         32;
 }
 
 /// Masks for a short line of `len` bytes before its '\n' with the point at `dot`
@@ -79,7 +82,8 @@ inline size_t ParseShortLine(const char* p, uint64_t& number, size_t& frac_digit
     std::memcpy(&w, p, sizeof w);
     // Non-zero bytes where w is not '0'..'9' (high nibble 3, and still 3 after adding 6; a
     // carry out of a byte >= 0xFA can only mark the next byte too), then their top bits.
-    const uint64_t odd = ((w & kHighNibbles) ^ kZeros) | (((w + kOnes * 6) & kHighNibbles) ^ kZeros);
+    const uint64_t odd =
+        ((w & kHighNibbles) ^ kZeros) | (((w + kOnes * 6) & kHighNibbles) ^ kZeros);
     const uint64_t stops = (((odd & kLow7) + kLow7) | odd) & ~kLow7;
     if (stops == 0) return 0;
     const auto first = static_cast<size_t>(__builtin_ctzll(stops)) / 8;
@@ -231,8 +235,10 @@ class ValuesParser {
     while (IsBlank(run[i])) ++i;
     if (run[i] == '\n') return i + 1;
     if (run[i] == '#') {
-      return static_cast<size_t>(static_cast<const char*>(std::memchr(run.data() + i, '\n', run.size() - i)) -
-                                 run.data()) + 1;
+      return static_cast<size_t>(
+                 static_cast<const char*>(std::memchr(run.data() + i, '\n', run.size() - i)) -
+                 run.data()) +
+             1;
     }
     int64_t ns = 0;
     const size_t number_start = i;
@@ -327,11 +333,14 @@ std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int
   std::vector<uint64_t> bounds{0};
   std::vector<char> probe_bytes(kSplitSearchBytes);
   for (int k = 1; k < threads; ++k) {
-    const uint64_t at = std::max(bounds.back(), size / static_cast<uint64_t>(threads) * static_cast<uint64_t>(k));
+    const uint64_t at =
+        std::max(bounds.back(), size / static_cast<uint64_t>(threads) * static_cast<uint64_t>(k));
     const ssize_t got = pread(fd, probe_bytes.data(), probe_bytes.size(), static_cast<off_t>(at));
-    const void* nl = got > 0 ? std::memchr(probe_bytes.data(), '\n', static_cast<size_t>(got)) : nullptr;
+    const void* nl =
+        got > 0 ? std::memchr(probe_bytes.data(), '\n', static_cast<size_t>(got)) : nullptr;
     if (nl == nullptr) break;
-    bounds.push_back(at + static_cast<uint64_t>(static_cast<const char*>(nl) - probe_bytes.data()) + 1);
+    bounds.push_back(at + static_cast<uint64_t>(static_cast<const char*>(nl) - probe_bytes.data()) +
+                     1);
   }
   close(fd);
   bounds.push_back(size);

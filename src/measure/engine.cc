@@ -19,7 +19,7 @@
 namespace rtpulse::measure {
 namespace {
 
-constexpr int64_t kTickNs = 250 * kNsPerMs;     ///< Live view refresh.
+constexpr int64_t kTickNs = 250 * kNsPerMs;        ///< Live view refresh.
 constexpr int64_t kStartMarginNs = 20 * kNsPerMs;  ///< Grid origin after every probe is ready.
 
 sigset_t RunSignals() {
@@ -64,7 +64,8 @@ void TakeCheckpoint(const std::vector<std::unique_ptr<Probe>>& probes, int64_t o
 /// injection lands exactly on one probe deadline.
 int64_t InjectionPeriod(const InjectPlan& inject, int64_t interval_ns) {
   const double wanted = 1e9 / inject.rate_hz;
-  const auto periods = std::max<int64_t>(1, std::llround(wanted / static_cast<double>(interval_ns)));
+  const auto periods =
+      std::max<int64_t>(1, std::llround(wanted / static_cast<double>(interval_ns)));
   return periods * interval_ns;
 }
 
@@ -155,8 +156,7 @@ void StartThreads(const LatencyPlan& plan, PathThreads& threads, PathOutcome& ou
 /// The main thread's work while the probes measure: live ticks, SIGUSR1 statistics,
 /// checkpoints, and SIGINT/SIGTERM (which stop the path and set `out.interrupted`). Returns
 /// when every probe has left its loop or a stop signal came.
-void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
-               PathOutcome& out) {
+void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, PathOutcome& out) {
   RunShared& shared = threads.shared;
   const auto& probes = threads.probes;
   bool stats_requested = false;
@@ -169,8 +169,8 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer,
     // Wake up right after the planned end too, so the run does not linger a whole tick.
     int64_t timeout = kTickNs;
     if (shared.end_ns > 0) {
-      timeout = std::clamp<int64_t>(shared.end_ns - MonotonicNs() + 2 * kNsPerMs, kNsPerMs,
-                                    kTickNs);
+      timeout =
+          std::clamp<int64_t>(shared.end_ns - MonotonicNs() + 2 * kNsPerMs, kNsPerMs, kTickNs);
     }
     if (next_checkpoint != INT64_MAX) {
       timeout = std::min(timeout, std::max<int64_t>(next_checkpoint - MonotonicNs(), 0));
@@ -308,8 +308,7 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
       run.dma_latency = fmt::format("/dev/cpu_dma_latency held at {} us", *plan.pm_qos_us);
     } else {
       run.dma_latency = "not held";
-      run.warnings.push_back(s.error().message +
-                             ": CPU idle states may add exit latency");
+      run.warnings.push_back(s.error().message + ": CPU idle states may add exit latency");
     }
   } else {
     run.dma_latency = "left alone (--laptop/--default-system)";

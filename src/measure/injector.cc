@@ -21,7 +21,9 @@ Injector::Injector(int cpu, int priority, int64_t delay_ns, int64_t period_ns, R
       shared_(shared),
       watched_(std::move(watched)) {}
 
-Injector::~Injector() { Join(); }
+Injector::~Injector() {
+  Join();
+}
 
 Status Injector::Start() {
   const int rc = pthread_create(&handle_, nullptr, &Injector::ThreadEntry, this);

@@ -29,7 +29,8 @@ std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, Policy polic
 
 size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads) {
   int64_t fastest_ns = kNsPerSec;
-  for (const auto& t : threads) fastest_ns = std::min(fastest_ns, std::max<int64_t>(1, t.interval_ns));
+  for (const auto& t : threads)
+    fastest_ns = std::min(fastest_ns, std::max<int64_t>(1, t.interval_ns));
   const int64_t per_sec = kNsPerSec / fastest_ns;
   return static_cast<size_t>(std::max<int64_t>(65536, 2 * per_sec));
 }

@@ -32,8 +32,8 @@ struct InjectPlan {
 struct LatencyPlan {
   std::vector<ThreadPlan> threads;
   std::vector<WakePath> paths{WakePath::kAbs};  ///< Run in turn, identical settings.
-  int64_t duration_ns = 0;  ///< Per path; 0 = until loops or a signal.
-  uint64_t loops = 0;       ///< Samples per thread; 0 = unlimited.
+  int64_t duration_ns = 0;                      ///< Per path; 0 = until loops or a signal.
+  uint64_t loops = 0;                           ///< Samples per thread; 0 = unlimited.
 
   int64_t linear_histogram_us = 0;  ///< cyclictest -h/-H limit; 0 = off.
   int64_t breaktrace_ns = 0;        ///< -b: stop when a latency exceeds this; 0 = off.

@@ -23,7 +23,9 @@ LoopHooks g_hooks;
 
 }  // namespace
 
-void SetLoopHooks(LoopHooks hooks) { g_hooks = hooks; }
+void SetLoopHooks(LoopHooks hooks) {
+  g_hooks = hooks;
+}
 
 int64_t AwaitOrigin(const std::atomic<int64_t>& origin) {
   int64_t value = origin.load(std::memory_order_acquire);
@@ -53,8 +55,8 @@ bool AwaitReady(std::atomic<int>& ready, int count, int64_t timeout_ns) {
     if (left <= 0) return false;
     const timespec timeout = ToTimespec(left);
     // Sleeps only while the value is still `seen`; any SignalReady since wakes it (EAGAIN).
-    syscall(SYS_futex, reinterpret_cast<int*>(&ready), FUTEX_WAIT_PRIVATE, seen, &timeout,
-            nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<int*>(&ready), FUTEX_WAIT_PRIVATE, seen, &timeout, nullptr,
+            0);
   }
 }
 
@@ -91,7 +93,9 @@ Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, R
   }
 }
 
-Probe::~Probe() { Join(); }
+Probe::~Probe() {
+  Join();
+}
 
 Status Probe::Start() {
   pthread_attr_t attr;
@@ -134,8 +138,9 @@ void Probe::SetUp() {
       result_.priority = 0;
     }
   } else {
-    result_.notes.push_back("deadline: SCHED_DEADLINE threads cannot be pinned (not run on a "
-                            "fixed CPU)");
+    result_.notes.push_back(
+        "deadline: SCHED_DEADLINE threads cannot be pinned (not run on a "
+        "fixed CPU)");
   }
 }
 
@@ -210,8 +215,8 @@ LiveProbe Probe::Live() const {
   live.cur_ns = cur_ns_.load(std::memory_order_relaxed);
   live.min_ns = h.LiveMin();
   live.max_ns = h.LiveMax();
-  live.avg_ns = live.count > 0 ? static_cast<double>(h.LiveSum()) / static_cast<double>(live.count)
-                               : 0.0;
+  live.avg_ns =
+      live.count > 0 ? static_cast<double>(h.LiveSum()) / static_cast<double>(live.count) : 0.0;
   live.p99_ns = h.LivePercentile(99.0);
   live.missed = missed_.load(std::memory_order_relaxed);
   return live;

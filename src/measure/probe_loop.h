@@ -105,8 +105,7 @@ void Probe::LoopImpl(Source& source, Clock clock) {
             : (latency >= interval ? static_cast<uint64_t>(latency / interval) : 0);
     if (skipped > 0) {
       missed_.store(missed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped,
-                     std::memory_order_relaxed);
+      skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped, std::memory_order_relaxed);
     }
     if constexpr (kExtras) {
       if (result_.linear) RecordLinear(latency, cycles);

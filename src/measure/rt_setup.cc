@@ -16,11 +16,16 @@ namespace rtpulse::measure {
 
 std::string PolicyName(Policy policy) {
   switch (policy) {
-    case Policy::kOther: return "other";
-    case Policy::kBatch: return "batch";
-    case Policy::kIdle: return "idle";
-    case Policy::kFifo: return "fifo";
-    case Policy::kRr: return "rr";
+    case Policy::kOther:
+      return "other";
+    case Policy::kBatch:
+      return "batch";
+    case Policy::kIdle:
+      return "idle";
+    case Policy::kFifo:
+      return "fifo";
+    case Policy::kRr:
+      return "rr";
   }
   return "other";
 }
@@ -31,11 +36,13 @@ Expected<Policy> ParsePolicy(const std::string& name) {
   if (name == "idle") return Policy::kIdle;
   if (name == "fifo") return Policy::kFifo;
   if (name == "rr") return Policy::kRr;
-  return UsageError(fmt::format(
-      "unknown policy '{}': use one of other, normal, batch, idle, fifo, rr", name));
+  return UsageError(
+      fmt::format("unknown policy '{}': use one of other, normal, batch, idle, fifo, rr", name));
 }
 
-bool IsRealtime(Policy policy) { return policy == Policy::kFifo || policy == Policy::kRr; }
+bool IsRealtime(Policy policy) {
+  return policy == Policy::kFifo || policy == Policy::kRr;
+}
 
 std::optional<std::string> LockAllMemory() {
   // MCL_FUTURE under a finite RLIMIT_MEMLOCK makes every later allocation past the limit
@@ -70,11 +77,16 @@ void PrefaultStack(size_t bytes) {
 namespace {
 int ToLinuxPolicy(Policy policy) {
   switch (policy) {
-    case Policy::kOther: return SCHED_OTHER;
-    case Policy::kBatch: return SCHED_BATCH;
-    case Policy::kIdle: return SCHED_IDLE;
-    case Policy::kFifo: return SCHED_FIFO;
-    case Policy::kRr: return SCHED_RR;
+    case Policy::kOther:
+      return SCHED_OTHER;
+    case Policy::kBatch:
+      return SCHED_BATCH;
+    case Policy::kIdle:
+      return SCHED_IDLE;
+    case Policy::kFifo:
+      return SCHED_FIFO;
+    case Policy::kRr:
+      return SCHED_RR;
   }
   return SCHED_OTHER;
 }
@@ -98,13 +110,15 @@ Status SetThreadAffinity(const std::vector<int>& cpus) {
   CPU_ZERO(&set);
   for (int cpu : cpus) CPU_SET(static_cast<size_t>(cpu), &set);
   if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-    return Failure(fmt::format("cannot pin to CPU(s) {}: {}", fmt::join(cpus, ","),
-                               std::strerror(errno)));
+    return Failure(
+        fmt::format("cannot pin to CPU(s) {}: {}", fmt::join(cpus, ","), std::strerror(errno)));
   }
   return Status::Ok();
 }
 
-DmaLatencyGuard::~DmaLatencyGuard() { Release(); }
+DmaLatencyGuard::~DmaLatencyGuard() {
+  Release();
+}
 
 Status DmaLatencyGuard::Hold(int latency_us, const std::string& device) {
   Release();

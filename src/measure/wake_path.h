@@ -22,20 +22,29 @@ enum class WakePath : uint8_t {
 };
 
 inline constexpr WakePath kAllWakePaths[] = {
-    WakePath::kAbs,  WakePath::kRel,  WakePath::kTimerfd,  WakePath::kPosix,  WakePath::kItimer,
+    WakePath::kAbs,   WakePath::kRel,  WakePath::kTimerfd,  WakePath::kPosix,  WakePath::kItimer,
     WakePath::kEpoll, WakePath::kBusy, WakePath::kDeadline, WakePath::kXthread};
 
 constexpr std::string_view WakePathName(WakePath path) {
   switch (path) {
-    case WakePath::kAbs: return "abs";
-    case WakePath::kRel: return "rel";
-    case WakePath::kTimerfd: return "timerfd";
-    case WakePath::kPosix: return "posix";
-    case WakePath::kItimer: return "itimer";
-    case WakePath::kEpoll: return "epoll";
-    case WakePath::kBusy: return "busy";
-    case WakePath::kDeadline: return "deadline";
-    case WakePath::kXthread: return "xthread";
+    case WakePath::kAbs:
+      return "abs";
+    case WakePath::kRel:
+      return "rel";
+    case WakePath::kTimerfd:
+      return "timerfd";
+    case WakePath::kPosix:
+      return "posix";
+    case WakePath::kItimer:
+      return "itimer";
+    case WakePath::kEpoll:
+      return "epoll";
+    case WakePath::kBusy:
+      return "busy";
+    case WakePath::kDeadline:
+      return "deadline";
+    case WakePath::kXthread:
+      return "xthread";
   }
   return "unknown";
 }

@@ -9,8 +9,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -280,8 +280,8 @@ class DeadlineWait final : public WakeSource {
     // The kernel starts the first period inside sched_setattr(); reading the clock before
     // the call puts our origin at or before the kernel's, so latency is never understated.
     const int64_t before = MonotonicNs();
-    if (Status s = SetThreadDeadline(params.deadline_runtime_ns, params.interval_ns,
-                                     params.interval_ns);
+    if (Status s =
+            SetThreadDeadline(params.deadline_runtime_ns, params.interval_ns, params.interval_ns);
         !s) {
       return s;
     }
@@ -372,19 +372,30 @@ class CrossThread final : public WakeSource {
 
 }  // namespace
 
-int PosixTimerSignal() { return SIGRTMIN + 2; }
+int PosixTimerSignal() {
+  return SIGRTMIN + 2;
+}
 
 std::unique_ptr<WakeSource> MakeWakeSource(WakePath path) {
   switch (path) {
-    case WakePath::kAbs: return std::make_unique<AbsSleep>();
-    case WakePath::kRel: return std::make_unique<RelSleep>();
-    case WakePath::kTimerfd: return std::make_unique<TimerFd>();
-    case WakePath::kPosix: return std::make_unique<PosixTimer>();
-    case WakePath::kItimer: return std::make_unique<ITimer>();
-    case WakePath::kEpoll: return std::make_unique<EpollWait>();
-    case WakePath::kBusy: return std::make_unique<BusyWait>();
-    case WakePath::kDeadline: return std::make_unique<DeadlineWait>();
-    case WakePath::kXthread: return std::make_unique<CrossThread>();
+    case WakePath::kAbs:
+      return std::make_unique<AbsSleep>();
+    case WakePath::kRel:
+      return std::make_unique<RelSleep>();
+    case WakePath::kTimerfd:
+      return std::make_unique<TimerFd>();
+    case WakePath::kPosix:
+      return std::make_unique<PosixTimer>();
+    case WakePath::kItimer:
+      return std::make_unique<ITimer>();
+    case WakePath::kEpoll:
+      return std::make_unique<EpollWait>();
+    case WakePath::kBusy:
+      return std::make_unique<BusyWait>();
+    case WakePath::kDeadline:
+      return std::make_unique<DeadlineWait>();
+    case WakePath::kXthread:
+      return std::make_unique<CrossThread>();
   }
   return nullptr;
 }

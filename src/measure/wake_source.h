@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 
 #include "core/clock.h"
@@ -23,7 +23,7 @@ struct WakeParams {
   int cpu = -1;             ///< The probe's CPU (-1: not pinned); the xthread waker uses it.
   Policy policy = Policy::kFifo;
   int priority = 0;
-  int64_t deadline_runtime_ns = 0;  ///< SCHED_DEADLINE runtime (deadline path only).
+  int64_t deadline_runtime_ns = 0;          ///< SCHED_DEADLINE runtime (deadline path only).
   const std::atomic<bool>* stop = nullptr;  ///< Set when the run must end.
 };
 
@@ -108,7 +108,7 @@ class AbsSleep final : public WakeSource {
     return x0 < 0 ? -x0 : 0;
 #else
     return syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, ts, nullptr) == 0 ? 0
-                                                                                         : errno;
+                                                                                          : errno;
 #endif
   }
 };

@@ -2,8 +2,7 @@
 
 namespace rtpulse::monitor {
 
-std::vector<std::unique_ptr<Source>> DefaultSources(const FsRoot& root,
-                                                    const CommandRunner& runner,
+std::vector<std::unique_ptr<Source>> DefaultSources(const FsRoot& root, const CommandRunner& runner,
                                                     std::chrono::milliseconds vcgencmd_timeout) {
   std::vector<std::unique_ptr<Source>> s;
   s.push_back(MakeThermalSource(root));

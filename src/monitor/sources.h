@@ -34,8 +34,8 @@ std::unique_ptr<Source> MakeSoftirqsSource(const FsRoot& root);
 /// Raspberry Pi firmware through `vcgencmd`: get_throttled (raw + decoded "now" bits),
 /// pmic_read_adc (Pi 5 board power, EXT5V input voltage) and measure_volts core. A call
 /// that outlives `timeout` is killed and leaves that sample's cells empty.
-std::unique_ptr<Source> MakeVcgencmdSource(
-    const CommandRunner& runner, std::chrono::milliseconds timeout = kVcgencmdTimeout);
+std::unique_ptr<Source> MakeVcgencmdSource(const CommandRunner& runner,
+                                           std::chrono::milliseconds timeout = kVcgencmdTimeout);
 
 /// Every source above, in CSV column order.
 std::vector<std::unique_ptr<Source>> DefaultSources(

@@ -21,8 +21,8 @@ std::string Num(double v) {
 bool ValidName(const std::string& name) {
   if (name.empty() || name[0] == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -48,9 +48,10 @@ std::string Terminal(const Figure& figure, ImageFormat format) {
       return fmt::format("set terminal pngcairo size {},{} font 'sans,10' noenhanced",
                          figure.width_px, figure.height_px);
     case ImageFormat::kSvg:
-      return fmt::format("set terminal svg size {},{} dynamic font 'sans,10' noenhanced "
-                         "background rgb 'white'",
-                         figure.width_px, figure.height_px);
+      return fmt::format(
+          "set terminal svg size {},{} dynamic font 'sans,10' noenhanced "
+          "background rgb 'white'",
+          figure.width_px, figure.height_px);
     case ImageFormat::kPdf:
       return fmt::format("set terminal pdfcairo size {}in,{}in font 'sans,8' noenhanced",
                          Num(figure.width_px / 100.0), Num(figure.height_px / 100.0));
@@ -62,9 +63,12 @@ std::string Terminal(const Figure& figure, ImageFormat format) {
 
 const char* ImageFormatExtension(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kSvg: return "svg";
-    case ImageFormat::kPdf: return "pdf";
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kSvg:
+      return "svg";
+    case ImageFormat::kPdf:
+      return "pdf";
   }
   return "";
 }
@@ -157,8 +161,8 @@ std::string FigureScript(const Figure& figure) {
       for (char c : figure.categories[i]) label += c == '%' ? std::string("%%") : std::string(1, c);
       tics += fmt::format("{}{} {}", i == 0 ? "" : ", ", GnuplotQuote(label), i);
     }
-    gp += "set xtics (" + tics + ")\nset xrange [-0.5:" +
-          Num(static_cast<double>(figure.categories.size()) - 0.5) + "]\n";
+    gp += "set xtics (" + tics +
+          ")\nset xrange [-0.5:" + Num(static_cast<double>(figure.categories.size()) - 0.5) + "]\n";
     with = "boxes";
   }
   std::vector<std::string> clauses;
@@ -175,8 +179,8 @@ std::string FigureScript(const Figure& figure) {
       if (ExactlyEqual(offset, 0)) using_clause = "1:2";
     }
     // gnuplot wants the style's modifiers right after `with STYLE`.
-    std::string clause = fmt::format("'{}.dat' index {} using {}{} with {}{} title {}",
-                                     figure.name, i, using_clause, s.y2 ? " axes x1y2" : "", with,
+    std::string clause = fmt::format("'{}.dat' index {} using {}{} with {}{} title {}", figure.name,
+                                     i, using_clause, s.y2 ? " axes x1y2" : "", with,
                                      s.style.empty() ? "" : " " + s.style, GnuplotQuote(s.title));
     clauses.push_back(clause);
   }
@@ -213,19 +217,19 @@ Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
     const std::string path = dir + "/" + image;
     ::remove(path.c_str());
     // gnuplot's own `cd` keeps the script's relative 'NAME.dat' working, without a shell.
-    const std::string commands =
-        fmt::format("cd {}; {}; set output {}; load {}", GnuplotQuote(dir),
-                    Terminal(figure, format), GnuplotQuote(image), GnuplotQuote(figure.name + ".gp"));
+    const std::string commands = fmt::format("cd {}; {}; set output {}; load {}", GnuplotQuote(dir),
+                                             Terminal(figure, format), GnuplotQuote(image),
+                                             GnuplotQuote(figure.name + ".gp"));
     auto out = runner.Run({"gnuplot", "-e", commands}, options.timeout);
     if (!out) return out.error();
     if (out->timed_out) {
       return Failure(fmt::format("gnuplot timed out after {} s rendering {}",
                                  options.timeout.count() / 1000, path));
     }
-    struct stat st{};
+    struct stat st {};
     if (out->exit_code != 0 || ::stat(path.c_str(), &st) != 0 || st.st_size == 0) {
-      return Failure(fmt::format("gnuplot failed rendering {} (exit {}): {}", path,
-                                 out->exit_code, out->err));
+      return Failure(
+          fmt::format("gnuplot failed rendering {} (exit {}): {}", path, out->exit_code, out->err));
     }
     files.images.push_back(path);
     if (format == ImageFormat::kSvg) files.svg = path;

@@ -18,7 +18,7 @@ enum class PlotKind {
   /// count; neighbouring classes are joined, empty classes between them break the line, and
   /// an isolated class shows as a dot.
   kSteps,
-  kBars,   ///< Grouped bars: x = category index (0, 1, ...), one bar per series in a group.
+  kBars,  ///< Grouped bars: x = category index (0, 1, ...), one bar per series in a group.
 };
 
 /// Image formats gnuplot renders (terminals pngcairo, svg, pdfcairo of Debian's gnuplot-nox).
@@ -31,7 +31,7 @@ inline const std::vector<ImageFormat> kAllImageFormats = {ImageFormat::kPng, Ima
 
 /// One curve (or one bar of every group).
 struct Series {
-  std::string title;                             ///< Legend entry.
+  std::string title;                              ///< Legend entry.
   std::vector<std::pair<double, double>> points;  ///< (x, y), in drawing order.
   /// Extra gnuplot style appended to the plot clause, e.g. "lw 2 dt 2" or "lc rgb '#c00000'".
   /// Empty: gnuplot's default colour cycle.

@@ -25,9 +25,15 @@ constexpr const char* kErrorProbe =
     "'rtpulse-errors');if(d){d.setAttribute('data-errors','1');d.textContent+='ERROR: '+e."
     "message+'\\n';}});</script>";
 
-std::string E(const std::string& s) { return HtmlEscape(s); }
-std::string Us(double ns) { return fmt::format("{:.1f}", ns / 1000.0); }
-std::string Us(int64_t ns) { return Us(static_cast<double>(ns)); }
+std::string E(const std::string& s) {
+  return HtmlEscape(s);
+}
+std::string Us(double ns) {
+  return fmt::format("{:.1f}", ns / 1000.0);
+}
+std::string Us(int64_t ns) {
+  return Us(static_cast<double>(ns));
+}
 
 std::string JsonText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -48,9 +54,9 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td{}>{}</td><td{}>{}</td></tr>\n",
-        E(name), E(r.status), r.samples, Us(r.min_ns), Us(r.mean_ns), Us(r.median_ns),
-        Us(r.p95_ns), Us(r.p99_ns), Us(r.p999_ns), Us(r.p9999_ns), Us(r.max_ns),
-        Us(r.stddev_ns), missed_class, r.missed_activations, missed_class, r.skipped_periods);
+        E(name), E(r.status), r.samples, Us(r.min_ns), Us(r.mean_ns), Us(r.median_ns), Us(r.p95_ns),
+        Us(r.p99_ns), Us(r.p999_ns), Us(r.p9999_ns), Us(r.max_ns), Us(r.stddev_ns), missed_class,
+        r.missed_activations, missed_class, r.skipped_periods);
   }
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
        "together. Jitter = standard deviation. Missed = wake-ups after the next period's "
@@ -107,7 +113,8 @@ std::string LoadsTable(const nlohmann::json& loads) {
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1f}</td>"
         "<td>{:.4g} {}/s</td><td>{:.4g}</td><td>{}</td><td class=\"l warn\">{}</td></tr>\n",
-        E(JsonText(l.value("load", nlohmann::json()))), E(JsonText(l.value("spec", nlohmann::json()))),
+        E(JsonText(l.value("load", nlohmann::json()))),
+        E(JsonText(l.value("spec", nlohmann::json()))),
         E(JsonText(l.value("cpus", nlohmann::json()))), l.value("seconds", 0.0),
         l.value("ops_per_second", 0.0), E(JsonText(l.value("ops_unit", nlohmann::json()))),
         l.value("mb_per_second", 0.0), E(busy), E(warnings));
@@ -132,8 +139,8 @@ std::string ThreadTable(const results::LatencyRun& run) {
           "<td class=\"l warn\">{}</td></tr>\n",
           p.index, p.cpu, E(path.wake), E(p.policy), p.priority, hist.count(), Us(hist.min()),
           Us(hist.Mean()), Us(hist.Percentile(99)), Us(hist.max()),
-          p.missed_activations > 0 ? " class=\"bad\"" : "", p.missed_activations,
-          p.skipped_periods, p.samples_dropped, E(notes));
+          p.missed_activations > 0 ? " class=\"bad\"" : "", p.missed_activations, p.skipped_periods,
+          p.samples_dropped, E(notes));
     }
   }
   return h + "</table>\n";
@@ -168,12 +175,23 @@ std::string HtmlEscape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -184,9 +202,11 @@ std::string InlineSvg(const std::string& svg, const std::string& prefix) {
   std::string in = start == std::string::npos ? svg : svg.substr(start);
   std::string out;
   out.reserve(in.size() + 1024);
-  const std::pair<const char*, const char*> kRefs[] = {
-      {"id='", "id='"}, {"id=\"", "id=\""}, {"href='#", "href='#"}, {"href=\"#", "href=\"#"},
-      {"url(#", "url(#"}};
+  const std::pair<const char*, const char*> kRefs[] = {{"id='", "id='"},
+                                                       {"id=\"", "id=\""},
+                                                       {"href='#", "href='#"},
+                                                       {"href=\"#", "href=\"#"},
+                                                       {"url(#", "url(#"}};
   for (size_t i = 0; i < in.size();) {
     bool replaced = false;
     for (const auto& [from, to] : kRefs) {
@@ -211,8 +231,9 @@ std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inpu
   h += std::string(kErrorProbe) + "\n<style>" + kStyle + "</style></head>\n<body>\n";
   h += "<div id=\"rtpulse-errors\" data-errors=\"0\" hidden></div>\n";
   h += "<h1>rtpulse report</h1>\n";
-  h += fmt::format("<p>{} &middot; run status <b>{}</b> &middot; rtpulse {}<br><code>{}</code></p>\n",
-                   E(KernelTitle(suite.system)), E(suite.status), E(suite.rtpulse_version), E(suite.cmdline));
+  h += fmt::format(
+      "<p>{} &middot; run status <b>{}</b> &middot; rtpulse {}<br><code>{}</code></p>\n",
+      E(KernelTitle(suite.system)), E(suite.status), E(suite.rtpulse_version), E(suite.cmdline));
   h += "<h2 id=\"summary-title\">Summary</h2>\n" + SummaryTable(suite);
   if (!inputs.tables.empty()) {
     h += "<p>LaTeX:";
@@ -221,10 +242,12 @@ std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inpu
   }
   h += "<h2 id=\"figures\">Figures</h2>\n";
   for (const auto& f : inputs.figures) h += FigureHtml(f);
-  if (!inputs.notes.empty()) h += "<h3>Not drawn, or drawn with less</h3>\n" + ListItems(inputs.notes, "note");
+  if (!inputs.notes.empty())
+    h += "<h3>Not drawn, or drawn with less</h3>\n" + ListItems(inputs.notes, "note");
   for (const auto& producer : inputs.extra_sections) {
     for (const auto& s : producer(suite)) {
-      h += fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", E(s.id), E(s.title), s.html);
+      h += fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", E(s.id), E(s.title),
+                       s.html);
     }
   }
   h += "<h2 id=\"warnings\">Warnings</h2>\n";

@@ -18,9 +18,9 @@ std::string InlineSvg(const std::string& svg, const std::string& prefix);
 
 /// One figure as the page shows it.
 struct HtmlFigure {
-  std::string name;     ///< File stem (anchor id).
-  std::string caption;  ///< Plain text; escaped by the page.
-  std::string svg;      ///< The SVG file's content; "" to show only the caption.
+  std::string name;                ///< File stem (anchor id).
+  std::string caption;             ///< Plain text; escaped by the page.
+  std::string svg;                 ///< The SVG file's content; "" to show only the caption.
   std::vector<std::string> files;  ///< Other formats and the .gp/.dat, relative to the page.
 };
 
@@ -38,8 +38,8 @@ using ExtraSectionsFn = std::function<std::vector<HtmlSection>(const results::Su
 
 struct HtmlInputs {
   std::vector<HtmlFigure> figures;
-  std::vector<std::string> notes;    ///< Figures skipped and why, other report remarks.
-  std::vector<std::string> tables;   ///< Relative links to tables/*.tex.
+  std::vector<std::string> notes;   ///< Figures skipped and why, other report remarks.
+  std::vector<std::string> tables;  ///< Relative links to tables/*.tex.
   std::vector<ExtraSectionsFn> extra_sections;
 };
 

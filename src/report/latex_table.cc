@@ -7,8 +7,12 @@
 namespace rtpulse::report {
 namespace {
 
-std::string Us(double ns) { return fmt::format("{:.1f}", ns / 1000.0); }
-std::string Us(int64_t ns) { return Us(static_cast<double>(ns)); }
+std::string Us(double ns) {
+  return fmt::format("{:.1f}", ns / 1000.0);
+}
+std::string Us(int64_t ns) {
+  return Us(static_cast<double>(ns));
+}
 
 }  // namespace
 
@@ -16,17 +20,38 @@ std::string LatexEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '\\': out += "\\textbackslash{}"; break;
-      case '{': out += "\\{"; break;
-      case '}': out += "\\}"; break;
-      case '$': out += "\\$"; break;
-      case '&': out += "\\&"; break;
-      case '#': out += "\\#"; break;
-      case '%': out += "\\%"; break;
-      case '_': out += "\\_"; break;
-      case '^': out += "\\textasciicircum{}"; break;
-      case '~': out += "\\textasciitilde{}"; break;
-      default: out += c;
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '{':
+        out += "\\{";
+        break;
+      case '}':
+        out += "\\}";
+        break;
+      case '$':
+        out += "\\$";
+        break;
+      case '&':
+        out += "\\&";
+        break;
+      case '#':
+        out += "\\#";
+        break;
+      case '%':
+        out += "\\%";
+        break;
+      case '_':
+        out += "\\_";
+        break;
+      case '^':
+        out += "\\textasciicircum{}";
+        break;
+      case '~':
+        out += "\\textasciitilde{}";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -38,22 +63,24 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
       "% Units: latencies in microseconds (us), one decimal; samples, missed activations and\n"
       "% skipped periods are counts. All threads of a scenario (and wake path) together.\n";
   tex += fmt::format("% Percentiles: {}.\n", stats::kPercentileMethod);
-  tex += "% Missed: wake-ups after the next period's deadline; skipped: periods with no "
-         "activation because of them.\n";
+  tex +=
+      "% Missed: wake-ups after the next period's deadline; skipped: periods with no "
+      "activation because of them.\n";
   tex += "\\begin{table}[htbp]\n\\centering\n\\small\n";
   tex += "\\caption{Scheduling latency per scenario (\\textmu s)}\n\\label{tab:rtpulse-summary}\n";
   tex += "\\begin{tabular}{lrrrrrrrrrrrr}\n\\toprule\n";
-  tex += "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "
-         "Missed & Skipped \\\\\n\\midrule\n";
+  tex +=
+      "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "
+      "Missed & Skipped \\\\\n\\midrule\n";
   for (const auto& row : results::SummarizeScenarios(suite)) {
     std::string name = row.scenario;
     if (!row.wake.empty()) name += " (" + row.wake + ")";
     if (row.status != "complete") name += " [" + row.status + "]";
-    tex += fmt::format(
-        "{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n", LatexEscape(name),
-        row.samples, Us(row.min_ns), Us(row.mean_ns), Us(row.median_ns), Us(row.p95_ns),
-        Us(row.p99_ns), Us(row.p999_ns), Us(row.p9999_ns), Us(row.max_ns), Us(row.stddev_ns),
-        row.missed_activations, row.skipped_periods);
+    tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
+                       LatexEscape(name), row.samples, Us(row.min_ns), Us(row.mean_ns),
+                       Us(row.median_ns), Us(row.p95_ns), Us(row.p99_ns), Us(row.p999_ns),
+                       Us(row.p9999_ns), Us(row.max_ns), Us(row.stddev_ns), row.missed_activations,
+                       row.skipped_periods);
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
   return tex;

@@ -13,7 +13,9 @@
 namespace rtpulse::report {
 namespace {
 
-double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double Us(int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   const int64_t q = a / b;
@@ -31,11 +33,16 @@ Histogram MergedHistogram(const results::ScenarioResult& scenario) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool IsTemperature(const std::string& c) { return c.rfind("temp_", 0) == 0 && EndsWith(c, "_c"); }
-bool IsFrequency(const std::string& c) { return EndsWith(c, "_freq_mhz"); }
+bool IsTemperature(const std::string& c) {
+  return c.rfind("temp_", 0) == 0 && EndsWith(c, "_c");
+}
+bool IsFrequency(const std::string& c) {
+  return EndsWith(c, "_freq_mhz");
+}
 
 /// Monitor rows in [from, to] wall-clock, as (seconds since `from`, value).
 std::vector<std::pair<double, double>> MonitorWindow(const MonitorLog& log, size_t column,
@@ -108,9 +115,10 @@ Figure ExceedanceFigure(const std::string& name, const std::string& title,
   f.logy = true;
   f.xlabel = "Latency x (us)";
   f.ylabel = "P(latency > x)";
-  f.notes = {"exceedance (1 - CDF) at each non-empty log-linear bucket's upper edge "
-             "(exact there); first point (min, 1); the point at the max (fraction 0) is left "
-             "out for the log axis"};
+  f.notes = {
+      "exceedance (1 - CDF) at each non-empty log-linear bucket's upper edge "
+      "(exact there); first point (min, 1); the point at the max (fraction 0) is left "
+      "out for the log axis"};
   for (const auto& c : curves) {
     if (c.histogram->count() == 0) continue;
     f.series.push_back({fmt::format("{} (N={})", c.label, c.histogram->count()),
@@ -187,8 +195,10 @@ Figure PercentileBarsFigure(const std::vector<results::ScenarioStats>& rows) {
   f.notes = {"x: scenario index (see xtics); y: latency in us",
              std::string("percentile method: ") + std::string(stats::kPercentileMethod)};
   const std::vector<std::pair<std::string, int64_t results::ScenarioStats::*>> columns = {
-      {"p50", &results::ScenarioStats::median_ns}, {"p99", &results::ScenarioStats::p99_ns},
-      {"p99.9", &results::ScenarioStats::p999_ns}, {"p99.99", &results::ScenarioStats::p9999_ns},
+      {"p50", &results::ScenarioStats::median_ns},
+      {"p99", &results::ScenarioStats::p99_ns},
+      {"p99.9", &results::ScenarioStats::p999_ns},
+      {"p99.99", &results::ScenarioStats::p9999_ns},
       {"max", &results::ScenarioStats::max_ns}};
   for (const auto& [label, member] : columns) {
     Series s{label, {}, "", false};
@@ -222,8 +232,8 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
     per_second[r.expected_ns / kNsPerSec].push_back(LatencyNs(r));
   });
   if (!summary) {
-    set.notes.push_back(fmt::format("{}: no latency-over-time figure: {}", scenario.name,
-                                    summary.error().message));
+    set.notes.push_back(
+        fmt::format("{}: no latency-over-time figure: {}", scenario.name, summary.error().message));
     return set;
   }
   start_realtime = summary->info.start_realtime_ns;
@@ -251,8 +261,9 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
   f.xlabel = "Time since the scenario's first sample (s)";
   f.ylabel = "Latency (us)";
   f.series = {max_series, p99_series};
-  f.notes = {"per-second maximum and nearest-rank p99 of the raw samples (exact, not from the "
-             "histogram), grouped by the second of each sample's deadline"};
+  f.notes = {
+      "per-second maximum and nearest-rank p99 of the raw samples (exact, not from the "
+      "histogram), grouped by the second of each sample's deadline"};
   std::vector<size_t> overlay;
   std::string overlay_what;
   if (monitor != nullptr && have_start) {
@@ -321,13 +332,14 @@ FigureSet MonitorFigures(const MonitorLog& monitor) {
       if (!g.match(column.name)) continue;
       Series s{column.name, {}, "", false};
       for (size_t r = 0; r < column.values.size(); ++r) {
-        if (!std::isnan(column.values[r])) s.points.emplace_back(monitor.elapsed_s[r], column.values[r]);
+        if (!std::isnan(column.values[r]))
+          s.points.emplace_back(monitor.elapsed_s[r], column.values[r]);
       }
       if (!s.points.empty()) f.series.push_back(std::move(s));
     }
     if (f.series.empty()) {
-      set.notes.push_back(fmt::format("{}: not drawn, thermal_power_log.csv has no such column",
-                                      g.title));
+      set.notes.push_back(
+          fmt::format("{}: not drawn, thermal_power_log.csv has no such column", g.title));
     } else {
       set.figures.push_back(std::move(f));
     }

@@ -12,7 +12,9 @@
 namespace rtpulse::results {
 namespace {
 
-int64_t ToUnit(int64_t ns, bool nsecs) { return nsecs ? ns : ns / kNsPerUs; }
+int64_t ToUnit(int64_t ns, bool nsecs) {
+  return nsecs ? ns : ns / kNsPerUs;
+}
 
 /// cyclictest's integer average: sum / cycles in the output unit.
 int64_t IntegerAverage(const Histogram& h, bool nsecs) {
@@ -55,9 +57,9 @@ nlohmann::json SummaryJson(const Histogram& h) {
 
 std::string FormatStatusLine(const StatusLine& l, bool nsecs) {
   if (nsecs) {
-    return fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:8d} Avg:{:8d} Max:{:8d}",
-                       l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg,
-                       l.max);
+    return fmt::format(
+        "T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:8d} Avg:{:8d} Max:{:8d}", l.index,
+        l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg, l.max);
   }
   return fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:5d} Avg:{:5d} Max:{:8d}",
                      l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg,
@@ -159,9 +161,9 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   j["start_time"] = RfcTime(run.start_realtime_ns);
   j["end_time"] = RfcTime(run.end_realtime_ns);
   j["return_code"] = run.return_code;
-  j["sysinfo"] = {{"sysname", run.sysname},   {"nodename", run.nodename},
-                  {"release", run.release},   {"version", run.version},
-                  {"machine", run.machine},   {"realtime", run.preempt_rt ? 1 : 0}};
+  j["sysinfo"] = {{"sysname", run.sysname}, {"nodename", run.nodename},
+                  {"release", run.release}, {"version", run.version},
+                  {"machine", run.machine}, {"realtime", run.preempt_rt ? 1 : 0}};
   size_t num_threads = 0;
   nlohmann::json threads = nlohmann::json::object();
   nlohmann::json paths = nlohmann::json::array();
@@ -209,7 +211,8 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
         t["histogram_underflows"] = p.linear->underflows;
       }
       nlohmann::json spikes = nlohmann::json::array();
-      for (const auto& s : p.spikes) spikes.push_back({{"seq", s.seq}, {"latency_ns", s.latency_ns}});
+      for (const auto& s : p.spikes)
+        spikes.push_back({{"seq", s.seq}, {"latency_ns", s.latency_ns}});
       t["spikes"] = spikes;
       t["spikes_not_kept"] = p.spikes_not_kept;
       t["histogram_log"] = HistogramToJson(p.histogram);
@@ -268,14 +271,13 @@ std::string FormatSummary(const LatencyRun& run) {
   std::string out;
   auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped) {
     const stats::Summary s = stats::Summarize(h);
-    out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n",
-                       name, s.count, HumanNs(static_cast<double>(s.min_ns)),
-                       HumanNs(static_cast<double>(s.percentile_ns[0])),
-                       HumanNs(static_cast<double>(s.percentile_ns[2])),
-                       HumanNs(static_cast<double>(s.percentile_ns[3])),
-                       HumanNs(static_cast<double>(s.percentile_ns[4])),
-                       HumanNs(static_cast<double>(s.max_ns)), HumanNs(s.mean_ns),
-                       HumanNs(s.stddev_ns), missed, skipped);
+    out += fmt::format(
+        "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n", name, s.count,
+        HumanNs(static_cast<double>(s.min_ns)), HumanNs(static_cast<double>(s.percentile_ns[0])),
+        HumanNs(static_cast<double>(s.percentile_ns[2])),
+        HumanNs(static_cast<double>(s.percentile_ns[3])),
+        HumanNs(static_cast<double>(s.percentile_ns[4])), HumanNs(static_cast<double>(s.max_ns)),
+        HumanNs(s.mean_ns), HumanNs(s.stddev_ns), missed, skipped);
   };
   for (const auto& path : run.paths) {
     out += fmt::format("wake path: {}\n", path.wake);

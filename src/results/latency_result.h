@@ -11,8 +11,8 @@ namespace rtpulse::results {
 
 /// A latency above the --spike trigger, kept with its position in the run.
 struct Spike {
-  uint64_t seq = 0;          ///< Period index of the deadline.
-  int64_t expected_ns = 0;   ///< Deadline (CLOCK_MONOTONIC).
+  uint64_t seq = 0;         ///< Period index of the deadline.
+  int64_t expected_ns = 0;  ///< Deadline (CLOCK_MONOTONIC).
   int64_t latency_ns = 0;
 };
 
@@ -30,15 +30,15 @@ struct LinearHistogram {
 
 /// Everything one probe thread measured on one wake path.
 struct ProbeResult {
-  int index = 0;        ///< Thread number, cyclictest's T: N.
-  int cpu = -1;         ///< CPU it was pinned to; -1 when free to migrate.
-  int tid = 0;          ///< Linux thread id, as in cyclictest's "( tid)".
-  std::string policy;   ///< "fifo", "rr", "other", "deadline", ...
+  int index = 0;       ///< Thread number, cyclictest's T: N.
+  int cpu = -1;        ///< CPU it was pinned to; -1 when free to migrate.
+  int tid = 0;         ///< Linux thread id, as in cyclictest's "( tid)".
+  std::string policy;  ///< "fifo", "rr", "other", "deadline", ...
   int priority = 0;
   int64_t interval_ns = 0;
-  std::string wake;     ///< WakePath name.
+  std::string wake;  ///< WakePath name.
 
-  Histogram histogram;  ///< Every sample, signed, bounded relative error.
+  Histogram histogram;                    ///< Every sample, signed, bounded relative error.
   std::optional<LinearHistogram> linear;  ///< Only with -h/-H.
 
   uint64_t periods_elapsed = 0;     ///< Deadlines from the first to the last one handled.
@@ -49,15 +49,15 @@ struct ProbeResult {
   /// unknown, not in the histogram). samples + skipped + grid_restarts = periods_elapsed.
   uint64_t grid_restarts = 0;
 
-  std::vector<Spike> spikes;        ///< Samples above --spike, in order.
-  uint64_t spikes_not_kept = 0;     ///< Spikes beyond --spike-nodes (counted, not listed).
+  std::vector<Spike> spikes;     ///< Samples above --spike, in order.
+  uint64_t spikes_not_kept = 0;  ///< Spikes beyond --spike-nodes (counted, not listed).
 
-  uint64_t samples_logged = 0;      ///< Records handed to the samples ring.
-  uint64_t samples_dropped = 0;     ///< Records the ring could not hold (never silent).
-  uint64_t injections = 0;          ///< --inject busy spins done on this probe's CPU.
+  uint64_t samples_logged = 0;   ///< Records handed to the samples ring.
+  uint64_t samples_dropped = 0;  ///< Records the ring could not hold (never silent).
+  uint64_t injections = 0;       ///< --inject busy spins done on this probe's CPU.
 
-  bool degraded = false;            ///< Ran without the requested policy/priority/affinity.
-  std::vector<std::string> notes;   ///< Why degraded, and other per-thread remarks.
+  bool degraded = false;           ///< Ran without the requested policy/priority/affinity.
+  std::vector<std::string> notes;  ///< Why degraded, and other per-thread remarks.
 };
 
 /// One wake path's run across all probe threads.
@@ -91,11 +91,11 @@ struct LatencyRun {
   int64_t end_realtime_ns = 0;
   std::vector<PathRun> paths;
 
-  bool interrupted = false;  ///< Stopped by SIGINT/SIGTERM: results are partial.
-  bool degraded = false;     ///< Some RT setup was refused; see warnings.
+  bool interrupted = false;           ///< Stopped by SIGINT/SIGTERM: results are partial.
+  bool degraded = false;              ///< Some RT setup was refused; see warnings.
   std::vector<std::string> warnings;  ///< Environment and privilege warnings, verbatim.
   std::optional<BreakTrace> breaktrace;
-  std::string dma_latency;  ///< What was done with /dev/cpu_dma_latency.
+  std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
   std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
   int return_code = 0;
 };

@@ -22,8 +22,8 @@ Expected<T> Field(const json& object, const char* key, const std::string& where)
   try {
     return it->get<T>();
   } catch (const json::exception&) {
-    return UsageError(fmt::format("{}: field '{}' has the wrong type ({})", where, key,
-                                  it->type_name()));
+    return UsageError(
+        fmt::format("{}: field '{}' has the wrong type ({})", where, key, it->type_name()));
   }
 }
 
@@ -49,8 +49,9 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
   p.wake = FieldOr<std::string>(t, "wake", "");
   auto buckets = t.find("histogram_log");
   if (buckets == t.end() || !buckets->is_array()) {
-    return UsageError(where + ": missing 'histogram_log' (not written by rtpulse? use "
-                              "'rtpulse import' for other tools' files)");
+    return UsageError(where +
+                      ": missing 'histogram_log' (not written by rtpulse? use "
+                      "'rtpulse import' for other tools' files)");
   }
   for (const auto& b : *buckets) {
     if (!b.is_array() || b.size() != 3) {
@@ -66,10 +67,11 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
                                     count, p.histogram.count()));
     }
     const double mean = FieldOr<double>(*stats, "mean_ns", 0.0);
-    p.histogram.RestoreMoments(FieldOr<int64_t>(*stats, "min_ns", p.histogram.min()),
-                               FieldOr<int64_t>(*stats, "max_ns", p.histogram.max()),
-                               static_cast<int64_t>(std::llround(mean * static_cast<double>(count))),
-                               FieldOr<double>(*stats, "stddev_ns", 0.0));
+    p.histogram.RestoreMoments(
+        FieldOr<int64_t>(*stats, "min_ns", p.histogram.min()),
+        FieldOr<int64_t>(*stats, "max_ns", p.histogram.max()),
+        static_cast<int64_t>(std::llround(mean * static_cast<double>(count))),
+        FieldOr<double>(*stats, "stddev_ns", 0.0));
   }
   p.periods_elapsed = FieldOr<uint64_t>(t, "periods_elapsed", p.histogram.count());
   p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);
@@ -83,7 +85,8 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
   p.spikes_not_kept = FieldOr<uint64_t>(t, "spikes_not_kept", 0);
   if (auto spikes = t.find("spikes"); spikes != t.end() && spikes->is_array()) {
     for (const auto& s : *spikes) {
-      p.spikes.push_back(Spike{FieldOr<uint64_t>(s, "seq", 0), 0, FieldOr<int64_t>(s, "latency_ns", 0)});
+      p.spikes.push_back(
+          Spike{FieldOr<uint64_t>(s, "seq", 0), 0, FieldOr<int64_t>(s, "latency_ns", 0)});
     }
   }
   return p;
@@ -104,8 +107,9 @@ Expected<json> ParseFile(const std::string& path) {
 }
 
 ScenarioStatus StatusFromName(const std::string& name) {
-  for (auto s : {ScenarioStatus::kPending, ScenarioStatus::kSettling, ScenarioStatus::kMeasuring,
-                 ScenarioStatus::kComplete, ScenarioStatus::kInterrupted, ScenarioStatus::kFailed}) {
+  for (auto s :
+       {ScenarioStatus::kPending, ScenarioStatus::kSettling, ScenarioStatus::kMeasuring,
+        ScenarioStatus::kComplete, ScenarioStatus::kInterrupted, ScenarioStatus::kFailed}) {
     if (name == ScenarioStatusName(s)) return s;
   }
   return ScenarioStatus::kFailed;
@@ -128,8 +132,9 @@ Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
   run.return_code = FieldOr<int>(latency, "return_code", 0);
   auto r = latency.find("rtpulse");
   if (r == latency.end()) {
-    return UsageError("no 'rtpulse' block: not written by rtpulse (use 'rtpulse import' for "
-                      "cyclictest and other tools' files)");
+    return UsageError(
+        "no 'rtpulse' block: not written by rtpulse (use 'rtpulse import' for "
+        "cyclictest and other tools' files)");
   }
   run.rtpulse_version = FieldOr<std::string>(*r, "version", "");
   run.interrupted = FieldOr<bool>(*r, "interrupted", false);
@@ -202,9 +207,10 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
   }
   const int version = FieldOr<int>(j, "schema_version", 0);
   if (version < 1 || version > kSuiteSchemaVersion) {
-    return UsageError(fmt::format("{}: schema_version {} is not one this rtpulse reads (1..{}); "
-                                  "use a newer rtpulse",
-                                  file, version, kSuiteSchemaVersion));
+    return UsageError(
+        fmt::format("{}: schema_version {} is not one this rtpulse reads (1..{}); "
+                    "use a newer rtpulse",
+                    file, version, kSuiteSchemaVersion));
   }
   suite.rtpulse_version = FieldOr<std::string>(j, "rtpulse_version", "");
   suite.cmdline = FieldOr<std::string>(j, "cmdline", "");
@@ -232,7 +238,8 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.samples_file = FieldOr<std::string>(sj, "samples_file", "");
     if (auto l = sj.find("latency"); l != sj.end() && l->is_object()) {
       auto run = LatencyRunFromJson(*l);
-      if (!run) return fail(Error{run.error().code, "scenario '" + s.name + "': " + run.error().message});
+      if (!run)
+        return fail(Error{run.error().code, "scenario '" + s.name + "': " + run.error().message});
       s.latency = std::move(*run);
     }
     suite.scenarios.push_back(std::move(s));

@@ -19,7 +19,9 @@ std::string IsoTime(int64_t realtime_ns) {
   return buf;
 }
 
-double Us(double ns) { return ns / 1000.0; }
+double Us(double ns) {
+  return ns / 1000.0;
+}
 
 nlohmann::json StatsJson(const ScenarioStats& s) {
   return {{"scenario", s.scenario},
@@ -76,12 +78,18 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
 
 const char* ScenarioStatusName(ScenarioStatus status) {
   switch (status) {
-    case ScenarioStatus::kPending: return "pending";
-    case ScenarioStatus::kSettling: return "settling";
-    case ScenarioStatus::kMeasuring: return "measuring";
-    case ScenarioStatus::kComplete: return "complete";
-    case ScenarioStatus::kInterrupted: return "interrupted";
-    case ScenarioStatus::kFailed: return "failed";
+    case ScenarioStatus::kPending:
+      return "pending";
+    case ScenarioStatus::kSettling:
+      return "settling";
+    case ScenarioStatus::kMeasuring:
+      return "measuring";
+    case ScenarioStatus::kComplete:
+      return "complete";
+    case ScenarioStatus::kInterrupted:
+      return "interrupted";
+    case ScenarioStatus::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -183,8 +191,9 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
                          s.error.empty() ? "" : ": " + s.error);
     }
   }
-  out += "\nlatencies in microseconds, all measuring threads together; jitter = standard "
-         "deviation (population)\n";
+  out +=
+      "\nlatencies in microseconds, all measuring threads together; jitter = standard "
+      "deviation (population)\n";
   out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
   if (suite.status != "complete") {

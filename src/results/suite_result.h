@@ -29,9 +29,9 @@ struct ScenarioResult {
   std::string description;
   std::vector<std::string> load_specs;  ///< As written in the configuration.
   ScenarioStatus status = ScenarioStatus::kPending;
-  std::string error;          ///< Why it failed (a load that did not start, ...).
-  int64_t settle_ns = 0;      ///< Warm-up under load before measuring; not measured.
-  int64_t planned_ns = 0;     ///< Measurement time asked for.
+  std::string error;       ///< Why it failed (a load that did not start, ...).
+  int64_t settle_ns = 0;   ///< Warm-up under load before measuring; not measured.
+  int64_t planned_ns = 0;  ///< Measurement time asked for.
   int64_t start_realtime_ns = 0;
   int64_t end_realtime_ns = 0;
   std::optional<LatencyRun> latency;  ///< Final, or the last checkpoint while measuring.
@@ -53,10 +53,10 @@ struct SuiteResult {
   std::string status = "running";
   int64_t start_realtime_ns = 0;
   int64_t updated_realtime_ns = 0;
-  nlohmann::json config = nlohmann::json::object();     ///< The suite as run.
-  nlohmann::json system = nlohmann::json::object();     ///< system_info.json.
-  nlohmann::json tuning = nlohmann::json::array();      ///< --tune changes; empty without.
-  nlohmann::json monitor = nlohmann::json::object();    ///< Files, columns, notes.
+  nlohmann::json config = nlohmann::json::object();   ///< The suite as run.
+  nlohmann::json system = nlohmann::json::object();   ///< system_info.json.
+  nlohmann::json tuning = nlohmann::json::array();    ///< --tune changes; empty without.
+  nlohmann::json monitor = nlohmann::json::object();  ///< Files, columns, notes.
   std::vector<std::string> warnings;  ///< Environment and pre-flight warnings, verbatim.
   std::vector<ScenarioResult> scenarios;
 };

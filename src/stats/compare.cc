@@ -1,5 +1,4 @@
 #include "stats/compare.h"
-#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
@@ -7,6 +6,8 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+
+#include "core/float_compare.h"
 
 namespace rtpulse::stats {
 namespace {

@@ -1,13 +1,13 @@
 // The independence and stationarity checks (stats/evt_checks.h) and the report step that runs
 // them on a series' block maxima and exceedances.
 #include "stats/evt_checks.h"
-#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "core/float_compare.h"
 #include "stats/evt_internal.h"
 
 namespace rtpulse::stats {

@@ -1,7 +1,6 @@
 // Generalised Pareto and GEV / Gumbel fits: likelihoods, the optimisers that maximise them,
 // quantiles and sampling (stats/evt_fit.h).
 #include "stats/evt_fit.h"
-#include "core/float_compare.h"
 
 #include <fmt/format.h>
 
@@ -11,6 +10,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/float_compare.h"
 #include "stats/evt_internal.h"
 
 namespace rtpulse::stats {

@@ -29,8 +29,8 @@ std::string Busy(size_t count, size_t n) {
   return fmt::format("{} CPU{} busy", count, count == 1 ? "" : "s");
 }
 
-Expected<Scenario> Make(std::string name, std::string description,
-                        std::vector<std::string> specs, const load::CpuScope& scope) {
+Expected<Scenario> Make(std::string name, std::string description, std::vector<std::string> specs,
+                        const load::CpuScope& scope) {
   Scenario s{std::move(name), std::move(description), {}, std::move(specs), {}, {}};
   for (const auto& text : s.load_specs) {
     auto spec = load::ParseLoadSpec(text, scope);

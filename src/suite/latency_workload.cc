@@ -51,8 +51,8 @@ class Relay final : public measure::RunObserver {
 Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings) {
   if (settings.cpus.empty()) return UsageError("no CPU to measure on");
   if (settings.priority < 1 || settings.priority > 99) {
-    return UsageError(fmt::format(
-        "priority {} is out of range for SCHED_FIFO probes: use -p 1..99", settings.priority));
+    return UsageError(fmt::format("priority {} is out of range for SCHED_FIFO probes: use -p 1..99",
+                                  settings.priority));
   }
   measure::LatencyPlan plan;
   plan.notes = settings.notes;
@@ -120,13 +120,13 @@ Expected<Measured> LatencyWorkload::Measure(
   // Checkpoints: the paths finished so far plus a live snapshot of the running one.
   results::LatencyRun partial = NewRun();
   partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  const std::function<void(results::PathRun, size_t)> on_checkpoint =
-      [&](results::PathRun snapshot, size_t path_index) {
-        partial.paths.resize(path_index);
-        partial.paths.push_back(std::move(snapshot));
-        partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-        checkpoint(partial);
-      };
+  const std::function<void(results::PathRun, size_t)> on_checkpoint = [&](results::PathRun snapshot,
+                                                                          size_t path_index) {
+    partial.paths.resize(path_index);
+    partial.paths.push_back(std::move(snapshot));
+    partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+    checkpoint(partial);
+  };
   Relay relay(progress, checkpoint_ns, on_checkpoint);
   auto measured = measure::RunLatency(plan, &relay, std::move(sink));
   if (!measured) return measured.error();

@@ -19,7 +19,7 @@ struct LatencySettings {
   int priority = 80;
   int64_t interval_ns = 1'000'000;
   std::vector<measure::WakePath> wake{measure::WakePath::kAbs};
-  bool samples = false;  ///< Log every sample to <scenario>/samples.bin.
+  bool samples = false;            ///< Log every sample to <scenario>/samples.bin.
   std::vector<std::string> notes;  ///< Planning remarks for the run's warnings.
 };
 

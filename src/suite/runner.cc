@@ -158,7 +158,8 @@ std::optional<RunOutcome> Run::Refuse() {
   result_.status = "refused";
   WriteResult();
   for (const auto& line : preflight_.failures) Say("fail: " + line);
-  Say(fmt::format("error: --strict: {} pre-flight check(s) failed; nothing was run. Fix them, or "
+  Say(
+      fmt::format("error: --strict: {} pre-flight check(s) failed; nothing was run. Fix them, or "
                   "run without --strict",
                   preflight_.fail));
   return RunOutcome{ExitCode::kFailure, std::move(result_)};
@@ -184,11 +185,10 @@ std::optional<RunOutcome> Run::StartTuningAndMonitor() {
   }
   monitor_ = std::move(*monitor);
   monitor_->Start();
-  result_.monitor = {
-      {"csv", "thermal_power_log.csv"},
-      {"stats", "power_thermal_stats.txt"},
-      {"interval_s", static_cast<double>(plan_.config.monitor_interval_ns) / 1e9},
-      {"notes", monitor_->Notes()}};
+  result_.monitor = {{"csv", "thermal_power_log.csv"},
+                     {"stats", "power_thermal_stats.txt"},
+                     {"interval_s", static_cast<double>(plan_.config.monitor_interval_ns) / 1e9},
+                     {"notes", monitor_->Notes()}};
   WriteResult();
   return std::nullopt;
 }
@@ -309,8 +309,7 @@ RunOutcome Run::Finish() {
   }
   result_.status = interrupted_ ? "interrupted" : failed_ ? "failed" : "complete";
   Write(Path("statistical_summary.txt"), results::FormatStatisticalSummary(result_));
-  Write(Path("statistical_summary.json"),
-        results::StatisticalSummaryJson(result_).dump(2) + "\n");
+  Write(Path("statistical_summary.json"), results::StatisticalSummaryJson(result_).dump(2) + "\n");
   WriteResult();
   ExitCode code = ExitCode::kOk;
   if (interrupted_) {

@@ -128,10 +128,9 @@ class Workload {
   /// per-sample files. `checkpoint` is called every checkpoint interval with what was
   /// measured so far (the runner writes it to result.json); `progress` gets live status.
   /// Returns an error when nothing could be measured.
-  virtual Expected<Measured> Measure(const std::string& dir, const std::string& name,
-                                     int64_t duration_ns, int64_t checkpoint_ns,
-                                     const std::function<void(const results::LatencyRun&)>& checkpoint,
-                                     Progress& progress) = 0;
+  virtual Expected<Measured> Measure(
+      const std::string& dir, const std::string& name, int64_t duration_ns, int64_t checkpoint_ns,
+      const std::function<void(const results::LatencyRun&)>& checkpoint, Progress& progress) = 0;
 };
 
 /// Everything the runner needs from outside, decided before it starts.
@@ -141,10 +140,10 @@ struct SuitePlan {
   std::vector<int> online;  ///< Online CPUs.
   std::string out_dir;
   int64_t checkpoint_ns = 10'000'000'000;
-  bool strict = false;       ///< Refuse (exit 1) when a pre-flight check fails.
-  bool tune = false;         ///< Apply tunings for the run.
-  std::string invocation;    ///< The command line, for result files.
-  std::string version;       ///< rtpulse version, for result files.
+  bool strict = false;     ///< Refuse (exit 1) when a pre-flight check fails.
+  bool tune = false;       ///< Apply tunings for the run.
+  std::string invocation;  ///< The command line, for result files.
+  std::string version;     ///< rtpulse version, for result files.
 };
 
 /// How the runner reaches the machine. `tune` may be empty when the plan has no tuning.

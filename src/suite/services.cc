@@ -45,8 +45,8 @@ class SamplerMonitor final : public SuiteMonitor {
   Status Open(const FsRoot& root, const std::string& csv_path, int64_t interval_ns) {
     monitor::SamplerOptions options;
     options.interval_ns = interval_ns;
-    auto sampler = monitor::Sampler::Open(csv_path, options,
-                                          monitor::DefaultSources(root, *runner_));
+    auto sampler =
+        monitor::Sampler::Open(csv_path, options, monitor::DefaultSources(root, *runner_));
     if (!sampler) return sampler.error();
     sampler_ = std::move(*sampler);
     return Status::Ok();
@@ -81,9 +81,9 @@ Preflight RunPreflight(const sys::CheckContext& context, const std::string& head
   const auto checks = sys::RunChecks(context);
   const sys::CheckSummary counts = sys::Summarise(checks);
   const sys::SystemInfo& info = context.info;
-  const sys::CheckHeader header{info.nodename,   info.release,    info.version,
-                                info.machine,    info.board,      info.hypervisor,
-                                info.preemption_model, !context.root.root().empty()};
+  const sys::CheckHeader header{
+      info.nodename, info.release,    info.version,          info.machine,
+      info.board,    info.hypervisor, info.preemption_model, !context.root.root().empty()};
   Preflight p;
   p.system = SystemJson(info);
   p.system["checks"] = sys::CheckJson(header, process, checks);
@@ -113,7 +113,7 @@ std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario) {
 }
 
 Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,
-                                                   int64_t interval_ns) {
+                                                    int64_t interval_ns) {
   auto monitor = std::make_unique<SamplerMonitor>(std::make_unique<SystemCommandRunner>());
   if (Status s = monitor->Open(root, csv_path, interval_ns); !s) return s.error();
   return std::unique_ptr<SuiteMonitor>(std::move(monitor));

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "core/fs_root.h"
-#include "sys/check.h"
-#include "suite/runner.h"
 #include "core/command_runner.h"
+#include "core/fs_root.h"
+#include "suite/runner.h"
+#include "sys/check.h"
 #include "sys/process_facts.h"
 
 // The runner's real services: load processes, the sysfs/proc monitor, reversible tunings,
@@ -23,7 +23,7 @@ std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario);
 
 /// monitor::Sampler on every default source of `root`, logging to `csv_path`.
 Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,
-                                                   int64_t interval_ns);
+                                                    int64_t interval_ns);
 
 /// sys::Tuning applied for the measured CPUs (a guardian process restores it if we die).
 Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,

@@ -182,5 +182,4 @@ std::string FormatCheckJson(const CheckHeader& header, const ProcessFacts& proce
          "\n";
 }
 
-
 }  // namespace rtpulse::sys

@@ -1,21 +1,20 @@
 // Runs the real `rtpulse` binary: bad input, signals, outputs, degraded mode.
 #include <gtest/gtest.h>
 #include <signal.h>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-#include <cctype>
-#include <ostream>
-#include <nlohmann/json.hpp>
-#include <random>
 
 #include "support/subprocess.h"
 
@@ -75,8 +74,8 @@ class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(BadInputTest, OneLineNamingTheValueExitTwoNothingWritten) {
   TempDir dir;
-  std::vector<std::string> args = {"latency", "-q", "--json", dir.File("out.json"), "--samples",
-                                   dir.File("out.smp")};
+  std::vector<std::string> args = {
+      "latency", "-q", "--json", dir.File("out.json"), "--samples", dir.File("out.smp")};
   args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
   auto r = RunRtpulse(args);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -89,20 +88,18 @@ TEST_P(BadInputTest, OneLineNamingTheValueExitTwoNothingWritten) {
 
 INSTANTIATE_TEST_SUITE_P(
     Latency, BadInputTest,
-    ::testing::Values(BadInput{{"-p", "100"}, "100"}, BadInput{{"-p", "-1"}, "-1"},
-                      BadInput{{"-a", "9999"}, "9999"}, BadInput{{"-a", "1-0"}, "1-0"},
-                      BadInput{{"-i", "0"}, "0 us"}, BadInput{{"-D", "10x"}, "10x"},
-                      BadInput{{"-D", "abc"}, "abc"}, BadInput{{"--wake", "timerdf"}, "timerfd"},
-                      BadInput{{"-r", "-x"}, "-x"}, BadInput{{"--wake", "abs", "-r"}, "-r"},
-                      BadInput{{"-t", "2", "--wake", "itimer"}, "itimer"},
-                      BadInput{{"--inject", "2ms"}, "2ms"},
-                      BadInput{{"--inject", "2ms@10Hz"}, "-a"},
-                      BadInput{{"--policy", "fifo", "-p", "0"}, "0"},
-                      BadInput{{"--policy", "realtime"}, "realtime"},
-                      BadInput{{"--tracemark"}, "-b"}, BadInput{{"-h", "0"}, "0"},
-                      BadInput{{"--nonsense"}, "--nonsense"}, BadInput{{"-l", "x"}, "x"},
-                      BadInput{{"--wake", ""}, "--wake"},
-                      BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"}),
+    ::testing::Values(
+        BadInput{{"-p", "100"}, "100"}, BadInput{{"-p", "-1"}, "-1"},
+        BadInput{{"-a", "9999"}, "9999"}, BadInput{{"-a", "1-0"}, "1-0"},
+        BadInput{{"-i", "0"}, "0 us"}, BadInput{{"-D", "10x"}, "10x"},
+        BadInput{{"-D", "abc"}, "abc"}, BadInput{{"--wake", "timerdf"}, "timerfd"},
+        BadInput{{"-r", "-x"}, "-x"}, BadInput{{"--wake", "abs", "-r"}, "-r"},
+        BadInput{{"-t", "2", "--wake", "itimer"}, "itimer"}, BadInput{{"--inject", "2ms"}, "2ms"},
+        BadInput{{"--inject", "2ms@10Hz"}, "-a"}, BadInput{{"--policy", "fifo", "-p", "0"}, "0"},
+        BadInput{{"--policy", "realtime"}, "realtime"}, BadInput{{"--tracemark"}, "-b"},
+        BadInput{{"-h", "0"}, "0"}, BadInput{{"--nonsense"}, "--nonsense"},
+        BadInput{{"-l", "x"}, "x"}, BadInput{{"--wake", ""}, "--wake"},
+        BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"}),
     BadInputName);
 
 TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {
@@ -120,13 +117,13 @@ class LatencyRunTest : public ::testing::Test {
 
 TEST_F(LatencyRunTest, JsonKeepsCyclictestSchemaAndAddsRtpulseFields) {
   TempDir dir;
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "500", "-q", "-h", "50", "--json",
-                       dir.File("r.json")});
+  auto r = RunRtpulse(
+      {"latency", "-S", "-i", "1000", "-l", "500", "-q", "-h", "50", "--json", dir.File("r.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   EXPECT_EQ(j["file_version"], 1);
-  for (const char* key : {"cmdline:", "rt_test_version:", "start_time", "end_time",
-                          "return_code", "sysinfo", "num_threads", "resolution_in_ns"}) {
+  for (const char* key : {"cmdline:", "rt_test_version:", "start_time", "end_time", "return_code",
+                          "sysinfo", "num_threads", "resolution_in_ns"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   ASSERT_TRUE(j["thread"].contains("0"));
@@ -188,9 +185,8 @@ TEST_F(LatencyRunTest, StopsWithinOnePeriod) {
   options.signal = SIGINT;
   options.signal_after = std::chrono::milliseconds(1500);
   // 2 s periods: without prompt handling the exit would wait for the 60 s duration.
-  auto r = RunRtpulse({"latency", "-S", "-i", "2000000", "-D", "60s", "-q", "--json",
-                       dir.File("r.json")},
-                      options);
+  auto r = RunRtpulse(
+      {"latency", "-S", "-i", "2000000", "-D", "60s", "-q", "--json", dir.File("r.json")}, options);
   EXPECT_EQ(r.exit_code, 130);
   EXPECT_LT(r.signal_to_exit_seconds, 2.0 + 1.0) << "one period is 2 s";
 }
@@ -207,8 +203,8 @@ TEST_F(LatencyRunTest, SigusrOnePrintsCurrentStatistics) {
 
 TEST_F(LatencyRunTest, TwoThreadsAtTenKilohertzForTenSecondsDropNoSample) {
   TempDir dir;
-  auto r = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "100", "-D", "10s",
-                       "-q", "--samples", dir.File("s.smp"), "--json", dir.File("s.json")});
+  auto r = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "100", "-D", "10s", "-q",
+                       "--samples", dir.File("s.smp"), "--json", dir.File("s.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
   uint64_t cycles = 0;
@@ -271,9 +267,8 @@ TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
   TempDir dir;
   ProcessOptions options;
   options.run_as_uid = 65534;  // nobody: no CAP_SYS_NICE, RLIMIT_RTPRIO 0
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "--json",
-                       dir.File("d.json")},
-                      options);
+  auto r = RunRtpulse(
+      {"latency", "-S", "-i", "1000", "-l", "200", "-q", "--json", dir.File("d.json")}, options);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning"), std::string::npos);
   const auto j = nlohmann::json::parse(ReadFile(dir.File("d.json")));
@@ -305,8 +300,7 @@ TEST_F(LatencyRunTest, TtyOutputRedrawsOneLinePerThreadWithAnEta) {
   // util-linux `script` gives the child a pseudo-terminal, as an interactive user has.
   if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/script";
   auto r = testutil::RunProcess({"/usr/bin/script", "-qec",
-                                 std::string(RTPULSE_BINARY) +
-                                     " latency -S -i 1000 -D 3s -l 2500",
+                                 std::string(RTPULSE_BINARY) + " latency -S -i 1000 -D 3s -l 2500",
                                  "/dev/null"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\033[2K"), std::string::npos) << "lines are redrawn in place";
@@ -335,8 +329,8 @@ TEST_F(LatencyRunTest, VerboseStreamsEverySampleInCyclictestFormat) {
 
 TEST_F(LatencyRunTest, HistfileGetsTheHistogramBlockAndStdoutDoesNot) {
   TempDir dir;
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "-H", "30",
-                       "--histfile", dir.File("h.txt")});
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "-H", "30", "--histfile",
+                       dir.File("h.txt")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string hist = ReadFile(dir.File("h.txt"));
   EXPECT_EQ(hist.rfind("# Histogram\n000000 ", 0), 0u) << hist.substr(0, 80);
@@ -375,8 +369,7 @@ TEST_F(LatencyRunTest, BreaktraceWithoutTracefsSaysItCannotAndStillStops) {
   { std::ofstream(root.File("sys/devices/system/cpu/online")) << "0\n"; }
   ProcessOptions options;
   options.extra_env = {"RTPULSE_SYSROOT=" + root.path()};
-  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1"},
-                      options);
+  auto r = RunRtpulse({"latency", "-a", "0", "-i", "1000", "-D", "30s", "-q", "-b", "1"}, options);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("cannot stop ftrace"), std::string::npos) << r.err;
   EXPECT_LT(r.seconds, 10.0);
@@ -423,9 +416,9 @@ namespace {
 
 TEST_F(LatencyRunTest, JsonDashWritesTheDocumentAloneToStdout) {
   TempDir dir;
-  auto r = testutil::RunProcess({"/bin/sh", "-c",
-                                 "cd " + dir.path() + " && " + RTPULSE_BINARY +
-                                     " latency -t 1 -i 1000 -l 100 --json -"});
+  auto r = testutil::RunProcess(
+      {"/bin/sh", "-c",
+       "cd " + dir.path() + " && " + RTPULSE_BINARY + " latency -t 1 -i 1000 -l 100 --json -"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);  // nothing else on stdout
   EXPECT_EQ(j["thread"]["0"]["cycles"], 100);

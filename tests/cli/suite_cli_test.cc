@@ -23,12 +23,12 @@ namespace rtpulse {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using testutil::ProcessOptions;
 using testutil::ProcessResult;
 using testutil::ReadFile;
 using testutil::RunRtpulse;
 using testutil::TempDir;
-using nlohmann::json;
 
 /// Every process whose environment holds `marker` (the suite, its loads, stress-ng, the
 /// tuning guardian: they all inherit it), other than zombies.
@@ -67,7 +67,9 @@ std::string Marker() {
   return "RTPULSE_SUITE_TEST_MARK=" + std::to_string(getpid()) + "_" + std::to_string(++n);
 }
 
-json ReadJson(const std::string& path) { return json::parse(ReadFile(path)); }
+json ReadJson(const std::string& path) {
+  return json::parse(ReadFile(path));
+}
 
 class SuiteTest : public ::testing::Test {
  protected:
@@ -105,9 +107,9 @@ TEST_F(SuiteTest, RunWritesTheWholeResultsTree) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("results: " + out), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p99.99"), std::string::npos) << "summary table printed";
-  for (const char* f : {"system_info.txt", "system_info.json", "thermal_power_log.csv",
-                        "power_thermal_stats.txt", "statistical_summary.txt",
-                        "statistical_summary.json", "result.json"}) {
+  for (const char* f :
+       {"system_info.txt", "system_info.json", "thermal_power_log.csv", "power_thermal_stats.txt",
+        "statistical_summary.txt", "statistical_summary.json", "result.json"}) {
     EXPECT_TRUE(fs::is_regular_file(out + "/" + f)) << f;
   }
   for (const char* s : {"idle", "light"}) {
@@ -191,7 +193,8 @@ TEST_F(SuiteTest, BadInputIsOneErrorLineExitTwoAndNothingStarted) {
   TempDir dir;
   fs::create_directories(dir.File("full"));
   std::ofstream(dir.File("full/keep")) << "x";
-  std::ofstream(dir.File("bad.toml")) << "name = \"x\"\n[[scenario]]\nname = \"a\"\nloads = [\"cpux\"]\n";
+  std::ofstream(dir.File("bad.toml"))
+      << "name = \"x\"\n[[scenario]]\nname = \"a\"\nloads = [\"cpux\"]\n";
   std::ofstream(dir.File("syntax.toml")) << "name = \"x\"\nduration = = 3\n";
   const std::vector<BadInput> cases = {
       {{"--scenarios", "idel"}, "idle"},
@@ -232,8 +235,9 @@ TEST_F(SuiteTest, StrictRefusesWhenAPreflightCheckFails) {
   // The stock Pi 5 fixture fails checks (see tests/data/golden/check/pi5-stock.txt).
   TempDir dir;
   ProcessOptions options;
-  options.extra_env = {"RTPULSE_SYSROOT=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock",
-                       "PATH=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock/bin:/usr/bin:/bin"};
+  options.extra_env = {
+      "RTPULSE_SYSROOT=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock",
+      "PATH=" + std::string(RTPULSE_TEST_DATA) + "/sysroots/pi5-stock/bin:/usr/bin:/bin"};
   auto r = RunRtpulse({"suite", "--strict", "--scenarios", "idle", "--cpus", "0", "--quick",
                        "--out", dir.File("run")},
                       options);
@@ -252,9 +256,8 @@ ProcessResult RunAndSignal(const std::string& out, int sig, std::chrono::millise
   options.extra_env = {marker};
   options.signal = sig;
   options.signal_after = after;
-  return RunRtpulse({"suite", "--scenarios", "light,moderate", "--duration", "3s", "--settle",
-                     "1s", "--checkpoint-interval", "1s", "--monitor-interval", "1s", "-q", "--out",
-                     out},
+  return RunRtpulse({"suite", "--scenarios", "light,moderate", "--duration", "3s", "--settle", "1s",
+                     "--checkpoint-interval", "1s", "--monitor-interval", "1s", "-q", "--out", out},
                     options);
 }
 
@@ -285,8 +288,7 @@ void ExpectValidOutput(const std::string& out, int sig, const ProcessResult& r) 
       }
     }
     if (sig != SIGKILL) {
-      EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "pending")
-          << status;
+      EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "pending") << status;
     }
   }
 }
@@ -354,7 +356,9 @@ TEST_F(SuiteTest, SignalsAtRandomMomentsLeaveValidOutputAndNoProcess) {
   }
 }
 
-std::string RtRuntime() { return ReadFile("/proc/sys/kernel/sched_rt_runtime_us"); }
+std::string RtRuntime() {
+  return ReadFile("/proc/sys/kernel/sched_rt_runtime_us");
+}
 
 TEST_F(SuiteTest, TuneAppliesForTheRunRecordsItAndRestoresIt) {
   const std::string before = RtRuntime();

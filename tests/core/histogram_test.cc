@@ -274,9 +274,9 @@ TEST(HistogramTest, RecordNEqualsRepeatedRecord) {
 TEST(HistogramTest, RecordManyEqualsRepeatedRecord) {
   // Both signs, the top bucket, and a batch split in uneven parts (INT64_MIN and
   // INT64_MAX together would overflow the 128-bit sum of squares).
-  const std::vector<int64_t> values = {5,        -7,     1'000'000, INT64_MAX, -(int64_t{1} << 50), 0,
-                                       511,      512,    -1'025,    int64_t{1} << 41,
-                                       123'456,  -42,    999'999'999};
+  const std::vector<int64_t> values = {5,       -7,  1'000'000,  INT64_MAX, -(int64_t{1} << 50),
+                                       0,       511, 512,        -1'025,    int64_t{1} << 41,
+                                       123'456, -42, 999'999'999};
   Histogram a;
   Histogram b;
   for (int64_t v : values) a.Record(v);

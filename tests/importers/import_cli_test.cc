@@ -18,8 +18,8 @@ TEST(ImportCli, EveryFormatIntoOneReadableResultsFolder) {
   testutil::TempDir dir;
   const std::string out = dir.File("run");
   const std::vector<std::string> files = {
-      "cyclictest_h.json",   "cyclictest_noh.json", "cyclictest_hist.txt",
-      "cyclictest_H_overflow.txt", "cyclictest_v.txt", "jitterdebugger.json",
+      "cyclictest_h.json",          "cyclictest_noh.json",  "cyclictest_hist.txt",
+      "cyclictest_H_overflow.txt",  "cyclictest_v.txt",     "jitterdebugger.json",
       "jitterdebugger_samples.raw", "rt-app-thread0-0.log", "values_us.txt"};
   std::vector<std::string> args = {"import", "--out", out, "--quiet"};
   for (const auto& f : files) args.push_back(kData + f);
@@ -57,8 +57,8 @@ TEST(ImportCli, BadInputWritesNothingAndExits2) {
   testutil::TempDir dir;
   std::ofstream(dir.File("bad.txt")) << "1\n2\nthree\n";
   const std::string out = dir.File("run");
-  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", dir.File("bad.txt"),
-                                       "--out", out});
+  const auto r =
+      testutil::RunRtpulse({"import", kData + "values_us.txt", dir.File("bad.txt"), "--out", out});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.txt:3:1: 'three' is not a number"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out));  // the good first file's samples.bin is gone too
@@ -66,11 +66,12 @@ TEST(ImportCli, BadInputWritesNothingAndExits2) {
 
 TEST(ImportCli, UsageErrors) {
   testutil::TempDir dir;
-  auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--format", "rtapp",
-                                 "--out", dir.File("a")});
+  auto r = testutil::RunRtpulse(
+      {"import", kData + "values_us.txt", "--format", "rtapp", "--out", dir.File("a")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("did you mean 'rt-app'"), std::string::npos) << r.err;
-  r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--unit", "min", "--out", dir.File("a")});
+  r = testutil::RunRtpulse(
+      {"import", kData + "values_us.txt", "--unit", "min", "--out", dir.File("a")});
   EXPECT_EQ(r.exit_code, 2);
   std::ofstream(dir.File("x")) << "";
   r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--out", dir.path()});
@@ -80,9 +81,9 @@ TEST(ImportCli, UsageErrors) {
 
 TEST(ImportCli, NoSamplesAndUnits) {
   testutil::TempDir dir;
-  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--unit", "ms",
-                                       "--no-samples", "--name", "loop", "--out", dir.File("o"),
-                                       "--quiet"});
+  const auto r =
+      testutil::RunRtpulse({"import", kData + "values_us.txt", "--unit", "ms", "--no-samples",
+                            "--name", "loop", "--out", dir.File("o"), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto suite = results::ReadSuiteResult(dir.File("o"));
   ASSERT_TRUE(suite) << suite.error().message;
@@ -104,8 +105,9 @@ TEST(ImportCli, APipeNeedsItsFormatNamedAndIsReadWhole) {
   EXPECT_NE(r.err.find("--format"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
   r = testutil::RunProcess({"/bin/bash", "-c",
-                            bin + " import <(cat " + data + ") --format values --name piped --out " +
-                                dir.File("b") + " --quiet"});
+                            bin + " import <(cat " + data +
+                                ") --format values --name piped --out " + dir.File("b") +
+                                " --quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto suite = results::ReadSuiteResult(dir.File("b"));
   ASSERT_TRUE(suite) << suite.error().message;
@@ -118,18 +120,21 @@ TEST(ImportCli, JitterdebuggerRawFromAPipeNeedsNoSamples) {
   testutil::TempDir dir;
   const std::string raw = kData + "jitterdebugger_samples.raw";
   const std::string bin = RTPULSE_BINARY;
-  auto r = testutil::RunProcess({"/bin/bash", "-c",
-                                 bin + " import <(cat " + raw + ") --format jitterdebugger-raw --out " +
-                                     dir.File("a") + " --quiet"});
+  auto r =
+      testutil::RunProcess({"/bin/bash", "-c",
+                            bin + " import <(cat " + raw + ") --format jitterdebugger-raw --out " +
+                                dir.File("a") + " --quiet"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is a pipe, and samples.raw is read twice"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--no-samples"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
   r = testutil::RunProcess({"/bin/bash", "-c",
-                            bin + " import <(cat " + raw + ") --format jitterdebugger-raw --no-samples --out " +
+                            bin + " import <(cat " + raw +
+                                ") --format jitterdebugger-raw --no-samples --out " +
                                 dir.File("b") + " --quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto direct = testutil::RunRtpulse({"import", raw, "--no-samples", "--out", dir.File("c"), "--quiet"});
+  const auto direct =
+      testutil::RunRtpulse({"import", raw, "--no-samples", "--out", dir.File("c"), "--quiet"});
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   auto piped = results::ReadSuiteResult(dir.File("b"));
   auto file = results::ReadSuiteResult(dir.File("c"));
@@ -141,8 +146,8 @@ TEST(ImportCli, JitterdebuggerRawFromAPipeNeedsNoSamples) {
 
 TEST(ImportCli, JobsOutOfRange) {
   testutil::TempDir dir;
-  const auto r = testutil::RunRtpulse({"import", kData + "values_us.txt", "--jobs", "65", "--out",
-                                       dir.File("a")});
+  const auto r = testutil::RunRtpulse(
+      {"import", kData + "values_us.txt", "--jobs", "65", "--out", dir.File("a")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--jobs 65: give 1..64 threads"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.File("a")));

@@ -182,10 +182,12 @@ TEST(Jitterdebugger, RawSamples) {
   ASSERT_EQ(im.probes.size(), per_cpu.size());
   for (const auto& p : im.probes) {
     EXPECT_EQ(p.histogram.count(), per_cpu[static_cast<uint32_t>(p.cpu)].first);
-    EXPECT_EQ(p.histogram.max(), static_cast<int64_t>(per_cpu[static_cast<uint32_t>(p.cpu)].second) * 1000);
+    EXPECT_EQ(p.histogram.max(),
+              static_cast<int64_t>(per_cpu[static_cast<uint32_t>(p.cpu)].second) * 1000);
   }
   EXPECT_EQ(samples.all.size(), bytes.size() / 28);
-  EXPECT_PREFIX(ErrorOf(bytes.substr(0, 28 * 3 + 5), Format::kJitterdebuggerRaw), ": 5 stray bytes at byte 84 (re");
+  EXPECT_PREFIX(ErrorOf(bytes.substr(0, 28 * 3 + 5), Format::kJitterdebuggerRaw),
+                ": 5 stray bytes at byte 84 (re");
 }
 
 TEST(RtApp, WuLatColumn) {
@@ -245,10 +247,14 @@ TEST(Malformed, ValuesNameLineAndColumn) {
 
 TEST(Malformed, CyclictestVerbose) {
   const std::string head = "Thread 0 Interval: 1000\n       0:       0:      12\n";
-  EXPECT_PREFIX(ErrorOf(head + "       0:       1:", Format::kCyclictestVerbose), ":3:19: line has 2 of the 3 fields thread");
-  EXPECT_PREFIX(ErrorOf(head + "       0:       1:     1q\n", Format::kCyclictestVerbose), ":3:25: more than 3 fields; cyc");
-  EXPECT_PREFIX(ErrorOf(head + "       0:       x:      3\n", Format::kCyclictestVerbose), ":3:17: 'x:      3' is not");
-  EXPECT_PREFIX(ErrorOf(head + "       0:       1\n", Format::kCyclictestVerbose), ":3:18: line has 2 of");
+  EXPECT_PREFIX(ErrorOf(head + "       0:       1:", Format::kCyclictestVerbose),
+                ":3:19: line has 2 of the 3 fields thread");
+  EXPECT_PREFIX(ErrorOf(head + "       0:       1:     1q\n", Format::kCyclictestVerbose),
+                ":3:25: more than 3 fields; cyc");
+  EXPECT_PREFIX(ErrorOf(head + "       0:       x:      3\n", Format::kCyclictestVerbose),
+                ":3:17: 'x:      3' is not");
+  EXPECT_PREFIX(ErrorOf(head + "       0:       1\n", Format::kCyclictestVerbose),
+                ":3:18: line has 2 of");
 }
 
 TEST(Malformed, CyclictestHistogram) {
@@ -260,35 +266,45 @@ TEST(Malformed, CyclictestHistogram) {
               std::string::npos);
   {
     testutil::TempDir folder;
-    EXPECT_TRUE(ImportFile(folder.path(), {}, nullptr).error().message.find(": is a folder; give a file") !=
-                std::string::npos);
+    EXPECT_TRUE(
+        ImportFile(folder.path(), {}, nullptr).error().message.find(": is a folder; give a file") !=
+        std::string::npos);
   }
   // Wrong column count, non-number, a row out of order, a cut-off file.
-  EXPECT_PREFIX(ErrorOf(rows + "000002 000001\n" + tail, Format::kCyclictestHistogram), ":4:14: histogram row has 1 counts, e");
-  EXPECT_PREFIX(ErrorOf(rows + "000002 0x0001\t1\n" + tail, Format::kCyclictestHistogram), ":4:8: '0x0001' is not a whole ");
-  EXPECT_PREFIX(ErrorOf(rows + "000007 1\t1\n" + tail, Format::kCyclictestHistogram), ":4:1: histogram class 7 where ");
-  EXPECT_PREFIX(ErrorOf(rows + tail.substr(0, 90), Format::kCyclictestHistogram), ":7:4: last line has no end (file cut sho");
-  EXPECT_PREFIX(ErrorOf(rows + tail.substr(0, 87), Format::kCyclictestHistogram), ":7:1: missing '# Max Latencies:' line; t");
+  EXPECT_PREFIX(ErrorOf(rows + "000002 000001\n" + tail, Format::kCyclictestHistogram),
+                ":4:14: histogram row has 1 counts, e");
+  EXPECT_PREFIX(ErrorOf(rows + "000002 0x0001\t1\n" + tail, Format::kCyclictestHistogram),
+                ":4:8: '0x0001' is not a whole ");
+  EXPECT_PREFIX(ErrorOf(rows + "000007 1\t1\n" + tail, Format::kCyclictestHistogram),
+                ":4:1: histogram class 7 where ");
+  EXPECT_PREFIX(ErrorOf(rows + tail.substr(0, 90), Format::kCyclictestHistogram),
+                ":7:4: last line has no end (file cut sho");
+  EXPECT_PREFIX(ErrorOf(rows + tail.substr(0, 87), Format::kCyclictestHistogram),
+                ":7:1: missing '# Max Latencies:' line; t");
   EXPECT_PREFIX(ErrorOf(rows + "# Total: 000000009 000000006\n" + tail.substr(29),
-                    Format::kCyclictestHistogram)
-                , ":9:1: thread 0: rows sum to 4 but '# Tot");
+                        Format::kCyclictestHistogram),
+                ":9:1: thread 0: rows sum to 4 but '# Tot");
 }
 
 TEST(Malformed, JsonAndRtApp) {
-  EXPECT_PREFIX(ErrorOf("{\n  \"thread\": {\n    \"0\": {\"cycles\": 3,\n", Format::kCyclictestJson)
-                , ":4:1: parse error at");
-  EXPECT_PREFIX(ErrorOf("{\"thread\": {\"0\": {\"histogram\": {\"x\": 1}, \"cycles\": 1, \"min\": 1, "
-                    "\"max\": 1, \"avg\": 1}}}",
-                    Format::kCyclictestJson)
-                , ":1:33: thread.0.histogram entry \"x\": 1 is not a c");
+  EXPECT_PREFIX(
+      ErrorOf("{\n  \"thread\": {\n    \"0\": {\"cycles\": 3,\n", Format::kCyclictestJson),
+      ":4:1: parse error at");
+  EXPECT_PREFIX(
+      ErrorOf("{\"thread\": {\"0\": {\"histogram\": {\"x\": 1}, \"cycles\": 1, \"min\": 1, "
+              "\"max\": 1, \"avg\": 1}}}",
+              Format::kCyclictestJson),
+      ":1:33: thread.0.histogram entry \"x\": 1 is not a c");
   EXPECT_PREFIX(ErrorOf("{\"cpu\": {\"0\": {\"histogram\": {}, \"count\": \"many\"}}}",
-                    Format::kJitterdebuggerJson)
-                , ":1:33: cpu.0.count missing or not a numb");
+                        Format::kJitterdebuggerJson),
+                ":1:33: cpu.0.count missing or not a numb");
   const std::string header =
       "#idx     perf      run   period           start             end          rel_st      "
       "slack c_duration   c_period     wu_lat\n";
-  EXPECT_PREFIX(ErrorOf(header + "   0  1  2  3  4  5  6  7  8  9  1x\n", Format::kRtApp), ":2:34: wu_lat '1x' is not a numb");
-  EXPECT_PREFIX(ErrorOf(header + "   0  1  2  3  4  5  6  7  8  9\n", Format::kRtApp), ":2:32: 10 columns where the header h");
+  EXPECT_PREFIX(ErrorOf(header + "   0  1  2  3  4  5  6  7  8  9  1x\n", Format::kRtApp),
+                ":2:34: wu_lat '1x' is not a numb");
+  EXPECT_PREFIX(ErrorOf(header + "   0  1  2  3  4  5  6  7  8  9\n", Format::kRtApp),
+                ":2:32: 10 columns where the header h");
   EXPECT_PREFIX(ErrorOf(header, Format::kRtApp), ":2:1: no rows");
 }
 

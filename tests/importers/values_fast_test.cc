@@ -1,11 +1,10 @@
 // The one-value-per-line importer's fast paths (word-at-a-time short lines, batched
 // histogram records, parallel ranges, pipes) against the careful per-line parser.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <random>
@@ -134,8 +133,8 @@ TEST(ValuesFastPath, ShortLineShapesAtTheWordEdge) {
   Collect got;
   r = ImportFile(path, Values(1000), &got);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(got.values, (std::vector<int64_t>{7'000, 12'500, 1'234'567'000, 12'345'678'000,
-                                              1'235, 123'456'000, 0, 9'999'999'000}));
+  EXPECT_EQ(got.values, (std::vector<int64_t>{7'000, 12'500, 1'234'567'000, 12'345'678'000, 1'235,
+                                              123'456'000, 0, 9'999'999'000}));
 }
 
 TEST(ValuesFastPath, ManyChunksAndNoFinalNewline) {

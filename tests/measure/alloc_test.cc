@@ -26,16 +26,28 @@ void* CountedAlloc(std::size_t size) {
 }
 }  // namespace
 
-void* operator new(std::size_t size) { return CountedAlloc(size); }
-void* operator new[](std::size_t size) { return CountedAlloc(size); }
+void* operator new(std::size_t size) {
+  return CountedAlloc(size);
+}
+void* operator new[](std::size_t size) {
+  return CountedAlloc(size);
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   if (t_in_loop) g_loop_allocations.fetch_add(1);
   return std::malloc(size == 0 ? 1 : size);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace rtpulse::measure {
 namespace {
@@ -120,7 +132,9 @@ TEST(AllocCounterTest, TheCounterSeesAnAllocationInsideTheMarkedRegion) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, AllocTest, ::testing::ValuesIn(kAllWakePaths),
-                         [](const auto& param_info) { return std::string(WakePathName(param_info.param)); });
+                         [](const auto& param_info) {
+                           return std::string(WakePathName(param_info.param));
+                         });
 
 }  // namespace
 }  // namespace rtpulse::measure

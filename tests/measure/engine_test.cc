@@ -20,7 +20,9 @@
 namespace rtpulse::measure {
 namespace {
 
-std::vector<int> Cpus() { return sys::OnlineCpus(FsRoot::System()); }
+std::vector<int> Cpus() {
+  return sys::OnlineCpus(FsRoot::System());
+}
 
 LatencyPlan PinnedPlan(int64_t interval_ns, int64_t duration_ns) {
   LatencyPlan plan;
@@ -116,7 +118,8 @@ TEST_P(WakePathTest, CountsAddUpAndHistogramHoldsEverySample) {
       }
       ASSERT_NE(first, nullptr);
       const uint64_t wall_periods =
-          first->seq + 1 + static_cast<uint64_t>((last->actual_ns - first->expected_ns) / kInterval);
+          first->seq + 1 +
+          static_cast<uint64_t>((last->actual_ns - first->expected_ns) / kInterval);
       // SCHED_DEADLINE: a wake-up that lags its deadline by more than a period makes the
       // kernel start a fresh period at once (replenish_dl_new_period), cutting the period
       // it was in short. Each such restart counts one deadline more than wall time holds.
@@ -149,7 +152,9 @@ TEST_P(WakePathTest, CountsAddUpAndHistogramHoldsEverySample) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, WakePathTest, ::testing::ValuesIn(kAllWakePaths),
-                         [](const auto& param_info) { return std::string(WakePathName(param_info.param)); });
+                         [](const auto& param_info) {
+                           return std::string(WakePathName(param_info.param));
+                         });
 
 TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
   constexpr int64_t kDelay = 2 * kNsPerMs;

@@ -28,8 +28,8 @@ struct Step {
 /// A wake source that replays `steps` and remembers every deadline it was asked to wait for.
 class ScriptedSource {
  public:
-  ScriptedSource(std::vector<Step> steps, RunShared& shared) : steps_(std::move(steps)),
-                                                               shared_(shared) {}
+  ScriptedSource(std::vector<Step> steps, RunShared& shared)
+      : steps_(std::move(steps)), shared_(shared) {}
 
   WakeResult Wait(int64_t deadline_ns) {
     deadlines_.push_back(deadline_ns);
@@ -41,8 +41,7 @@ class ScriptedSource {
     const Step& step = steps_[next_++];
     now_ = step.now_ns;
     if (step.set_stop) shared_.stop.store(true);
-    return {step.expected_ns >= 0 ? step.expected_ns : deadline_ns, step.expirations,
-            step.error};
+    return {step.expected_ns >= 0 ? step.expected_ns : deadline_ns, step.expirations, step.error};
   }
   int64_t GridOrigin(int64_t planned_ns) const {
     return grid_origin_ns >= 0 ? grid_origin_ns : planned_ns;
@@ -123,8 +122,7 @@ TEST_F(ProbeLoopTest, SkippedPeriodsAreDerivedFromTheLatencyWhenTheKernelCannotT
   // next deadline asked for is 1'005'000. Then exactly 1000 ns late: 1 skipped.
   ScriptedSource source({{1'001'010}, {1'004'500}, {1'006'000}, {1'006'400}}, shared_);
   const ProbeRecord r = Run(source);
-  EXPECT_EQ(source.deadlines(),
-            (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'007'000}));
+  EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'007'000}));
   EXPECT_EQ(r.histogram.count(), 4u);  // 10, 2500, 1000, -600: late ones are recorded too
   EXPECT_EQ(r.histogram.max(), 2500);
   EXPECT_EQ(r.histogram.min(), -600);
@@ -151,10 +149,8 @@ TEST_F(ProbeLoopTest, KernelExpirationCountsWinOverTheLatency) {
   // A periodic timer reports its own expected time and expiration count: 3 expirations are
   // 2 skipped periods even though the wake-up itself was early in its period, and 1
   // expiration is none skipped even 1500 ns late.
-  ScriptedSource source({{1'001'100, 1'001'000, 1},
-                         {1'002'050, 1'002'000, 3},
-                         {1'006'500, 1'005'000, 1}},
-                        shared_);
+  ScriptedSource source(
+      {{1'001'100, 1'001'000, 1}, {1'002'050, 1'002'000, 3}, {1'006'500, 1'005'000, 1}}, shared_);
   const ProbeRecord r = Run(source, WakePath::kTimerfd);
   EXPECT_EQ(r.histogram.count(), 3u);
   EXPECT_EQ(r.histogram.max(), 1500);
@@ -197,8 +193,7 @@ TEST_F(ProbeLoopTest, SpikesAndTheLinearHistogramKeepTheirPositions) {
   plan_.spike_nodes = 1;
   plan_.linear_histogram_us = 2;
   // Latencies 10, 1500 (1 skipped), 950, 2100 (2 skipped), -5.
-  ScriptedSource source({{1'001'010}, {1'003'500}, {1'004'950}, {1'007'100}, {1'007'995}},
-                        shared_);
+  ScriptedSource source({{1'001'010}, {1'003'500}, {1'004'950}, {1'007'100}, {1'007'995}}, shared_);
   const ProbeRecord r = Run(source);
   EXPECT_EQ(source.deadlines(),
             (std::vector<int64_t>{1'001'000, 1'002'000, 1'004'000, 1'005'000, 1'008'000}));
@@ -208,10 +203,10 @@ TEST_F(ProbeLoopTest, SpikesAndTheLinearHistogramKeepTheirPositions) {
   EXPECT_EQ(r.spikes[0].latency_ns, 1500);
   EXPECT_EQ(r.spikes_not_kept, 2u);  // 950 and 2100
   ASSERT_TRUE(r.linear.has_value());
-  EXPECT_EQ(r.linear->counts, (std::vector<uint64_t>{2, 1}));  // 10, 950 | 1500
-  EXPECT_EQ(r.linear->overflows, 1u);                          // 2100
+  EXPECT_EQ(r.linear->counts, (std::vector<uint64_t>{2, 1}));      // 10, 950 | 1500
+  EXPECT_EQ(r.linear->overflows, 1u);                              // 2100
   EXPECT_EQ(r.linear->overflow_seqs, (std::vector<uint64_t>{3}));  // cyclictest's cycle: 4th sample
-  EXPECT_EQ(r.linear->underflows, 1u);                         // -5
+  EXPECT_EQ(r.linear->underflows, 1u);                             // -5
   EXPECT_EQ(r.histogram.count(), 5u);
   EXPECT_EQ(r.histogram.min(), -5);
   EXPECT_EQ(r.missed_activations, 2u);
@@ -231,8 +226,8 @@ TEST_F(ProbeLoopTest, GridRestartsReanchorWithoutRecordingALatency) {
                         shared_);
   source.restarts_grid = true;
   const ProbeRecord r = Run(source, WakePath::kDeadline);
-  EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'004'000,
-                                                      1'005'700, 1'006'700, 1'007'650}));
+  EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'004'000, 1'005'700,
+                                                      1'006'700, 1'007'650}));
   EXPECT_EQ(r.histogram.count(), 4u);  // 10, 1500, 20, 5
   EXPECT_EQ(r.histogram.min(), 5);
   EXPECT_EQ(r.histogram.max(), 1500);

@@ -41,7 +41,8 @@ bool WaitFor(Condition done, std::chrono::seconds limit = std::chrono::seconds(2
 /// Threads of this process (/proc/self/task), to see the sampler's thread come and go.
 size_t ThreadCount() {
   size_t n = 0;
-  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    ++n;
   return n;
 }
 

@@ -28,7 +28,7 @@ class NoGnuplot final : public CommandRunner {
  public:
   std::string Find(std::string_view) const override { return ""; }
   Expected<CommandOutput> Run(const std::vector<std::string>&,
-                                   std::chrono::milliseconds) const override {
+                              std::chrono::milliseconds) const override {
     return Failure("not reached");
   }
 };
@@ -89,7 +89,7 @@ TEST(FigureTest, RendersEveryFormatWithGnuplot) {
     ASSERT_TRUE(files) << files.error().message;
     ASSERT_EQ(files->images.size(), 3u);
     for (const auto& image : files->images) {
-      struct stat st{};
+      struct stat st {};
       ASSERT_EQ(::stat(image.c_str(), &st), 0) << image;
       EXPECT_GT(st.st_size, 1000) << image;
     }

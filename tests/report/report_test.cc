@@ -56,10 +56,16 @@ results::ScenarioResult Scenario(const std::string& name, int64_t base_ns) {
   s.status = results::ScenarioStatus::kComplete;
   s.planned_ns = 2'000'000'000;
   s.warnings = {"load warning <script>alert(1)</script>"};
-  s.loads = nlohmann::json::array(
-      {{{"load", "cpu"}, {"spec", "cpu:2"}, {"cpus", "0-1"}, {"seconds", 2.0},
-        {"ops", 1000}, {"ops_unit", "loops"}, {"ops_per_second", 500.0}, {"mb_per_second", 0.0},
-        {"cpu_use", {{{"cpu", 0}, {"busy_percent", 99.0}}}}, {"warnings", nlohmann::json::array()}}});
+  s.loads = nlohmann::json::array({{{"load", "cpu"},
+                                    {"spec", "cpu:2"},
+                                    {"cpus", "0-1"},
+                                    {"seconds", 2.0},
+                                    {"ops", 1000},
+                                    {"ops_unit", "loops"},
+                                    {"ops_per_second", 500.0},
+                                    {"mb_per_second", 0.0},
+                                    {"cpu_use", {{{"cpu", 0}, {"busy_percent", 99.0}}}},
+                                    {"warnings", nlohmann::json::array()}}});
   results::LatencyRun run;
   run.release = "6.1.0-test";
   run.preemption_model = "PREEMPT_DYNAMIC";
@@ -78,8 +84,10 @@ results::SuiteResult Suite() {
   suite.rtpulse_version = "0.0.0-test";
   suite.cmdline = "rtpulse suite --quick";
   suite.status = "complete";
-  suite.system = {{"sysname", "Linux"}, {"release", "6.1.0-test"},
-                  {"preemption_model", "PREEMPT_DYNAMIC"}, {"preempt_dynamic_mode", "voluntary"},
+  suite.system = {{"sysname", "Linux"},
+                  {"release", "6.1.0-test"},
+                  {"preemption_model", "PREEMPT_DYNAMIC"},
+                  {"preempt_dynamic_mode", "voluntary"},
                   {"hypervisor", "KVM <vm>"}};
   suite.warnings = {"running in a VM & no PREEMPT_RT"};
   suite.scenarios.push_back(Scenario("idle", 4000));
@@ -104,7 +112,9 @@ void ExpectGolden(const std::string& produced_path, const std::string& golden_na
       << golden_name << " differs; regenerate with RTPULSE_UPDATE_GOLDEN=1 if intended";
 }
 
-bool HaveGnuplot() { return !SystemCommandRunner().Find("gnuplot").empty(); }
+bool HaveGnuplot() {
+  return !SystemCommandRunner().Find("gnuplot").empty();
+}
 
 TEST(ReportTest, MicrosecondClassesPutEachBucketAtItsLowerEdge) {
   Histogram h;
@@ -157,7 +167,8 @@ TEST(ReportTest, GoldenFiguresAndTable) {
   options.html = false;
   auto out = WriteReport(dir.path(), options);
   ASSERT_TRUE(out) << out.error().message;
-  for (const char* name : {"histogram_idle", "histogram_cpu_50___x_", "exceedance", "percentiles"}) {
+  for (const char* name :
+       {"histogram_idle", "histogram_cpu_50___x_", "exceedance", "percentiles"}) {
     ExpectGolden(dir.path() + "/figures/" + name + ".dat", std::string(name) + ".dat");
     ExpectGolden(dir.path() + "/figures/" + name + ".gp", std::string(name) + ".gp");
   }
@@ -188,10 +199,11 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   EXPECT_EQ(html.find("src="), std::string::npos);
   EXPECT_LT(html.find("id=\"summary\""), html.find("<svg"));
   size_t svgs = 0;
-  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
   EXPECT_EQ(svgs, 4u);  // two histograms, exceedance, percentiles
   for (const auto& path : out->written) {
-    struct stat st{};
+    struct stat st {};
     EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   }
 }
@@ -259,9 +271,13 @@ TEST(ReportBrowserTest, RendersInHeadlessChromiumWithoutErrors) {
   const std::string shot = dir.path() + "/shot.png";
   testutil::ProcessOptions po;
   po.timeout = std::chrono::milliseconds(90'000);
-  const std::vector<std::string> common = {chromium, "--headless", "--no-sandbox", "--disable-gpu",
+  const std::vector<std::string> common = {chromium,
+                                           "--headless",
+                                           "--no-sandbox",
+                                           "--disable-gpu",
                                            "--user-data-dir=" + dir.path() + "/profile",
-                                           "--enable-logging=stderr", "--v=0"};
+                                           "--enable-logging=stderr",
+                                           "--v=0"};
   auto args = common;
   args.insert(args.end(), {"--screenshot=" + shot, "--window-size=1200,2000", url});
   const auto shot_run = RunProcess(args, po);

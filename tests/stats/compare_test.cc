@@ -1,11 +1,12 @@
 #include "stats/compare.h"
-#include "core/float_compare.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
 #include <random>
+
+#include "core/float_compare.h"
 
 namespace rtpulse::stats {
 namespace {

@@ -9,7 +9,6 @@
 // last bits on another architecture does not fail them while a changed estimate does.
 
 #include "stats/evt.h"
-#include "core/float_compare.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -24,6 +23,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/float_compare.h"
 
 namespace rtpulse::stats {
 

@@ -26,12 +26,12 @@ using Log = std::vector<std::string>;
 /// Everything the fakes do, in order.
 struct World {
   Log log;
-  std::set<std::string> loads_fail;      ///< Scenarios whose loads do not start.
-  std::set<std::string> measure_fails;   ///< Scenarios whose workload errors out.
-  std::string interrupt_measuring;       ///< The workload reports an interruption here.
-  int interrupt_settle_at = -1;          ///< The n-th settle wait (0-based) is interrupted.
+  std::set<std::string> loads_fail;     ///< Scenarios whose loads do not start.
+  std::set<std::string> measure_fails;  ///< Scenarios whose workload errors out.
+  std::string interrupt_measuring;      ///< The workload reports an interruption here.
+  int interrupt_settle_at = -1;         ///< The n-th settle wait (0-based) is interrupted.
   int settles = 0;
-  std::vector<json> checkpoints_seen;    ///< result.json as read inside each checkpoint.
+  std::vector<json> checkpoints_seen;  ///< result.json as read inside each checkpoint.
   std::string out_dir;
   bool tune_restored = false;
 };
@@ -163,8 +163,8 @@ class FakeWorkload final : public Workload {
 class RecordingProgress final : public Progress {
  public:
   explicit RecordingProgress(World& w) : w_(w) {}
-  void Scenario(size_t index, size_t count, const std::string& name, int64_t, int64_t after_ns)
-      override {
+  void Scenario(size_t index, size_t count, const std::string& name, int64_t,
+                int64_t after_ns) override {
     w_.log.push_back("progress " + std::to_string(index + 1) + "/" + std::to_string(count) + " " +
                      name + " after " + std::to_string(after_ns / 1'000'000'000) + "s");
   }
@@ -292,8 +292,7 @@ TEST_F(RunnerTest, PhasesRunInOrderAndEveryScenarioIsWritten) {
     EXPECT_FALSE(s["checkpoint"].get<bool>());
     EXPECT_EQ(s["latency"]["thread"]["0"]["stats"]["count"], 3);
     EXPECT_EQ(s["load_reports"][0]["ops"], 42);
-    EXPECT_EQ(s["warnings"],
-              json::array({"workload warning", "cpu: slower than asked"}));
+    EXPECT_EQ(s["warnings"], json::array({"workload warning", "cpu: slower than asked"}));
     // The run's warnings are carried into each latency result too.
     EXPECT_EQ(s["latency"]["rtpulse"]["warnings"][0], "environment warning");
     const std::string dir = world_.out_dir + "/" + s["name"].get<std::string>() + "/";
@@ -306,13 +305,11 @@ TEST_F(RunnerTest, PhasesRunInOrderAndEveryScenarioIsWritten) {
     EXPECT_EQ(ReadFile(dir + "min_latency.txt"), "# Min Latencies: 00010\n");
   }
   EXPECT_EQ(ReadFile(world_.out_dir + "/system_info.txt"), "system info\n");
-  EXPECT_EQ(json::parse(ReadFile(world_.out_dir + "/system_info.json"))["release"],
-            "6.1.0-test");
+  EXPECT_EQ(json::parse(ReadFile(world_.out_dir + "/system_info.json"))["release"], "6.1.0-test");
   const json summary = json::parse(ReadFile(world_.out_dir + "/statistical_summary.json"));
   ASSERT_EQ(summary["scenarios"].size(), 3u);
   EXPECT_EQ(summary["scenarios"][1]["samples"], 3);
-  EXPECT_NE(ReadFile(world_.out_dir + "/statistical_summary.txt").find("light"),
-            std::string::npos);
+  EXPECT_NE(ReadFile(world_.out_dir + "/statistical_summary.txt").find("light"), std::string::npos);
 }
 
 TEST_F(RunnerTest, ACheckpointIsOnDiskWhileTheScenarioMeasures) {
@@ -334,8 +331,12 @@ TEST_F(RunnerTest, AnInterruptionWhileSettlingStopsTheLoadsAndRunsNothingMore) {
   const RunOutcome outcome = Run();
   EXPECT_EQ(outcome.code, ExitCode::kInterrupted);
   const Log tail(world_.log.end() - 7, world_.log.end());
-  const Log expected = {"progress 2/3 light after 22s", "loads start light", "settle 2s",
-                        "loads stop light", "monitor stop", "monitor stats interrupted",
+  const Log expected = {"progress 2/3 light after 22s",
+                        "loads start light",
+                        "settle 2s",
+                        "loads stop light",
+                        "monitor stop",
+                        "monitor stats interrupted",
                         "tune restore"};
   EXPECT_EQ(tail, expected);
   // No measurement of light, nothing of heavy; the monitor stopped, the tuning restored.
@@ -346,8 +347,7 @@ TEST_F(RunnerTest, AnInterruptionWhileSettlingStopsTheLoadsAndRunsNothingMore) {
   EXPECT_EQ(result["status"], "interrupted");
   EXPECT_EQ(result["scenarios"][0]["status"], "complete");
   EXPECT_EQ(result["scenarios"][1]["status"], "interrupted");
-  EXPECT_NE(result["scenarios"][1]["error"].get<std::string>().find("settled"),
-            std::string::npos);
+  EXPECT_NE(result["scenarios"][1]["error"].get<std::string>().find("settled"), std::string::npos);
   EXPECT_TRUE(result["scenarios"][1]["latency"].is_null());
   EXPECT_EQ(result["scenarios"][2]["status"], "pending");
   EXPECT_TRUE(result["tuning"][0]["restored"].get<bool>());
@@ -399,9 +399,9 @@ TEST_F(RunnerTest, StrictRefusesAfterThePreflightAndStartsNothing) {
   EXPECT_EQ(world_.log, Log{"preflight"});
   EXPECT_EQ(ResultJson()["status"], "refused");
   const auto& said = progress_.said;
-  EXPECT_NE(std::find(said.begin(), said.end(),
-                      "fail: PREEMPT_RT: not set (fix: build an RT kernel)"),
-            said.end());
+  EXPECT_NE(
+      std::find(said.begin(), said.end(), "fail: PREEMPT_RT: not set (fix: build an RT kernel)"),
+      said.end());
 }
 
 TEST_F(RunnerTest, AMonitorThatCannotStartRestoresTheTuningsAndSaysWhy) {

@@ -9,10 +9,10 @@ namespace rtpulse::testutil {
 
 /// What a child process did.
 struct ProcessResult {
-  int exit_code = -1;        ///< Exit status, or 128 + signal when killed by one.
-  std::string out;           ///< Everything written to stdout.
-  std::string err;           ///< Everything written to stderr.
-  double seconds = 0;        ///< Wall time from start to exit.
+  int exit_code = -1;                  ///< Exit status, or 128 + signal when killed by one.
+  std::string out;                     ///< Everything written to stdout.
+  std::string err;                     ///< Everything written to stderr.
+  double seconds = 0;                  ///< Wall time from start to exit.
   double signal_to_exit_seconds = -1;  ///< From sending `signal` to exit (-1: none sent).
 };
 

@@ -552,8 +552,8 @@ TEST(ThrottlingCheckTest, EveryOutcomeOfVcgencmd) {
   FakeTree pi4;
   pi4.Write("/proc/device-tree/model", std::string("Raspberry Pi 4 Model B Rev 1.4\0", 31));
   FakeCommands commands;
-  commands.Install("vcgencmd").Answer("vcgencmd get_throttled",
-                                      {0, false, "throttled=0x1\n", "", 0});
+  commands.Install("vcgencmd")
+      .Answer("vcgencmd get_throttled", {0, false, "throttled=0x1\n", "", 0});
   r = RunCheck(pi4, "platform.throttling", commands);
   EXPECT_EQ(r.status, kFail);
   EXPECT_TRUE(Has(r.fix, "15.3 W USB-C supply")) << r.fix;
