@@ -22,7 +22,9 @@ void Histogram::RecordN(int64_t value_ns, uint64_t n) {
   Store(count_, count_ + n);
   Store(sum_,
         static_cast<int64_t>(static_cast<uint64_t>(sum_) + static_cast<uint64_t>(value_ns) * n));
-  sum_sq_ += static_cast<Int128>(value_ns) * value_ns * static_cast<Int128>(n);
+  sum_sq_ = WrappingAdd(
+      sum_sq_, static_cast<Int128>(static_cast<UInt128>(static_cast<Int128>(value_ns) * value_ns) *
+                                   static_cast<UInt128>(n)));
 }
 
 void Histogram::RecordMany(const int64_t* values, size_t n) {
@@ -36,7 +38,7 @@ void Histogram::RecordMany(const int64_t* values, size_t n) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     sum += static_cast<uint64_t>(v);
-    sum_sq += static_cast<Int128>(v) * v;
+    sum_sq = WrappingAdd(sum_sq, static_cast<Int128>(v) * v);
   }
   // Buckets through Store(), like Record(): live readers may copy this histogram.
   uint64_t negatives = 0;
@@ -83,8 +85,9 @@ void Histogram::Merge(const Histogram& other) {
   max_ = std::max(max_, other.max_);
   count_ += other.count_;
   negative_count_ += other.negative_count_;
-  sum_ += other.sum_;
-  sum_sq_ += other.sum_sq_;
+  // Wraps like Record()'s running sum (unsigned add), never signed overflow.
+  sum_ = static_cast<int64_t>(static_cast<uint64_t>(sum_) + static_cast<uint64_t>(other.sum_));
+  sum_sq_ = WrappingAdd(sum_sq_, other.sum_sq_);
   approximate_moments_ = approximate_moments_ || other.approximate_moments_;
 }
 

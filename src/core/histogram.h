@@ -10,6 +10,14 @@ namespace rtpulse {
 
 /// Exact 128-bit accumulator for sums of squares (GCC/Clang extension on 64-bit targets).
 __extension__ using Int128 = __int128;
+__extension__ using UInt128 = unsigned __int128;
+
+/// a + b with two's-complement wrap-around instead of signed overflow (undefined behaviour):
+/// the sum of squares of values near 2^63 ns (only hostile input has them) can pass 2^127.
+/// The same add instructions as `a + b`.
+inline Int128 WrappingAdd(Int128 a, Int128 b) {
+  return static_cast<Int128>(static_cast<UInt128>(a) + static_cast<UInt128>(b));
+}
 
 /// Latency histogram with a stated error bound, O(1) allocation-free recording and an exact
 /// count of everything recorded.
@@ -64,7 +72,7 @@ class Histogram {
     if (value_ns > max_) Store(max_, value_ns);
     Store(count_, count_ + 1);
     Store(sum_, static_cast<int64_t>(static_cast<uint64_t>(sum_) + bits));
-    sum_sq_ += static_cast<Int128>(value_ns) * value_ns;
+    sum_sq_ = WrappingAdd(sum_sq_, static_cast<Int128>(value_ns) * value_ns);
   }
   /// Records `n` values at once, with the running count, extremes and sums kept in
   /// registers between them (the importers' bulk path). Same result as n Record() calls.
