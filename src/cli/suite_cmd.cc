@@ -70,11 +70,6 @@ std::string LocalStamp() {
   return buf;
 }
 
-std::string Clock(int64_t ns) {
-  const int64_t s = std::max<int64_t>(0, ns / kNsPerSec);
-  return fmt::format("{:02d}:{:02d}:{:02d}", s / 3600, s / 60 % 60, s % 60);
-}
-
 Expected<int64_t> PositiveTime(const std::string& option, const std::string& text, bool zero_ok) {
   auto ns = ParseDurationNs(text);
   if (!ns) return UsageError(fmt::format("{}: {}", option, ns.error().message));
@@ -224,19 +219,19 @@ class SuiteProgress final : public suite::Progress {
   }
   void Settling(int64_t left_ns) override {
     Show(fmt::format("[{}/{}] {}: loads settling, {} left (not measured)   suite ETA {}",
-                     index_ + 1, count_, name_, Clock(left_ns),
-                     Clock(left_ns + planned_ns_ + after_ns_)));
+                     index_ + 1, count_, name_, suite::FormatClock(left_ns),
+                     suite::FormatClock(left_ns + planned_ns_ + after_ns_)));
   }
   bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
   void Measuring(const suite::LiveStatus& s) override {
     const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
-    Show(
-        fmt::format("[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
-                    "suite ETA {}",
-                    index_ + 1, count_, name_, Clock(s.elapsed_ns), Clock(planned_ns_), s.samples,
-                    results::HumanNs(static_cast<double>(s.max_ns)),
-                    results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, Clock(left),
-                    Clock(left + after_ns_)));
+    Show(fmt::format(
+        "[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
+        "suite ETA {}",
+        index_ + 1, count_, name_, suite::FormatClock(s.elapsed_ns),
+        suite::FormatClock(planned_ns_), s.samples, results::HumanNs(static_cast<double>(s.max_ns)),
+        results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, suite::FormatClock(left),
+        suite::FormatClock(left + after_ns_)));
   }
   void Done() override {
     if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);

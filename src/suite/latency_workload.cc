@@ -90,12 +90,10 @@ nlohmann::json LatencyWorkload::ConfigJson() const {
           {"linear_histogram_us", plan_.linear_histogram_us}};
 }
 
-results::LatencyRun LatencyWorkload::NewRun() const {
-  results::LatencyRun run;
+void LatencyWorkload::FillRunFacts(results::LatencyRun& run) const {
   run.rtpulse_version = version_;
   run.cmdline = invocation_;
   FillSystem(info_, run);
-  return run;
 }
 
 Expected<Measured> LatencyWorkload::Measure(
@@ -118,7 +116,8 @@ Expected<Measured> LatencyWorkload::Measure(
     }
   }
   // Checkpoints: the paths finished so far plus a live snapshot of the running one.
-  results::LatencyRun partial = NewRun();
+  results::LatencyRun partial;
+  FillRunFacts(partial);
   partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   const std::function<void(results::PathRun, size_t)> on_checkpoint = [&](results::PathRun snapshot,
                                                                           size_t path_index) {
@@ -131,9 +130,7 @@ Expected<Measured> LatencyWorkload::Measure(
   auto measured = measure::RunLatency(plan, &relay, std::move(sink));
   if (!measured) return measured.error();
   results::LatencyRun m = ToLatencyRun(std::move(*measured));
-  m.rtpulse_version = version_;
-  m.cmdline = invocation_;
-  FillSystem(info_, m);
+  FillRunFacts(m);
   out.interrupted = m.interrupted;
   if (!m.samples_error.empty()) out.warnings.push_back(m.samples_error);
   out.latency = std::move(m);

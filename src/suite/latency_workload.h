@@ -43,8 +43,8 @@ class LatencyWorkload final : public Workload {
                              Progress& progress) override;
 
  private:
-  /// A run result with the machine and the invocation filled in.
-  results::LatencyRun NewRun() const;
+  /// Fills in the machine, the version and the invocation.
+  void FillRunFacts(results::LatencyRun& run) const;
 
   measure::LatencyPlan plan_;
   LatencySettings settings_;

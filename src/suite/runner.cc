@@ -17,11 +17,6 @@ namespace fs = std::filesystem;
 using results::ScenarioResult;
 using results::ScenarioStatus;
 
-std::string Clock(int64_t ns) {
-  const int64_t s = std::max<int64_t>(0, ns / kNsPerSec);
-  return fmt::format("{:02d}:{:02d}:{:02d}", s / 3600, s / 60 % 60, s % 60);
-}
-
 /// The seed's one-line files: every line of `block` that starts with `prefix`.
 std::string LinesStartingWith(const std::string& block, const std::string& prefix) {
   std::string out;
@@ -333,6 +328,11 @@ RunOutcome Run::Execute() {
 
 }  // namespace
 
+std::string FormatClock(int64_t ns) {
+  const int64_t s = std::max<int64_t>(0, ns / kNsPerSec);
+  return fmt::format("{:02d}:{:02d}:{:02d}", s / 3600, s / 60 % 60, s % 60);
+}
+
 int64_t ScenarioDuration(const SuiteConfig& c, const Scenario& s) {
   return s.duration_ns.value_or(c.duration_ns);
 }
@@ -368,11 +368,11 @@ std::string FormatScenarioList(const SuitePlan& plan) {
     const int64_t d = ScenarioDuration(c, s);
     const int64_t settle = ScenarioSettle(c, s);
     total += d + settle;
-    out += fmt::format("  {:<14} {:>8} (+{} settle)  {}\n", s.name, Clock(d), Clock(settle),
-                       s.description);
+    out += fmt::format("  {:<14} {:>8} (+{} settle)  {}\n", s.name, FormatClock(d),
+                       FormatClock(settle), s.description);
     for (const auto& spec : s.load_specs) out += fmt::format("  {:<14} load {}\n", "", spec);
   }
-  out += fmt::format("total about {}\n", Clock(total));
+  out += fmt::format("total about {}\n", FormatClock(total));
   return out;
 }
 

@@ -159,6 +159,9 @@ struct Services {
   std::function<int64_t()> realtime_ns;
 };
 
+/// `ns` as HH:MM:SS (negative as 00:00:00), for progress lines and `--list`.
+std::string FormatClock(int64_t ns);
+
 /// Measured time and settle time of scenario `s` under `c`'s defaults.
 int64_t ScenarioDuration(const SuiteConfig& c, const Scenario& s);
 int64_t ScenarioSettle(const SuiteConfig& c, const Scenario& s);
