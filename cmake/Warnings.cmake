@@ -19,8 +19,3 @@ endif()
 if((RTPULSE_ASAN OR RTPULSE_TSAN) AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_compile_options(rtpulse_warnings INTERFACE -Wno-maybe-uninitialized)
 endif()
-# GCC 12 under -fsanitize=thread flags tests/measure/alloc_test.cc's counting operator
-# new/delete pair (malloc/free by design) as mismatched.
-if(RTPULSE_TSAN AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(rtpulse_warnings INTERFACE -Wno-mismatched-new-delete)
-endif()

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/parse.h"
+
 namespace rtpulse::cli {
 namespace {
 
@@ -85,13 +87,6 @@ struct Footer {
   std::vector<std::string> environment;
 };
 
-std::string Trim(std::string_view s) {
-  const auto begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return "";
-  const auto end = s.find_last_not_of(" \t");
-  return std::string(s.substr(begin, end - begin + 1));
-}
-
 void AppendLine(std::vector<std::string>& block, const std::string& text, bool continuation) {
   if (continuation && !block.empty()) {
     block.back() += " " + text;
@@ -110,10 +105,10 @@ Footer SplitFooter(const std::string& footer) {
                     {"Docs:", &Footer::docs},
                     {"Environment:", &Footer::environment}}};
   while (std::getline(in, line)) {
-    if (Trim(line).empty()) continue;
+    if (TrimBlanks(line).empty()) continue;
     const bool indented = line.front() == ' ' || line.front() == '\t';
     if (indented) {
-      AppendLine(*current, Trim(line), true);
+      AppendLine(*current, std::string(TrimBlanks(line)), true);
       continue;
     }
     current = &out.description;
@@ -121,7 +116,7 @@ Footer SplitFooter(const std::string& footer) {
     for (const auto& [prefix, member] : kPrefixes) {
       if (line.rfind(prefix, 0) == 0) {
         current = &(out.*member);
-        text = Trim(std::string_view(line).substr(prefix.size()));
+        text = TrimBlanks(std::string_view(line).substr(prefix.size()));
         break;
       }
     }

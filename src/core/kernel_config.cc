@@ -6,20 +6,13 @@
 #include <charconv>
 
 #include "core/gzip.h"
+#include "core/parse.h"
 
 namespace rtpulse {
 namespace {
 
 constexpr std::string_view kPrefix = "CONFIG_";
 constexpr std::string_view kNotSetSuffix = " is not set";
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool IsSymbolName(std::string_view name) {
   if (name.empty()) return false;
@@ -30,7 +23,7 @@ bool IsSymbolName(std::string_view name) {
 
 /// "CONFIG_X is not set" (after the leading '#') -> "X"; "" when the comment is not one.
 std::string_view NotSetName(std::string_view comment) {
-  comment = Trim(comment);
+  comment = TrimBlanks(comment);
   if (comment.substr(0, kPrefix.size()) != kPrefix) return {};
   if (comment.size() <= kNotSetSuffix.size() ||
       comment.substr(comment.size() - kNotSetSuffix.size()) != kNotSetSuffix) {
@@ -43,7 +36,7 @@ std::string_view NotSetName(std::string_view comment) {
 
 /// "# Linux/arm64 6.12.47 Kernel Configuration" -> arch "arm64", version "6.12.47".
 bool ParseHeader(std::string_view comment, std::string& arch, std::string& version) {
-  comment = Trim(comment);
+  comment = TrimBlanks(comment);
   constexpr std::string_view kLinux = "Linux/";
   constexpr std::string_view kTail = " Kernel Configuration";
   if (comment.substr(0, kLinux.size()) != kLinux) return false;
@@ -54,7 +47,7 @@ bool ParseHeader(std::string_view comment, std::string& arch, std::string& versi
   const size_t space = body.find(' ');
   if (space == std::string_view::npos) return false;
   arch = std::string(body.substr(0, space));
-  version = std::string(Trim(body.substr(space + 1)));
+  version = std::string(TrimBlanks(body.substr(space + 1)));
   return true;
 }
 
@@ -83,7 +76,7 @@ Expected<KernelConfig> KernelConfig::Read(std::string_view text, std::string_vie
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t end = std::min(text.find('\n', pos), text.size());
-    const auto line = Trim(text.substr(pos, end - pos));
+    const auto line = TrimBlanks(text.substr(pos, end - pos));
     pos = end + 1;
     ++line_number;
     if (line.empty()) continue;
@@ -109,7 +102,7 @@ Expected<KernelConfig> KernelConfig::Read(std::string_view text, std::string_vie
             origin, line_number, line));
       }
       entry.name = std::string(key.substr(kPrefix.size()));
-      entry.value = std::string(Trim(line.substr(eq + 1)));
+      entry.value = std::string(TrimBlanks(line.substr(eq + 1)));
       if (entry.value.empty() && !lenient) {
         return UsageError(
             fmt::format("{}:{}: CONFIG_{} has no value: write CONFIG_{}=y, =m, a "

@@ -11,17 +11,15 @@
 #include "core/clock.h"
 
 namespace rtpulse {
-namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
+std::string_view TrimBlanks(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t\r\n";
+  const auto begin = text.find_first_not_of(kBlanks);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kBlanks) - begin + 1);
 }
+
+namespace {
 
 bool ParseWhole(std::string_view s, int64_t& out) {
   if (s.empty()) return false;
@@ -47,7 +45,7 @@ bool SplitNumber(std::string_view s, double& number, std::string_view& suffix) {
 
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
-  const auto s = Trim(text);
+  const auto s = TrimBlanks(text);
   if (!ParseWhole(s, value) || value < 0) {
     return UsageError(fmt::format("invalid {} '{}': expected a whole number >= 0", what, text));
   }
@@ -56,7 +54,7 @@ Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
 
 Expected<int64_t> ParseSignedInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
-  if (!ParseWhole(Trim(text), value)) {
+  if (!ParseWhole(TrimBlanks(text), value)) {
     return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
   }
   return value;
@@ -64,7 +62,7 @@ Expected<int64_t> ParseSignedInt(std::string_view text, std::string_view what) {
 
 Expected<std::vector<int>> ParseCpuList(std::string_view text) {
   std::vector<int> cpus;
-  const auto s = Trim(text);
+  const auto s = TrimBlanks(text);
   if (s.empty()) return UsageError("empty CPU list: give CPUs like '0-3,6'");
   size_t pos = 0;
   while (pos <= s.size()) {
@@ -107,7 +105,7 @@ std::string FormatCpuList(const std::vector<int>& cpus) {
 }
 
 Expected<int64_t> ParseDurationNs(std::string_view text) {
-  const auto s = Trim(text);
+  const auto s = TrimBlanks(text);
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
@@ -140,7 +138,7 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
 }
 
 Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
-  const auto s = Trim(text);
+  const auto s = TrimBlanks(text);
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
@@ -168,7 +166,7 @@ Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
 }
 
 Expected<double> ParseRateHz(std::string_view text) {
-  const auto s = Trim(text);
+  const auto s = TrimBlanks(text);
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {

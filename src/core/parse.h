@@ -9,6 +9,9 @@
 
 namespace rtpulse {
 
+/// `text` without the blanks (space, tab, CR, LF) at either end.
+std::string_view TrimBlanks(std::string_view text);
+
 /// Parses a Linux CPU list ("0-3,6", "2", "0,2-3") into sorted, unique CPU numbers.
 /// The same syntax as /sys/devices/system/cpu/online and taskset -c.
 Expected<std::vector<int>> ParseCpuList(std::string_view text);

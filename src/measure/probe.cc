@@ -17,7 +17,13 @@
 namespace rtpulse::measure {
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer keeps its per-thread state in static TLS, which glibc carves out of the
+// thread's stack (hundreds of KiB): a 512 KiB stack leaves less than the prefault needs.
+constexpr size_t kStackBytes = 4 * 1024 * 1024;
+#else
 constexpr size_t kStackBytes = 512 * 1024;
+#endif
 constexpr size_t kStackPrefaultBytes = 256 * 1024;
 LoopHooks g_hooks;
 

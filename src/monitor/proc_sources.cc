@@ -12,8 +12,6 @@
 namespace rtpulse::monitor {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 double ParseReal(std::string_view text) {
   const std::string s(text);
   char* end = nullptr;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -8,6 +9,9 @@
 #include <vector>
 
 namespace rtpulse::monitor {
+
+/// A value that is not available this time (see Source::Sample).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// How the statistics treat a column.
 enum class ColumnKind {

@@ -12,8 +12,6 @@
 namespace rtpulse::monitor {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 std::string Seconds(int64_t ns) {
   return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
 }

@@ -15,7 +15,6 @@
 namespace rtpulse::monitor {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* kThermal = "/sys/class/thermal";
 constexpr const char* kCpufreq = "/sys/devices/system/cpu/cpufreq";
 

@@ -9,24 +9,16 @@
 #include <limits>
 #include <map>
 
+#include "core/parse.h"
 #include "monitor/sources.h"
 
 namespace rtpulse::monitor {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 /// "key=<number><unit>" -> number; nullopt for another key, "nan" or garbage.
 std::optional<double> ValueAfter(std::string_view line, std::string_view key,
                                  std::string_view unit) {
-  line = Trim(line);
+  line = TrimBlanks(line);
   if (line.rfind(key, 0) != 0) return std::nullopt;
   line.remove_prefix(key.size());
   if (line.size() < unit.size() || line.substr(line.size() - unit.size()) != unit) {
@@ -120,7 +112,7 @@ class VcgencmdSource : public Source {
     if (!out) return {};
     auto flags = ParseGetThrottled(*out);
     if (!flags) {
-      error_ = fmt::format("unexpected output '{}'", Trim(*out));
+      error_ = fmt::format("unexpected output '{}'", TrimBlanks(*out));
       return {};
     }
     return {flags->raw};
@@ -130,7 +122,7 @@ class VcgencmdSource : public Source {
     auto out = Call({"pmic_read_adc"});
     if (!out) return std::nullopt;
     auto reading = ParsePmicReadAdc(*out);
-    if (!reading) error_ = fmt::format("no current/voltage rail pairs in '{}'", Trim(*out));
+    if (!reading) error_ = fmt::format("no current/voltage rail pairs in '{}'", TrimBlanks(*out));
     return reading;
   }
 
@@ -138,7 +130,7 @@ class VcgencmdSource : public Source {
     auto out = Call({"measure_volts", "core"});
     if (!out) return std::nullopt;
     auto v = ParseVolts(*out);
-    if (!v) error_ = fmt::format("unexpected output '{}'", Trim(*out));
+    if (!v) error_ = fmt::format("unexpected output '{}'", TrimBlanks(*out));
     return v;
   }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/run_figures.h"
+#include "report/units.h"
 #include "stats/summary.h"
 
 namespace rtpulse::report {
@@ -28,12 +29,6 @@ constexpr const char* kErrorProbe =
 std::string E(const std::string& s) {
   return HtmlEscape(s);
 }
-std::string Us(double ns) {
-  return fmt::format("{:.1f}", ns / 1000.0);
-}
-std::string Us(int64_t ns) {
-  return Us(static_cast<double>(ns));
-}
 
 std::string JsonText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -54,8 +49,9 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td{}>{}</td><td{}>{}</td></tr>\n",
-        E(name), E(r.status), r.samples, Us(r.min_ns), Us(r.mean_ns), Us(r.median_ns), Us(r.p95_ns),
-        Us(r.p99_ns), Us(r.p999_ns), Us(r.p9999_ns), Us(r.max_ns), Us(r.stddev_ns), missed_class,
+        E(name), E(r.status), r.samples, FormatUs(r.min_ns), FormatUs(r.mean_ns),
+        FormatUs(r.median_ns), FormatUs(r.p95_ns), FormatUs(r.p99_ns), FormatUs(r.p999_ns),
+        FormatUs(r.p9999_ns), FormatUs(r.max_ns), FormatUs(r.stddev_ns), missed_class,
         r.missed_activations, missed_class, r.skipped_periods);
   }
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
@@ -137,8 +133,8 @@ std::string ThreadTable(const results::LatencyRun& run) {
           "<tr><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{} {}</td><td>{}</td>"
           "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td>"
           "<td class=\"l warn\">{}</td></tr>\n",
-          p.index, p.cpu, E(path.wake), E(p.policy), p.priority, hist.count(), Us(hist.min()),
-          Us(hist.Mean()), Us(hist.Percentile(99)), Us(hist.max()),
+          p.index, p.cpu, E(path.wake), E(p.policy), p.priority, hist.count(), FormatUs(hist.min()),
+          FormatUs(hist.Mean()), FormatUs(hist.Percentile(99)), FormatUs(hist.max()),
           p.missed_activations > 0 ? " class=\"bad\"" : "", p.missed_activations, p.skipped_periods,
           p.samples_dropped, E(notes));
     }

@@ -2,19 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
 #include "stats/summary.h"
 
 namespace rtpulse::report {
-namespace {
-
-std::string Us(double ns) {
-  return fmt::format("{:.1f}", ns / 1000.0);
-}
-std::string Us(int64_t ns) {
-  return Us(static_cast<double>(ns));
-}
-
-}  // namespace
 
 std::string LatexEscape(const std::string& text) {
   std::string out;
@@ -77,10 +68,10 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
     if (!row.wake.empty()) name += " (" + row.wake + ")";
     if (row.status != "complete") name += " [" + row.status + "]";
     tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
-                       LatexEscape(name), row.samples, Us(row.min_ns), Us(row.mean_ns),
-                       Us(row.median_ns), Us(row.p95_ns), Us(row.p99_ns), Us(row.p999_ns),
-                       Us(row.p9999_ns), Us(row.max_ns), Us(row.stddev_ns), row.missed_activations,
-                       row.skipped_periods);
+                       LatexEscape(name), row.samples, FormatUs(row.min_ns), FormatUs(row.mean_ns),
+                       FormatUs(row.median_ns), FormatUs(row.p95_ns), FormatUs(row.p99_ns),
+                       FormatUs(row.p999_ns), FormatUs(row.p9999_ns), FormatUs(row.max_ns),
+                       FormatUs(row.stddev_ns), row.missed_activations, row.skipped_periods);
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
   return tex;

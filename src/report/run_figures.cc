@@ -8,14 +8,11 @@
 
 #include "core/clock.h"
 #include "core/samples_file.h"
+#include "report/units.h"
 #include "stats/summary.h"
 
 namespace rtpulse::report {
 namespace {
-
-double Us(int64_t ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   const int64_t q = a / b;
@@ -74,13 +71,13 @@ std::vector<std::pair<double, double>> ExceedancePoints(const Histogram& histogr
   std::vector<std::pair<double, double>> points;
   const uint64_t n = histogram.count();
   if (n == 0) return points;
-  if (histogram.min() > 0) points.emplace_back(Us(histogram.min()), 1.0);
+  if (histogram.min() > 0) points.emplace_back(NsToUs(histogram.min()), 1.0);
   uint64_t seen = 0;
   histogram.ForEachBucket([&](Histogram::Range r, uint64_t count) {
     seen += count;
     const int64_t edge = std::min(r.hi, histogram.max());
     if (seen == n || edge <= 0) return;
-    points.emplace_back(Us(edge), static_cast<double>(n - seen) / static_cast<double>(n));
+    points.emplace_back(NsToUs(edge), static_cast<double>(n - seen) / static_cast<double>(n));
   });
   return points;
 }
@@ -97,10 +94,10 @@ Figure LatencyHistogramFigure(const std::string& name, const std::string& title,
   for (const auto& c : curves) {
     if (c.histogram->count() == 0) continue;
     max_ns = std::max(max_ns, c.histogram->max());
-    f.series.push_back({fmt::format("{} (max {:.1f} us)", c.label, Us(c.histogram->max())),
+    f.series.push_back({fmt::format("{} (max {:.1f} us)", c.label, NsToUs(c.histogram->max())),
                         MicrosecondClasses(*c.histogram), "", false});
   }
-  f.xlabel = fmt::format("Latency (us), 1 us classes; maximum {:.1f} us", Us(max_ns));
+  f.xlabel = fmt::format("Latency (us), 1 us classes; maximum {:.1f} us", NsToUs(max_ns));
   f.ylabel = "Number of samples";
   f.notes = {kMicrosecondClassRule, "x: class lower edge in us; y: samples in the class"};
   return f;
@@ -203,7 +200,7 @@ Figure PercentileBarsFigure(const std::vector<results::ScenarioStats>& rows) {
   for (const auto& [label, member] : columns) {
     Series s{label, {}, "", false};
     for (size_t i = 0; i < rows.size(); ++i) {
-      s.points.emplace_back(static_cast<double>(i), Us(rows[i].*member));
+      s.points.emplace_back(static_cast<double>(i), NsToUs(rows[i].*member));
     }
     f.series.push_back(std::move(s));
   }
@@ -253,8 +250,8 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
     std::sort(values.begin(), values.end());
     const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(values.size())));
     const double x = static_cast<double>(second - first_s);
-    max_series.points.emplace_back(x, Us(values.back()));
-    p99_series.points.emplace_back(x, Us(values[std::max<size_t>(rank, 1) - 1]));
+    max_series.points.emplace_back(x, NsToUs(values.back()));
+    p99_series.points.emplace_back(x, NsToUs(values[std::max<size_t>(rank, 1) - 1]));
   }
   Figure f;
   f.name = "timeline_" + FileStem(scenario.name);

@@ -8,16 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/parse.h"
 #include "core/suggest.h"
 
 namespace rtpulse::suite {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string> NamesOf(const std::vector<Scenario>& scenarios) {
   std::vector<std::string> names;
@@ -58,7 +53,7 @@ Expected<std::vector<Scenario>> SelectScenarios(const std::vector<Scenario>& all
   for (;;) {
     const size_t comma = list.find(',', start);
     const std::string name(
-        Trim(list.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+        TrimBlanks(list.substr(start, comma == std::string_view::npos ? comma : comma - start)));
     if (name.empty()) {
       return UsageError(
           fmt::format("--scenarios '{}' has an empty name; give names separated by "

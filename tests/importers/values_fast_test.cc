@@ -19,7 +19,7 @@
 namespace rtpulse::importers {
 namespace {
 
-struct Collect final : SampleConsumer {
+struct CollectLatencies final : SampleConsumer {
   std::vector<int64_t> values;
   void Add(const TimedSample& s) override { values.push_back(s.latency_ns); }
 };
@@ -107,7 +107,7 @@ TEST(ValuesFastPath, EveryLineMatchesTheCarefulParserInEveryUnit) {
     SCOPED_TRACE("unit_ns " + std::to_string(unit));
     const std::string path = dir.File("v" + std::to_string(unit));
     const auto values = WriteRandomValues(path, 20'000, unit, 1234 + static_cast<uint64_t>(unit));
-    Collect streamed;
+    CollectLatencies streamed;
     auto with_samples = ImportFile(path, Values(unit), &streamed);
     ASSERT_TRUE(with_samples) << with_samples.error().message;
     EXPECT_EQ(streamed.values, values);  // value by value, in order
@@ -130,7 +130,7 @@ TEST(ValuesFastPath, ShortLineShapesAtTheWordEdge) {
   EXPECT_NE(r.error().message.find(":9:4: unexpected '.3' after the value"), std::string::npos)
       << r.error().message;
   std::ofstream(path) << "7\n12.5\n1234567\n12345678\n1.234567\n123456.\n0.000001\n9999999";
-  Collect got;
+  CollectLatencies got;
   r = ImportFile(path, Values(1000), &got);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(got.values, (std::vector<int64_t>{7'000, 12'500, 1'234'567'000, 12'345'678'000, 1'235,
@@ -143,7 +143,7 @@ TEST(ValuesFastPath, ManyChunksAndNoFinalNewline) {
   const std::string path = dir.File("v");
   const auto values =
       WriteRandomValues(path, 700'000, 1000, 99, /*final_newline=*/false, /*signs=*/false);
-  Collect streamed;
+  CollectLatencies streamed;
   auto r = ImportFile(path, Values(1000), &streamed);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(streamed.values, values);
@@ -217,7 +217,7 @@ TEST(ValuesFastPath, RandomBytesAreAcceptedOrRefusedLikeTheCarefulParser) {
     }
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     SCOPED_TRACE("run " + std::to_string(run));
-    Collect streamed;
+    CollectLatencies streamed;
     auto with_samples = ImportFile(path, Values(1000), &streamed);
     auto batched = ImportFile(path, Values(1000, 1), nullptr);
     if (bad_line != 0) {

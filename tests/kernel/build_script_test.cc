@@ -14,17 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::kSource;
 using testing::RunCommand;
 using testing::ShellQuote;
+using testing::WriteFile;
 
-const std::string kSource = RTPULSE_SOURCE_DIR;
 const std::string kBuild = kSource + "/scripts/build-rt-kernel";
 const std::string kFragments = std::string(RTPULSE_TEST_DATA) + "/kernel/fragments/";
-
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
 
 class BuildScriptTest : public ::testing::Test {
  protected:

@@ -16,10 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::kSource;
 using testing::RunCommand;
 using testing::ShellQuote;
+using testing::WriteFile;
 
-const std::string kSource = RTPULSE_SOURCE_DIR;
 const std::string kInstall = kSource + "/scripts/install-rt-kernel";
 const std::string kRelease = "6.12.47-v8-16k-rt";
 const std::string kBegin =
@@ -33,10 +34,6 @@ std::string ReadFile(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 size_t Count(const std::string& haystack, const std::string& needle) {

@@ -4,9 +4,20 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace rtpulse::testing {
+
+/// The checkout these tests run the scripts of.
+inline const std::string kSource = RTPULSE_SOURCE_DIR;
+
+/// Writes `text` to `path` byte for byte, creating the folders above it.
+inline void WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 /// What a shell command printed (stdout and stderr together) and how it exited.
 struct CommandResult {

@@ -4,6 +4,7 @@
 #include "monitor/sampler.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/command_runner.h"
@@ -39,11 +41,15 @@ bool WaitFor(Condition done, std::chrono::seconds limit = std::chrono::seconds(2
 }
 
 /// Threads of this process (/proc/self/task), to see the sampler's thread come and go.
-size_t ThreadCount() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
-    ++n;
-  return n;
+/// This process's threads that run at SCHED_IDLE: in these tests, only the sampler's. (Not a
+/// thread count: a sanitizer's runtime starts threads of its own beside the sampler.)
+std::vector<pid_t> IdleThreads() {
+  std::vector<pid_t> tids;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = std::stoi(task.path().filename().string());
+    if (sched_getscheduler(tid) == SCHED_IDLE) tids.push_back(tid);
+  }
+  return tids;
 }
 
 /// Sum of the aggregate "cpu" line of /proc/stat, in jiffies; 0 when unreadable.
@@ -213,15 +219,16 @@ TEST_F(SamplerTest, UnwritableCsvIsUsageError) {
 TEST_F(SamplerTest, ThreadSamplesAtLowPriorityUntilStopped) {
   auto s = Open();
   ASSERT_TRUE(s);
-  const size_t threads_before = ThreadCount();
+  ASSERT_TRUE(IdleThreads().empty());
   s->Start();
   EXPECT_TRUE(WaitFor([&] { return s->rows() >= 3; })) << "rows: " << s->rows();
+  EXPECT_EQ(IdleThreads().size(), 1u) << "one sampling thread, at SCHED_IDLE";
   ASSERT_TRUE(s->Stop());
   const uint64_t rows = s->rows();
   EXPECT_GE(rows, 3u);
   // No sleep to see whether more rows come: once the sampling thread has left the process
   // (a joined thread leaves /proc/self/task a moment after join returns), nothing can add any.
-  EXPECT_TRUE(WaitFor([&] { return ThreadCount() == threads_before; }))
+  EXPECT_TRUE(WaitFor([&] { return IdleThreads().empty(); }))
       << "the sampling thread outlived Stop()";
   EXPECT_EQ(s->rows(), rows) << "the thread kept sampling after Stop()";
   EXPECT_EQ(Lines(testutil::ReadFile(csv_)).size(), rows + 1);
