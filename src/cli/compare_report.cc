@@ -35,6 +35,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
       }
       side.summary = stats::Summarize(side.histogram);
       const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
+      side.scenario = key;
       out.emplace_back(key, std::move(side));
     }
   }
@@ -58,6 +59,29 @@ Error NoCommonScenario(const std::vector<CompareRun>& runs) {
   }
   message.back() = '.';
   return UsageError(message + " Compare runs of the same suite scenarios.");
+}
+
+/// Each run's only measured scenario, in run order; nothing unless every run has exactly one.
+std::vector<ScenarioSide> OnlyScenarios(const std::vector<CompareRun>& runs) {
+  std::vector<ScenarioSide> only;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto sides = SidesOf(runs[i].suite, i);
+    if (sides.size() != 1) return {};
+    only.push_back(std::move(sides.front().second));
+  }
+  return only;
+}
+
+std::string PairedNote(const std::vector<ScenarioSide>& sides,
+                       const std::vector<CompareRun>& runs) {
+  std::vector<std::string> parts;
+  for (const auto& side : sides) {
+    parts.push_back(fmt::format("{} '{}'", runs[side.run].label, side.scenario));
+  }
+  return fmt::format(
+      "scenario names differ, and each run has one scenario, so they are compared with each "
+      "other: {}",
+      fmt::join(parts, " with "));
 }
 
 SideComparison Versus(const ScenarioSide& baseline, const ScenarioSide& other,
@@ -243,7 +267,26 @@ Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
     s.notes = ScenarioNotes(s, runs);
     c.scenarios.push_back(std::move(s));
   }
-  if (c.scenarios.empty()) return NoCommonScenario(runs);
+  if (c.scenarios.empty()) {
+    // One scenario per run under different names (two `rtpulse import` folders of
+    // differently named files): the most common comparison, so compare them.
+    std::vector<ScenarioSide> only = OnlyScenarios(runs);
+    if (only.empty()) return NoCommonScenario(runs);
+    ScenarioComparison s;
+    std::vector<std::string> names;
+    for (const auto& side : only) names.push_back(side.scenario);
+    s.name = fmt::format("{}", fmt::join(names, " vs "));
+    s.sides = std::move(only);
+    for (size_t i = 1; i < s.sides.size(); ++i) {
+      s.versus.push_back(Versus(s.sides[0], s.sides[i], bootstrap));
+    }
+    s.notes = ScenarioNotes(s, runs);
+    s.notes.insert(s.notes.begin(), PairedNote(s.sides, runs));
+    std::erase_if(c.missing, [&](const MissingScenario& m) {
+      return std::find(names.begin(), names.end(), m.name) != names.end();
+    });
+    c.scenarios.push_back(std::move(s));
+  }
   c.runs = std::move(runs);
   return c;
 }
@@ -325,6 +368,7 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
     nlohmann::ordered_json sides = nlohmann::ordered_json::array();
     for (const auto& side : s.sides) {
       sides.push_back({{"run", c.runs[side.run].label},
+                       {"scenario", side.scenario},
                        {"wake", side.wake},
                        {"status", side.status},
                        {"samples", side.summary.count},

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <sstream>
 
@@ -220,9 +219,10 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     return UsageError(fmt::format("interval -i {} us is longer than an hour", o.interval_us));
   }
   if (o.distance_us && *o.distance_us < 0) {
-    return UsageError(fmt::format("distance -d {} must be >= 0 us (e.g. -d 500, or -d 0 for one "
-                                  "interval on every thread)",
-                                  *o.distance_us));
+    return UsageError(
+        fmt::format("distance -d {} must be >= 0 us (e.g. -d 500, or -d 0 for one "
+                    "interval on every thread)",
+                    *o.distance_us));
   }
   // cyclictest's rule: thread N's interval is -i + N x -d (500 by default, with or without
   // -S); a histogram run (-h/-H) gives every thread the -i interval and ignores -d.

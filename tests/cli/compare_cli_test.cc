@@ -192,6 +192,45 @@ TEST_F(CompareCliTest, HtmlIsSelfContainedAndHoldsTheTable) {
   }
 }
 
+TEST_F(CompareCliTest, OneScenarioEachIsComparedWhateverTheNamesAndSaysWhichWithWhich) {
+  // Two `rtpulse import` folders of differently named files: stock kernel, then RT kernel.
+  const std::string stock =
+      WriteRun("stock-kernel", {Scenario("cyclictest_stock", 20'000, 294'000, 1)});
+  const std::string rt = WriteRun("rt-kernel", {Scenario("cyclictest_rt", 5'000, 100'000, 4)});
+  const auto r = testutil::RunRtpulse({"compare", stock, rt, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["scenarios"].size(), 1u);
+  const auto& s = j["scenarios"][0];
+  EXPECT_EQ(s["scenario"], "cyclictest_stock vs cyclictest_rt");
+  EXPECT_EQ(s["baseline"], "stock-kernel");
+  ASSERT_EQ(s["runs"].size(), 2u);
+  EXPECT_EQ(s["runs"][0]["run"], "stock-kernel");
+  EXPECT_EQ(s["runs"][0]["scenario"], "cyclictest_stock");
+  EXPECT_EQ(s["runs"][1]["run"], "rt-kernel");
+  EXPECT_EQ(s["runs"][1]["scenario"], "cyclictest_rt");
+  // Ground truth of Scenario(): 2 threads x 4000 samples plus the one outlier, which is the max.
+  EXPECT_EQ(s["runs"][0]["samples"], 8001);
+  EXPECT_EQ(s["runs"][0]["max_ns"], 294'000);
+  EXPECT_EQ(s["runs"][1]["samples"], 8001);
+  EXPECT_EQ(s["runs"][1]["max_ns"], 100'000);
+  // 294000 / 100000 = 2.94, (100000 - 294000) / 294000 = -66 %.
+  EXPECT_EQ(s["comparisons"][0]["ratios"]["max"]["wording"], "2.9 x lower (-66 %)");
+  const std::string note =
+      "scenario names differ, and each run has one scenario, so they are compared with each "
+      "other: stock-kernel 'cyclictest_stock' with rt-kernel 'cyclictest_rt'";
+  ASSERT_FALSE(s["notes"].empty());
+  EXPECT_EQ(s["notes"][0], note);
+  EXPECT_TRUE(j["missing"].empty()) << j["missing"].dump();
+
+  const auto text = testutil::RunRtpulse({"compare", stock, rt});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\ncyclictest_stock vs cyclictest_rt\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  note: " + note + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("rt-kernel vs stock-kernel"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("missing:"), std::string::npos) << text.out;
+}
+
 TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {
   WriteStockAndTuned();
   auto r = testutil::RunRtpulse({"compare", stock_});
