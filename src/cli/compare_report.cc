@@ -298,31 +298,45 @@ std::string FormatCompareText(const Comparison& c) {
     out += fmt::format(" {}{} = {};", c.runs[i].label, i == 0 ? " (baseline)" : "", c.runs[i].path);
   }
   out.back() = '\n';
+  // Columns as wide as the longest label, so folder names of any length stay aligned.
+  size_t col = 12;
+  size_t vs_col = 28;
+  for (const auto& r : c.runs) {
+    col = std::max(col, r.label.size());
+    vs_col = std::max(vs_col, r.label.size() + 4 + c.runs[0].label.size());
+  }
+  for (const auto& s : c.scenarios) {
+    const auto& base = s.sides[0];
+    for (const auto& v : s.versus) {
+      vs_col = std::max(vs_col, c.runs[v.run].label.size() + 4 + c.runs[base.run].label.size());
+    }
+  }
   for (const auto& s : c.scenarios) {
     const auto& base = s.sides[0];
     out += fmt::format("\n{}\n", s.name);
     out += fmt::format("  {:<16}", "");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", c.runs[side.run].label);
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", c.runs[side.run].label, col);
     for (const auto& v : s.versus) {
-      out += fmt::format("   {:<28}",
-                         fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label));
+      out +=
+          fmt::format("   {:<{}}",
+                      fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label), vs_col);
     }
     while (out.back() == ' ') out.pop_back();
     out += "\n";
     out += fmt::format("  {:<16}", "samples");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", side.summary.count);
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", side.summary.count, col);
     out += "\n";
     for (const auto& stat : kStats) {
       out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
-      for (const auto& side : s.sides) out += fmt::format(" {:>12.2f}", Us(stat.value(side)));
+      for (const auto& side : s.sides) out += fmt::format(" {:>{}.2f}", Us(stat.value(side)), col);
       for (size_t i = 0; i < s.versus.size(); ++i) {
-        out += fmt::format("   {:<28}", Wording(stat, base, s.sides[i + 1], s.versus[i]));
+        out += fmt::format("   {:<{}}", Wording(stat, base, s.sides[i + 1], s.versus[i]), vs_col);
       }
       while (out.back() == ' ') out.pop_back();
       out += "\n";
     }
     out += fmt::format("  {:<16}", "missed/skipped");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", MissedSkipped(side));
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", MissedSkipped(side), col);
     out += "\n";
     for (const auto& v : s.versus) {
       const std::string who = fmt::format("{} - {}", c.runs[v.run].label, c.runs[base.run].label);

@@ -105,7 +105,8 @@ Expected<json> ParseFile(const std::string& path) {
   try {
     return json::parse(text.str());
   } catch (const json::parse_error& e) {
-    return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
+    return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", Printable(path), e.byte,
+                                  Printable(e.what())));
   }
 }
 

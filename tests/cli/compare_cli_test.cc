@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,45 @@ TEST_F(CompareCliTest, OneScenarioEachIsComparedWhateverTheNamesAndSaysWhichWith
   EXPECT_NE(text.out.find("  note: " + note + "\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("rt-kernel vs stock-kernel"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("missing:"), std::string::npos) << text.out;
+}
+
+TEST_F(CompareCliTest, DefaultLabelsAreTheFolderNamesWithParentsWhenTheyClash) {
+  const std::string jan = WriteRun("2026-01/stock", {Scenario("idle", 10'000, 294'000, 1)});
+  const std::string feb = WriteRun("2026-02/stock", {Scenario("idle", 10'000, 290'000, 3)});
+  const std::string rt = WriteRun("pi5-preempt-rt-6.6-tuned", {Scenario("idle", 5'000, 90'000, 4)});
+  const auto j = nlohmann::json::parse(
+      testutil::RunRtpulse({"compare", jan + "/result.json", feb + "/", rt, "--json", "-"}).out);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][0]["label"], "2026-01/stock");
+  EXPECT_EQ(j["runs"][1]["label"], "2026-02/stock");
+  EXPECT_EQ(j["runs"][2]["label"], "pi5-preempt-rt-6.6-tuned");
+  // The same folder twice: nothing tells them apart, so the second gets #2.
+  const auto twice = nlohmann::json::parse(
+      testutil::RunRtpulse({"compare", rt, rt + "/result.json", "--json", "-"}).out);
+  EXPECT_EQ(twice["runs"][1]["label"], "pi5-preempt-rt-6.6-tuned#2");
+
+  // A label longer than the default 12-character column keeps the columns aligned: each
+  // label ends where the numbers under it end.
+  const auto text = testutil::RunRtpulse({"compare", jan, rt});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::istringstream lines(text.out);
+  std::string header;
+  std::string samples;
+  for (std::string line; std::getline(lines, line);) {
+    if (header.empty() && line.find("pi5-preempt-rt-6.6-tuned") != std::string::npos &&
+        line.rfind("  ", 0) == 0) {
+      header = line;
+    }
+    if (samples.empty() && line.rfind("  samples", 0) == 0) samples = line;
+  }
+  ASSERT_FALSE(header.empty()) << text.out;
+  ASSERT_FALSE(samples.empty()) << text.out;
+  const size_t jan_end = header.find("2026-01/stock") + std::string("2026-01/stock").size();
+  const size_t rt_end =
+      header.find("pi5-preempt-rt-6.6-tuned") + std::string("pi5-preempt-rt-6.6-tuned").size();
+  ASSERT_GE(samples.size(), rt_end) << samples;
+  EXPECT_EQ(samples.substr(jan_end - 4, 4), "8001") << header << "\n" << samples;
+  EXPECT_EQ(samples.substr(rt_end - 4, 4), "8001") << header << "\n" << samples;
 }
 
 TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {

@@ -53,7 +53,8 @@ TEST(LatencyOptionsTest, TheTableCoversEveryRuleAndComesFromTheRecording) {
   ASSERT_GE(rows.size(), 25u) << "tests/data/cyclictest-intervals/intervals.txt not read";
   // The rows that tell the old rule (no distance with -S, distance kept with -h) apart.
   auto find = [&](const std::string& flags) {
-    return std::find_if(rows.begin(), rows.end(), [&](const IntervalRow& r) { return r.flags == flags; });
+    return std::find_if(rows.begin(), rows.end(),
+                        [&](const IntervalRow& r) { return r.flags == flags; });
   };
   ASSERT_NE(find("-S -i1000"), rows.end());
   EXPECT_EQ(find("-S -i1000")->intervals_us, (std::vector<int64_t>{1000, 1500}));

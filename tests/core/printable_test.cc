@@ -23,15 +23,15 @@ TEST(PrintableTest, ControlBytesAreEscaped) {
 }
 
 TEST(PrintableTest, WellFormedUtf8StaysAndEverythingElseIsEscaped) {
-  EXPECT_EQ(Printable("12 \xc2\xb5s"), "12 \xc2\xb5s");               // U+00B5
-  EXPECT_EQ(Printable("\xe2\x82\xac"), "\xe2\x82\xac");               // U+20AC
-  EXPECT_EQ(Printable("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");       // U+1F600
-  EXPECT_EQ(Printable("\xc2\x9b"), "\\xc2\\x9b");                     // C1 CSI
-  EXPECT_EQ(Printable("\xc0\xaf"), "\\xc0\\xaf");                     // overlong '/'
-  EXPECT_EQ(Printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");            // surrogate
-  EXPECT_EQ(Printable("\xe2\x82"), "\\xe2\\x82");                     // cut short
-  EXPECT_EQ(Printable("\xff\xfe"), "\\xff\\xfe");                     // never UTF-8
-  EXPECT_EQ(Printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");   // above U+10FFFF
+  EXPECT_EQ(Printable("12 \xc2\xb5s"), "12 \xc2\xb5s");              // U+00B5
+  EXPECT_EQ(Printable("\xe2\x82\xac"), "\xe2\x82\xac");              // U+20AC
+  EXPECT_EQ(Printable("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");      // U+1F600
+  EXPECT_EQ(Printable("\xc2\x9b"), "\\xc2\\x9b");                    // C1 CSI
+  EXPECT_EQ(Printable("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(Printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // surrogate
+  EXPECT_EQ(Printable("\xe2\x82"), "\\xe2\\x82");                    // cut short
+  EXPECT_EQ(Printable("\xff\xfe"), "\\xff\\xfe");                    // never UTF-8
+  EXPECT_EQ(Printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
 }
 
 TEST(PrintableTest, EveryByteComesOutPrintableAndApplyingTwiceChangesNothing) {
