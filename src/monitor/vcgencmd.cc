@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "core/printable.h"
 #include "monitor/sources.h"
 
 namespace rtpulse::monitor {
@@ -120,7 +121,7 @@ class VcgencmdSource : public Source {
     if (!out) return {};
     auto flags = ParseGetThrottled(*out);
     if (!flags) {
-      error_ = fmt::format("unexpected output '{}'", Trim(*out));
+      error_ = fmt::format("unexpected output '{}'", Printable(Trim(*out)));
       return {};
     }
     return {flags->raw};
@@ -130,7 +131,8 @@ class VcgencmdSource : public Source {
     auto out = Call({"pmic_read_adc"});
     if (!out) return std::nullopt;
     auto reading = ParsePmicReadAdc(*out);
-    if (!reading) error_ = fmt::format("no current/voltage rail pairs in '{}'", Trim(*out));
+    if (!reading)
+      error_ = fmt::format("no current/voltage rail pairs in '{}'", Printable(Trim(*out)));
     return reading;
   }
 
@@ -138,7 +140,7 @@ class VcgencmdSource : public Source {
     auto out = Call({"measure_volts", "core"});
     if (!out) return std::nullopt;
     auto v = ParseVolts(*out);
-    if (!v) error_ = fmt::format("unexpected output '{}'", Trim(*out));
+    if (!v) error_ = fmt::format("unexpected output '{}'", Printable(Trim(*out)));
     return v;
   }
 
