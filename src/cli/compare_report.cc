@@ -301,10 +301,7 @@ std::string FormatCompareText(const Comparison& c) {
   // Columns as wide as the longest label, so folder names of any length stay aligned.
   size_t col = 12;
   size_t vs_col = 28;
-  for (const auto& r : c.runs) {
-    col = std::max(col, r.label.size());
-    vs_col = std::max(vs_col, r.label.size() + 4 + c.runs[0].label.size());
-  }
+  for (const auto& r : c.runs) col = std::max(col, r.label.size());
   for (const auto& s : c.scenarios) {
     const auto& base = s.sides[0];
     for (const auto& v : s.versus) {
