@@ -203,6 +203,20 @@ TEST(ImportCli, BinaryBytesInTheInputAreEscapedInTheError) {
   }
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
   EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
+
+  // The same through the cyclictest JSON reader: the JSON parser's "last read" bytes.
+  std::ofstream(dir.File("bin.json"), std::ios::binary)
+      << std::string("{\"thread\": \xff\x1b\x01}\n", 16);
+  const auto j = testutil::RunRtpulse(
+      {"import", dir.File("bin.json"), "--format", "cyclictest-json", "--out", dir.File("o")});
+  EXPECT_EQ(j.exit_code, 2) << j.err;
+  EXPECT_EQ(j.err.rfind("rtpulse: error: ", 0), 0u) << j.err;
+  EXPECT_NE(j.err.find("bin.json:1:"), std::string::npos) << j.err;
+  for (const char c : j.err) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u < 0x7f)) << "raw byte " << static_cast<int>(u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
 }
 
 }  // namespace
