@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "core/exit_code.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 #include "core/version.h"
 
@@ -105,7 +106,9 @@ std::string Invocation() {
 }
 
 int ReportError(const Error& error) {
-  std::fprintf(stderr, "rtpulse: error: %s\n", error.message.c_str());
+  // Messages quote input; whatever a quoting site missed is escaped here, so an error is one
+  // line of text however binary the input (Printable is idempotent).
+  std::fprintf(stderr, "rtpulse: error: %s\n", Printable(error.message).c_str());
   return ToInt(error.code);
 }
 

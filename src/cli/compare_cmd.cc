@@ -31,14 +31,51 @@ struct CompareOptions {
   uint64_t seed = stats::kDefaultBootstrapSeed;
 };
 
-/// The run's name in the tables: its folder's name (the folder holding result.json).
-std::string DefaultLabel(const std::string& path) {
-  fs::path p = fs::path(path).lexically_normal();
-  if (p.has_filename() && p.filename() == "result.json") p = p.parent_path();
+/// The folder a RUN names (the folder holding result.json), absolute and normalised.
+fs::path RunFolder(const std::string& path) {
+  fs::path p = fs::absolute(fs::path(path)).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();
-  std::string name = p.filename().string();
-  if (name.empty() || name == ".") name = fs::absolute(p).filename().string();
-  return name.empty() ? path : name;
+  if (p.filename() == "result.json") p = p.parent_path();
+  return p;
+}
+
+/// The last `parts` components of `folder`, joined with '/'.
+std::string Tail(const fs::path& folder, size_t parts) {
+  std::vector<std::string> names;
+  for (const auto& part : folder) {
+    if (part != "/") names.push_back(part.string());
+  }
+  const size_t from = names.size() > parts ? names.size() - parts : 0;
+  std::string out;
+  for (size_t i = from; i < names.size(); ++i) out += (out.empty() ? "" : "/") + names[i];
+  return out.empty() ? folder.string() : out;
+}
+
+/// The runs' names in the tables: each run's folder name (the folder holding result.json, or
+/// a latency --json file's name). Folders of the same name get as many parent folders as it
+/// takes to tell them apart (2026-01/stock, 2026-02/stock); the same folder twice gets #2.
+std::vector<std::string> DefaultLabels(const std::vector<std::string>& runs) {
+  std::vector<fs::path> folders;
+  for (const auto& run : runs) folders.push_back(RunFolder(run));
+  std::vector<size_t> parts(runs.size(), 1);
+  std::vector<std::string> labels(runs.size());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < runs.size(); ++i) labels[i] = Tail(folders[i], parts[i]);
+    std::vector<size_t> grown = parts;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      bool clash = false;
+      for (size_t j = 0; j < runs.size(); ++j) {
+        clash = clash || (i != j && labels[i] == labels[j] && folders[i] != folders[j]);
+      }
+      if (clash && Tail(folders[i], parts[i] + 1) != labels[i]) {
+        ++grown[i];
+        changed = true;
+      }
+    }
+    parts = grown;
+  }
+  return labels;
 }
 
 std::vector<std::string> SplitComma(const std::string& text) {
@@ -63,9 +100,9 @@ Expected<std::vector<std::string>> Labels(const CompareOptions& o) {
                       o.labels, labels.size(), o.runs.size()));
     }
   } else {
-    for (const auto& run : o.runs) labels.push_back(DefaultLabel(run));
+    labels = DefaultLabels(o.runs);
   }
-  // Two folders with the same name (a/run, b/run) still need distinct columns.
+  // The same run given twice, or --labels naming two runs alike, still needs distinct columns.
   for (size_t i = 0; i < labels.size(); ++i) {
     int copies = 1;
     for (size_t j = 0; j < i; ++j) copies += labels[j] == labels[i] ? 1 : 0;

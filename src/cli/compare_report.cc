@@ -35,6 +35,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
       }
       side.summary = stats::Summarize(side.histogram);
       const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
+      side.scenario = key;
       out.emplace_back(key, std::move(side));
     }
   }
@@ -58,6 +59,29 @@ Error NoCommonScenario(const std::vector<CompareRun>& runs) {
   }
   message.back() = '.';
   return UsageError(message + " Compare runs of the same suite scenarios.");
+}
+
+/// Each run's only measured scenario, in run order; nothing unless every run has exactly one.
+std::vector<ScenarioSide> OnlyScenarios(const std::vector<CompareRun>& runs) {
+  std::vector<ScenarioSide> only;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto sides = SidesOf(runs[i].suite, i);
+    if (sides.size() != 1) return {};
+    only.push_back(std::move(sides.front().second));
+  }
+  return only;
+}
+
+std::string PairedNote(const std::vector<ScenarioSide>& sides,
+                       const std::vector<CompareRun>& runs) {
+  std::vector<std::string> parts;
+  for (const auto& side : sides) {
+    parts.push_back(fmt::format("{} '{}'", runs[side.run].label, side.scenario));
+  }
+  return fmt::format(
+      "scenario names differ, and each run has one scenario, so they are compared with each "
+      "other: {}",
+      fmt::join(parts, " with "));
 }
 
 SideComparison Versus(const ScenarioSide& baseline, const ScenarioSide& other,
@@ -243,7 +267,26 @@ Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
     s.notes = ScenarioNotes(s, runs);
     c.scenarios.push_back(std::move(s));
   }
-  if (c.scenarios.empty()) return NoCommonScenario(runs);
+  if (c.scenarios.empty()) {
+    // One scenario per run under different names (two `rtpulse import` folders of
+    // differently named files): the most common comparison, so compare them.
+    std::vector<ScenarioSide> only = OnlyScenarios(runs);
+    if (only.empty()) return NoCommonScenario(runs);
+    ScenarioComparison s;
+    std::vector<std::string> names;
+    for (const auto& side : only) names.push_back(side.scenario);
+    s.name = fmt::format("{}", fmt::join(names, " vs "));
+    s.sides = std::move(only);
+    for (size_t i = 1; i < s.sides.size(); ++i) {
+      s.versus.push_back(Versus(s.sides[0], s.sides[i], bootstrap));
+    }
+    s.notes = ScenarioNotes(s, runs);
+    s.notes.insert(s.notes.begin(), PairedNote(s.sides, runs));
+    std::erase_if(c.missing, [&](const MissingScenario& m) {
+      return std::find(names.begin(), names.end(), m.name) != names.end();
+    });
+    c.scenarios.push_back(std::move(s));
+  }
   c.runs = std::move(runs);
   return c;
 }
@@ -255,31 +298,42 @@ std::string FormatCompareText(const Comparison& c) {
     out += fmt::format(" {}{} = {};", c.runs[i].label, i == 0 ? " (baseline)" : "", c.runs[i].path);
   }
   out.back() = '\n';
+  // Columns as wide as the longest label, so folder names of any length stay aligned.
+  size_t col = 12;
+  size_t vs_col = 28;
+  for (const auto& r : c.runs) col = std::max(col, r.label.size());
+  for (const auto& s : c.scenarios) {
+    const auto& base = s.sides[0];
+    for (const auto& v : s.versus) {
+      vs_col = std::max(vs_col, c.runs[v.run].label.size() + 4 + c.runs[base.run].label.size());
+    }
+  }
   for (const auto& s : c.scenarios) {
     const auto& base = s.sides[0];
     out += fmt::format("\n{}\n", s.name);
     out += fmt::format("  {:<16}", "");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", c.runs[side.run].label);
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", c.runs[side.run].label, col);
     for (const auto& v : s.versus) {
-      out += fmt::format("   {:<28}",
-                         fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label));
+      out +=
+          fmt::format("   {:<{}}",
+                      fmt::format("{} vs {}", c.runs[v.run].label, c.runs[base.run].label), vs_col);
     }
     while (out.back() == ' ') out.pop_back();
     out += "\n";
     out += fmt::format("  {:<16}", "samples");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", side.summary.count);
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", side.summary.count, col);
     out += "\n";
     for (const auto& stat : kStats) {
       out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
-      for (const auto& side : s.sides) out += fmt::format(" {:>12.2f}", Us(stat.value(side)));
+      for (const auto& side : s.sides) out += fmt::format(" {:>{}.2f}", Us(stat.value(side)), col);
       for (size_t i = 0; i < s.versus.size(); ++i) {
-        out += fmt::format("   {:<28}", Wording(stat, base, s.sides[i + 1], s.versus[i]));
+        out += fmt::format("   {:<{}}", Wording(stat, base, s.sides[i + 1], s.versus[i]), vs_col);
       }
       while (out.back() == ' ') out.pop_back();
       out += "\n";
     }
     out += fmt::format("  {:<16}", "missed/skipped");
-    for (const auto& side : s.sides) out += fmt::format(" {:>12}", MissedSkipped(side));
+    for (const auto& side : s.sides) out += fmt::format(" {:>{}}", MissedSkipped(side), col);
     out += "\n";
     for (const auto& v : s.versus) {
       const std::string who = fmt::format("{} - {}", c.runs[v.run].label, c.runs[base.run].label);
@@ -325,6 +379,7 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
     nlohmann::ordered_json sides = nlohmann::ordered_json::array();
     for (const auto& side : s.sides) {
       sides.push_back({{"run", c.runs[side.run].label},
+                       {"scenario", side.scenario},
                        {"wake", side.wake},
                        {"status", side.status},
                        {"samples", side.summary.count},

@@ -23,7 +23,8 @@ struct CompareRun {
 
 /// One scenario (one wake path) of one run: every measuring thread merged.
 struct ScenarioSide {
-  size_t run = 0;  ///< Index into Comparison::runs.
+  size_t run = 0;        ///< Index into Comparison::runs.
+  std::string scenario;  ///< Its name in that run ("scenario/wake" when it ran several).
   std::string wake;
   std::string status;
   Histogram histogram;
@@ -64,8 +65,10 @@ struct Comparison {
 inline constexpr double kCiPercentiles[] = {50.0, 99.0, 99.9};
 
 /// Matches scenarios by name across the runs (the first run measuring a scenario is its
-/// baseline: normally run 1) and computes every statistic. Fewer than two runs, or no
-/// scenario measured by two of them, is a usage error naming each run's scenarios.
+/// baseline: normally run 1) and computes every statistic. When no name is shared but every
+/// run measured exactly one scenario (a stock-kernel file against an RT-kernel file), those
+/// are compared with each other, named "A vs B" with a note saying which is which. Fewer
+/// than two runs, or nothing to compare, is a usage error naming each run's scenarios.
 Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
                                      const stats::BootstrapOptions& bootstrap);
 

@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/printable.h"
 #include "core/version.h"
 #include "importers/import.h"
 #include "measure/sample_log.h"
@@ -250,11 +251,15 @@ int RunImport(const ImportCliOptions& o) {
       return ReportError(s.error());
     }
   }
+  // What the inputs made us warn about goes to stderr even with -q, like latency's warnings.
+  for (const auto& s : suite.scenarios) {
+    for (const auto& w : s.warnings) {
+      std::fprintf(stderr, "rtpulse: warning: %s: %s\n", Printable(s.name).c_str(),
+                   Printable(w).c_str());
+    }
+  }
   if (!o.quiet) {
     std::fputs(results::FormatStatisticalSummary(suite).c_str(), stdout);
-    for (const auto& s : suite.scenarios) {
-      for (const auto& w : s.warnings) std::printf("note: %s: %s\n", s.name.c_str(), w.c_str());
-    }
     std::printf("wrote %s/result.json (%zu scenario%s)\n", o.out.c_str(), suite.scenarios.size(),
                 suite.scenarios.size() == 1 ? "" : "s");
   }

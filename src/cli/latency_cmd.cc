@@ -21,53 +21,6 @@
 namespace rtpulse::cli {
 namespace {
 
-void DeclareOptions(CLI::App& sub, LatencyOptions& o) {
-  // cyclictest uses -h for its histogram, so help is --help only.
-  sub.set_help_flag("--help", "Print this help message and exit");
-  sub.add_option("-a,--affinity", o.affinity,
-                 "pin threads to CPUSET round robin (no value: thread N on CPU N)")
-      ->expected(0, 1);
-  sub.add_option("-t,--threads", o.threads, "number of threads (no value: one per CPU)")
-      ->expected(0, 1);
-  sub.add_flag("-S,--smp", o.smp, "one pinned thread per CPU, same priority (-a -t)");
-  sub.add_option("-p,--priority", o.priority,
-                 "priority of the threads 1..99 (default 80 SCHED_FIFO; 0 = SCHED_OTHER)");
-  sub.add_option("--policy", o.policy, "policy: other, normal, batch, idle, fifo, rr");
-  sub.add_flag("--priospread", o.priospread, "thread N runs at priority PRIO - N");
-  sub.add_option("-i,--interval", o.interval_us, "base interval in us (default 1000)");
-  sub.add_option("-d,--distance", o.distance_us,
-                 "interval distance between threads in us (default 500; 0 with -S)");
-  sub.add_option("-D,--duration", o.duration, "run time: number with s, m, h or d (per wake path)");
-  sub.add_option("-l,--loops", o.loops, "samples per thread (0 = endless)");
-  sub.add_flag("-m,--mlockall", o.mlockall, "lock memory (always done; accepted for cyclictest)");
-  sub.add_option("-h,--histogram", o.histogram_us, "print a 1 us histogram up to US at the end");
-  sub.add_option("-H,--histofall", o.histofall_us, "as -h, with a sum column");
-  sub.add_option("--histfile", o.histfile, "write the -h/-H histogram to PATH instead of stdout");
-  sub.add_flag("-q,--quiet", o.quiet, "print only the final summary");
-  sub.add_flag("-N,--nsecs", o.nsecs, "cyclictest fields in ns instead of us");
-  sub.add_flag("-r,--relative", o.relative, "relative timer (= --wake rel)");
-  sub.add_flag("-x,--posix_timers", o.posix, "POSIX timers (= --wake posix)");
-  sub.add_option("-b,--breaktrace", o.breaktrace_us, "stop (and stop ftrace) when latency > US");
-  sub.add_flag("--tracemark", o.tracemark, "write an ftrace marker when -b fires");
-  sub.add_option("--spike", o.spike_us, "record every sample above US");
-  sub.add_option("--spike-nodes", o.spike_nodes, "spikes kept per thread (default 1024)");
-  sub.add_flag("-v,--verbose", o.verbose, "print every sample as thread:cycle:latency_us");
-  sub.add_option("--json", o.json,
-                 "write results as JSON (cyclictest schema + rtpulse fields); - = stdout");
-  sub.add_flag("--laptop", o.laptop, "leave /dev/cpu_dma_latency alone (save battery)");
-  sub.add_flag("--default-system", o.default_system, "do not tune the system");
-  sub.add_option("--latency", o.latency_pm_qos, "value for /dev/cpu_dma_latency (default 0)");
-  sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
-  sub.add_option("--wake", o.wake,
-                 "activation path(s), run in turn: abs, rel, timerfd, posix, itimer, epoll, "
-                 "busy, deadline, xthread, or all (default abs)");
-  sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
-  sub.add_option("--inject", o.inject,
-                 "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
-  sub.add_option("--dl-runtime", o.dl_runtime_us,
-                 "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
-}
-
 /// Prefixes every line with "# " so cyclictest-style parsers skip rtpulse's table.
 std::string Commented(const std::string& text) {
   std::string out;
@@ -168,12 +121,11 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 
 Runner SetupLatency(CLI::App& sub) {
   auto options = std::make_shared<LatencyOptions>();
-  DeclareOptions(sub, *options);
+  DeclareLatencyOptions(sub, *options);
   sub.allow_extras(false);
   CLI::App* app = &sub;
   return [options, app] {
-    options->affinity_given = app->count("--affinity") > 0;
-    options->threads_given = app->count("--threads") > 0;
+    NoteGivenOptions(*app, *options);
     if (app->count("--wake") > 0 && options->wake.empty()) {
       return ReportError(UsageError("--wake is empty: give e.g. --wake abs,timerfd"));
     }

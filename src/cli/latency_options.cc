@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <sstream>
 
@@ -111,14 +112,76 @@ Status CheckOutputs(const LatencyOptions& o) {
 
 }  // namespace
 
+void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
+  // cyclictest uses -h for its histogram, so help is --help only.
+  sub.set_help_flag("--help", "Print this help message and exit");
+  sub.add_option("-a,--affinity", o.affinity,
+                 "pin threads to CPUSET round robin (no value: thread N on CPU N)")
+      ->expected(0, 1);
+  sub.add_option("-t,--threads", o.threads, "number of threads (no value: one per CPU)")
+      ->expected(0, 1);
+  sub.add_flag("-S,--smp", o.smp,
+               "one pinned thread per online CPU, same priority (-a and -t are ignored)");
+  sub.add_option("-p,--priority", o.priority,
+                 "priority of the threads 1..99 (default 80 SCHED_FIFO; 0 = SCHED_OTHER)");
+  sub.add_option("--policy", o.policy, "policy: other, normal, batch, idle, fifo, rr");
+  sub.add_flag("--priospread", o.priospread, "thread N runs at priority PRIO - N");
+  sub.add_option("-i,--interval", o.interval_us, "base interval in us (default 1000)");
+  sub.add_option("-d,--distance", o.distance_us,
+                 "thread N's interval is -i + N x US (default 500; ignored with -h/-H)");
+  sub.add_option("-D,--duration", o.duration, "run time: number with s, m, h or d (per wake path)");
+  sub.add_option("-l,--loops", o.loops, "samples per thread (0 = endless)");
+  sub.add_flag("-m,--mlockall", o.mlockall, "lock memory (always done; accepted for cyclictest)");
+  sub.add_option("-h,--histogram", o.histogram_us, "print a 1 us histogram up to US at the end");
+  sub.add_option("-H,--histofall", o.histofall_us, "as -h, with a sum column");
+  sub.add_option("--histfile", o.histfile, "write the -h/-H histogram to PATH instead of stdout");
+  sub.add_flag("-q,--quiet", o.quiet, "print only the final summary");
+  sub.add_flag("-N,--nsecs", o.nsecs, "cyclictest fields in ns instead of us");
+  sub.add_flag("-r,--relative", o.relative, "relative timer (= --wake rel)");
+  sub.add_flag("-x,--posix_timers", o.posix, "POSIX timers (= --wake posix)");
+  sub.add_option("-b,--breaktrace", o.breaktrace_us, "stop (and stop ftrace) when latency > US");
+  sub.add_flag("--tracemark", o.tracemark, "write an ftrace marker when -b fires");
+  sub.add_option("--spike", o.spike_us, "record every sample above US");
+  sub.add_option("--spike-nodes", o.spike_nodes, "spikes kept per thread (default 1024)");
+  sub.add_flag("-v,--verbose", o.verbose, "print every sample as thread:cycle:latency_us");
+  sub.add_option("--json", o.json,
+                 "write results as JSON (cyclictest schema + rtpulse fields); - = stdout");
+  sub.add_flag("--laptop", o.laptop, "leave /dev/cpu_dma_latency alone (save battery)");
+  sub.add_flag("--default-system", o.default_system, "do not tune the system");
+  sub.add_option("--latency", o.latency_pm_qos, "value for /dev/cpu_dma_latency (default 0)");
+  sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
+  sub.add_option("--wake", o.wake,
+                 "activation path(s), run in turn: abs, rel, timerfd, posix, itimer, epoll, "
+                 "busy, deadline, xthread, or all (default abs)");
+  sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
+  sub.add_option("--inject", o.inject,
+                 "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
+  sub.add_option("--dl-runtime", o.dl_runtime_us,
+                 "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
+}
+
+void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o) {
+  o.affinity_given = sub.count("--affinity") > 0;
+  o.threads_given = sub.count("--threads") > 0;
+}
+
 Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
                                        const std::vector<int>& online_cpus) {
   LatencyPlan plan;
 
-  // Which CPUs the threads go on, and how many threads.
+  // Which CPUs the threads go on, and how many threads. As in cyclictest, -S means one
+  // thread on every online CPU whatever -a and -t say (cyclictest warns and ignores them).
   std::vector<int> cpu_set = online_cpus;
   const bool pin = o.affinity_given || o.smp;
-  if (o.affinity_given && !o.affinity.empty()) {
+  if (o.smp && o.affinity_given) {
+    plan.notes.push_back(
+        "-a ignored: -S runs one thread on every online CPU (as cyclictest does); for one "
+        "thread per CPU of a set use -a CPUSET -t");
+  }
+  if (o.smp && o.threads_given) {
+    plan.notes.push_back("-t ignored: -S runs one thread per online CPU (as cyclictest does)");
+  }
+  if (!o.smp && o.affinity_given && !o.affinity.empty()) {
     auto cpus = ParseCpuList(o.affinity);
     if (!cpus) return UsageError("-a: " + cpus.error().message);
     if (Status s = CheckCpusOnline(*cpus, online_cpus, "-a"); !s) return s.error();
@@ -126,7 +189,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   }
   size_t thread_count = 1;
   if (o.smp || (o.threads_given && o.threads.empty())) thread_count = cpu_set.size();
-  if (o.threads_given && !o.threads.empty()) {
+  if (!o.smp && o.threads_given && !o.threads.empty()) {
     auto n = ParseInt(o.threads, "thread count (-t)");
     if (!n) return n.error();
     if (*n < 1 || *n > 4096) {
@@ -155,10 +218,23 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   if (o.interval_us > 3600LL * 1000 * 1000) {
     return UsageError(fmt::format("interval -i {} us is longer than an hour", o.interval_us));
   }
-  const int64_t distance_us = o.distance_us.value_or(o.smp ? 0 : 500);
-  if (distance_us < 0) return UsageError(fmt::format("distance -d {} must be >= 0", distance_us));
+  if (o.distance_us && *o.distance_us < 0) {
+    return UsageError(
+        fmt::format("distance -d {} must be >= 0 us (e.g. -d 500, or -d 0 for one "
+                    "interval on every thread)",
+                    *o.distance_us));
+  }
+  // cyclictest's rule: thread N's interval is -i + N x -d (500 by default, with or without
+  // -S); a histogram run (-h/-H) gives every thread the -i interval and ignores -d.
+  const bool histogram = o.histogram_us || o.histofall_us;
+  const int64_t distance_us = histogram ? 0 : o.distance_us.value_or(kDefaultDistanceUs);
+  if (histogram && o.distance_us) {
+    plan.notes.push_back(fmt::format(
+        "-d {} ignored: with -h/-H every thread runs at the -i interval (as cyclictest does)",
+        *o.distance_us));
+  }
   // -h/-H (cyclictest) puts every thread at the same priority.
-  const bool same_priority = o.smp || o.histogram_us || o.histofall_us;
+  const bool same_priority = o.smp || histogram;
 
   for (size_t i = 0; i < thread_count; ++i) {
     measure::ThreadPlan t;

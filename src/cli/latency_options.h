@@ -8,7 +8,14 @@
 #include "core/error.h"
 #include "measure/engine.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace rtpulse::cli {
+
+/// cyclictest's default -d: thread N's interval is -i + N x 500 us, unless -h/-H is given.
+inline constexpr int64_t kDefaultDistanceUs = 500;
 
 /// `rtpulse latency` options as typed on the command line (cyclictest spelling).
 struct LatencyOptions {
@@ -21,7 +28,7 @@ struct LatencyOptions {
   std::string policy;           ///< --policy
   bool priospread = false;
   int64_t interval_us = 1000;
-  std::optional<int64_t> distance_us;  ///< -d (cyclictest default 500 without -S)
+  std::optional<int64_t> distance_us;  ///< -d (default kDefaultDistanceUs; none with -h/-H)
   std::string duration;                ///< -D
   int64_t loops = 0;
   bool mlockall = false;
@@ -48,6 +55,11 @@ struct LatencyOptions {
   std::string inject;   ///< --inject DELAY@RATE
   std::optional<int64_t> dl_runtime_us;
 };
+
+/// Declares the `rtpulse latency` options (cyclictest's spelling) on `sub`, bound to `o`.
+void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o);
+/// After parsing: records whether -a and -t were given (both may come without a value).
+void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o);
 
 /// Checks every option and builds the immutable plan. Any problem is one UsageError line
 /// naming the value and the fix; nothing has been written when it returns an error.

@@ -7,6 +7,7 @@
 
 #include "core/gzip.h"
 #include "core/parse.h"
+#include "core/printable.h"
 
 namespace rtpulse {
 namespace {
@@ -99,7 +100,7 @@ Expected<KernelConfig> KernelConfig::Read(std::string_view text, std::string_vie
         if (lenient) continue;
         return UsageError(fmt::format(
             "{}:{}: cannot read '{}': expected CONFIG_NAME=value or '# CONFIG_NAME is not set'",
-            origin, line_number, line));
+            origin, line_number, Printable(line)));
       }
       entry.name = std::string(key.substr(kPrefix.size()));
       entry.value = std::string(TrimBlanks(line.substr(eq + 1)));
@@ -118,9 +119,9 @@ Expected<KernelConfig> KernelConfig::Read(std::string_view text, std::string_vie
     }
     ConfigEntry* same = &config.entries_[found->second];
     if (reject_conflicts && same->value != entry.value) {
-      return UsageError(
-          fmt::format("{}:{}: CONFIG_{} asked as '{}' here and as '{}' on line {}: keep one",
-                      origin, line_number, entry.name, entry.value, same->value, same->line));
+      return UsageError(fmt::format(
+          "{}:{}: CONFIG_{} asked as '{}' here and as '{}' on line {}: keep one", origin,
+          line_number, entry.name, Printable(entry.value), Printable(same->value), same->line));
     }
     *same = std::move(entry);
   }

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/clock.h"
+#include "core/printable.h"
 
 namespace rtpulse {
 
@@ -47,7 +48,8 @@ Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
   const auto s = TrimBlanks(text);
   if (!ParseWhole(s, value) || value < 0) {
-    return UsageError(fmt::format("invalid {} '{}': expected a whole number >= 0", what, text));
+    return UsageError(
+        fmt::format("invalid {} '{}': expected a whole number >= 0", what, Printable(text)));
   }
   return value;
 }
@@ -55,7 +57,8 @@ Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
 Expected<int64_t> ParseSignedInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
   if (!ParseWhole(TrimBlanks(text), value)) {
-    return UsageError(fmt::format("invalid {} '{}': expected a whole number", what, text));
+    return UsageError(
+        fmt::format("invalid {} '{}': expected a whole number", what, Printable(text)));
   }
   return value;
 }
@@ -80,8 +83,9 @@ Expected<std::vector<int>> ParseCpuList(std::string_view text) {
     }
     constexpr int64_t kMaxCpu = 8191;  // NR_CPUS upper bound in Debian kernels
     if (!ok || lo < 0 || hi < lo || hi > kMaxCpu) {
-      return UsageError(fmt::format(
-          "invalid CPU list '{}' at '{}': use numbers and ranges like '0-3,6'", text, item));
+      return UsageError(
+          fmt::format("invalid CPU list '{}' at '{}': use numbers and ranges like '0-3,6'",
+                      Printable(text), Printable(item)));
     }
     for (int64_t c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
     if (comma == s.size()) break;
@@ -109,8 +113,9 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
-    return UsageError(fmt::format(
-        "invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'", text));
+    return UsageError(
+        fmt::format("invalid duration '{}': use a number with s, m, h or d, e.g. '30s' or '10m'",
+                    Printable(text)));
   }
   // cyclictest's parse_time_string() also takes M, H and D: scripts use them with -D.
   std::string unit(suffix);
@@ -129,11 +134,12 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
   } else if (unit == "ms") {
     scale = 1e-3;
   } else {
-    return UsageError(fmt::format(
-        "invalid duration '{}': unknown unit '{}', use s, m, h or d (e.g. '30s')", text, suffix));
+    return UsageError(
+        fmt::format("invalid duration '{}': unknown unit '{}', use s, m, h or d (e.g. '30s')",
+                    Printable(text), Printable(suffix)));
   }
   const double ns = number * scale * static_cast<double>(kNsPerSec);
-  if (ns > 1e18) return UsageError(fmt::format("duration '{}' is too long", text));
+  if (ns > 1e18) return UsageError(fmt::format("duration '{}' is too long", Printable(text)));
   return static_cast<int64_t>(std::llround(ns));
 }
 
@@ -142,8 +148,8 @@ Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
-    return UsageError(
-        fmt::format("invalid time '{}': use a number with ns, us, ms or s, e.g. '2ms'", text));
+    return UsageError(fmt::format(
+        "invalid time '{}': use a number with ns, us, ms or s, e.g. '2ms'", Printable(text)));
   }
   double scale = 0;
   if (suffix == "ns") {
@@ -158,10 +164,10 @@ Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
     scale = static_cast<double>(default_unit_ns);
   } else {
     return UsageError(
-        fmt::format("invalid time '{}': give a unit ns, us, ms or s, e.g. '2ms'", text));
+        fmt::format("invalid time '{}': give a unit ns, us, ms or s, e.g. '2ms'", Printable(text)));
   }
   const double ns = number * scale;
-  if (ns > 1e18) return UsageError(fmt::format("time '{}' is too long", text));
+  if (ns > 1e18) return UsageError(fmt::format("time '{}' is too long", Printable(text)));
   return static_cast<int64_t>(std::llround(ns));
 }
 
@@ -170,7 +176,7 @@ Expected<double> ParseRateHz(std::string_view text) {
   double number = 0;
   std::string_view suffix;
   if (!SplitNumber(s, number, suffix)) {
-    return UsageError(fmt::format("invalid rate '{}': use e.g. '10Hz' or '1kHz'", text));
+    return UsageError(fmt::format("invalid rate '{}': use e.g. '10Hz' or '1kHz'", Printable(text)));
   }
   double scale = 0;
   if (suffix.empty() || suffix == "Hz" || suffix == "hz") {
@@ -178,10 +184,10 @@ Expected<double> ParseRateHz(std::string_view text) {
   } else if (suffix == "kHz" || suffix == "khz") {
     scale = 1e3;
   } else {
-    return UsageError(
-        fmt::format("invalid rate '{}': unknown unit '{}', use Hz or kHz", text, suffix));
+    return UsageError(fmt::format("invalid rate '{}': unknown unit '{}', use Hz or kHz",
+                                  Printable(text), Printable(suffix)));
   }
-  if (number <= 0) return UsageError(fmt::format("rate '{}' must be above zero", text));
+  if (number <= 0) return UsageError(fmt::format("rate '{}' must be above zero", Printable(text)));
   return number * scale;
 }
 

@@ -9,14 +9,18 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/printable.h"
 #include "importers/import.h"
 
 namespace rtpulse::importers::internal {
 
-/// "file:line:col: what; fix", a usage error (exit 2).
+/// "file:line:col: what; fix", a usage error (exit 2). `what` may quote the input as read:
+/// its non-printable bytes are escaped (core/printable.h), so binary input never reaches the
+/// terminal raw.
 inline Error At(const std::string& file, uint64_t line, uint64_t col, std::string_view what,
                 std::string_view fix) {
-  return UsageError(fmt::format("{}:{}:{}: {}; {}", file, line, col, what, fix));
+  return UsageError(
+      fmt::format("{}:{}:{}: {}; {}", Printable(file), line, col, Printable(what), fix));
 }
 
 /// A probe as other tools describe a thread: index, CPU, and the wake path "import".

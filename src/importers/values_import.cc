@@ -379,6 +379,23 @@ std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int
   return std::move(parts[0]);
 }
 
+/// A latency or response time below zero is a sign or column mix-up more often than data.
+std::string NegativeValuesWarning(const Histogram& h, int64_t unit_ns) {
+  const char* unit = unit_ns == 1               ? "ns"
+                     : unit_ns == 1'000         ? "us"
+                     : unit_ns == 1'000'000     ? "ms"
+                     : unit_ns == 1'000'000'000 ? "s"
+                                                : nullptr;
+  const std::string smallest =
+      unit != nullptr
+          ? fmt::format("{} {}", static_cast<double>(h.min()) / static_cast<double>(unit_ns), unit)
+          : fmt::format("{} ns", h.min());
+  return fmt::format(
+      "{} negative value{} of {} (the smallest {}): latencies and response times are not "
+      "negative; check the sign and that the column holds latencies (they are kept as read)",
+      h.negative_count(), h.negative_count() == 1 ? "" : "s", h.count(), smallest);
+}
+
 }  // namespace
 
 Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, SampleConsumer* samples,
@@ -399,6 +416,8 @@ Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, Sample
                 "give a file with one number per line (blank lines and '#' comments are skipped)");
     }
   }
+  const Histogram& h = out.probes.front().histogram;
+  if (h.negative_count() > 0) out.warnings.push_back(NegativeValuesWarning(h, unit_ns));
   out.probes.front().periods_elapsed = out.probes.front().histogram.count();
   out.samples_streamed = samples != nullptr ? out.probes.front().histogram.count() : 0;
   return out;

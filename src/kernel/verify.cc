@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/printable.h"
+
 namespace rtpulse::kernel {
 namespace {
 
@@ -116,7 +118,7 @@ std::string GenericReason(const OptionCheck& check) {
     return "built as a module, asked built in";
   }
   return fmt::format("Kconfig kept '{}': a dependency or a choice overrode the request",
-                     check.actual.value_or("?"));
+                     Printable(check.actual.value_or("?")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/parse.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 #include "load/builtins.h"
 
@@ -39,9 +40,10 @@ Expected<const LoadDescriptor*> FindLoad(std::string_view name) {
   }
   const std::string guess = ClosestName(name, names);
   if (!guess.empty()) {
-    return UsageError(fmt::format("unknown load '{}'. Did you mean '{}'?", name, guess));
+    return UsageError(fmt::format("unknown load '{}'. Did you mean '{}'?", Printable(name), guess));
   }
-  return UsageError(fmt::format("unknown load '{}' (loads: {})", name, fmt::join(names, ", ")));
+  return UsageError(
+      fmt::format("unknown load '{}' (loads: {})", Printable(name), fmt::join(names, ", ")));
 }
 
 std::unique_ptr<Load> CreateLoad(const LoadSpec& spec) {

@@ -8,6 +8,7 @@
 
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 #include "load/registry.h"
 
@@ -101,24 +102,26 @@ Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor&
         pairs.back().second += "," + word;
         continue;
       }
-      return UsageError(fmt::format("load '{}': '{}' is not key=value", spec, word));
+      return UsageError(
+          fmt::format("load '{}': '{}' is not key=value", Printable(spec), Printable(word)));
     }
     pairs.emplace_back(word.substr(0, eq), word.substr(eq + 1));
   }
   for (const auto& [key, value] : pairs) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       const std::string guess = ClosestName(key, allowed);
-      return UsageError(fmt::format("load '{}': unknown option '{}'{}", spec, key,
-                                    guess.empty()
-                                        ? fmt::format(" (options: {})", fmt::join(allowed, ", "))
-                                        : fmt::format(". Did you mean '{}'?", guess)));
+      return UsageError(
+          fmt::format("load '{}': unknown option '{}'{}", Printable(spec), Printable(key),
+                      guess.empty() ? fmt::format(" (options: {})", fmt::join(allowed, ", "))
+                                    : fmt::format(". Did you mean '{}'?", guess)));
     }
     if (std::count_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == key; }) >
         1) {
-      return UsageError(fmt::format("load '{}': option '{}' given twice", spec, key));
+      return UsageError(
+          fmt::format("load '{}': option '{}' given twice", Printable(spec), Printable(key)));
     }
     if (Status s = ApplyCommon(key, value, p); !s) {
-      return UsageError(fmt::format("load '{}': {}", spec, s.error().message));
+      return UsageError(fmt::format("load '{}': {}", Printable(spec), s.error().message));
     }
     if (std::find(d.keys.begin(), d.keys.end(), key) != d.keys.end())
       p.options.emplace_back(key, value);
@@ -178,7 +181,7 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope) {
   const auto colon = text.find(':');
   spec.name = std::string(text.substr(0, colon));
   if (spec.name.empty()) {
-    return UsageError(fmt::format("load '{}' has no name; give e.g. cpu:cpus=0", text));
+    return UsageError(fmt::format("load '{}' has no name; give e.g. cpu:cpus=0", Printable(text)));
   }
   auto found = FindLoad(spec.name);
   if (!found) return found.error();
@@ -218,7 +221,8 @@ Expected<std::vector<LoadSpec>> ParseLoadSpecs(const std::vector<std::string>& a
   for (const auto& arg : args) {
     for (const auto& piece : Split(arg, '+')) {
       if (piece.empty()) {
-        return UsageError(fmt::format("empty load in '{}'; join loads as cpu+memory", arg));
+        return UsageError(
+            fmt::format("empty load in '{}'; join loads as cpu+memory", Printable(arg)));
       }
       auto spec = ParseLoadSpec(piece);
       if (!spec) return spec.error();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/clock.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 
 namespace rtpulse::measure {
@@ -51,12 +52,13 @@ Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
     auto path = WakePathFromName(item);
     if (!path) {
       const std::string guess = ClosestName(item, names);
-      return UsageError(fmt::format("unknown wake path '{}': {}use one of {} (or 'all')", item,
-                                    guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
-                                    fmt::join(names, ", ")));
+      return UsageError(fmt::format(
+          "unknown wake path '{}': {}use one of {} (or 'all')", Printable(item),
+          guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), fmt::join(names, ", ")));
     }
     if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
-      return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'", item, text));
+      return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'",
+                                    Printable(item), Printable(text)));
     }
     paths.push_back(*path);
   }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/parse.h"
+#include "core/printable.h"
 #include "monitor/sources.h"
 
 namespace rtpulse::monitor {
@@ -112,7 +113,7 @@ class VcgencmdSource : public Source {
     if (!out) return {};
     auto flags = ParseGetThrottled(*out);
     if (!flags) {
-      error_ = fmt::format("unexpected output '{}'", TrimBlanks(*out));
+      error_ = fmt::format("unexpected output '{}'", Printable(TrimBlanks(*out)));
       return {};
     }
     return {flags->raw};
@@ -122,7 +123,8 @@ class VcgencmdSource : public Source {
     auto out = Call({"pmic_read_adc"});
     if (!out) return std::nullopt;
     auto reading = ParsePmicReadAdc(*out);
-    if (!reading) error_ = fmt::format("no current/voltage rail pairs in '{}'", TrimBlanks(*out));
+    if (!reading)
+      error_ = fmt::format("no current/voltage rail pairs in '{}'", Printable(TrimBlanks(*out)));
     return reading;
   }
 
@@ -130,7 +132,7 @@ class VcgencmdSource : public Source {
     auto out = Call({"measure_volts", "core"});
     if (!out) return std::nullopt;
     auto v = ParseVolts(*out);
-    if (!v) error_ = fmt::format("unexpected output '{}'", TrimBlanks(*out));
+    if (!v) error_ = fmt::format("unexpected output '{}'", Printable(TrimBlanks(*out)));
     return v;
   }
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/printable.h"
+
 namespace rtpulse::results {
 namespace {
 
@@ -18,7 +20,8 @@ using nlohmann::json;
 template <typename T>
 Expected<T> Field(const json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
-  if (it == object.end()) return UsageError(fmt::format("{}: missing field '{}'", where, key));
+  if (it == object.end())
+    return UsageError(fmt::format("{}: missing field '{}'", Printable(where), key));
   try {
     return it->get<T>();
   } catch (const json::exception&) {
@@ -102,7 +105,8 @@ Expected<json> ParseFile(const std::string& path) {
   try {
     return json::parse(text.str());
   } catch (const json::parse_error& e) {
-    return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
+    return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", Printable(path), e.byte,
+                                  Printable(e.what())));
   }
 }
 
@@ -158,7 +162,7 @@ Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
       auto t = threads->find(key);
       if (t == threads->end()) {
         return UsageError(fmt::format("path '{}' lists thread {} but 'thread.{}' is missing",
-                                      path.wake, key, key));
+                                      Printable(path.wake), key, key));
       }
       auto probe = ProbeFromJson(*t, "thread." + key);
       if (!probe) return probe.error();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/parse.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 
 namespace rtpulse::suite {
@@ -58,13 +59,13 @@ Expected<std::vector<Scenario>> SelectScenarios(const std::vector<Scenario>& all
       return UsageError(
           fmt::format("--scenarios '{}' has an empty name; give names separated by "
                       "commas, e.g. --scenarios {}",
-                      list, fmt::join(names, ",")));
+                      Printable(list), fmt::join(names, ",")));
     }
     const auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) {
       const std::string guess = ClosestName(name, names);
       return UsageError(fmt::format(
-          "unknown scenario '{}' in --scenarios; {}the suite has {}", name,
+          "unknown scenario '{}' in --scenarios; {}the suite has {}", Printable(name),
           guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), fmt::join(names, ", ")));
     }
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/parse.h"
+#include "core/printable.h"
 #include "core/suggest.h"
 #include "load/spec.h"
 #include "suite/suite_config.h"
@@ -53,9 +54,11 @@ class SuiteParser {
   SuiteParser(std::string_view file, const std::vector<int>& online_cpus)
       : file_(file), scope_{online_cpus, {}} {}
 
+  /// "file:line:col: what"; `what` may quote the file (keys, strings, the TOML parser's
+  /// "last read" bytes), so its non-printable bytes are escaped.
   Error At(const toml::source_region& where, const std::string& what) const {
-    return UsageError(
-        fmt::format("{}:{}:{}: {}", file_, where.begin.line, where.begin.column, what));
+    return UsageError(fmt::format("{}:{}:{}: {}", Printable(file_), where.begin.line,
+                                  where.begin.column, Printable(what)));
   }
 
   Expected<SuiteConfig> Parse(const toml::table& root) {

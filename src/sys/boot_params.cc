@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "core/parse.h"
+#include "core/printable.h"
 
 namespace rtpulse::sys {
 namespace {
@@ -48,8 +49,8 @@ std::optional<int> CpuNumber(std::string_view text, int last_cpu) {
 
 Error BadList(std::string_view text, std::string_view item) {
   return UsageError(fmt::format(
-      "invalid CPU list '{}' at '{}': use numbers and ranges like '0-3,6', 'N' or 'all'", text,
-      item));
+      "invalid CPU list '{}' at '{}': use numbers and ranges like '0-3,6', 'N' or 'all'",
+      Printable(text), Printable(item)));
 }
 
 /// "a", "a-b" or "a-b:used/group" into `cpus`.
@@ -138,7 +139,8 @@ Expected<IsolcpusParam> ParseIsolcpus(std::string_view value, int last_cpu) {
   while (!value.empty() && is_letter(value.front())) {
     const size_t comma = value.find(',');
     if (comma == std::string_view::npos) {
-      return UsageError(fmt::format("isolcpus flag '{}' is not followed by a CPU list", value));
+      return UsageError(
+          fmt::format("isolcpus flag '{}' is not followed by a CPU list", Printable(value)));
     }
     const auto flag = value.substr(0, comma);
     if (flag == "nohz" || flag == "domain" || flag == "managed_irq") {
@@ -189,7 +191,7 @@ Expected<std::vector<int>> ParseCpuMask(std::string_view text) {
     } else if (c >= 'A' && c <= 'F') {
       nibble = c - 'A' + 10;
     } else {
-      return UsageError(fmt::format("invalid CPU mask '{}': expected hex digits", text));
+      return UsageError(fmt::format("invalid CPU mask '{}': expected hex digits", Printable(text)));
     }
     any_digit = true;
     for (int i = 0; i < 4; ++i) {

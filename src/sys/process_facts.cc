@@ -9,6 +9,8 @@
 #include <charconv>
 #include <map>
 
+#include "core/printable.h"
+
 namespace rtpulse::sys {
 namespace {
 
@@ -38,8 +40,8 @@ Expected<uint64_t> Number(std::string_view text, std::string_view key) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    return UsageError(
-        fmt::format("{}: invalid {} value '{}': expected a number", kProcessFactsEnv, key, text));
+    return UsageError(fmt::format("{}: invalid {} value '{}': expected a number", kProcessFactsEnv,
+                                  key, Printable(text)));
   }
   return value;
 }
@@ -49,7 +51,8 @@ using LimitPair = std::pair<std::optional<uint64_t>, std::optional<uint64_t>>;
 Expected<LimitPair> Limits(std::string_view text, std::string_view key) {
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
-    return UsageError(fmt::format("{}: {} needs soft:hard, got '{}'", kProcessFactsEnv, key, text));
+    return UsageError(
+        fmt::format("{}: {} needs soft:hard, got '{}'", kProcessFactsEnv, key, Printable(text)));
   }
   LimitPair pair;
   for (auto [part, out] : {std::pair{text.substr(0, colon), &pair.first},
@@ -88,7 +91,8 @@ Expected<ProcessFacts> ParseProcessFacts(std::string_view spec) {
     const auto item = spec.substr(pos, comma - pos);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return UsageError(fmt::format("{}: expected key=value, got '{}'", kProcessFactsEnv, item));
+      return UsageError(
+          fmt::format("{}: expected key=value, got '{}'", kProcessFactsEnv, Printable(item)));
     }
     fields[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
     pos = comma + 1;

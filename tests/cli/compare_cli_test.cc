@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,85 @@ TEST_F(CompareCliTest, HtmlIsSelfContainedAndHoldsTheTable) {
   if (fs::exists(figures + "/idle_histogram.svg")) {
     EXPECT_NE(page.find("<svg"), std::string::npos) << "figures are embedded inline";
   }
+}
+
+TEST_F(CompareCliTest, OneScenarioEachIsComparedWhateverTheNamesAndSaysWhichWithWhich) {
+  // Two `rtpulse import` folders of differently named files: stock kernel, then RT kernel.
+  const std::string stock =
+      WriteRun("stock-kernel", {Scenario("cyclictest_stock", 20'000, 294'000, 1)});
+  const std::string rt = WriteRun("rt-kernel", {Scenario("cyclictest_rt", 5'000, 100'000, 4)});
+  const auto r = testutil::RunRtpulse({"compare", stock, rt, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["scenarios"].size(), 1u);
+  const auto& s = j["scenarios"][0];
+  EXPECT_EQ(s["scenario"], "cyclictest_stock vs cyclictest_rt");
+  EXPECT_EQ(s["baseline"], "stock-kernel");
+  ASSERT_EQ(s["runs"].size(), 2u);
+  EXPECT_EQ(s["runs"][0]["run"], "stock-kernel");
+  EXPECT_EQ(s["runs"][0]["scenario"], "cyclictest_stock");
+  EXPECT_EQ(s["runs"][1]["run"], "rt-kernel");
+  EXPECT_EQ(s["runs"][1]["scenario"], "cyclictest_rt");
+  // Ground truth of Scenario(): 2 threads x 4000 samples plus the one outlier, which is the max.
+  EXPECT_EQ(s["runs"][0]["samples"], 8001);
+  EXPECT_EQ(s["runs"][0]["max_ns"], 294'000);
+  EXPECT_EQ(s["runs"][1]["samples"], 8001);
+  EXPECT_EQ(s["runs"][1]["max_ns"], 100'000);
+  // 294000 / 100000 = 2.94, (100000 - 294000) / 294000 = -66 %.
+  EXPECT_EQ(s["comparisons"][0]["ratios"]["max"]["wording"], "2.9 x lower (-66 %)");
+  const std::string note =
+      "scenario names differ, and each run has one scenario, so they are compared with each "
+      "other: stock-kernel 'cyclictest_stock' with rt-kernel 'cyclictest_rt'";
+  ASSERT_FALSE(s["notes"].empty());
+  EXPECT_EQ(s["notes"][0], note);
+  EXPECT_TRUE(j["missing"].empty()) << j["missing"].dump();
+
+  const auto text = testutil::RunRtpulse({"compare", stock, rt});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\ncyclictest_stock vs cyclictest_rt\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  note: " + note + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("rt-kernel vs stock-kernel"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("missing:"), std::string::npos) << text.out;
+}
+
+TEST_F(CompareCliTest, DefaultLabelsAreTheFolderNamesWithParentsWhenTheyClash) {
+  const std::string jan = WriteRun("2026-01/stock", {Scenario("idle", 10'000, 294'000, 1)});
+  const std::string feb = WriteRun("2026-02/stock", {Scenario("idle", 10'000, 290'000, 3)});
+  const std::string rt = WriteRun("pi5-preempt-rt-6.6-tuned", {Scenario("idle", 5'000, 90'000, 4)});
+  const auto j = nlohmann::json::parse(
+      testutil::RunRtpulse({"compare", jan + "/result.json", feb + "/", rt, "--json", "-"}).out);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][0]["label"], "2026-01/stock");
+  EXPECT_EQ(j["runs"][1]["label"], "2026-02/stock");
+  EXPECT_EQ(j["runs"][2]["label"], "pi5-preempt-rt-6.6-tuned");
+  // The same folder twice: nothing tells them apart, so the second gets #2.
+  const auto twice = nlohmann::json::parse(
+      testutil::RunRtpulse({"compare", rt, rt + "/result.json", "--json", "-"}).out);
+  EXPECT_EQ(twice["runs"][1]["label"], "pi5-preempt-rt-6.6-tuned#2");
+
+  // A label longer than the default 12-character column keeps the columns aligned: each
+  // label ends where the numbers under it end.
+  const auto text = testutil::RunRtpulse({"compare", jan, rt});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::istringstream lines(text.out);
+  std::string header;
+  std::string samples;
+  for (std::string line; std::getline(lines, line);) {
+    if (header.empty() && line.find("pi5-preempt-rt-6.6-tuned") != std::string::npos &&
+        line.rfind("  ", 0) == 0) {
+      header = line;
+    }
+    if (samples.empty() && line.rfind("  samples", 0) == 0) samples = line;
+  }
+  ASSERT_FALSE(header.empty()) << text.out;
+  ASSERT_FALSE(samples.empty()) << text.out;
+  ASSERT_NE(header.find(" stock "), std::string::npos) << header;  // no clash: the folder name
+  const size_t jan_end = header.find(" stock ") + std::string(" stock").size();
+  const size_t rt_end =
+      header.find("pi5-preempt-rt-6.6-tuned") + std::string("pi5-preempt-rt-6.6-tuned").size();
+  ASSERT_GE(samples.size(), rt_end) << samples;
+  EXPECT_EQ(samples.substr(jan_end - 4, 4), "8001") << header << "\n" << samples;
+  EXPECT_EQ(samples.substr(rt_end - 4, 4), "8001") << header << "\n" << samples;
 }
 
 TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cyclictest_intervals.h"
 #include "support/subprocess.h"
 
 namespace rtpulse {
@@ -221,8 +222,10 @@ TEST_F(LatencyRunTest, TwoThreadsAtTenKilohertzForTenSecondsDropNoSample) {
 
 TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
   TempDir dir;
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "2s", "-q", "--inject", "2ms@10Hz",
-                       "--json", dir.File("i.json"), "--samples", dir.File("i.bin")});
+  // -d 0: every thread at 1 ms, so 10 Hz lands on periods 99, 199, ... of each (-S alone
+  // gives thread 1 cyclictest's 1500 us).
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "2ms@10Hz", "--json", dir.File("i.json"), "--samples", dir.File("i.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("i.json")));
   // The per-sample log tells an injected sample (deadline seq 100k-1) from a host stall.
@@ -426,6 +429,66 @@ TEST_F(LatencyRunTest, JsonDashWritesTheDocumentAloneToStdout) {
   EXPECT_TRUE(dir.List().empty()) << "no file named '-'";
   auto bad = RunRtpulse({"latency", "-t", "1", "-l", "10", "-v", "--json", "-"});
   EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+/// Each thread's I: from the final `T: N (tid) P:.. I:<us> ...` lines, by thread index.
+std::map<int, int64_t> StatusIntervals(const std::string& out) {
+  std::map<int, int64_t> intervals;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    int thread = -1;
+    int tid = 0;
+    int prio = 0;
+    long long interval = 0;
+    if (std::sscanf(line.c_str(), "T:%d (%d) P:%d I:%lld", &thread, &tid, &prio, &interval) == 4) {
+      intervals[thread] = interval;
+    }
+  }
+  return intervals;
+}
+
+TEST_F(LatencyRunTest, ThreadsRunAtTheIntervalsTheRealCyclictestSets) {
+  // The table was recorded on CPUs 0-1; rows whose thread count follows the CPU count (-S,
+  // -t or -a without a value) only hold on such a machine, the rest need CPU 1 online.
+  const std::string online = ReadFile("/sys/devices/system/cpu/online");
+  const bool two_cpus = online == "0-1\n";
+  if (!two_cpus && online.find('1') == std::string::npos) GTEST_SKIP() << "needs CPU 1";
+  size_t checked = 0;
+  for (const auto& row : testutil::ReadIntervalTable()) {
+    if (row.intervals_us.empty()) continue;  // refused by cyclictest (unit-tested)
+    const bool per_cpu = testutil::HasFlag(row, "-S") ||
+                         std::find(row.args.begin(), row.args.end(), "-t") != row.args.end() ||
+                         std::find(row.args.begin(), row.args.end(), "-a") != row.args.end();
+    if (per_cpu && !two_cpus) continue;
+    SCOPED_TRACE("rtpulse latency " + row.flags);
+    TempDir dir;
+    std::vector<std::string> args = {"latency", "-l", "20", "-q", "--json", dir.File("r.json")};
+    args.insert(args.end(), row.args.begin(), row.args.end());
+    auto r = RunRtpulse(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
+    ASSERT_EQ(j["num_threads"].get<size_t>(), row.intervals_us.size());
+    const auto status = StatusIntervals(r.out);
+    const bool histogram = testutil::HasFlag(row, "-h") || testutil::HasFlag(row, "-H");
+    // The status lines are printed without -h/-H, as cyclictest prints them with -q.
+    EXPECT_EQ(status.size(), histogram ? 0u : row.intervals_us.size()) << r.out;
+    for (size_t i = 0; i < row.intervals_us.size(); ++i) {
+      const auto& t = j["thread"][std::to_string(i)];
+      EXPECT_EQ(t["interval_ns"].get<int64_t>(), row.intervals_us[i] * 1000) << "thread " << i;
+      EXPECT_EQ(t["cycles"], 20) << "thread " << i;
+      if (!histogram) {
+        EXPECT_EQ(status.at(static_cast<int>(i)), row.intervals_us[i]) << "thread " << i;
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, two_cpus ? 30u : 15u);
 }
 
 }  // namespace

@@ -266,5 +266,17 @@ TEST(ParseSignedIntTest, AcceptsNegativesAndRejectsGarbage) {
   EXPECT_NE(bad.error().message.find("'-1x'"), std::string::npos);
 }
 
+TEST(ParseErrorsTest, BinaryBytesOfTheInputAreEscapedInTheMessage) {
+  const std::string raw = std::string("1\x1b[2J\0", 6) + "x";
+  for (const auto& message :
+       {ParseDurationNs(raw).error().message, ParseTimeNs(raw).error().message,
+        ParseRateHz(raw).error().message, ParseCpuList(raw).error().message,
+        ParseInt(raw, "count").error().message}) {
+    EXPECT_NE(message.find("1\\x1b[2J\\x00x"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+    EXPECT_EQ(message.find('\0'), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace rtpulse

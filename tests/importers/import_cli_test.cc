@@ -1,6 +1,7 @@
 // Runs the built `rtpulse import` on the real-tool fixtures and reads the result back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,71 @@ TEST(ImportCli, JobsOutOfRange) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--jobs 65: give 1..64 threads"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.File("a")));
+}
+
+TEST(ImportCli, NegativeValuesAreWarnedOnStderrAndInTheResult) {
+  testutil::TempDir dir;
+  std::ofstream(dir.File("neg.txt")) << "5\n-12.5\n3\n-2\n";
+  std::ofstream(dir.File("one.txt")) << "-7\n3\n";
+  const auto r = testutil::RunRtpulse({"import", dir.File("neg.txt"), dir.File("one.txt"),
+                                       kData + "values_us.txt", "--no-samples", "--out",
+                                       dir.File("o"), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Two of the four values are below zero, the smallest -12.5 us; one of two in the other.
+  const std::string neg =
+      "2 negative values of 4 (the smallest -12.5 us): latencies and response times are not "
+      "negative; check the sign and that the column holds latencies (they are kept as read)";
+  const std::string one = "1 negative value of 2 (the smallest -7 us)";
+  EXPECT_NE(r.err.find("rtpulse: warning: neg: " + neg + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rtpulse: warning: one: " + one), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("values_us: "), std::string::npos) << "no warning without negatives";
+  EXPECT_TRUE(r.out.empty()) << r.out;  // --quiet: nothing else
+
+  auto suite = results::ReadSuiteResult(dir.File("o"));
+  ASSERT_TRUE(suite) << suite.error().message;
+  ASSERT_EQ(suite->scenarios.size(), 3u);
+  EXPECT_EQ(suite->scenarios[0].warnings, std::vector<std::string>{neg});
+  EXPECT_TRUE(suite->scenarios[2].warnings.empty());
+  ASSERT_TRUE(suite->scenarios[0].latency);
+  EXPECT_EQ(suite->scenarios[0].latency->warnings, std::vector<std::string>{neg});
+  // The values are kept as read.
+  const auto& h = suite->scenarios[0].latency->paths[0].probes[0].histogram;
+  EXPECT_EQ(h.negative_count(), 2u);
+  EXPECT_EQ(h.min(), -12'500);
+  std::ifstream in(dir.File("o/result.json"));
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["config"]["inputs"][0]["warnings"], nlohmann::json({neg}));
+}
+
+TEST(ImportCli, BinaryBytesInTheInputAreEscapedInTheError) {
+  testutil::TempDir dir;
+  std::ofstream(dir.File("bin.txt"), std::ios::binary) << std::string("1\n2\0\x1b[31m\xff\n", 11);
+  const auto r = testutil::RunRtpulse(
+      {"import", dir.File("bin.txt"), "--format", "values", "--out", dir.File("o")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bin.txt:2:2: unexpected '\\x00\\x1b[31m\\xff' after the value"),
+            std::string::npos)
+      << r.err;
+  for (const char c : r.err) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u < 0x7f)) << "raw byte " << static_cast<int>(u);
+  }
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
+
+  // The same through the cyclictest JSON reader: the JSON parser's "last read" bytes.
+  std::ofstream(dir.File("bin.json"), std::ios::binary)
+      << std::string("{\"thread\": \xff\x1b\x01}\n", 16);
+  const auto j = testutil::RunRtpulse(
+      {"import", dir.File("bin.json"), "--format", "cyclictest-json", "--out", dir.File("o")});
+  EXPECT_EQ(j.exit_code, 2) << j.err;
+  EXPECT_EQ(j.err.rfind("rtpulse: error: ", 0), 0u) << j.err;
+  EXPECT_NE(j.err.find("bin.json:1:"), std::string::npos) << j.err;
+  for (const char c : j.err) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u < 0x7f)) << "raw byte " << static_cast<int>(u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
 }
 
 }  // namespace

@@ -424,5 +424,22 @@ TEST(SuiteNames, Validity) {
   EXPECT_FALSE(IsValidName(std::string(65, 'a')));
 }
 
+TEST(SuiteToml, BinaryBytesAreEscapedInTheError) {
+  // A quoted key holding ESC (written as TOML's \u001b): the unknown-key error quotes it.
+  auto c = ParseSuiteToml(kIdle + "\"b\\u001b[31m\" = 1\n", "s.toml", kPi5);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("unknown key 'b\\x1b[31m'"), std::string::npos)
+      << c.error().message;
+  EXPECT_EQ(c.error().message.find('\x1b'), std::string::npos) << c.error().message;
+  // Raw bytes that are not UTF-8: the TOML parser's own message is escaped too.
+  auto bad = ParseSuiteToml(kIdle + "description = \"\xff\x01\"\n", "s.toml", kPi5);
+  ASSERT_FALSE(bad);
+  for (const char ch : bad.error().message) {
+    const auto u = static_cast<unsigned char>(ch);
+    EXPECT_TRUE(u >= 0x20 && u < 0x7f)
+        << "raw byte " << static_cast<int>(u) << " in " << bad.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace rtpulse::suite

@@ -1,0 +1,120 @@
+// The option-to-plan mapping of `rtpulse latency` against the real cyclictest: every line of
+// tests/data/cyclictest-intervals/intervals.txt (recorded from cyclictest 2.40 on 2 CPUs)
+// goes through rtpulse's own option parser and BuildLatencyPlan with online CPUs 0-1, and the
+// plan must have the threads and intervals cyclictest configured.
+#include "cli/latency_options.h"
+
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli/cyclictest_intervals.h"
+#include "core/clock.h"
+
+namespace rtpulse::cli {
+namespace {
+
+const std::vector<int> kOnlineCpus = {0, 1};  // the machine the table was recorded on
+
+using testutil::HasFlag;
+using testutil::IntervalRow;
+using testutil::ReadIntervalTable;
+
+Expected<measure::LatencyPlan> PlanFor(const std::string& flags) {
+  CLI::App app("latency");
+  LatencyOptions o;
+  DeclareLatencyOptions(app, o);
+  app.allow_extras(false);
+  try {
+    app.parse(flags, false);
+  } catch (const CLI::ParseError& e) {
+    return UsageError(std::string("parse: ") + e.what());
+  }
+  NoteGivenOptions(app, o);
+  return BuildLatencyPlan(o, kOnlineCpus);
+}
+
+std::vector<int64_t> IntervalsUs(const measure::LatencyPlan& plan) {
+  std::vector<int64_t> out;
+  for (const auto& t : plan.threads) out.push_back(t.interval_ns / kNsPerUs);
+  return out;
+}
+
+bool HasNote(const measure::LatencyPlan& plan, const std::string& start) {
+  return std::any_of(plan.notes.begin(), plan.notes.end(),
+                     [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+}
+
+TEST(LatencyOptionsTest, TheTableCoversEveryRuleAndComesFromTheRecording) {
+  const auto rows = ReadIntervalTable();
+  ASSERT_GE(rows.size(), 25u) << "tests/data/cyclictest-intervals/intervals.txt not read";
+  // The rows that tell the old rule (no distance with -S, distance kept with -h) apart.
+  auto find = [&](const std::string& flags) {
+    return std::find_if(rows.begin(), rows.end(),
+                        [&](const IntervalRow& r) { return r.flags == flags; });
+  };
+  ASSERT_NE(find("-S -i1000"), rows.end());
+  EXPECT_EQ(find("-S -i1000")->intervals_us, (std::vector<int64_t>{1000, 1500}));
+  ASSERT_NE(find("-t2 -i1000 -h50"), rows.end());
+  EXPECT_EQ(find("-t2 -i1000 -h50")->intervals_us, (std::vector<int64_t>{1000, 1000}));
+}
+
+TEST(LatencyOptionsTest, EveryFlagCombinationPlansCyclictestsThreadsAndIntervals) {
+  for (const IntervalRow& row : ReadIntervalTable()) {
+    SCOPED_TRACE("intervals.txt line " + std::to_string(row.line) + ": cyclictest " + row.flags);
+    auto plan = PlanFor(row.flags);
+    ASSERT_TRUE(plan) << plan.error().message;
+    if (row.intervals_us.empty()) {
+      // cyclictest refuses -a before -S; rtpulse runs -S's threads and says -a was ignored.
+      ASSERT_TRUE(HasFlag(row, "-S") && HasFlag(row, "-a")) << "unexpected refusal";
+      EXPECT_EQ(IntervalsUs(*plan), (std::vector<int64_t>{1000, 1500}));
+      EXPECT_TRUE(HasNote(*plan, "-a ignored")) << "no note for the ignored -a";
+      continue;
+    }
+    EXPECT_EQ(IntervalsUs(*plan), row.intervals_us);
+    if (HasFlag(row, "-S")) {
+      // One thread pinned on each online CPU, in order.
+      ASSERT_EQ(plan->threads.size(), kOnlineCpus.size());
+      for (size_t i = 0; i < plan->threads.size(); ++i) {
+        EXPECT_EQ(plan->threads[i].cpu, kOnlineCpus[i]) << "thread " << i;
+      }
+      EXPECT_EQ(HasNote(*plan, "-t ignored"), HasFlag(row, "-t"));
+      EXPECT_EQ(HasNote(*plan, "-a ignored"), HasFlag(row, "-a"));
+    }
+    const bool histogram = HasFlag(row, "-h") || HasFlag(row, "-H");
+    EXPECT_EQ(HasNote(*plan, "-d "), histogram && HasFlag(row, "-d")) << "the -d note";
+  }
+}
+
+TEST(LatencyOptionsTest, TheIgnoredDistanceIsNamedInTheNote) {
+  auto plan = PlanFor("-t2 -i1000 -h50 -d200");
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->notes.size(), 1u);
+  EXPECT_EQ(plan->notes[0],
+            "-d 200 ignored: with -h/-H every thread runs at the -i interval (as cyclictest "
+            "does)");
+}
+
+TEST(LatencyOptionsTest, DistanceIsAddedPerThreadIndexBeyondTheCpuCount) {
+  // Five threads round robin on two CPUs: the distance follows the thread index, not the CPU.
+  auto plan = PlanFor("-a 0,1 -t5 -i100 -d" + std::to_string(kDefaultDistanceUs / 5));
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->threads.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(plan->threads[i].interval_ns, (100 + 100 * static_cast<int64_t>(i)) * kNsPerUs);
+    EXPECT_EQ(plan->threads[i].cpu, static_cast<int>(i % 2));
+  }
+}
+
+TEST(LatencyOptionsTest, ANegativeDistanceIsRefusedNamingTheValue) {
+  auto plan = PlanFor("-t2 -d -5");
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ExitCode::kUsage);
+  EXPECT_NE(plan.error().message.find("-d -5"), std::string::npos) << plan.error().message;
+}
+
+}  // namespace
+}  // namespace rtpulse::cli
