@@ -290,6 +290,10 @@ Runner SetupWcet(CLI::App& sub) {
   sub.allow_extras(false);
   sub.footer(
       "Statistical extrapolation, not a guarantee (docs/wcet.md).\n"
+      "Estimates are printed only down to p = 10^-2/n per activation (n samples) and only when\n"
+      "there are enough exceedances and blocks and the checks pass; otherwise 'no trustworthy\n"
+      "estimate: <reason>' (docs/wcet.md, \"What is reported\"; the model's numbers stay in the\n"
+      "JSON's raw_fit, marked untrusted).\n"
       "Writes RUN/wcet/wcet.json and RUN/wcet/<scenario>/exceedance.{dat,gp,svg}.\n"
       "Exit codes: 0 ok, 1 a file could not be written, 2 bad usage or input (a run without\n"
       "            samples.bin: re-run the suite with --samples).");

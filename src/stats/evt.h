@@ -84,7 +84,9 @@ struct EstimateTrust {
   /// Why not, the failed conditions joined by "; " (e.g. "stationarity check failed (p =
   /// 0.002)"); "" when trusted.
   std::string reason;
-  /// The lowest probability reported: 10^-max_extrapolation_decades / samples used.
+  /// The range's limit, 10^-max_extrapolation_decades / samples used: the lowest probability
+  /// reported when trusted (nothing is reported otherwise). NaN when the method used no
+  /// samples (no whole block, or too few samples for either method).
   double min_probability = 0;
 };
 

@@ -230,6 +230,73 @@ TEST(WcetCommandTest, HeavyTailedNonStationaryRunGetsNoEstimate) {
   EXPECT_EQ(rows, 7) << text;
 }
 
+// The other side of the rule: 100,000 independent exponential samples. 1e-6 and 1e-7 (the
+// limit 10^-2 / 1e5) are printed, near the truth python computes, within 4 standard
+// deviations of the estimators (python, from their asymptotic variances); 1e-8 and beyond are
+// refused.
+TEST(WcetCommandTest, WellBehavedRunIsReportedWithinTheRangeAndRefusedBeyond) {
+  testutil::TempDir dir;
+  const std::string values = dir.File("exp.txt");
+  const auto truth = nlohmann::json::parse(Python({kWcetData + "exponential.py", values, "100000",
+                                                   "3", "0.01", "1000", "1e-6", "1e-7", "1e-8"}));
+  ASSERT_EQ(
+      RunRtpulse({"import", values, "--format", "values", "--out", dir.File("run")}).exit_code, 0);
+  const auto r = RunRtpulse({"wcet", dir.File("run"), "--json", "-", "--bootstrap", "100",
+                             "--threshold-quantile", "0.99"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rep = nlohmann::json::parse(r.out)["scenarios"][0]["report"];
+  ASSERT_EQ(rep["samples"], 100'000);
+  for (const char* method : {"pot", "block_maxima"}) {
+    const auto& m = rep[method];
+    ASSERT_TRUE(m["trusted"].get<bool>()) << method << " " << m["refusal"];
+    EXPECT_TRUE(m["refusal"].is_null());
+    EXPECT_NEAR(m["min_probability"].get<double>(), truth["min_probability"].get<double>(), 1e-20);
+    ASSERT_EQ(m["levels"].size(), 7u);
+    for (size_t k = 0; k < 2; ++k) {
+      const auto& l = m["levels"][k];
+      const auto& t = truth["levels"][k];
+      ASSERT_EQ(l["probability"], t["probability"]);
+      const double sd = t[std::string(method) == "pot" ? "pot_relative_sd" : "gumbel_relative_sd"];
+      const double want = t["truth_ns"].get<double>();
+      const double got = l["estimate_ns"].get<double>();
+      EXPECT_LT(std::fabs(got - want) / want, 4 * sd) << method << " p " << t["probability"];
+      EXPECT_TRUE(l["refusal"].is_null());
+      EXPECT_LT(l["ci_low_ns"].get<double>(), got);
+      EXPECT_GT(l["ci_high_ns"].get<double>(), got);
+      // The table prints the same number (us, one decimal).
+      EXPECT_NE(r.err.find(fmt::format("{:.1f} [{:.1f}, {:.1f}]", got / 1e3,
+                                       l["ci_low_ns"].get<double>() / 1e3,
+                                       l["ci_high_ns"].get<double>() / 1e3)),
+                std::string::npos)
+          << method << "\n"
+          << r.err;
+    }
+    for (size_t k = 2; k < 7; ++k) {
+      const auto& l = m["levels"][k];
+      EXPECT_TRUE(l["estimate_ns"].is_null()) << method << k;
+      EXPECT_EQ(
+          l["refusal"],
+          "beyond the supported range: p < 1e-07 (more than 2 orders of magnitude below 1/n)");
+    }
+    EXPECT_TRUE(m["raw_fit"]["untrusted"].get<bool>());
+    EXPECT_TRUE(m["raw_fit"]["levels"][2]["estimate_ns"].is_number());
+  }
+  EXPECT_NE(r.err.find("Supported range per activation: POT p >= 1e-07, block maxima p >= 1e-07"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("no trustworthy estimate"), std::string::npos) << r.err;
+  std::istringstream lines(r.err);
+  std::string row;
+  int beyond = 0;
+  while (std::getline(lines, row)) {
+    if (!std::regex_search(row, std::regex("^ +1e-(0[89]|1[0-2])  "))) continue;
+    EXPECT_EQ(row.substr(14).find_first_of("0123456789"), std::string::npos) << row;
+    EXPECT_NE(row.find("beyond supported range"), row.rfind("beyond supported range")) << row;
+    ++beyond;
+  }
+  EXPECT_EQ(beyond, 5) << r.err;
+}
+
 TEST(WcetCommandTest, MissingSamplesIsAUsageError) {
   testutil::TempDir dir;
   WriteRun(dir.path(), false);
