@@ -336,8 +336,8 @@ TEST(EvtTest, JsonHasEveryField) {
   std::vector<double> x = Exponential(12);
   x.resize(100'000);
   const auto j = ToJson(EstimateWorstCase(x, o));
-  for (const char* key : {"disclaimer", "options", "samples", "min_ns", "max_ns", "pot",
-                          "block_maxima", "checks", "warnings"}) {
+  for (const char* key : {"disclaimer", "reporting_rule", "options", "samples", "min_ns", "max_ns",
+                          "pot", "block_maxima", "checks", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key :
@@ -349,6 +349,16 @@ TEST(EvtTest, JsonHasEveryField) {
                           "gumbel_sufficient", "levels_model", "levels"}) {
     EXPECT_TRUE(j["block_maxima"].contains(key)) << key;
   }
+  for (const char* method : {"pot", "block_maxima"}) {
+    for (const char* key : {"trusted", "refusal", "min_probability", "raw_fit"}) {
+      EXPECT_TRUE(j[method].contains(key)) << method << " " << key;
+    }
+    for (const char* key : {"probability", "estimate_ns", "ci_low_ns", "ci_high_ns",
+                            "ci_high_unbounded", "refusal"}) {
+      EXPECT_TRUE(j[method]["levels"][0].contains(key)) << method << " " << key;
+    }
+  }
+  EXPECT_TRUE(j["options"].contains("max_extrapolation_decades"));
   EXPECT_EQ(j["checks"].size(), 4u);
   EXPECT_EQ(j["pot"]["levels"][0]["ci_low_ns"].is_number(), true);
   const std::string text = FormatEvtReport(EstimateWorstCase(x, o));
