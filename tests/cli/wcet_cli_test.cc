@@ -228,6 +228,10 @@ TEST(WcetCommandTest, HeavyTailedNonStationaryRunGetsNoEstimate) {
     EXPECT_NE(row.find("no trustworthy estimate"), row.rfind("no trustworthy estimate")) << row;
   }
   EXPECT_EQ(rows, 7) << text;
+  // Nothing reported, so the plot marks no supported range.
+  const std::string gp = testutil::ReadFile(dir.File("run/wcet/heavy/exceedance.gp"));
+  EXPECT_NE(gp.find("set yrange"), std::string::npos);
+  EXPECT_EQ(gp.find("supported range"), std::string::npos) << gp;
 }
 
 // The other side of the rule: 100,000 independent exponential samples. 1e-6 and 1e-7 (the
@@ -295,6 +299,12 @@ TEST(WcetCommandTest, WellBehavedRunIsReportedWithinTheRangeAndRefusedBeyond) {
     ++beyond;
   }
   EXPECT_EQ(beyond, 5) << r.err;
+  // The plot marks where the supported range ends.
+  const std::string gp = testutil::ReadFile(dir.File("run/wcet/exp/exceedance.gp"));
+  EXPECT_NE(gp.find(fmt::format("supported range ends (p = {:.3g})",
+                                truth["min_probability"].get<double>())),
+            std::string::npos)
+      << gp;
 }
 
 TEST(WcetCommandTest, MissingSamplesIsAUsageError) {
