@@ -693,6 +693,32 @@ TEST(EvtReportingTest, TooFewBlocksOrExceedancesRefuse) {
               4 * PotRelativeSd(1e-4, 50, 5000) * ExponentialQuantile(1e-4));
 }
 
+TEST(EvtReportingTest, PoorlyDeterminedShapeRefusesPot) {
+  // 5000 samples of a Pareto tail with xi = 1 (infinite mean), 1 % threshold: 50
+  // exceedances, standard error (1 + xi)/sqrt(50) ~ 0.28 > 0.25.
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 100;
+  o.probabilities = {1e-4};
+  Uniform u(45);
+  std::vector<double> x(5000);
+  for (auto& v : x) v = 10'000 / u();
+  const EvtReport r = EstimateWorstCase(x, o);
+  ASSERT_TRUE(r.pot_ok);
+  EXPECT_EQ(r.pot.exceedances, 50u);
+  EXPECT_NEAR(r.pot.fit.xi_se, (1 + r.pot.fit.xi) / std::sqrt(50.0), 1e-12);
+  ASSERT_GT(r.pot.fit.xi_se, 0.25) << r.pot.fit.xi;
+  EXPECT_FALSE(r.pot.trust.trusted);
+  EXPECT_TRUE(Contains(r.pot.trust.reason,
+                       fmt::format("the shape is poorly determined (xi = {:.2f} +- {:.2f}, "
+                                   "standard error above 0.25)",
+                                   r.pot.fit.xi, r.pot.fit.xi_se)))
+      << r.pot.trust.reason;
+  EXPECT_TRUE(std::isnan(r.pot.levels[0].estimate_ns));
+  // Block maxima (50 blocks) are not judged by the POT shape.
+  EXPECT_FALSE(Contains(r.bm.trust.reason, "shape")) << r.bm.trust.reason;
+}
+
 TEST(EvtReportingTest, NoNumberWithAbsurdDigits) {
   EvtOptions o = TestOptions();
   o.bootstrap = 20;
