@@ -88,13 +88,33 @@ std::string DatFile(const stats::EvtReport& r) {
   return s;
 }
 
-std::string GnuplotScript(const std::string& scenario) {
+/// A horizontal line at the supported range's limit (docs/wcet.md, "What is reported"): the
+/// model curves below it are not estimates the data support. None when the method reports
+/// nothing.
+std::string RangeLine(const stats::EvtReport& r) {
+  double limit = 0;
+  for (const auto* t : {&r.pot.trust, &r.bm.trust}) {
+    if (t->trusted && std::isfinite(t->min_probability))
+      limit = std::max(limit, t->min_probability);
+  }
+  if (!(limit > 0)) return "";
+  return fmt::format(
+      "set arrow from graph 0, first {0:.3g} to graph 1, first {0:.3g} nohead front lw 1.5 dt 2 lc "
+      "rgb '#606060'\n"
+      "set label 'supported range ends (p = {0:.3g})' at graph 0.02, first {0:.3g} offset 0,0.7 "
+      "front "
+      "tc rgb '#606060' noenhanced\n",
+      limit);
+}
+
+std::string GnuplotScript(const std::string& scenario, const stats::EvtReport& r) {
   return fmt::format(
       "# Exceedance plot for scenario '{}': render with `gnuplot exceedance.gp` in this folder.\n"
       "# A statistical extrapolation from the measured samples, not a guarantee.\n"
       "set terminal svg size 900,600 dynamic\n"
       "set output 'exceedance.svg'\n"
-      "set title \"{}: P(latency > x) per activation (extrapolation, not a guarantee)\"\n"
+      "set title \"{}: P(latency > x) per activation (extrapolation, not a guarantee)\" "
+      "noenhanced\n"
       "set xlabel 'latency (us)'\n"
       "set ylabel 'exceedance probability per activation'\n"
       "set logscale y\n"
@@ -103,10 +123,11 @@ std::string GnuplotScript(const std::string& scenario) {
       "set grid\n"
       "set key top right\n"
       "set datafile missing 'NaN'\n"
+      "{}"
       "plot 'exceedance.dat' index 0 using 1:2 with points pt 7 ps 0.4 title 'measured', \\\n"
       "     '' index 1 using 1:2 with lines lw 2 title 'POT (generalised Pareto)', \\\n"
       "     '' index 1 using 1:3 with lines lw 2 dt 2 title 'block maxima (GEV/Gumbel)'\n",
-      scenario, scenario);
+      scenario, scenario, RangeLine(r));
 }
 
 /// Writes RUN/wcet/<scenario>/exceedance.{dat,gp} and renders the SVG when gnuplot is there.
@@ -120,7 +141,7 @@ nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
     return plot;
   }
   Status a = WriteFileAtomic(dir + "/exceedance.dat", DatFile(r));
-  Status b = WriteFileAtomic(dir + "/exceedance.gp", GnuplotScript(scenario));
+  Status b = WriteFileAtomic(dir + "/exceedance.gp", GnuplotScript(scenario, r));
   if (!a || !b) {
     notes.push_back((!a ? a : b).error().message);
     return plot;
@@ -290,6 +311,10 @@ Runner SetupWcet(CLI::App& sub) {
   sub.allow_extras(false);
   sub.footer(
       "Statistical extrapolation, not a guarantee (docs/wcet.md).\n"
+      "Estimates are printed only down to p = 10^-2/n per activation (n samples) and only when\n"
+      "there are enough exceedances and blocks and the checks pass; otherwise 'no trustworthy\n"
+      "estimate: <reason>' (docs/wcet.md, \"What is reported\"; the model's numbers stay in the\n"
+      "JSON's raw_fit, marked untrusted).\n"
       "Writes RUN/wcet/wcet.json and RUN/wcet/<scenario>/exceedance.{dat,gp,svg}.\n"
       "Exit codes: 0 ok, 1 a file could not be written, 2 bad usage or input (a run without\n"
       "            samples.bin: re-run the suite with --samples).");

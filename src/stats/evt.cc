@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -17,26 +19,45 @@
 namespace rtpulse::stats {
 
 using evt_internal::D;
+using evt_internal::FormatUs;
 using evt_internal::kFewBlocks;
 using evt_internal::kFewExceedances;
+using evt_internal::kMaxXiSe;
 using evt_internal::kMinFit;
 using evt_internal::kNaN;
 using evt_internal::kXiZero;
 using evt_internal::Mean;
-using evt_internal::PercentileOf;
 using evt_internal::Rng;
 
 namespace {
 
-/// Percentile confidence interval from bootstrap replicates.
-std::pair<double, double> Interval(std::vector<double> values, double confidence) {
-  values.erase(
-      std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
-      values.end());
-  if (values.size() < 2) return {kNaN, kNaN};
-  const double tail = (1.0 - confidence) / 2.0;
-  return {PercentileOf(values, tail), PercentileOf(std::move(values), 1.0 - tail)};
+/// Linear-interpolation percentile of sorted values whose top ones may be +infinity: a
+/// percentile that touches an infinite value is infinite (the refits cannot bound it there).
+double SortedPercentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * D(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - D(lo);
+  if (std::isinf(sorted[lo]) || (frac > 0 && std::isinf(sorted[hi]))) return sorted[hi];
+  return sorted[lo] + frac * (sorted[hi] - sorted[lo]);
 }
+
+}  // namespace
+
+double RefusalLevel(double alpha) {
+  return alpha / 3;
+}
+
+std::pair<double, double> PercentileInterval(std::vector<double> values, double confidence) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }),
+               values.end());
+  if (values.size() < 2) return {kNaN, kNaN};
+  std::sort(values.begin(), values.end());
+  const double tail = (1.0 - confidence) / 2.0;
+  return {SortedPercentile(values, tail), SortedPercentile(values, 1.0 - tail)};
+}
+
+namespace {
 
 // ---- Peaks over threshold ---------------------------------------------------------------
 
@@ -134,7 +155,8 @@ void BootstrapPot(const EvtOptions& o, uint64_t n, PotResult& pot) {
     }
   }
   for (size_t k = 0; k < count; ++k) {
-    std::tie(pot.levels[k].ci_low_ns, pot.levels[k].ci_high_ns) = Interval(reps[k], o.confidence);
+    std::tie(pot.raw_levels[k].ci_low_ns, pot.raw_levels[k].ci_high_ns) =
+        PercentileInterval(reps[k], o.confidence);
   }
 }
 
@@ -166,8 +188,8 @@ void PeaksOverThreshold(const std::vector<double>& x, const std::vector<double>&
   r.pot_ok = true;
   if (!pot.fit.note.empty()) r.warnings.push_back("POT: " + pot.fit.note);
   for (const double p : o.probabilities) {
-    pot.levels.push_back(
-        {p, GpdQuantile(pot.fit, pot.threshold_ns, pot.exceedance_rate, p), kNaN, kNaN});
+    pot.raw_levels.push_back(
+        {p, GpdQuantile(pot.fit, pot.threshold_ns, pot.exceedance_rate, p), kNaN, kNaN, {}});
   }
   if (o.bootstrap > 0) BootstrapPot(o, r.samples, pot);
 }
@@ -197,7 +219,8 @@ void BootstrapBm(const EvtOptions& o, BlockMaximaResult& bm) {
     }
   }
   for (size_t k = 0; k < count; ++k) {
-    std::tie(bm.levels[k].ci_low_ns, bm.levels[k].ci_high_ns) = Interval(reps[k], o.confidence);
+    std::tie(bm.raw_levels[k].ci_low_ns, bm.raw_levels[k].ci_high_ns) =
+        PercentileInterval(reps[k], o.confidence);
   }
 }
 
@@ -235,7 +258,7 @@ void BlockMaxima(const std::vector<double>& x, const EvtOptions& o, EvtReport& r
   const GevFit& model = bm.gumbel_sufficient ? bm.gumbel : bm.gev;
   r.bm_ok = true;
   for (const double p : o.probabilities) {
-    bm.levels.push_back({p, GevQuantile(model, bm.block_size, p), kNaN, kNaN});
+    bm.raw_levels.push_back({p, GevQuantile(model, bm.block_size, p), kNaN, kNaN, {}});
   }
   if (o.bootstrap > 0) BootstrapBm(o, bm);
 }
@@ -245,11 +268,11 @@ void FitWarnings(EvtReport& r) {
     const GpdFit& f = r.pot.fit;
     if (f.xi < 0) {
       r.warnings.push_back(fmt::format(
-          "POT: negative shape (xi = {:.3f}): the fitted tail has an upper end point at {:.1f} us; "
+          "POT: negative shape (xi = {:.3f}): the fitted tail has an upper end point at {} us; "
           "a real system's latency may have no such bound",
-          f.xi, (r.pot.threshold_ns - f.sigma_ns / f.xi) / 1e3));
+          f.xi, FormatUs(r.pot.threshold_ns - f.sigma_ns / f.xi)));
     }
-    if (f.xi_se > 0.25) {
+    if (f.xi_se > kMaxXiSe) {
       r.warnings.push_back(fmt::format(
           "POT: the shape is poorly determined (xi = {:.2f} +- {:.2f}); the estimates far out "
           "are unstable",
@@ -278,16 +301,114 @@ void FitWarnings(EvtReport& r) {
                                        r.bm.bootstrap_failures, r.options.bootstrap));
     }
   }
-  if (r.pot_ok && r.bm_ok && !r.pot.levels.empty()) {
-    const double a = r.pot.levels.back().estimate_ns;
-    const double b = r.bm.levels.back().estimate_ns;
+  // Compared where both report a number: the lowest probability both support.
+  for (size_t k = std::min(r.pot.levels.size(), r.bm.levels.size()); k-- > 0;) {
+    const double a = r.pot.levels[k].estimate_ns;
+    const double b = r.bm.levels[k].estimate_ns;
+    if (!std::isfinite(a) || !std::isfinite(b)) continue;
     if (a > 2 * b || b > 2 * a) {
       r.warnings.push_back(fmt::format(
-          "the two methods disagree by more than a factor of 2 at p = {:.0e} ({:.1f} us vs "
-          "{:.1f} us): the tail model is uncertain",
-          r.pot.levels.back().probability, a / 1e3, b / 1e3));
+          "the two methods disagree by more than a factor of 2 at p = {:.0e} ({} us vs {} us): "
+          "the tail model is uncertain",
+          r.pot.levels[k].probability, FormatUs(a), FormatUs(b)));
+    }
+    break;
+  }
+}
+
+// ---- What is reported (docs/wcet.md, "What is reported") --------------------------------
+
+/// The failed independence and stationarity checks that rule a method out, as reasons.
+/// Ljung-Box, runs and stationarity say the series (or its tail) changes or depends on itself
+/// over the run: neither method's model holds. They refuse below alpha / 3 (Bonferroni over
+/// the three tests, so that a series that satisfies every assumption is refused by chance at
+/// most alpha of the time); between that and alpha they only warn. The extremal index says
+/// exceedances cluster: the POT likelihood treats them as independent, block maxima absorb
+/// short clusters, so it refuses POT only.
+void FailedChecks(const EvtReport& r, bool for_pot, std::vector<std::string>& reasons) {
+  const double level = RefusalLevel(r.options.alpha);
+  for (const auto& c : r.checks) {
+    if (c.verdict != CheckVerdict::kWarn) continue;
+    if (c.name == "extremal-index") {
+      if (for_pot) {
+        reasons.push_back(fmt::format(
+            "extremal-index check failed ({:.3g} < 0.7: exceedances cluster)", c.statistic));
+      }
+    } else if (c.p_value < level) {
+      reasons.push_back(
+          fmt::format("{} check failed (p = {:.3g} < {:.3g})", c.name, c.p_value, level));
     }
   }
+}
+
+/// Fills `levels` from `raw_levels` by the rule: everything refused when `reasons` is not
+/// empty, else each probability below `min_probability` refused.
+void Decide(const std::vector<std::string>& reasons, double decades, double min_probability,
+            const std::vector<ReturnLevel>& raw, EstimateTrust& trust,
+            std::vector<ReturnLevel>& levels) {
+  trust.min_probability = min_probability;
+  trust.trusted = reasons.empty();
+  trust.reason = fmt::format("{}", fmt::join(reasons, "; "));
+  levels.clear();
+  for (const ReturnLevel& l : raw) {
+    ReturnLevel out = l;
+    if (!trust.trusted) {
+      out.refusal = "no trustworthy estimate: " + trust.reason;
+    } else if (l.probability < min_probability * (1 - 1e-9)) {
+      // (1 - 1e-9): the limit 10^-k / n is computed in floating point; a probability written
+      // as that same number must not fall out by its last bit.
+      out.refusal = fmt::format(
+          "beyond the supported range: p < {:.2g} (more than {:g} orders of magnitude below 1/n)",
+          min_probability, decades);
+    }
+    if (!out.refusal.empty()) out.estimate_ns = out.ci_low_ns = out.ci_high_ns = kNaN;
+    levels.push_back(out);
+  }
+}
+
+/// "1 block", "19 blocks".
+std::string Count(uint64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+void ApplyTrustRule(EvtReport& r) {
+  const double decades = r.options.max_extrapolation_decades;
+  const double reach = std::pow(10.0, -decades);
+
+  std::vector<std::string> pot;
+  if (!r.pot_ok) {
+    pot.push_back(r.pot.exceedances < kMinFit
+                      ? fmt::format("no fit ({})", Count(r.pot.exceedances, "exceedance"))
+                      : "no fit (the generalised Pareto fit failed)");
+  } else {
+    if (r.pot.exceedances < kFewExceedances) {
+      pot.push_back(fmt::format("only {} over the threshold (needs at least {})",
+                                Count(r.pot.exceedances, "exceedance"), kFewExceedances));
+    }
+    if (r.pot.fit.xi_se > kMaxXiSe) {
+      pot.push_back(
+          fmt::format("the shape is poorly determined (xi = {:.2f} +- {:.2f}, "
+                      "standard error above {:g})",
+                      r.pot.fit.xi, r.pot.fit.xi_se, kMaxXiSe));
+    }
+  }
+  FailedChecks(r, true, pot);
+  Decide(pot, decades, reach / D(r.samples), r.pot.raw_levels, r.pot.trust, r.pot.levels);
+
+  std::vector<std::string> bm;
+  if (!r.bm_ok) {
+    bm.push_back(r.bm.blocks < kFewBlocks
+                     ? fmt::format("only {} of {} (needs at least {})", Count(r.bm.blocks, "block"),
+                                   r.bm.block_size, kFewBlocks)
+                     : "no fit (the block maxima do not vary)");
+  } else if (r.bm.blocks < kFewBlocks) {
+    bm.push_back(fmt::format("only {} of {} (needs at least {})", Count(r.bm.blocks, "block"),
+                             r.bm.block_size, kFewBlocks));
+  }
+  FailedChecks(r, false, bm);
+  const size_t bm_samples = r.bm.blocks * r.bm.block_size;
+  Decide(bm, decades, bm_samples > 0 ? reach / D(bm_samples) : kNaN, r.bm.raw_levels, r.bm.trust,
+         r.bm.levels);
 }
 
 // ---- The exceedance plot ----------------------------------------------------------------
@@ -328,8 +449,13 @@ void BuildCurve(const std::vector<double>& sorted, EvtReport& r) {
   if (!r.pot_ok && !r.bm_ok) return;
   double lo = r.pot_ok ? r.pot.threshold_ns : ThresholdAt(sorted, 0.9);
   double hi = r.max_ns;
-  for (const auto& l : r.pot.levels) hi = std::max(hi, l.estimate_ns);
-  for (const auto& l : r.bm.levels) hi = std::max(hi, l.estimate_ns);
+  // The curves reach as far as the reported estimates, not into the refused extrapolation.
+  for (const auto& l : r.pot.levels) {
+    if (std::isfinite(l.estimate_ns)) hi = std::max(hi, l.estimate_ns);
+  }
+  for (const auto& l : r.bm.levels) {
+    if (std::isfinite(l.estimate_ns)) hi = std::max(hi, l.estimate_ns);
+  }
   hi = lo + (hi - lo) * 1.05;
   constexpr int kPoints = 200;
   for (int i = 0; i <= kPoints; ++i) {
@@ -357,6 +483,10 @@ EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOpti
   r.samples = x.size();
   if (x.size() < 2 * kMinFit) {
     r.warnings.push_back(fmt::format("only {} samples; nothing to extrapolate from", x.size()));
+    const std::string why =
+        fmt::format("only {} (needs at least {})", Count(x.size(), "sample"), 2 * kMinFit);
+    Decide({why}, options.max_extrapolation_decades, kNaN, {}, r.pot.trust, r.pot.levels);
+    Decide({why}, options.max_extrapolation_decades, kNaN, {}, r.bm.trust, r.bm.levels);
     return r;
   }
   std::vector<double> sorted = x;
@@ -366,6 +496,7 @@ EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOpti
   PeaksOverThreshold(x, sorted, options, r);
   BlockMaxima(x, options, r);
   evt_internal::AddChecks(x, options, r);
+  ApplyTrustRule(r);
   FitWarnings(r);
   BuildCurve(sorted, r);
   return r;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stats/evt_checks.h"
@@ -48,6 +49,10 @@ struct EvtOptions {
   /// The threshold grid for the diagnostics (quantiles of the samples).
   std::vector<double> threshold_grid = {0.90, 0.91, 0.92, 0.93, 0.94, 0.95,
                                         0.96, 0.97, 0.98, 0.99, 0.995};
+  /// How far estimates are reported beyond the data, in orders of magnitude below 1/n (n =
+  /// the samples a method used): probabilities below 10^-max_extrapolation_decades / n are
+  /// refused (docs/wcet.md, "What is reported").
+  double max_extrapolation_decades = 2;
 };
 
 /// One row of the threshold diagnostics.
@@ -63,9 +68,26 @@ struct ThresholdPoint {
 /// Latency estimated at one per-activation exceedance probability.
 struct ReturnLevel {
   double probability = 0;
-  double estimate_ns = 0;
-  double ci_low_ns = 0;   ///< NaN when no bootstrap ran.
-  double ci_high_ns = 0;  ///< NaN when no bootstrap ran.
+  double estimate_ns = 0;  ///< NaN when refused (see `refusal`) or not computable.
+  double ci_low_ns = 0;    ///< NaN when no bootstrap ran or the estimate is refused.
+  /// NaN when no bootstrap ran or the estimate is refused; +infinity when the bootstrap
+  /// cannot bound it (the upper percentile of the refits is infinite): "unbounded".
+  double ci_high_ns = 0;
+  std::string refusal;  ///< Why no estimate is reported here ("" = reported).
+};
+
+/// Whether a method's estimates may be reported, and how far (docs/wcet.md, "What is
+/// reported"): the fit needs enough tail points and passing checks, and is read no further
+/// than options.max_extrapolation_decades below 1/n.
+struct EstimateTrust {
+  bool trusted = false;  ///< False: no estimate of this method is reported.
+  /// Why not, the failed conditions joined by "; " (e.g. "stationarity check failed (p =
+  /// 0.002)"); "" when trusted.
+  std::string reason;
+  /// The range's limit, 10^-max_extrapolation_decades / samples used: the lowest probability
+  /// reported when trusted (nothing is reported otherwise). NaN when the method used no
+  /// samples (no whole block, or too few samples for either method).
+  double min_probability = 0;
 };
 
 /// The peaks-over-threshold analysis.
@@ -78,7 +100,12 @@ struct PotResult {
   double exceedance_rate = 0;  ///< exceedances / samples (zeta_u).
   GpdFit fit;
   std::vector<ThresholdPoint> diagnostics;
+  /// One per options.probabilities: the reported estimates, refused ones NaN with a reason.
   std::vector<ReturnLevel> levels;
+  /// The fitted model's numbers at every probability, refused or not: for experts, not
+  /// estimates the data support (the JSON's `raw_fit`, marked untrusted).
+  std::vector<ReturnLevel> raw_levels;
+  EstimateTrust trust;
   int bootstrap_failures = 0;  ///< Resamples whose refit failed (left out of the intervals).
 };
 
@@ -101,8 +128,11 @@ struct BlockMaximaResult {
   GevFit gumbel;
   double lr_statistic = 0;  ///< 2*(logL_GEV - logL_Gumbel), chi-square(1) under Gumbel.
   double lr_p_value = 0;
-  bool gumbel_sufficient = false;   ///< lr_p_value >= alpha: xi = 0 is not rejected.
-  std::vector<ReturnLevel> levels;  ///< From the GEV fit (or Gumbel when sufficient).
+  bool gumbel_sufficient = false;  ///< lr_p_value >= alpha: xi = 0 is not rejected.
+  /// From the GEV fit (or Gumbel when sufficient); refused ones NaN with a reason.
+  std::vector<ReturnLevel> levels;
+  std::vector<ReturnLevel> raw_levels;  ///< The model at every probability (see PotResult).
+  EstimateTrust trust;
   BlockMaximaModel levels_model = BlockMaximaModel::kNone;
   int bootstrap_failures = 0;
 };
@@ -143,6 +173,20 @@ nlohmann::json ToJson(const EvtReport& report);
 /// The report as a text table (microseconds), disclaimer and warnings included. The interval
 /// columns are labelled with report.options.confidence (ConfidenceLabel()).
 std::string FormatEvtReport(const EvtReport& report);
+
+/// The bootstrap's percentile interval at `confidence` from replicates (linear interpolation
+/// between order statistics). NaN replicates (no quantile) are left out; +infinity ones (a
+/// refit's quantile overflows) stay in, so an end that lands on them is +infinity, said
+/// "unbounded", not the largest finite replicate. NaN ends with fewer than 2 replicates.
+std::pair<double, double> PercentileInterval(std::vector<double> replicates, double confidence);
+
+/// The p-value below which a failed Ljung-Box, runs or stationarity check refuses the
+/// estimates: alpha / 3 (Bonferroni over the three tests); between it and alpha they warn.
+double RefusalLevel(double alpha);
+
+/// The rule that decides which estimates are reported, as one sentence (docs/wcet.md, "What
+/// is reported"); in the JSON as `reporting_rule`.
+std::string ReportingRule(const EvtOptions& options);
 
 /// A confidence level as the tables print it: 0.95 -> "95%", 0.999 -> "99.9%".
 std::string ConfidenceLabel(double confidence);

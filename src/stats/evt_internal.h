@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "stats/evt.h"
@@ -24,6 +25,8 @@ inline constexpr size_t kMinFit = 10;
 /// Below this many exceedances the tail estimate is flagged as resting on too few points.
 inline constexpr uint64_t kFewExceedances = 50;
 inline constexpr size_t kFewBlocks = 20;
+/// A POT shape standard error above this: the shape is poorly determined, POT refused.
+inline constexpr double kMaxXiSe = 0.25;
 /// |xi| below this is treated as exactly 0 (exponential / Gumbel) in densities and quantiles.
 inline constexpr double kXiZero = 1e-9;
 
@@ -62,6 +65,11 @@ inline double PercentileOf(std::vector<double> v, double q) {
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - D(lo)) * (v[hi] - v[lo]);
 }
+
+/// A latency in ns as the text prints it, in microseconds: one decimal below 1e6 us, three
+/// significant digits in scientific notation from there (no number with absurd digits),
+/// "unbounded" for +infinity and "-" for a number that does not exist (NaN).
+std::string FormatUs(double ns);
 
 // ---- evt_fit.cc --------------------------------------------------------------------------
 

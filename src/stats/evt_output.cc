@@ -6,6 +6,7 @@
 #include <string>
 
 #include "stats/evt.h"
+#include "stats/evt_internal.h"
 
 namespace rtpulse::stats {
 namespace {
@@ -17,12 +18,50 @@ nlohmann::json Num(double v) {
 nlohmann::json LevelsJson(const std::vector<ReturnLevel>& levels) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& l : levels) {
-    out.push_back({{"probability", l.probability},
-                   {"estimate_ns", Num(l.estimate_ns)},
-                   {"ci_low_ns", Num(l.ci_low_ns)},
-                   {"ci_high_ns", Num(l.ci_high_ns)}});
+    out.push_back(
+        {{"probability", l.probability},
+         {"estimate_ns", Num(l.estimate_ns)},
+         {"ci_low_ns", Num(l.ci_low_ns)},
+         {"ci_high_ns", Num(l.ci_high_ns)},
+         {"ci_high_unbounded", std::isinf(l.ci_high_ns) && l.ci_high_ns > 0},
+         {"refusal", l.refusal.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.refusal)}});
   }
   return out;
+}
+
+/// The model's numbers where some are refused, marked for what they are; null when every
+/// level is reported (then `levels` holds them all).
+nlohmann::json RawFitJson(const std::vector<ReturnLevel>& levels,
+                          const std::vector<ReturnLevel>& raw, const EstimateTrust& trust) {
+  if (raw.empty()) return nullptr;
+  std::string reason;
+  if (!trust.trusted) {
+    reason = "no trustworthy estimate: " + trust.reason;
+  } else {
+    for (const auto& l : levels) {
+      if (!l.refusal.empty()) {
+        reason = l.refusal;
+        break;
+      }
+    }
+  }
+  if (reason.empty()) return nullptr;
+  return {{"untrusted", true},
+          {"reason", reason},
+          {"note",
+           "the fitted model evaluated at every probability, including those refused in "
+           "`levels`: not estimates the data support"},
+          {"levels", LevelsJson(raw)}};
+}
+
+/// Adds what the reporting rule decided for one method.
+void AddTrust(nlohmann::json& method, const std::vector<ReturnLevel>& levels,
+              const std::vector<ReturnLevel>& raw, const EstimateTrust& t) {
+  method["trusted"] = t.trusted;
+  method["refusal"] = t.trusted ? nlohmann::json(nullptr) : nlohmann::json(t.reason);
+  method["min_probability"] = Num(t.min_probability);
+  method["levels"] = LevelsJson(levels);
+  method["raw_fit"] = RawFitJson(levels, raw, t);
 }
 
 nlohmann::json GpdJson(const GpdFit& f) {
@@ -45,18 +84,33 @@ nlohmann::json GevJson(const GevFit& f) {
 }
 
 std::string Us(double ns) {
-  if (!std::isfinite(ns)) return "-";
-  return fmt::format("{:.1f}", ns / 1e3);
+  return evt_internal::FormatUs(ns);
 }
 
-std::string LevelCell(const std::vector<ReturnLevel>& levels, size_t k) {
-  if (k >= levels.size()) return "-";
+std::string LevelCell(const std::vector<ReturnLevel>& levels, const EstimateTrust& trust,
+                      size_t k) {
+  if (k >= levels.size())
+    return trust.trusted || trust.reason.empty() ? "-" : "no trustworthy estimate";
   const auto& l = levels[k];
-  if (!std::isfinite(l.ci_low_ns)) return Us(l.estimate_ns);
+  if (!l.refusal.empty())
+    return trust.trusted ? "beyond supported range" : "no trustworthy estimate";
+  if (std::isnan(l.ci_low_ns)) return Us(l.estimate_ns);
   return fmt::format("{} [{}, {}]", Us(l.estimate_ns), Us(l.ci_low_ns), Us(l.ci_high_ns));
 }
 
 }  // namespace
+
+namespace evt_internal {
+
+std::string FormatUs(double ns) {
+  if (std::isnan(ns)) return "-";
+  if (std::isinf(ns)) return ns > 0 ? "unbounded" : "-unbounded";
+  const double us = ns / 1e3;
+  if (std::fabs(us) < 1e6) return fmt::format("{:.1f}", us);
+  return fmt::format("{:.2e}", us);
+}
+
+}  // namespace evt_internal
 
 std::string_view GpdMethodName(GpdMethod method) {
   switch (method) {
@@ -106,6 +160,17 @@ std::string_view BlockMaximaModelName(BlockMaximaModel model) {
   return "?";
 }
 
+std::string ReportingRule(const EvtOptions& o) {
+  return fmt::format(
+      "estimates are reported only down to p = 10^-{:g}/n per activation ({:g} orders of "
+      "magnitude below 1/n, n = the samples the method used), and not at all with fewer than {} "
+      "exceedances (POT) or {} blocks (block maxima), a poorly determined POT shape (standard "
+      "error above {:g}), a Ljung-Box, runs or stationarity p-value below {:.3g} (alpha/3), or "
+      "(POT) an extremal index below 0.7",
+      o.max_extrapolation_decades, o.max_extrapolation_decades, evt_internal::kFewExceedances,
+      evt_internal::kFewBlocks, evt_internal::kMaxXiSe, RefusalLevel(o.alpha));
+}
+
 std::string ConfidenceLabel(double confidence) {
   return fmt::format("{:g}%", confidence * 100);
 }
@@ -130,8 +195,9 @@ nlohmann::json ToJson(const EvtReport& r) {
                       {"verdict", CheckVerdictName(c.verdict)},
                       {"detail", c.detail}});
   }
-  return {
+  nlohmann::json out = {
       {"disclaimer", kEvtDisclaimer},
+      {"reporting_rule", ReportingRule(o)},
       {"options",
        {{"block_size", o.block_size},
         {"threshold_quantile", o.threshold_quantile ? Num(*o.threshold_quantile) : nullptr},
@@ -140,7 +206,8 @@ nlohmann::json ToJson(const EvtReport& r) {
         {"seed", o.seed},
         {"confidence", o.confidence},
         {"alpha", o.alpha},
-        {"probabilities", o.probabilities}}},
+        {"probabilities", o.probabilities},
+        {"max_extrapolation_decades", o.max_extrapolation_decades}}},
       {"samples", r.samples},
       {"min_ns", Num(r.min_ns)},
       {"max_ns", Num(r.max_ns)},
@@ -153,7 +220,6 @@ nlohmann::json ToJson(const EvtReport& r) {
         {"exceedances", r.pot.exceedances},
         {"exceedance_rate", r.pot.exceedance_rate},
         {"fit", GpdJson(r.pot.fit)},
-        {"levels", LevelsJson(r.pot.levels)},
         {"bootstrap_failures", r.pot.bootstrap_failures},
         {"diagnostics", diagnostics}}},
       {"block_maxima",
@@ -166,11 +232,13 @@ nlohmann::json ToJson(const EvtReport& r) {
         {"lr_p_value", Num(r.bm.lr_p_value)},
         {"gumbel_sufficient", r.bm.gumbel_sufficient},
         {"levels_model", BlockMaximaModelName(r.bm.levels_model)},
-        {"levels", LevelsJson(r.bm.levels)},
         {"bootstrap_failures", r.bm.bootstrap_failures}}},
       {"checks", checks},
       {"warnings", r.warnings},
   };
+  AddTrust(out["pot"], r.pot.levels, r.pot.raw_levels, r.pot.trust);
+  AddTrust(out["block_maxima"], r.bm.levels, r.bm.raw_levels, r.bm.trust);
+  return out;
 }
 
 std::string FormatEvtReport(const EvtReport& r) {
@@ -192,6 +260,13 @@ std::string FormatEvtReport(const EvtReport& r) {
                      r.bm.blocks, r.bm.block_size, r.bm.gev.xi, r.bm.lr_p_value,
                      r.bm.gumbel_sufficient ? "Gumbel is enough" : "GEV needed"));
   }
+  line("  Rule: " + ReportingRule(r.options));
+  const auto limit = [](const EstimateTrust& t) {
+    if (!t.trusted) return std::string("none (no trustworthy estimate)");
+    return fmt::format("p >= {:.2g}", t.min_probability);
+  };
+  line(fmt::format("  Supported range per activation: POT {}, block maxima {}", limit(r.pot.trust),
+                   limit(r.bm.trust)));
   // The interval columns are labelled with the level the bootstrap used.
   const std::string ci = ConfidenceLabel(r.options.confidence);
   const std::string_view bm_model = BlockMaximaModelName(r.bm.levels_model);
@@ -200,8 +275,11 @@ std::string FormatEvtReport(const EvtReport& r) {
                    fmt::format("BM ({}) us [{} CI]", bm_model.empty() ? "-" : bm_model, ci)));
   for (size_t k = 0; k < r.options.probabilities.size(); ++k) {
     line(fmt::format("  {:>10.0e}  {:>32}  {:>32}", r.options.probabilities[k],
-                     LevelCell(r.pot.levels, k), LevelCell(r.bm.levels, k)));
+                     LevelCell(r.pot.levels, r.pot.trust, k),
+                     LevelCell(r.bm.levels, r.bm.trust, k)));
   }
+  if (!r.pot.trust.trusted) line("  POT: no trustworthy estimate: " + r.pot.trust.reason);
+  if (!r.bm.trust.trusted) line("  Block maxima: no trustworthy estimate: " + r.bm.trust.reason);
   line("  Checks:");
   for (const auto& c : r.checks) {
     line(fmt::format("    {:<15} {:<5} stat {:>8.3g}  p {:>8}  ({})", c.name,

@@ -1,14 +1,19 @@
 // Runs the built `rtpulse wcet` on a run folder written here (result.json + samples.bin), so
 // it is hermetic and fast; wcet_e2e_test does the same on a real `suite --samples` run.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "measure/sample_log.h"
 #include "support/subprocess.h"
@@ -77,7 +82,18 @@ TEST(WcetCommandTest, WritesJsonWithEveryFieldAndTheDisclaimer) {
   EXPECT_EQ(rep["block_maxima"]["blocks"], 60);
   EXPECT_EQ(rep["pot"]["levels"].size(), 7u);
   EXPECT_EQ(rep["pot"]["levels"][0]["probability"], 1e-6);
-  EXPECT_TRUE(rep["pot"]["levels"][6]["ci_high_ns"].is_number());
+  // 60000 samples support p >= 10^-2 / 60000 = 1.67e-7: 1e-6 is reported with its interval,
+  // 1e-7 and beyond (1e-12 used to be printed) are refused and stay, marked, in raw_fit.
+  EXPECT_TRUE(rep["pot"]["trusted"].get<bool>()) << rep["pot"]["refusal"];
+  EXPECT_NEAR(rep["pot"]["min_probability"].get<double>(), 1e-2 / 60'000, 1e-20);
+  EXPECT_TRUE(rep["pot"]["levels"][0]["ci_high_ns"].is_number());
+  EXPECT_TRUE(rep["pot"]["levels"][1]["estimate_ns"].is_null());
+  EXPECT_EQ(rep["pot"]["levels"][1]["refusal"],
+            "beyond the supported range: p < 1.7e-07 (more than 2 orders of magnitude below 1/n)");
+  EXPECT_TRUE(rep["pot"]["levels"][6]["ci_high_ns"].is_null());
+  EXPECT_TRUE(rep["pot"]["levels"][6]["refusal"].is_string());
+  EXPECT_TRUE(rep["pot"]["raw_fit"]["untrusted"].get<bool>());
+  EXPECT_TRUE(rep["pot"]["raw_fit"]["levels"][6]["ci_high_ns"].is_number());
   EXPECT_TRUE(rep["block_maxima"]["levels"][0]["ci_low_ns"].is_number());
   EXPECT_EQ(rep["checks"].size(), 4u);
   EXPECT_EQ(rep["pot"]["diagnostics"].size(), 11u);
@@ -97,6 +113,7 @@ TEST(WcetCommandTest, TextTableAndSameSeedSameResult) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.out.find("scenario idle"), std::string::npos);
   EXPECT_NE(a.out.find("1e-12"), std::string::npos);
+  EXPECT_NE(a.out.find("beyond supported range"), std::string::npos);
   EXPECT_NE(a.out.find("NOTE:"), std::string::npos);
   const auto first = nlohmann::json::parse(testutil::ReadFile(dir.File("wcet/wcet.json")));
   EXPECT_EQ(first["scenarios"][0]["report"]["pot"]["threshold_quantile"], 0.98);
@@ -107,6 +124,187 @@ TEST(WcetCommandTest, TextTableAndSameSeedSameResult) {
             0);
   const auto second = nlohmann::json::parse(testutil::ReadFile(dir.File("wcet/wcet.json")));
   EXPECT_EQ(first["scenarios"], second["scenarios"]);
+}
+
+/// Runs a python3 script from tests/data/wcet, returning its stdout.
+std::string Python(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "python3"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = testutil::RunProcess(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+const std::string kWcetData = std::string(RTPULSE_TEST_DATA) + "/wcet/";
+
+// Issue 10 item 6: 10,000 heavy-tailed (xi ~ 0.83), non-stationary (trend, growing burst rate)
+// samples used to print minutes at 1e-12 and intervals with a dozen digits. Now every
+// estimate is refused, with the failed conditions named, and the model kept in raw_fit.
+TEST(WcetCommandTest, HeavyTailedNonStationaryRunGetsNoEstimate) {
+  testutil::TempDir dir;
+  const std::string values = dir.File("heavy.txt");
+  Python({kWcetData + "heavy_nonstationary.py", values, "10000", "10"});
+  const auto imported =
+      RunRtpulse({"import", values, "--format", "values", "--out", dir.File("run")});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto r = RunRtpulse({"wcet", dir.File("run"), "--json", "-", "--bootstrap", "50"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rep = nlohmann::json::parse(r.out)["scenarios"][0]["report"];
+  const double threshold = rep["pot"]["threshold_ns"].get<double>();
+  const auto truth = nlohmann::json::parse(
+      Python({kWcetData + "tail_checks.py", values, fmt::format("{:.17g}", threshold)}));
+
+  EXPECT_EQ(rep["samples"], truth["samples"]);
+  EXPECT_EQ(rep["block_maxima"]["blocks"], truth["blocks"]);
+  EXPECT_EQ(rep["pot"]["exceedances"], truth["exceedances"]);
+  // The checks that refuse, against the formulas in python.
+  std::map<std::string, nlohmann::json> checks;
+  for (const auto& c : rep["checks"]) checks[c["name"].get<std::string>()] = c;
+  EXPECT_NEAR(checks["extremal-index"]["statistic"].get<double>(),
+              truth["extremal_index"].get<double>(), 1e-12);
+  EXPECT_NEAR(checks["stationarity"]["statistic"].get<double>(),
+              truth["stationarity_z"].get<double>(), 1e-9);
+  EXPECT_NEAR(checks["stationarity"]["p_value"].get<double>(),
+              truth["stationarity_p"].get<double>(), 1e-3 * truth["stationarity_p"].get<double>());
+  ASSERT_LT(truth["extremal_index"].get<double>(), 0.7);
+  ASSERT_LT(truth["stationarity_p"].get<double>(), 0.05 / 3);
+  ASSERT_LT(truth["blocks"].get<int>(), 20);
+
+  const std::string stationarity = fmt::format("stationarity check failed (p = {:.3g} < 0.0167)",
+                                               truth["stationarity_p"].get<double>());
+  const std::string clusters =
+      fmt::format("extremal-index check failed ({:.3g} < 0.7: exceedances cluster)",
+                  truth["extremal_index"].get<double>());
+  const std::string blocks =
+      fmt::format("only {} blocks of 1000 (needs at least 20)", truth["blocks"].get<int>());
+  EXPECT_EQ(rep["pot"]["refusal"], clusters + "; " + stationarity);
+  EXPECT_EQ(rep["block_maxima"]["refusal"], blocks + "; " + stationarity);
+  for (const char* method : {"pot", "block_maxima"}) {
+    const auto& m = rep[method];
+    EXPECT_FALSE(m["trusted"].get<bool>()) << method;
+    ASSERT_EQ(m["levels"].size(), 7u) << method;
+    for (const auto& l : m["levels"]) {
+      EXPECT_TRUE(l["estimate_ns"].is_null()) << method << l;
+      EXPECT_TRUE(l["ci_low_ns"].is_null()) << method << l;
+      EXPECT_TRUE(l["ci_high_ns"].is_null()) << method << l;
+      EXPECT_EQ(l["refusal"], "no trustworthy estimate: " + m["refusal"].get<std::string>());
+    }
+    // The model's numbers, for experts, marked.
+    EXPECT_TRUE(m["raw_fit"]["untrusted"].get<bool>()) << method;
+    EXPECT_EQ(m["raw_fit"]["reason"],
+              "no trustworthy estimate: " + m["refusal"].get<std::string>());
+    EXPECT_TRUE(m["raw_fit"]["levels"][6]["estimate_ns"].is_number()) << method;
+    EXPECT_NEAR(m["min_probability"].get<double>(),
+                truth[std::string(method) == "pot" ? "pot_min_probability" : "bm_min_probability"]
+                    .get<double>(),
+                1e-20);
+  }
+  // The raw POT model at 1e-12 is the old output's absurd number: tens of minutes.
+  EXPECT_GT(rep["pot"]["raw_fit"]["levels"][6]["estimate_ns"].get<double>(), 60e9);
+
+  // Text (stderr with --json -): the refusal in every cell and named, no number anywhere in
+  // the table, no run of 8 digits anywhere in the report.
+  const std::string& text = r.err;
+  EXPECT_NE(text.find("  POT: no trustworthy estimate: " + clusters + "; " + stationarity + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("  Block maxima: no trustworthy estimate: " + blocks + "; " + stationarity + "\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Supported range per activation: POT none (no trustworthy estimate), block "
+                      "maxima none (no trustworthy estimate)"),
+            std::string::npos)
+      << text;
+  std::istringstream lines(text);
+  std::string row;
+  int rows = 0;
+  while (std::getline(lines, row)) {
+    if (row.find(dir.path()) != std::string::npos) continue;  // paths may hold digits
+    EXPECT_FALSE(std::regex_search(row, std::regex("[0-9]{8}"))) << row;
+    if (!std::regex_search(row, std::regex("^ +1e-(0[6-9]|1[0-2])  "))) continue;
+    ++rows;
+    EXPECT_EQ(row.substr(14).find_first_of("0123456789"), std::string::npos) << row;
+    EXPECT_NE(row.find("no trustworthy estimate"), row.rfind("no trustworthy estimate")) << row;
+  }
+  EXPECT_EQ(rows, 7) << text;
+  // Nothing reported, so the plot marks no supported range.
+  const std::string gp = testutil::ReadFile(dir.File("run/wcet/heavy/exceedance.gp"));
+  EXPECT_NE(gp.find("set yrange"), std::string::npos);
+  EXPECT_EQ(gp.find("supported range"), std::string::npos) << gp;
+}
+
+// The other side of the rule: 100,000 independent exponential samples. 1e-6 and 1e-7 (the
+// limit 10^-2 / 1e5) are printed, near the truth python computes, within 4 standard
+// deviations of the estimators (python, from their asymptotic variances); 1e-8 and beyond are
+// refused.
+TEST(WcetCommandTest, WellBehavedRunIsReportedWithinTheRangeAndRefusedBeyond) {
+  testutil::TempDir dir;
+  const std::string values = dir.File("exp.txt");
+  const auto truth = nlohmann::json::parse(Python({kWcetData + "exponential.py", values, "100000",
+                                                   "3", "0.01", "1000", "1e-6", "1e-7", "1e-8"}));
+  ASSERT_EQ(
+      RunRtpulse({"import", values, "--format", "values", "--out", dir.File("run")}).exit_code, 0);
+  const auto r = RunRtpulse({"wcet", dir.File("run"), "--json", "-", "--bootstrap", "100",
+                             "--threshold-quantile", "0.99"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rep = nlohmann::json::parse(r.out)["scenarios"][0]["report"];
+  ASSERT_EQ(rep["samples"], 100'000);
+  for (const char* method : {"pot", "block_maxima"}) {
+    const auto& m = rep[method];
+    ASSERT_TRUE(m["trusted"].get<bool>()) << method << " " << m["refusal"];
+    EXPECT_TRUE(m["refusal"].is_null());
+    EXPECT_NEAR(m["min_probability"].get<double>(), truth["min_probability"].get<double>(), 1e-20);
+    ASSERT_EQ(m["levels"].size(), 7u);
+    for (size_t k = 0; k < 2; ++k) {
+      const auto& l = m["levels"][k];
+      const auto& t = truth["levels"][k];
+      ASSERT_EQ(l["probability"], t["probability"]);
+      const double sd = t[std::string(method) == "pot" ? "pot_relative_sd" : "gumbel_relative_sd"];
+      const double want = t["truth_ns"].get<double>();
+      const double got = l["estimate_ns"].get<double>();
+      EXPECT_LT(std::fabs(got - want) / want, 4 * sd) << method << " p " << t["probability"];
+      EXPECT_TRUE(l["refusal"].is_null());
+      EXPECT_LT(l["ci_low_ns"].get<double>(), got);
+      EXPECT_GT(l["ci_high_ns"].get<double>(), got);
+      // The table prints the same number (us, one decimal).
+      EXPECT_NE(r.err.find(fmt::format("{:.1f} [{:.1f}, {:.1f}]", got / 1e3,
+                                       l["ci_low_ns"].get<double>() / 1e3,
+                                       l["ci_high_ns"].get<double>() / 1e3)),
+                std::string::npos)
+          << method << "\n"
+          << r.err;
+    }
+    for (size_t k = 2; k < 7; ++k) {
+      const auto& l = m["levels"][k];
+      EXPECT_TRUE(l["estimate_ns"].is_null()) << method << k;
+      EXPECT_EQ(
+          l["refusal"],
+          "beyond the supported range: p < 1e-07 (more than 2 orders of magnitude below 1/n)");
+    }
+    EXPECT_TRUE(m["raw_fit"]["untrusted"].get<bool>());
+    EXPECT_TRUE(m["raw_fit"]["levels"][2]["estimate_ns"].is_number());
+  }
+  EXPECT_NE(r.err.find("Supported range per activation: POT p >= 1e-07, block maxima p >= 1e-07"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("no trustworthy estimate"), std::string::npos) << r.err;
+  std::istringstream lines(r.err);
+  std::string row;
+  int beyond = 0;
+  while (std::getline(lines, row)) {
+    if (!std::regex_search(row, std::regex("^ +1e-(0[89]|1[0-2])  "))) continue;
+    EXPECT_EQ(row.substr(14).find_first_of("0123456789"), std::string::npos) << row;
+    EXPECT_NE(row.find("beyond supported range"), row.rfind("beyond supported range")) << row;
+    ++beyond;
+  }
+  EXPECT_EQ(beyond, 5) << r.err;
+  // The plot marks where the supported range ends.
+  const std::string gp = testutil::ReadFile(dir.File("run/wcet/exp/exceedance.gp"));
+  EXPECT_NE(gp.find(fmt::format("supported range ends (p = {:.3g})",
+                                truth["min_probability"].get<double>())),
+            std::string::npos)
+      << gp;
 }
 
 TEST(WcetCommandTest, MissingSamplesIsAUsageError) {

@@ -15,13 +15,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/float_compare.h"
@@ -333,8 +336,8 @@ TEST(EvtTest, JsonHasEveryField) {
   std::vector<double> x = Exponential(12);
   x.resize(100'000);
   const auto j = ToJson(EstimateWorstCase(x, o));
-  for (const char* key : {"disclaimer", "options", "samples", "min_ns", "max_ns", "pot",
-                          "block_maxima", "checks", "warnings"}) {
+  for (const char* key : {"disclaimer", "reporting_rule", "options", "samples", "min_ns", "max_ns",
+                          "pot", "block_maxima", "checks", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key :
@@ -346,6 +349,16 @@ TEST(EvtTest, JsonHasEveryField) {
                           "gumbel_sufficient", "levels_model", "levels"}) {
     EXPECT_TRUE(j["block_maxima"].contains(key)) << key;
   }
+  for (const char* method : {"pot", "block_maxima"}) {
+    for (const char* key : {"trusted", "refusal", "min_probability", "raw_fit"}) {
+      EXPECT_TRUE(j[method].contains(key)) << method << " " << key;
+    }
+    for (const char* key : {"probability", "estimate_ns", "ci_low_ns", "ci_high_ns",
+                            "ci_high_unbounded", "refusal"}) {
+      EXPECT_TRUE(j[method]["levels"][0].contains(key)) << method << " " << key;
+    }
+  }
+  EXPECT_TRUE(j["options"].contains("max_extrapolation_decades"));
   EXPECT_EQ(j["checks"].size(), 4u);
   EXPECT_EQ(j["pot"]["levels"][0]["ci_low_ns"].is_number(), true);
   const std::string text = FormatEvtReport(EstimateWorstCase(x, o));
@@ -390,6 +403,352 @@ TEST(EvtOutputTest, IntervalLabelIsTheConfidenceUsed) {
   EXPECT_NE(FormatEvtReport(r95).find("POT latency us [95% CI]"), std::string::npos);
   const auto width = [](const ReturnLevel& l) { return l.ci_high_ns - l.ci_low_ns; };
   EXPECT_LT(width(r90.pot.levels[0]), width(r95.pot.levels[0]));
+}
+
+// ---- What is reported (docs/wcet.md, "What is reported") --------------------------------
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(EvtReportingTest, PercentileIntervalKnownValuesAndInfinity) {
+  // 1..100 at 90 %: positions 0.05*99 = 4.95 and 0.95*99 = 94.05 between order statistics
+  // (numpy.percentile's default "linear": 5.95 and 95.05).
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  auto [lo, hi] = PercentileInterval(v, 0.9);
+  EXPECT_NEAR(lo, 5.95, 1e-12);
+  EXPECT_NEAR(hi, 95.05, 1e-12);
+  // NaN replicates (no quantile) are left out: the same interval.
+  std::vector<double> with_nan = v;
+  with_nan.insert(with_nan.begin(), 3, std::nan(""));
+  EXPECT_EQ(PercentileInterval(with_nan, 0.9), PercentileInterval(v, 0.9));
+  // Overflowed replicates stay in: 10 of 100 infinite puts the 95th percentile on them.
+  std::vector<double> with_inf(v.begin(), v.begin() + 90);
+  with_inf.insert(with_inf.end(), 10, std::numeric_limits<double>::infinity());
+  std::tie(lo, hi) = PercentileInterval(with_inf, 0.9);
+  EXPECT_NEAR(lo, 5.95, 1e-12);
+  EXPECT_TRUE(std::isinf(hi) && hi > 0) << hi;
+  // 4 of 100 infinite: position 94.05 lies between two finite values (95 and 90th... the 95th
+  // and 96th order statistics are 95 and 96 here), finite.
+  std::vector<double> few_inf(v.begin(), v.begin() + 96);
+  few_inf.insert(few_inf.end(), 4, std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(PercentileInterval(few_inf, 0.9).second, 95.05, 1e-12);
+  EXPECT_TRUE(std::isnan(PercentileInterval({1.0}, 0.9).first));
+}
+
+/// Samples of an exponential tail, the options of the range test: a million samples, 1 %
+/// exceedances, probabilities up to and just past the limit 10^-2 / 1e6 = 1e-8.
+EvtOptions RangeOptions() {
+  EvtOptions o = TestOptions();
+  o.probabilities = {1e-6, 1e-7, 1e-8, 9e-9, 1e-9};
+  return o;
+}
+
+/// The standard deviation of an estimated exponential quantile, relative to the truth, from
+/// the asymptotic variances: POT (GPD, xi and sigma free, n_u exceedances) and the Gumbel
+/// fit of `blocks` maxima of `m` samples (Coles 2001, 3.3.3 and 4.3.2).
+double PotRelativeSd(double p, double n_u, double n) {
+  const double l = std::log(n_u / n / p);  // log(zeta/p)
+  // x_p - u = sigma/xi ((zeta/p)^xi - 1) near xi = 0: sigma*l*(1 + xi*l/2). Var(xi) =
+  // (1+xi)^2/n_u, Var(sigma)/sigma^2 = 2(1+xi)/n_u, Cov(xi, sigma)/sigma = -(1+xi)/n_u.
+  // The exceedance rate zeta adds Var(log zeta) = (1 - zeta)/n_u ~ 1/n_u through l.
+  const double var = (l * l / 4 + 2 - l) / n_u + 1 / (n_u * l * l);
+  return std::sqrt(var) * kExpMeanNs * l / ExponentialQuantile(p);
+}
+double GumbelRelativeSd(double p, double blocks, double m) {
+  const double y = -std::log(m * p);  // -log(-log G) at G = (1-p)^m
+  // Var(mu) = 1.109 s^2/B, Var(s) = 0.608 s^2/B, Cov = 0.257 s^2/B (Gumbel MLE).
+  const double var = (1.109 + 0.608 * y * y + 2 * 0.257 * y) / blocks;
+  return std::sqrt(var) * kExpMeanNs / ExponentialQuantile(p);
+}
+
+TEST(EvtReportingTest, ExponentialReportedWithinTheRangeRefusedJustBeyond) {
+  const EvtOptions o = RangeOptions();
+  const EvtReport r = EstimateWorstCase(Exponential(41), o);
+  ASSERT_TRUE(r.pot_ok);
+  ASSERT_TRUE(r.bm_ok);
+  for (const auto& c : r.checks) EXPECT_NE(c.verdict, CheckVerdict::kWarn) << c.name;
+  ASSERT_TRUE(r.pot.trust.trusted) << r.pot.trust.reason;
+  ASSERT_TRUE(r.bm.trust.trusted) << r.bm.trust.reason;
+  EXPECT_EQ(r.pot.trust.reason, "");
+  // The limit: 10^-2 / n, n = 1e6 samples (POT) and 1000 blocks of 1000 (block maxima).
+  EXPECT_NEAR(r.pot.trust.min_probability, 1e-8, 1e-20);
+  EXPECT_NEAR(r.bm.trust.min_probability, 1e-8, 1e-20);
+  EXPECT_EQ(r.bm.levels_model, BlockMaximaModel::kGumbel);
+  ASSERT_EQ(r.pot.levels.size(), 5u);
+  ASSERT_EQ(r.bm.levels.size(), 5u);
+  const double n_u = static_cast<double>(r.pot.exceedances);
+  EXPECT_EQ(r.pot.exceedances, 10'000u);
+  for (size_t k = 0; k < 3; ++k) {  // 1e-6, 1e-7, 1e-8: reported, near the truth
+    const double p = o.probabilities[k];
+    const double truth = ExponentialQuantile(p);
+    for (const auto* l : {&r.pot.levels[k], &r.bm.levels[k]}) {
+      const bool pot = l == &r.pot.levels[k];
+      // 4 standard deviations of the estimator (see the functions above).
+      const double tolerance =
+          4 * (pot ? PotRelativeSd(p, n_u, 1e6) : GumbelRelativeSd(p, 1000, 1000));
+      const double error = (l->estimate_ns - truth) / truth;
+      std::printf(
+          "%s p=%.0e: estimate %.0f true %.0f error %+.2f%% (tolerance %.2f%%) CI [%.0f, %.0f]\n",
+          pot ? "POT" : "BM", p, l->estimate_ns, truth, 100 * error, 100 * tolerance, l->ci_low_ns,
+          l->ci_high_ns);
+      EXPECT_EQ(l->refusal, "") << p;
+      EXPECT_LT(std::fabs(error), tolerance) << p;
+      EXPECT_LE(l->ci_low_ns, truth) << p;
+      EXPECT_GE(l->ci_high_ns, truth) << p;
+      EXPECT_TRUE(std::isfinite(l->ci_high_ns)) << p;
+      // The bootstrap interval is the estimator's own spread: half-width ~ 1.96 sd.
+      EXPECT_NEAR((l->ci_high_ns - l->ci_low_ns) / 2 / truth, 1.96 * tolerance / 4,
+                  0.5 * 1.96 * tolerance / 4)
+          << p;
+    }
+  }
+  for (size_t k = 3; k < 5; ++k) {  // 9e-9 and 1e-9: past the limit
+    for (const auto* l : {&r.pot.levels[k], &r.bm.levels[k]}) {
+      EXPECT_TRUE(std::isnan(l->estimate_ns));
+      EXPECT_TRUE(std::isnan(l->ci_low_ns));
+      EXPECT_TRUE(std::isnan(l->ci_high_ns));
+      EXPECT_EQ(
+          l->refusal,
+          "beyond the supported range: p < 1e-08 (more than 2 orders of magnitude below 1/n)");
+    }
+  }
+  // The raw model still has every probability, the same numbers where reported.
+  ASSERT_EQ(r.pot.raw_levels.size(), 5u);
+  for (size_t k = 0; k < 5; ++k) {
+    EXPECT_TRUE(std::isfinite(r.pot.raw_levels[k].estimate_ns));
+    EXPECT_TRUE(std::isfinite(r.bm.raw_levels[k].estimate_ns));
+    if (k < 3) {
+      EXPECT_TRUE(ExactlyEqual(r.pot.raw_levels[k].estimate_ns, r.pot.levels[k].estimate_ns));
+    }
+  }
+  // JSON: refused levels null with the reason, the raw fit marked untrusted.
+  const auto j = ToJson(r);
+  EXPECT_TRUE(j["pot"]["trusted"].get<bool>());
+  EXPECT_TRUE(j["pot"]["refusal"].is_null());
+  EXPECT_NEAR(j["pot"]["min_probability"].get<double>(), 1e-8, 1e-20);
+  EXPECT_TRUE(j["pot"]["levels"][2]["estimate_ns"].is_number());
+  EXPECT_TRUE(j["pot"]["levels"][2]["refusal"].is_null());
+  EXPECT_FALSE(j["pot"]["levels"][2]["ci_high_unbounded"].get<bool>());
+  for (const char* method : {"pot", "block_maxima"}) {
+    const auto& m = j[method];
+    EXPECT_TRUE(m["levels"][3]["estimate_ns"].is_null()) << method;
+    EXPECT_TRUE(m["levels"][3]["ci_high_ns"].is_null()) << method;
+    EXPECT_TRUE(Contains(m["levels"][3]["refusal"].get<std::string>(), "beyond the supported"));
+    ASSERT_TRUE(m["raw_fit"].is_object()) << method;
+    EXPECT_TRUE(m["raw_fit"]["untrusted"].get<bool>());
+    EXPECT_TRUE(Contains(m["raw_fit"]["reason"].get<std::string>(), "p < 1e-08"));
+    EXPECT_TRUE(m["raw_fit"]["levels"][4]["estimate_ns"].is_number());
+  }
+  EXPECT_EQ(j["options"]["max_extrapolation_decades"], 2.0);
+  EXPECT_TRUE(Contains(j["reporting_rule"].get<std::string>(), "10^-2/n"));
+  // Text: numbers down to 1e-8, "beyond supported range" past it, the rule and the limit.
+  const std::string text = FormatEvtReport(r);
+  std::istringstream lines(text);
+  std::string row;
+  int reported = 0;
+  int beyond = 0;
+  const std::vector<std::string> labels = {"1e-06", "1e-07", "1e-08", "9e-09", "1e-09"};
+  while (std::getline(lines, row)) {
+    for (size_t k = 0; k < labels.size(); ++k) {
+      if (row.rfind("  " + std::string(10 - labels[k].size(), ' ') + labels[k] + "  ", 0) != 0) {
+        continue;
+      }
+      if (k < 3) {
+        ++reported;
+        EXPECT_TRUE(Contains(row, fmt::format("{:.1f} [", r.pot.levels[k].estimate_ns / 1e3)))
+            << row;
+        EXPECT_TRUE(Contains(row, fmt::format("{:.1f} [", r.bm.levels[k].estimate_ns / 1e3)))
+            << row;
+      } else {
+        // Both columns, no number.
+        EXPECT_NE(row.find("beyond supported range"), row.rfind("beyond supported range")) << row;
+        EXPECT_EQ(row.find_first_of("0123456789", 14), std::string::npos) << row;
+        ++beyond;
+      }
+    }
+  }
+  EXPECT_EQ(reported, 3) << text;
+  EXPECT_EQ(beyond, 2) << text;
+  EXPECT_TRUE(
+      Contains(text, "Supported range per activation: POT p >= 1e-08, block maxima p >= 1e-08"))
+      << text;
+  EXPECT_TRUE(Contains(text, "Rule: estimates are reported only down to p = 10^-2/n")) << text;
+  EXPECT_FALSE(Contains(text, "no trustworthy estimate")) << text;
+
+  // One order of magnitude instead: the limit moves to 1e-7 and 1e-8 is refused too.
+  EvtOptions one = o;
+  one.max_extrapolation_decades = 1;
+  one.bootstrap = 0;
+  const EvtReport r1 = EstimateWorstCase(Exponential(41), one);
+  EXPECT_NEAR(r1.pot.trust.min_probability, 1e-7, 1e-19);
+  EXPECT_EQ(r1.pot.levels[1].refusal, "");
+  EXPECT_TRUE(Contains(r1.pot.levels[2].refusal, "p < 1e-07 (more than 1 orders"));
+  EXPECT_TRUE(Contains(r1.bm.levels[2].refusal, "p < 1e-07"));
+}
+
+TEST(EvtReportingTest, AFailedCheckRefusesNamingIt) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 20;
+  const EvtReport r = EstimateWorstCase(Ar1(0.999, 20'000, 26), o);
+  ASSERT_TRUE(r.bm_ok);
+  for (const char* name : {"ljung-box", "runs", "extremal-index"}) {
+    bool warned = false;
+    for (const auto& c : r.checks) warned |= c.name == name && c.verdict == CheckVerdict::kWarn;
+    EXPECT_TRUE(warned) << name;
+  }
+  EXPECT_FALSE(r.pot.trust.trusted);
+  EXPECT_FALSE(r.bm.trust.trusted);
+  for (const auto* t : {&r.pot.trust, &r.bm.trust}) {
+    EXPECT_TRUE(Contains(t->reason, "ljung-box check failed (p = ")) << t->reason;
+    EXPECT_TRUE(Contains(t->reason, "runs check failed (p = ")) << t->reason;
+    EXPECT_FALSE(Contains(t->reason, "stationarity")) << t->reason;  // it passed
+  }
+  // The extremal index rules out POT only (block maxima absorb short clusters).
+  EXPECT_TRUE(Contains(r.pot.trust.reason, "extremal-index check failed (0.0104 < 0.7"))
+      << r.pot.trust.reason;
+  EXPECT_FALSE(Contains(r.bm.trust.reason, "extremal-index")) << r.bm.trust.reason;
+  ASSERT_EQ(r.bm.levels.size(), 3u);
+  for (const auto& l : r.bm.levels) {
+    EXPECT_TRUE(std::isnan(l.estimate_ns));
+    EXPECT_EQ(l.refusal, "no trustworthy estimate: " + r.bm.trust.reason);
+  }
+  EXPECT_TRUE(std::isfinite(r.bm.raw_levels[0].estimate_ns));
+  const auto j = ToJson(r);
+  EXPECT_FALSE(j["block_maxima"]["trusted"].get<bool>());
+  EXPECT_EQ(j["block_maxima"]["refusal"], r.bm.trust.reason);
+  EXPECT_TRUE(j["block_maxima"]["levels"][0]["estimate_ns"].is_null());
+  EXPECT_EQ(j["block_maxima"]["raw_fit"]["reason"],
+            "no trustworthy estimate: " + r.bm.trust.reason);
+  EXPECT_TRUE(j["block_maxima"]["raw_fit"]["levels"][0]["estimate_ns"].is_number());
+  EXPECT_TRUE(j["pot"]["raw_fit"].is_null());  // no POT fit, so nothing raw to keep
+  const std::string text = FormatEvtReport(r);
+  EXPECT_TRUE(
+      Contains(text, "  Block maxima: no trustworthy estimate: " + r.bm.trust.reason + "\n"))
+      << text;
+  EXPECT_TRUE(Contains(text, "  POT: no trustworthy estimate: " + r.pot.trust.reason + "\n"))
+      << text;
+  EXPECT_FALSE(Contains(text, "beyond supported range")) << text;
+}
+
+TEST(EvtReportingTest, TooFewBlocksOrExceedancesRefuse) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.probabilities = {1e-4};
+  std::vector<double> x = Exponential(42);
+  // 19 blocks of 1000: fitted, refused; 20: reported. The 1 % threshold leaves 190 and 200
+  // exceedances: POT reported in both.
+  x.resize(19'000);
+  const EvtReport r19 = EstimateWorstCase(x, o);
+  EXPECT_TRUE(r19.bm_ok);
+  EXPECT_EQ(r19.bm.blocks, 19u);
+  EXPECT_FALSE(r19.bm.trust.trusted);
+  EXPECT_EQ(r19.bm.trust.reason, "only 19 blocks of 1000 (needs at least 20)");
+  EXPECT_TRUE(r19.pot.trust.trusted) << r19.pot.trust.reason;
+  x = Exponential(42);
+  x.resize(20'000);
+  const EvtReport r20 = EstimateWorstCase(x, o);
+  EXPECT_EQ(r20.bm.blocks, 20u);
+  EXPECT_TRUE(r20.bm.trust.trusted) << r20.bm.trust.reason;
+  EXPECT_NEAR(r20.bm.levels[0].estimate_ns, ExponentialQuantile(1e-4),
+              4 * GumbelRelativeSd(1e-4, 20, 1000) * ExponentialQuantile(1e-4));
+  // Fewer than 10 blocks: no fit at all, the same refusal.
+  x.resize(9'000);
+  const EvtReport r9 = EstimateWorstCase(x, o);
+  EXPECT_FALSE(r9.bm_ok);
+  EXPECT_EQ(r9.bm.trust.reason, "only 9 blocks of 1000 (needs at least 20)");
+  EXPECT_TRUE(
+      Contains(FormatEvtReport(r9), "Block maxima: no trustworthy estimate: only 9 blocks"));
+
+  // Threshold at the 0.99 quantile, an order statistic: 4900 samples leave 49 exceedances
+  // (refused), 5000 leave 50 (reported).
+  o.block_size = 100;
+  x = Exponential(43);
+  x.resize(4900);
+  const EvtReport e49 = EstimateWorstCase(x, o);
+  EXPECT_TRUE(e49.pot_ok);
+  EXPECT_EQ(e49.pot.exceedances, 49u);
+  EXPECT_TRUE(e49.pot.trust.reason.starts_with(
+      "only 49 exceedances over the threshold (needs at least 50)"))
+      << e49.pot.trust.reason;
+  EXPECT_TRUE(std::isnan(e49.pot.levels[0].estimate_ns));
+  x = Exponential(43);
+  x.resize(5000);
+  const EvtReport e50 = EstimateWorstCase(x, o);
+  EXPECT_EQ(e50.pot.exceedances, 50u);
+  EXPECT_TRUE(e50.pot.trust.trusted) << e50.pot.trust.reason;
+  // This sample's runs test lands between alpha/3 and alpha: it warns, it does not refuse.
+  bool runs_warned = false;
+  for (const auto& c : e50.checks) {
+    if (c.name != "runs") continue;
+    runs_warned = c.verdict == CheckVerdict::kWarn;
+    EXPECT_GE(c.p_value, RefusalLevel(o.alpha));
+    EXPECT_LT(c.p_value, o.alpha);
+  }
+  EXPECT_TRUE(runs_warned);
+  EXPECT_NEAR(RefusalLevel(0.05), 0.05 / 3, 1e-17);
+  EXPECT_NEAR(e50.pot.levels[0].estimate_ns, ExponentialQuantile(1e-4),
+              4 * PotRelativeSd(1e-4, 50, 5000) * ExponentialQuantile(1e-4));
+}
+
+TEST(EvtReportingTest, PoorlyDeterminedShapeRefusesPot) {
+  // 5000 samples of a Pareto tail with xi = 1 (infinite mean), 1 % threshold: 50
+  // exceedances, standard error (1 + xi)/sqrt(50) ~ 0.28 > 0.25.
+  EvtOptions o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 100;
+  o.probabilities = {1e-4};
+  Uniform u(45);
+  std::vector<double> x(5000);
+  for (auto& v : x) v = 10'000 / u();
+  const EvtReport r = EstimateWorstCase(x, o);
+  ASSERT_TRUE(r.pot_ok);
+  EXPECT_EQ(r.pot.exceedances, 50u);
+  EXPECT_NEAR(r.pot.fit.xi_se, (1 + r.pot.fit.xi) / std::sqrt(50.0), 1e-12);
+  ASSERT_GT(r.pot.fit.xi_se, 0.25) << r.pot.fit.xi;
+  EXPECT_FALSE(r.pot.trust.trusted);
+  EXPECT_TRUE(Contains(r.pot.trust.reason,
+                       fmt::format("the shape is poorly determined (xi = {:.2f} +- {:.2f}, "
+                                   "standard error above 0.25)",
+                                   r.pot.fit.xi, r.pot.fit.xi_se)))
+      << r.pot.trust.reason;
+  EXPECT_TRUE(std::isnan(r.pot.levels[0].estimate_ns));
+  // Block maxima (50 blocks) are not judged by the POT shape.
+  EXPECT_FALSE(Contains(r.bm.trust.reason, "shape")) << r.bm.trust.reason;
+}
+
+TEST(EvtReportingTest, NoNumberWithAbsurdDigits) {
+  EvtOptions o = TestOptions();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Exponential(44);
+  x.resize(50'000);
+  EvtReport r = EstimateWorstCase(x, o);
+  ASSERT_TRUE(r.pot.trust.trusted) << r.pot.trust.reason;
+  // An upper bound the refits cannot bound, and a finite but astronomical one.
+  r.pot.levels[0].ci_high_ns = std::numeric_limits<double>::infinity();
+  r.pot.levels[1].ci_high_ns = 1e300;
+  r.pot.levels[2].estimate_ns = 1.23456e13;  // 1.23456e10 us
+  const std::string text = FormatEvtReport(r);
+  EXPECT_TRUE(
+      Contains(text, fmt::format("{:.1f} [{:.1f}, unbounded]", r.pot.levels[0].estimate_ns / 1e3,
+                                 r.pot.levels[0].ci_low_ns / 1e3)))
+      << text;
+  EXPECT_TRUE(Contains(text, ", 1.00e+297]")) << text;
+  EXPECT_TRUE(Contains(text, "1.23e+10 [")) << text;
+  for (size_t i = 0; i + 8 <= text.size(); ++i) {
+    EXPECT_FALSE(std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i),
+                             text.begin() + static_cast<std::ptrdiff_t>(i + 8),
+                             [](char c) { return c >= '0' && c <= '9'; }))
+        << "8 digits in a row at " << i << ":\n"
+        << text;
+  }
+  const auto j = ToJson(r);
+  EXPECT_TRUE(j["pot"]["levels"][0]["ci_high_ns"].is_null());
+  EXPECT_TRUE(j["pot"]["levels"][0]["ci_high_unbounded"].get<bool>());
+  EXPECT_FALSE(j["pot"]["levels"][1]["ci_high_unbounded"].get<bool>());
 }
 
 const std::string kGolden = std::string(RTPULSE_TEST_DATA) + "/golden/evt";
