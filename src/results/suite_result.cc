@@ -23,7 +23,72 @@ double Us(double ns) {
   return ns / 1000.0;
 }
 
+nlohmann::json StatsJsonExact(const ScenarioStats& s);
+
+/// A statistic's value for JSON: null when it cannot be known.
+nlohmann::json Value(double v, Bound bound) {
+  if (bound == Bound::kUnknown) return nullptr;
+  return v;
+}
+nlohmann::json Value(int64_t v, Bound bound) {
+  if (bound == Bound::kUnknown) return nullptr;
+  return v;
+}
+
+/// "≥ 12.3" for a lower bound, "≤ 12.3" for an upper bound, "?" when unknown (us).
+std::string UsText(double ns, Bound bound) {
+  switch (bound) {
+    case Bound::kExact:
+      return fmt::format("{:.1f}", Us(ns));
+    case Bound::kLowerBound:
+      return fmt::format("\u2265{:.1f}", Us(ns));
+    case Bound::kUpperBound:
+      return fmt::format("\u2264{:.1f}", Us(ns));
+    case Bound::kUnknown:
+      return "?";
+  }
+  return "?";
+}
+
+std::string PercentileText(int64_t ns, const StatBounds& bounds) {
+  return UsText(static_cast<double>(ns), bounds.Percentile(ns));
+}
+
 nlohmann::json StatsJson(const ScenarioStats& s) {
+  nlohmann::json j = StatsJsonExact(s);
+  if (s.bounds.Any()) {
+    j["min_ns"] = Value(s.min_ns, s.bounds.min);
+    j["max_ns"] = Value(s.max_ns, s.bounds.max);
+    j["mean_ns"] = Value(s.mean_ns, s.bounds.mean);
+    j["jitter_stddev_ns"] = Value(s.stddev_ns, s.bounds.stddev);
+    const std::pair<const char*, Bound> rows[] = {{"min", s.bounds.min},
+                                                  {"max", s.bounds.max},
+                                                  {"mean", s.bounds.mean},
+                                                  {"jitter_stddev", s.bounds.stddev}};
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [name, bound] : rows) {
+      kinds[std::string(name) + "_ns"] = BoundName(bound);
+      if (bound != Bound::kExact) j[fmt::format("{}_is_{}", name, BoundName(bound))] = true;
+    }
+    const std::pair<const char*, int64_t> percentiles[] = {{"median", s.median_ns},
+                                                           {"p95", s.p95_ns},
+                                                           {"p99", s.p99_ns},
+                                                           {"p99.9", s.p999_ns},
+                                                           {"p99.99", s.p9999_ns}};
+    for (const auto& [name, value] : percentiles) {
+      const Bound bound = s.bounds.Percentile(value);
+      kinds[std::string(name) + "_ns"] = BoundName(bound);
+      j[std::string(name) + "_ns"] = Value(value, bound);
+      if (bound != Bound::kExact) j[fmt::format("{}_is_{}", name, BoundName(bound))] = true;
+    }
+    j["bounds"] = kinds;
+    j["bounds_reasons"] = s.bounds.reasons;
+  }
+  if (s.latencies_not_printed > 0) j["latencies_not_printed"] = s.latencies_not_printed;
+  return j;
+}
+
+nlohmann::json StatsJsonExact(const ScenarioStats& s) {
   return {{"scenario", s.scenario},
           {"wake", s.wake},
           {"status", s.status},
@@ -57,7 +122,9 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       row.missed_activations += p.missed_activations;
       row.skipped_periods += p.skipped_periods;
       row.periods_elapsed += p.periods_elapsed;
+      row.latencies_not_printed += p.latencies_not_printed;
     }
+    row.bounds = MergeBounds(path.probes);
     const stats::Summary s = stats::Summarize(all);
     row.samples = s.count;
     row.min_ns = s.min_ns;
@@ -177,13 +244,26 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
   for (const auto& r : rows) {
     const std::string name = several_paths ? r.scenario + "/" + r.wake : r.scenario;
     out += fmt::format(
-        "{:<16} {:>10} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>9.1f} "
-        "{:>8.1f} {:>14}  {}\n",
-        name, r.samples, Us(static_cast<double>(r.min_ns)), Us(r.mean_ns),
-        Us(static_cast<double>(r.median_ns)), Us(static_cast<double>(r.p95_ns)),
-        Us(static_cast<double>(r.p99_ns)), Us(static_cast<double>(r.p999_ns)),
-        Us(static_cast<double>(r.p9999_ns)), Us(static_cast<double>(r.max_ns)), Us(r.stddev_ns),
+        "{:<16} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>14}  {}\n", name,
+        r.samples, UsText(static_cast<double>(r.min_ns), r.bounds.min),
+        UsText(r.mean_ns, r.bounds.mean), PercentileText(r.median_ns, r.bounds),
+        PercentileText(r.p95_ns, r.bounds), PercentileText(r.p99_ns, r.bounds),
+        PercentileText(r.p999_ns, r.bounds), PercentileText(r.p9999_ns, r.bounds),
+        UsText(static_cast<double>(r.max_ns), r.bounds.max), UsText(r.stddev_ns, r.bounds.stddev),
         fmt::format("{}/{}", r.missed_activations, r.skipped_periods), r.status);
+  }
+  std::string bound_notes;
+  for (const auto& r : rows) {
+    const std::string name = several_paths ? r.scenario + "/" + r.wake : r.scenario;
+    for (const auto& reason : r.bounds.reasons) {
+      bound_notes += fmt::format("  {}: {}\n", name, reason);
+    }
+    if (r.latencies_not_printed > 0) {
+      bound_notes += fmt::format(
+          "  {}: {} more samples had a latency <= 0 whose value the file does not give; they are "
+          "not in the columns above\n",
+          name, r.latencies_not_printed);
+    }
   }
   for (const auto& s : suite.scenarios) {
     if (!s.latency) {
@@ -196,6 +276,12 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
       "deviation (population)\n";
   out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
+  if (!bound_notes.empty()) {
+    out +=
+        "\u2265 lower bound, \u2264 upper bound, ? unknown: the source file does not give the "
+        "exact value:\n" +
+        bound_notes;
+  }
   if (suite.status != "complete") {
     out += fmt::format("note: suite {}; rows cover what ran\n", suite.status);
   }
