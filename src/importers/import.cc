@@ -279,7 +279,7 @@ void RecordTool(results::ProbeResult& probe, const ToolThread& t) {
         "give: the jitter is a lower bound (the smallest spread those values allow){}{}",
         t.where, t.overflows, h.count(), t.limit_us,
         t.overflow_max_ns ? "" : ", the max is a lower bound (the limit)",
-        t.mean_ns ? "" : ", the mean is a lower bound"));
+        t.mean_ns || unknown_neg > 0 ? "" : ", the mean is a lower bound"));
   }
   if (unknown_neg > 0) {
     b.min = Bound::kUpperBound;

@@ -229,6 +229,11 @@ TEST(ImportTruth, CyclictestJsonWrappedNegativesAreRecoveredNotAveraged) {
   const auto cmp = testutil::RunRtpulse({"compare", out, out});
   EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
   EXPECT_EQ(cmp.out.find("0000000000"), std::string::npos) << cmp.out;
+  const size_t mean_line = cmp.out.find("mean (us)");
+  ASSERT_NE(mean_line, std::string::npos) << cmp.out;
+  const std::string mean_row = cmp.out.substr(mean_line, cmp.out.find('\n', mean_line) - mean_line);
+  EXPECT_NE(mean_row.find('?'), std::string::npos) << mean_row;  // unknown, said so
+  EXPECT_EQ(mean_row.find_first_of("0123456789"), std::string::npos) << mean_row;  // no number
 }
 
 /// cyclictest --json text for one thread with the given histogram, cycles, min, avg, max.
