@@ -10,9 +10,10 @@
 namespace rtpulse::importers::internal {
 namespace {
 
-/// jitterdebugger's histogram has a fixed 1000 slots of 1 us (HIST_MAX_ENTRIES in
-/// jitterdebugger.c; Debian's 0.3.1+git20200117 package too): a latency of 1000 us or more
-/// is counted and summed but not in the histogram.
+/// jitterdebugger's histogram has a fixed 1000 slots of 1 us: HIST_MAX_ENTRIES in older
+/// jitterdebugger.c; Debian's 0.3.1+git20200117 binary allocates 1'000'000 / (1000 ns per
+/// unit) slots, the same 1000 in microseconds (1'000'000 of 1 ns with -N, refused here). A
+/// latency of 1000 us or more is counted and summed (count, avg) but not in the histogram.
 constexpr int64_t kHistogramSlots = 1000;
 
 }  // namespace

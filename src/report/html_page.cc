@@ -35,6 +35,22 @@ std::string Us(int64_t ns) {
   return Us(static_cast<double>(ns));
 }
 
+/// A statistic with its bound (imports): a lower bound as ">=", an upper one as "<=", an
+/// unknown value as "?" instead of a number.
+std::string Bounded(const std::string& value, results::Bound bound) {
+  switch (bound) {
+    case results::Bound::kExact:
+      return value;
+    case results::Bound::kLowerBound:
+      return "\u2265" + value;
+    case results::Bound::kUpperBound:
+      return "\u2264" + value;
+    case results::Bound::kUnknown:
+      return "?";
+  }
+  return "?";
+}
+
 std::string JsonText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
@@ -47,6 +63,7 @@ std::string SummaryTable(const results::SuiteResult& suite) {
       "<th>Samples</th><th>Min</th><th>Mean</th><th>p50</th><th>p95</th><th>p99</th>"
       "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th><th>Missed</th>"
       "<th>Skipped</th></tr>\n";
+  std::string bound_notes;
   for (const auto& r : results::SummarizeScenarios(suite)) {
     const std::string name = r.wake.empty() ? r.scenario : r.scenario + " (" + r.wake + ")";
     const char* missed_class = r.missed_activations > 0 ? " class=\"bad\"" : "";
@@ -54,14 +71,34 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td{}>{}</td><td{}>{}</td></tr>\n",
-        E(name), E(r.status), r.samples, Us(r.min_ns), Us(r.mean_ns), Us(r.median_ns), Us(r.p95_ns),
-        Us(r.p99_ns), Us(r.p999_ns), Us(r.p9999_ns), Us(r.max_ns), Us(r.stddev_ns), missed_class,
-        r.missed_activations, missed_class, r.skipped_periods);
+        E(name), E(r.status), r.samples, E(Bounded(Us(r.min_ns), r.bounds.min)),
+        E(Bounded(Us(r.mean_ns), r.bounds.mean)),
+        E(Bounded(Us(r.median_ns), r.bounds.Percentile(r.median_ns))),
+        E(Bounded(Us(r.p95_ns), r.bounds.Percentile(r.p95_ns))),
+        E(Bounded(Us(r.p99_ns), r.bounds.Percentile(r.p99_ns))),
+        E(Bounded(Us(r.p999_ns), r.bounds.Percentile(r.p999_ns))),
+        E(Bounded(Us(r.p9999_ns), r.bounds.Percentile(r.p9999_ns))),
+        E(Bounded(Us(r.max_ns), r.bounds.max)), E(Bounded(Us(r.stddev_ns), r.bounds.stddev)),
+        missed_class, r.missed_activations, missed_class, r.skipped_periods);
+    for (const auto& reason : r.bounds.reasons) {
+      bound_notes += "<li>" + E(name) + ": " + E(reason) + "</li>";
+    }
+    if (r.latencies_not_printed > 0) {
+      bound_notes += fmt::format(
+          "<li>{}: {} more samples had a latency &lt;= 0 whose value the file does not give; "
+          "not in this row</li>",
+          E(name), r.latencies_not_printed);
+    }
   }
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
        "together. Jitter = standard deviation. Missed = wake-ups after the next period's "
        "deadline; skipped = periods lost because of them. Percentiles: " +
        E(std::string(stats::kPercentileMethod)) + ".</p>\n";
+  if (!bound_notes.empty()) {
+    h += "<p class=\"note\">\u2265 lower bound, \u2264 upper bound, ? unknown: the imported "
+         "file does not give the exact value:</p><ul class=\"note\">" +
+         bound_notes + "</ul>\n";
+  }
   return h;
 }
 

@@ -14,6 +14,22 @@ std::string Us(int64_t ns) {
   return Us(static_cast<double>(ns));
 }
 
+/// A statistic with its bound (imports): a lower bound as ">=", an upper one as "<=", an
+/// unknown value as "?" instead of a number.
+std::string Bounded(const std::string& value, results::Bound bound) {
+  switch (bound) {
+    case results::Bound::kExact:
+      return value;
+    case results::Bound::kLowerBound:
+      return "$\\geq$" + value;
+    case results::Bound::kUpperBound:
+      return "$\\leq$" + value;
+    case results::Bound::kUnknown:
+      return "?";
+  }
+  return "?";
+}
+
 }  // namespace
 
 std::string LatexEscape(const std::string& text) {
@@ -72,17 +88,27 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
   tex +=
       "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "
       "Missed & Skipped \\\\\n\\midrule\n";
+  std::string notes;
   for (const auto& row : results::SummarizeScenarios(suite)) {
+    const results::StatBounds& b = row.bounds;
     std::string name = row.scenario;
     if (!row.wake.empty()) name += " (" + row.wake + ")";
     if (row.status != "complete") name += " [" + row.status + "]";
-    tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
-                       LatexEscape(name), row.samples, Us(row.min_ns), Us(row.mean_ns),
-                       Us(row.median_ns), Us(row.p95_ns), Us(row.p99_ns), Us(row.p999_ns),
-                       Us(row.p9999_ns), Us(row.max_ns), Us(row.stddev_ns), row.missed_activations,
-                       row.skipped_periods);
+    tex += fmt::format(
+        "{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n", LatexEscape(name),
+        row.samples, Bounded(Us(row.min_ns), b.min), Bounded(Us(row.mean_ns), b.mean),
+        Bounded(Us(row.median_ns), b.Percentile(row.median_ns)),
+        Bounded(Us(row.p95_ns), b.Percentile(row.p95_ns)),
+        Bounded(Us(row.p99_ns), b.Percentile(row.p99_ns)),
+        Bounded(Us(row.p999_ns), b.Percentile(row.p999_ns)),
+        Bounded(Us(row.p9999_ns), b.Percentile(row.p9999_ns)), Bounded(Us(row.max_ns), b.max),
+        Bounded(Us(row.stddev_ns), b.stddev), row.missed_activations, row.skipped_periods);
+    for (const auto& reason : b.reasons) notes += "% " + name + ": " + reason + "\n";
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
+  if (!notes.empty()) {
+    tex += "% $\\geq$ lower bound, $\\leq$ upper bound, ? unknown (imported data):\n" + notes;
+  }
   return tex;
 }
 

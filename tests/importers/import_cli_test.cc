@@ -225,6 +225,14 @@ TEST(ImportTruth, CyclictestJsonWrappedNegativesAreRecoveredNotAveraged) {
   // The text summary marks what is not exact.
   EXPECT_NE(printed.find("\u2264-30.0"), std::string::npos) << printed;
   EXPECT_NE(printed.find("\u2265100.0"), std::string::npos) << printed;
+  // The report's tables mark the same statistics.
+  const auto rep = testutil::RunRtpulse({"report", out});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const auto tex = testutil::RunProcess({"/bin/cat", out + "/tables/summary.tex"}).out;
+  EXPECT_NE(tex.find("& 5000 & $\\leq$-30.0 & ? & "), std::string::npos) << tex;
+  const auto html = testutil::RunProcess({"/bin/cat", out + "/report/index.html"}).out;
+  EXPECT_NE(html.find("<td>\u2264-30.0</td><td>?</td>"), std::string::npos);
+  EXPECT_NE(html.find("unsigned wrap"), std::string::npos);
   // compare reads it and prints no wrapped-size number.
   const auto cmp = testutil::RunRtpulse({"compare", out, out});
   EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
