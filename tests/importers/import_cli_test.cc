@@ -383,5 +383,33 @@ TEST(ImportTruth, JitterdebuggerOverflowsAtItsFixedLimitAndTheJitterIsALowerBoun
   EXPECT_FALSE(result["scenarios"][0]["latency"]["thread"]["0"]["stats"].contains("bounds"));
 }
 
+TEST(ImportTruth, CyclictestHistogramTextWithOverflowsGivesBoundsNotExactNumbers) {
+  // Real -h and -H files with overflows: the mean is cyclictest's truncated average (a lower
+  // bound), the jitter the smallest spread the file allows.
+  for (const char* name : {"cyclictest_hist.txt", "cyclictest_H_overflow.txt"}) {
+    SCOPED_TRACE(name);
+    const auto truth = Truth({"cyclictest-hist", kData + name});
+    testutil::TempDir dir;
+    MustImportCli({kData + name}, dir.File("o"));
+    const auto result = ReadJson(dir.File("o/result.json"));
+    const auto& threads = result["scenarios"][0]["latency"]["thread"];
+    ASSERT_EQ(threads.size(), truth.size());
+    for (const auto& [key, want] : truth.items()) {
+      const auto& st = threads[key]["stats"];
+      ASSERT_GT(want["overflows"].get<int>(), 0);
+      EXPECT_EQ(st["mean_is_lower_bound"], true);
+      EXPECT_EQ(st["stddev_is_lower_bound"], true);
+      ExpectRelNear(st["mean_ns"].get<double>(), want["mean_ns"].get<double>());
+      ExpectRelNear(st["stddev_ns"].get<double>(), want["stddev_lower_bound_ns"].get<double>());
+    }
+    const auto& row = result["scenarios"][0]["summary"][0];
+    EXPECT_EQ(row["mean_is_lower_bound"], true);
+    // Two threads whose means are only bounds: the spread between them, so the pooled
+    // jitter, is not known.
+    EXPECT_EQ(row["jitter_stddev_is_unknown"], true);
+    EXPECT_TRUE(row["jitter_stddev_ns"].is_null());
+  }
+}
+
 }  // namespace
 }  // namespace rtpulse

@@ -4,6 +4,7 @@
   import_truth.py cyclictest-json FILE LIMIT_US      per thread: wrapped negatives, overflows, ...
   import_truth.py cyclictest-verbose FILE            per thread: printed samples, 0 lines, mean
   import_truth.py jitterdebugger JSON RAW            per cpu: overflows, jitter bound, true jitter
+  import_truth.py cyclictest-hist FILE               per thread of -h/-H text: mean, jitter bound
   import_truth.py samples-bin FILE                   records, and whether seq rises per thread
 
 Prints one JSON object. The smallest jitter a clipped histogram allows: every unknown value is
@@ -121,6 +122,33 @@ def jitterdebugger(json_path, raw_path):
     return out
 
 
+def cyclictest_hist(path):
+    rows, sums = [], {}
+    for line in open(path):
+        if line[:1].isdigit():
+            rows.append([int(x) for x in line.split()[1:]])
+        for key in ("Avg Latencies", "Max Latencies", "Histogram Overflows"):
+            if line.startswith("# " + key + ":"):
+                sums[key] = [int(x) for x in line.split(":")[1].split()]
+    limit = len(rows)
+    out = {}
+    for t in range(len(sums["Avg Latencies"])):
+        known = [(us * 1000, r[t]) for us, r in enumerate(rows) if r[t]]
+        over = sums["Histogram Overflows"][t]
+        row = {"overflows": over}
+        if over:
+            known.append((sums["Max Latencies"][t] * 1000, 1))
+            avg = sums["Avg Latencies"][t] * 1000  # truncated: the true mean is in [avg, avg+1us)
+            row["mean_ns"] = avg
+            row["stddev_lower_bound_ns"] = math.sqrt(
+                smallest_variance(known, over - 1, limit * 1000, 0, 0, avg - 5, avg + 1000))
+        else:
+            n = sum(c for _, c in known)
+            row["mean_ns"] = sum(x * c for x, c in known) / n
+        out[str(t)] = row
+    return out
+
+
 def samples_bin(path):
     data = open(path, "rb").read()
     assert data[:8] == b"RTPSMPL1" and data[-32:-24] == b"RTPSEND1"
@@ -142,6 +170,8 @@ if __name__ == "__main__":
         result = cyclictest_json(sys.argv[2], int(sys.argv[3]))
     elif mode == "cyclictest-verbose":
         result = cyclictest_verbose(sys.argv[2])
+    elif mode == "cyclictest-hist":
+        result = cyclictest_hist(sys.argv[2])
     elif mode == "samples-bin":
         result = samples_bin(sys.argv[2])
     else:
