@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/histogram.h"
 #include "results/cyclictest_format.h"
 #include "stats/summary.h"
@@ -107,6 +109,24 @@ nlohmann::json StatsJsonExact(const ScenarioStats& s) {
           {"periods_elapsed", s.periods_elapsed}};
 }
 
+/// When the threads' means are only bounds, the spread between them is unknown, but the
+/// pooled variance is at least the threads' own variances pooled (the between-thread part is
+/// >= 0): a lower bound that still says something.
+void PooledJitterBound(const std::vector<ProbeResult>& probes, ScenarioStats& row) {
+  if (probes.size() < 2 || row.bounds.stddev != Bound::kUnknown || row.samples == 0) return;
+  double within = 0;
+  for (const auto& p : probes) {
+    if (p.bounds.stddev == Bound::kUnknown || p.bounds.stddev == Bound::kUpperBound) return;
+    const double sd = p.histogram.StdDev();
+    within += static_cast<double>(p.histogram.count()) * sd * sd;
+  }
+  row.stddev_ns = std::sqrt(within / static_cast<double>(row.samples));
+  row.bounds.stddev = Bound::kLowerBound;
+  row.bounds.reasons.push_back(
+      "the jitter of all threads together is their own spreads pooled, without the spread "
+      "between their means (those are bounds): a lower bound");
+}
+
 /// One row per wake path of a scenario that has measurements.
 std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
   std::vector<ScenarioStats> rows;
@@ -131,6 +151,7 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
     row.mean_ns = s.mean_ns;
     row.stddev_ns = s.stddev_ns;
     row.max_ns = s.max_ns;
+    PooledJitterBound(path.probes, row);
     row.median_ns = all.Percentile(50.0);
     row.p95_ns = all.Percentile(95.0);
     row.p99_ns = all.Percentile(99.0);
