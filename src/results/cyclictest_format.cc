@@ -68,7 +68,11 @@ void AddBounds(nlohmann::json& stats, const StatBounds& b) {
     kinds["percentiles_lower_bound_from_ns"] = *b.percentiles_lower_from_ns;
   if (b.percentiles_upper_to_ns)
     kinds["percentiles_upper_bound_to_ns"] = *b.percentiles_upper_to_ns;
-  if (b.percentiles_unknown) kinds["percentiles"] = "unknown";
+  if (b.percentiles_unknown) {
+    kinds["percentiles"] = "unknown";
+    // Samples of unknown sign are counted with the negatives: at most that many are.
+    kinds["negative_latencies"] = "upper_bound";
+  }
   stats["bounds"] = kinds;
   stats["bounds_reasons"] = b.reasons;
 }

@@ -308,6 +308,9 @@ TEST(ImportTruth, CyclictestHistogramTextWithAWrappedMaxIsReadAndNothingUnknownI
   const auto& row = result["scenarios"][0]["summary"][0];
   EXPECT_EQ(row["min_ns"], largest_negative_us * 1000);
   EXPECT_EQ(row["min_is_upper_bound"], true);
+  const auto& st = result["scenarios"][0]["latency"]["thread"]["0"]["stats"];
+  EXPECT_EQ(st["negative_latencies"], overflows);  // at most; the file cannot say
+  EXPECT_EQ(st["bounds"]["negative_latencies"], "upper_bound");
   for (const char* key : {"mean_ns", "median_ns", "p99_ns", "max_ns", "jitter_stddev_ns"}) {
     EXPECT_TRUE(row[key].is_null()) << key << " = " << row[key];
   }

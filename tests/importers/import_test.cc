@@ -270,6 +270,16 @@ TEST(Malformed, CyclictestHistogram) {
         ImportFile(folder.path(), {}, nullptr).error().message.find(": is a folder; give a file") !=
         std::string::npos);
   }
+  // A wrapped max (2^64 - 7 = -7 us) needs a wrapped sample among the overflows.
+  EXPECT_PREFIX(ErrorOf(rows + "# Total: 000000004 000000006\n# Min Latencies: 00000 00000\n"
+                               "# Avg Latencies: 00000 00000\n# Max Latencies: "
+                               "18446744073709551609 00001\n# Histogram Overflows: 00000 00000\n",
+                        Format::kCyclictestHistogram),
+                ":9:1: thread 0: avg 0 / max 18446744073709551609 look wrapped");
+  // 2^64 itself is not an unsigned 64-bit number.
+  EXPECT_PREFIX(
+      ErrorOf(rows + "# Max Latencies: 18446744073709551616 00001\n", Format::kCyclictestHistogram),
+      ":4:18: '18446744073709551616' is not a whole number from 0 to 2^64-1");
   // Wrong column count, non-number, a row out of order, a cut-off file.
   EXPECT_PREFIX(ErrorOf(rows + "000002 000001\n" + tail, Format::kCyclictestHistogram),
                 ":4:14: histogram row has 1 counts, e");
