@@ -275,6 +275,20 @@ TEST(ImportTruth, OneWrappedNegativeIsRecoveredExactly) {
   EXPECT_FALSE(st.contains("bounds"));  // every value is known
 }
 
+TEST(ImportTruth, WithoutAHistogramTheWrappedAvgIsNotQuoted) {
+  // No -h: only cycles/min/avg/max. 2 of 5 samples wrapped: avg = (2 * 2^64 + 31) / 5.
+  testutil::TempDir dir;
+  const std::string file = dir.File("noh.json");
+  const std::string avg = fmt::format("{:.17g}", (2 * 18446744073709551616.0 + 31) / 5);
+  std::ofstream(file) << OneThreadJson("", 5, "10", avg, "-3");
+  MustImportCli({file}, dir.File("o"));
+  const auto result = ReadJson(dir.File("o/result.json"));
+  const std::string error = result["scenarios"][0]["error"];
+  EXPECT_NE(error.find("2 negative latencies that wrapped"), std::string::npos) << error;
+  EXPECT_EQ(error.find(avg.substr(0, 6)), std::string::npos) << error;
+  EXPECT_TRUE(result["config"]["inputs"][0]["source_numbers"][0]["avg"].is_null());
+}
+
 TEST(ImportTruth, AWrappedAvgThatGivesNoCountIsRefused) {
   testutil::TempDir dir;
   const std::string file = dir.File("edited.json");
