@@ -228,7 +228,8 @@ void RecordTool(results::ProbeResult& probe, const ToolThread& t) {
   }
   const int64_t limit_ns = t.limit_us * 1000;
   uint64_t unknown_over = t.overflows;
-  if (t.overflows > 0 && t.overflow_max_ns && *t.overflow_max_ns >= limit_ns) {
+  const bool max_known = t.overflows == 0 || (t.overflow_max_ns && *t.overflow_max_ns >= limit_ns);
+  if (t.overflows > 0 && max_known) {
     known.emplace_back(*t.overflow_max_ns, 1);  // the tool's max is one of them
     --unknown_over;
   }
@@ -272,13 +273,13 @@ void RecordTool(results::ProbeResult& probe, const ToolThread& t) {
   }
   if (unknown_over > 0) {
     b.percentiles_lower_from_ns = limit_ns;
-    if (!t.overflow_max_ns) b.max = Bound::kLowerBound;
+    if (!max_known) b.max = Bound::kLowerBound;
     if (known.empty() && unknown_neg == 0) b.min = Bound::kLowerBound;
     b.reasons.push_back(fmt::format(
         "{}: {} of {} samples were histogram overflows (>= {} us) whose values the file does not "
         "give: the jitter is a lower bound (the smallest spread those values allow){}{}",
         t.where, t.overflows, h.count(), t.limit_us,
-        t.overflow_max_ns ? "" : ", the max is a lower bound (the limit)",
+        max_known ? "" : ", the max is a lower bound (the limit)",
         t.mean_ns || unknown_neg > 0 ? "" : ", the mean is a lower bound"));
   }
   if (unknown_neg > 0) {

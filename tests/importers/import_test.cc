@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -294,6 +295,27 @@ TEST(Malformed, CyclictestHistogram) {
   EXPECT_PREFIX(ErrorOf(rows + "# Total: 000000009 000000006\n" + tail.substr(29),
                         Format::kCyclictestHistogram),
                 ":9:1: thread 0: rows sum to 4 but '# Tot");
+}
+
+TEST(Bounds, OverflowsWithAMaxBelowTheLimitLeaveTheMaxALowerBound) {
+  // jitterdebugger: 2 of 5 samples outside its 1000 slots, yet max says 12 us: the max that
+  // overflowed is not known, so the recorded one (the limit) is only a lower bound.
+  testutil::TempDir dir;
+  const std::string path = dir.File("results.json");
+  std::ofstream(path) << "{\"cpu\": {\"0\": {\"histogram\": {\"10\": 3}, \"count\": 5, "
+                         "\"min\": 10, \"max\": 12, \"avg\": 406}}}";
+  const Imported im = MustImport(path);
+  ASSERT_EQ(im.probes.size(), 1u);
+  const auto& p = im.probes[0];
+  EXPECT_EQ(p.histogram.count(), 5u);
+  EXPECT_EQ(p.histogram.max(), 1'000'000);
+  EXPECT_EQ(p.histogram.CountAtOrAbove(1'000'000), 2u);
+  EXPECT_EQ(p.bounds.max, results::Bound::kLowerBound);
+  EXPECT_EQ(p.bounds.stddev, results::Bound::kLowerBound);
+  EXPECT_EQ(p.bounds.mean, results::Bound::kExact);  // jitterdebugger's avg sums every sample
+  // Mean 406 us exact; the smallest spread: 3 at 10 us and 2 at >= 1000 us, about 406 us:
+  // (3 * 396^2 + 2 * 594^2) / 5 = 235224 us^2 (by hand; its minimum, since 3*396 = 2*594).
+  EXPECT_NEAR(p.histogram.StdDev(), std::sqrt(235'224.0) * 1000, 1.0);
 }
 
 TEST(Malformed, JsonAndRtApp) {
