@@ -34,6 +34,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
         side.skipped_periods += probe.skipped_periods;
       }
       side.summary = stats::Summarize(side.histogram);
+      side.bounds = results::MergeBounds(path.probes);
       const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
       side.scenario = key;
       out.emplace_back(key, std::move(side));
@@ -112,6 +113,11 @@ std::vector<std::string> ScenarioNotes(const ScenarioComparison& s,
       notes.push_back(runs[side.run].label + ": scenario " + side.status + ", partial");
     }
   }
+  for (const auto& side : s.sides) {
+    for (const auto& reason : side.bounds.reasons) {
+      notes.push_back(runs[side.run].label + ": " + reason);
+    }
+  }
   if (s.sides.front().run != 0) {
     notes.push_back(fmt::format("{} did not measure it; baseline here is {}", runs[0].label,
                                 runs[s.sides.front().run].label));
@@ -158,9 +164,27 @@ constexpr Stat kStats[] = {
     {"max", "max", &Max, -1, true},
 };
 
+/// How far a side's value of `stat` can be trusted (imports of clipped or wrapped data).
+results::Bound BoundOf(const Stat& stat, const ScenarioSide& s) {
+  const std::string key = stat.key;
+  if (key == "mean") return s.bounds.mean;
+  if (key == "stddev") return s.bounds.stddev;
+  if (key == "max") return s.bounds.max;
+  return s.bounds.Percentile(static_cast<int64_t>(stat.value(s)));
+}
+
+/// The value as text: "?" when unknown, with >= or <= when a bound.
+std::string Cell(const Stat& stat, const ScenarioSide& s) {
+  return results::WithBound(fmt::format("{:.2f}", Us(stat.value(s))), BoundOf(stat, s));
+}
+
 std::string Wording(const Stat& stat, const ScenarioSide& base, const ScenarioSide& other,
                     const SideComparison& v) {
   if (!stat.ratio) return "";
+  if (BoundOf(stat, base) != results::Bound::kExact ||
+      BoundOf(stat, other) != results::Bound::kExact) {
+    return "not comparable (a bound or unknown)";
+  }
   const PercentileDifference* ci =
       stat.ci_index >= 0 ? &v.differences[static_cast<size_t>(stat.ci_index)] : nullptr;
   return stats::DifferenceWording(stat.value(base), stat.value(other), ci);
@@ -325,7 +349,7 @@ std::string FormatCompareText(const Comparison& c) {
     out += "\n";
     for (const auto& stat : kStats) {
       out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
-      for (const auto& side : s.sides) out += fmt::format(" {:>{}.2f}", Us(stat.value(side)), col);
+      for (const auto& side : s.sides) out += fmt::format(" {:>{}}", Cell(stat, side), col);
       for (size_t i = 0; i < s.versus.size(); ++i) {
         out += fmt::format("   {:<{}}", Wording(stat, base, s.sides[i + 1], s.versus[i]), vs_col);
       }
@@ -338,8 +362,17 @@ std::string FormatCompareText(const Comparison& c) {
     for (const auto& v : s.versus) {
       const std::string who = fmt::format("{} - {}", c.runs[v.run].label, c.runs[base.run].label);
       out += fmt::format("  95 % CI of {} (us):", who);
+      const auto& other = s.sides[static_cast<size_t>(&v - s.versus.data()) + 1];
       for (const auto& d : v.differences) {
-        out += fmt::format("  {} {}", stats::PercentileLabel(d.percentile), CiText(d));
+        const bool exact = [&] {
+          for (const ScenarioSide* side : {&base, &other}) {
+            const int64_t value = side->histogram.Percentile(d.percentile);
+            if (side->bounds.Percentile(value) != results::Bound::kExact) return false;
+          }
+          return true;
+        }();
+        out += fmt::format("  {} {}", stats::PercentileLabel(d.percentile),
+                           exact ? CiText(d) : "n/a (a bound or unknown)");
       }
       out += fmt::format("\n  KS {} vs {}: D = {:.4f}, nominal p = {} (overstated: see note)\n",
                          c.runs[v.run].label, c.runs[base.run].label, v.ks.d, PValue(v.ks.p_value));
@@ -392,6 +425,17 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                        {"max_ns", side.summary.max_ns},
                        {"missed_activations", side.missed_activations},
                        {"skipped_periods", side.skipped_periods}});
+      if (side.bounds.Any()) {
+        // Imports: a value that cannot be known is null; every inexact one is named.
+        nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+        for (const auto& stat : kStats) {
+          const results::Bound b = BoundOf(stat, side);
+          kinds[std::string(stat.key) + "_ns"] = results::BoundName(b);
+          if (b == results::Bound::kUnknown) sides.back()[std::string(stat.key) + "_ns"] = nullptr;
+        }
+        sides.back()["bounds"] = kinds;
+        sides.back()["bounds_reasons"] = side.bounds.reasons;
+      }
     }
     nlohmann::ordered_json versus = nlohmann::ordered_json::array();
     for (size_t i = 0; i < s.versus.size(); ++i) {
@@ -400,8 +444,12 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
       nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
       for (const auto& stat : kStats) {
         if (!stat.ratio) continue;
-        ratios[stat.key] =
-            RatioJson(stat.value(base), stat.value(other), Wording(stat, base, other, v));
+        const std::string wording = Wording(stat, base, other, v);
+        ratios[stat.key] = wording.rfind("not comparable", 0) == 0
+                               ? nlohmann::ordered_json{{"baseline_over_other", nullptr},
+                                                        {"percent_change", nullptr},
+                                                        {"wording", wording}}
+                               : RatioJson(stat.value(base), stat.value(other), wording);
       }
       nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
       for (const auto& d : v.differences) {
@@ -480,7 +528,8 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
     h += "</tr>\n";
     for (const auto& stat : kStats) {
       h += fmt::format("<tr><td>{}</td>", stat.label);
-      for (const auto& side : s.sides) h += fmt::format("<td>{:.2f}</td>", Us(stat.value(side)));
+      for (const auto& side : s.sides)
+        h += fmt::format("<td>{}</td>", HtmlEscape(Cell(stat, side)));
       for (size_t i = 0; i < s.versus.size(); ++i) {
         const std::string w = Wording(stat, base, s.sides[i + 1], s.versus[i]);
         std::string ci;

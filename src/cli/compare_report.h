@@ -29,6 +29,7 @@ struct ScenarioSide {
   std::string status;
   Histogram histogram;
   stats::Summary summary;
+  results::StatBounds bounds;  ///< Imports: statistics that are only bounds, or unknown.
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
 };

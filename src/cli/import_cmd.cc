@@ -106,10 +106,18 @@ results::ScenarioResult Scenario(const std::string& name, const std::string& fil
   if (!imported.has_distribution) {
     std::vector<std::string> parts;
     for (const auto& t : imported.source_numbers) {
+      const std::string samples = t.contains("cycles") ? t["cycles"].dump() : t["count"].dump();
+      if (t.contains("wrapped")) {
+        parts.push_back(fmt::format(
+            "thread {}: {} samples, {} negative latencies that wrapped (cyclictest's unsigned "
+            "wrap): avg and max corrupt, min of the non-negative ones {} us",
+            t["thread"].dump(), samples, t["wrapped"]["negative_latencies"].dump(),
+            t["min"].dump()));
+        continue;
+      }
       parts.push_back(fmt::format("thread {}: {} samples, min {} avg {} max {} us",
-                                  t["thread"].dump(),
-                                  t.contains("cycles") ? t["cycles"].dump() : t["count"].dump(),
-                                  t["min"].dump(), t["avg"].dump(), t["max"].dump()));
+                                  t["thread"].dump(), samples, t["min"].dump(), t["avg"].dump(),
+                                  t["max"].dump()));
     }
     s.error = fmt::format(
         "percentiles unavailable: no histogram in the file; the tool's own "

@@ -1,6 +1,8 @@
 // cyclictest's three outputs: --json, the -h/-H text block, and -v sample lines.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <map>
 #include <regex>
 
@@ -45,7 +47,8 @@ Expected<json> ParseJson(const std::string& path, const std::string& text) {
 Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
                                                  const std::string& where, const json& t,
                                                  const char* count_key, int index, int64_t limit_us,
-                                                 int64_t unit_ns, Imported& out) {
+                                                 int64_t unit_ns, bool wrap_possible,
+                                                 Imported& out) {
   auto number = [&](const char* key) -> Expected<double> {
     auto it = t.find(key);
     if (it == t.end() || !it->is_number()) {
@@ -65,13 +68,6 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
   if (!avg) return avg.error();
   const int cpu = t.contains("cpu") && t["cpu"].is_number_integer() ? t["cpu"].get<int>() : -1;
   const auto cycles = static_cast<uint64_t>(*count);
-  out.source_numbers.push_back({{"thread", index},
-                                {"cpu", cpu},
-                                {count_key, cycles},
-                                {"min", *min},
-                                {"avg", *avg},
-                                {"max", *max},
-                                {"unit_ns", unit_ns}});
   results::ProbeResult probe = NewProbe(index, cpu);
   auto hist = t.find("histogram");
   if (hist == t.end() || !hist->is_object()) {
@@ -79,7 +75,8 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
                   fmt::format("{}.histogram missing", where),
                   "the file is not complete tool output; re-run the tool");
   }
-  std::vector<uint64_t> counts;
+  ToolThread tool;
+  tool.where = where;
   uint64_t sum = 0;
   for (const auto& [key, value] : hist->items()) {
     size_t pos = 0;
@@ -92,13 +89,9 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
                     "entries must be \"<us>\": <count>");
     }
     const auto index_us = static_cast<size_t>(us);
-    if (counts.size() <= index_us) counts.resize(index_us + 1, 0);
-    counts[index_us] += value.get<uint64_t>();
+    if (tool.counts.size() <= index_us) tool.counts.resize(index_us + 1, 0);
+    tool.counts[index_us] += value.get<uint64_t>();
     sum += value.get<uint64_t>();
-  }
-  if (sum == 0) {
-    if (cycles > 0) out.has_distribution = false;
-    return probe;
   }
   if (sum > cycles) {
     return JsonAt(
@@ -106,19 +99,77 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
         fmt::format("{}: histogram holds {} samples but {} is {}", where, sum, count_key, cycles),
         "the file was edited or is corrupt; re-run the tool");
   }
-  const uint64_t overflows = cycles - sum;
-  int64_t limit = limit_us > 0 ? limit_us : static_cast<int64_t>(counts.size());
-  limit = std::max(limit, static_cast<int64_t>(counts.size()));
+  const uint64_t outside = cycles - sum;
+  // cyclictest 2.x keeps a latency in an unsigned 64-bit integer: a negative one (-x, a
+  // clock step) wraps to about 1.8e19 us. It lands outside the histogram, adds ~1.8e19 to
+  // the sum behind avg, and becomes max (compared unsigned, printed signed: negative).
+  const double kTwo64 = 18446744073709551616.0;
+  const bool wrapped = wrap_possible && (*avg >= 9223372036854775808.0 || *max < *min || *max < 0 ||
+                                         *avg < *min || *avg > *max);
+  uint64_t negatives = 0;
+  if (wrapped) {
+    // avg * cycles = negatives * 2^64 + (the real sum, far below 2^63): the count of wrapped
+    // values is the nearest whole number, when it is plainly one.
+    const double ratio = *avg * static_cast<double>(cycles) / kTwo64;
+    const double rounded = std::round(ratio);
+    if (std::fabs(ratio - rounded) > 0.25 || rounded < 1 ||
+        rounded > static_cast<double>(outside)) {
+      return JsonAt(path, text, "\"avg\"",
+                    fmt::format("{}: avg {} and max {} are corrupt (cyclictest's unsigned wrap of "
+                                "negative latencies), but avg * cycles / 2^64 = {:.3f} does not "
+                                "say how many of the {} samples outside the histogram are negative",
+                                where, *avg, *max, ratio, outside),
+                    "the file was edited; re-run cyclictest (without -x, negative latencies "
+                    "cannot occur with clock_nanosleep)");
+    }
+    negatives = static_cast<uint64_t>(rounded);
+  }
+  out.source_numbers.push_back({{"thread", index},
+                                {"cpu", cpu},
+                                {count_key, cycles},
+                                {"min", *min},
+                                {"avg", wrapped ? nlohmann::json(nullptr) : nlohmann::json(*avg)},
+                                {"max", wrapped ? nlohmann::json(nullptr) : nlohmann::json(*max)},
+                                {"unit_ns", unit_ns}});
+  if (wrapped) {
+    out.source_numbers.back()["wrapped"] = {
+        {"avg_as_printed", *avg}, {"max_as_printed", *max}, {"negative_latencies", negatives}};
+    out.warnings.push_back(fmt::format(
+        "{}: {} negative latencies: cyclictest stores latencies unsigned, so they wrapped to "
+        "about 1.8e19 us; its avg ({}) and max ({}) are corrupt and are not used; the count "
+        "comes from avg * cycles / 2^64{}",
+        where, negatives, *avg, *max,
+        *max < 0 ? fmt::format(", the largest negative latency is max read as signed, {} us", *max)
+                 : ", their values are unknown (counted at -1 us, the largest a negative whole-us "
+                   "latency can be)"));
+  }
+  if (sum == 0) {
+    if (cycles > 0) out.has_distribution = false;
+    return probe;
+  }
+  const uint64_t overflows = outside - negatives;
+  int64_t limit = limit_us > 0 ? limit_us : static_cast<int64_t>(tool.counts.size());
+  limit = std::max(limit, static_cast<int64_t>(tool.counts.size()));
   if (overflows > 0) {
     out.warnings.push_back(fmt::format(
         "{}: {} of {} samples were histogram overflows (>= {} us): counted at {} us (clipped: "
-        "their values are unknown) except the max {} us; percentiles that land there are "
-        "lower bounds",
-        where, overflows, cycles, limit, limit, *max * static_cast<double>(unit_ns) / 1000.0));
+        "their values are unknown){}; percentiles that land there, the jitter{} are lower bounds",
+        where, overflows, cycles, limit, limit,
+        wrapped
+            ? ""
+            : fmt::format(" except the max {} us", *max * static_cast<double>(unit_ns) / 1000.0),
+        wrapped ? ", the max" : ""));
   }
-  RecordLinear(probe, counts, limit, overflows, std::llround(*min * static_cast<double>(unit_ns)),
-               std::llround(*max * static_cast<double>(unit_ns)),
-               *avg * static_cast<double>(unit_ns));
+  tool.limit_us = limit;
+  tool.overflows = overflows;
+  if (!wrapped) {
+    tool.overflow_max_ns = std::llround(*max * static_cast<double>(unit_ns));
+    tool.mean_ns = *avg * static_cast<double>(unit_ns);
+  } else {
+    tool.negatives = negatives;
+    tool.negative_max_ns = *max < 0 ? std::llround(*max * static_cast<double>(unit_ns)) : -1000;
+  }
+  RecordTool(probe, tool);
   return probe;
 }
 
@@ -155,7 +206,7 @@ Expected<Imported> ImportCyclictestJson(const std::string& path, const std::stri
                     "thread.N must be objects keyed by thread number");
     }
     auto probe = ProbeFromToolJson(path, text, "thread." + key, t, "cycles",
-                                   static_cast<int>(index), limit_us, 1000, out);
+                                   static_cast<int>(index), limit_us, 1000, true, out);
     if (!probe) return probe.error();
     out.probes.push_back(std::move(*probe));
   }
@@ -179,7 +230,8 @@ namespace {
 struct HistText {
   std::vector<std::vector<uint64_t>> rows;  // rows[us][column]
   size_t columns = 0;
-  std::map<std::string, std::vector<int64_t>> totals;  // "Total", "Min", ...
+  // "Total", "Min", ...: cyclictest prints them unsigned (a wrapped value has 20 digits).
+  std::map<std::string, std::vector<uint64_t>> totals;
   std::map<int, std::vector<uint64_t>> overflow_seqs;
   std::map<int, uint64_t> overflow_others;
 };
@@ -209,15 +261,33 @@ Status Numbers(const std::string& path, uint64_t line,
   return Status::Ok();
 }
 
+/// Parses cyclictest's unsigned summary numbers (up to 2^64 - 1), or names the bad one.
+Status UnsignedNumbers(const std::string& path, uint64_t line,
+                       const std::vector<std::pair<std::string_view, size_t>>& fields, size_t first,
+                       std::vector<uint64_t>& out) {
+  for (size_t f = first; f < fields.size(); ++f) {
+    const auto [text, col] = fields[f];
+    uint64_t v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+      return At(path, line, col + 1,
+                fmt::format("'{}' is not a whole number from 0 to 2^64-1", text),
+                "cyclictest writes unsigned whole numbers here; the file is edited or corrupt");
+    }
+    out.push_back(v);
+  }
+  return Status::Ok();
+}
+
 Status ParseHistLine(const std::string& path, uint64_t n, std::string_view line, HistText& h) {
   const auto fields = Fields(line);
   if (fields.empty()) return Status::Ok();
   if (line[0] == '#') {
     for (const auto& [prefix, name] : kSummaryLines) {
       if (line.substr(0, std::strlen(prefix)) == prefix) {
-        std::vector<int64_t> values;
+        std::vector<uint64_t> values;
         const size_t skip = Fields(prefix).size();
-        if (Status s = Numbers(path, n, fields, skip, values); !s) return s;
+        if (Status s = UnsignedNumbers(path, n, fields, skip, values); !s) return s;
         h.totals[name] = std::move(values);
         return Status::Ok();
       }
@@ -337,36 +407,77 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
                             h.totals["Total"][t]),
                 "the rows are cut short or edited; copy the whole output");
     }
-    const auto overflows = static_cast<uint64_t>(h.totals["Overflows"][t]);
-    const int64_t min_us = h.totals["Min"][t];
-    const int64_t max_us = h.totals["Max"][t];
+    const uint64_t overflows = h.totals["Overflows"][t];
+    const uint64_t min_us = h.totals["Min"][t];
+    const uint64_t avg_us = h.totals["Avg"][t];
+    const uint64_t max_us = h.totals["Max"][t];
+    // A negative latency wraps (cyclictest 2.x keeps it unsigned): it lands among the
+    // overflows, max becomes it (printed unsigned: 20 digits), avg's double passes 2^63.
+    constexpr uint64_t kHalf = uint64_t{1} << 63;
+    const bool wrapped =
+        max_us >= kHalf || avg_us >= kHalf || max_us < min_us || avg_us < min_us || avg_us > max_us;
     results::ProbeResult probe = NewProbe(static_cast<int>(t), -1);
-    RecordLinear(probe, counts, limit, overflows, min_us * 1000, max_us * 1000,
-                 static_cast<double>(h.totals["Avg"][t]) * 1000.0);
+    ToolThread tool;
+    tool.where = fmt::format("thread {}", t);
+    tool.counts = counts;
+    tool.limit_us = limit;
+    nlohmann::json numbers = {
+        {"thread", t},   {"cycles", sum + overflows}, {"min", min_us},  {"avg", avg_us},
+        {"max", max_us}, {"overflows", overflows},    {"unit_ns", 1000}};
+    if (wrapped) {
+      if (overflows == 0) {
+        return At(path, end_line, 1,
+                  fmt::format("thread {}: avg {} / max {} look wrapped (cyclictest's unsigned "
+                              "wrap of a negative latency) but '# Histogram Overflows:' is 0",
+                              t, avg_us, max_us),
+                  "a wrapped latency is always an overflow; the file is edited");
+      }
+      const auto signed_max = static_cast<int64_t>(max_us);  // two's complement
+      tool.unknown_sign = overflows;
+      tool.negative_max_ns = signed_max < 0 ? signed_max * 1000 : -1000;
+      numbers["avg"] = nullptr;
+      numbers["max"] = nullptr;
+      numbers["wrapped"] = {{"avg_as_printed", avg_us}, {"max_as_printed", max_us}};
+      out.warnings.push_back(fmt::format(
+          "thread {}: negative latencies: cyclictest stores latencies unsigned, so they wrapped "
+          "to about 1.8e19 us; its avg ({}) and max ({}) are corrupt and are not used; {}; the -h "
+          "text does not say how many of the {} overflows are negative (cyclictest --json's avg "
+          "does), so the min, max, mean and jitter are not known",
+          t, avg_us, max_us,
+          signed_max < 0
+              ? fmt::format("the largest negative latency is max read as signed, {} us", signed_max)
+              : "their values are unknown",
+          overflows));
+    } else {
+      tool.overflows = overflows;
+      tool.overflow_max_ns = static_cast<int64_t>(max_us) * 1000;
+      tool.mean_ns = static_cast<double>(avg_us) * 1000.0;
+      tool.mean_bound = results::Bound::kLowerBound;
+      tool.mean_reason = fmt::format(
+          "thread {}: the mean is cyclictest's -h average, truncated to whole us (a lower bound "
+          "by less than 1 us)",
+          t);
+      if (overflows > 0) {
+        out.warnings.push_back(fmt::format(
+            "thread {}: {} of {} samples were histogram overflows (>= {} us): counted at {} us "
+            "(clipped: their values are unknown) except the max {} us; percentiles that land "
+            "there and the jitter are lower bounds",
+            t, overflows, sum + overflows, limit, limit, max_us));
+      }
+    }
+    RecordTool(probe, tool);
     if (probe.linear) {
       const int ti = static_cast<int>(t);
       probe.linear->overflow_seqs = h.overflow_seqs[ti];
       probe.linear->overflow_seqs_dropped = h.overflow_others[ti];
     }
-    out.source_numbers.push_back({{"thread", t},
-                                  {"cycles", sum + overflows},
-                                  {"min", min_us},
-                                  {"avg", h.totals["Avg"][t]},
-                                  {"max", max_us},
-                                  {"overflows", overflows},
-                                  {"unit_ns", 1000}});
-    if (overflows > 0) {
-      out.warnings.push_back(fmt::format(
-          "thread {}: {} of {} samples were histogram overflows (>= {} us): counted at {} us "
-          "(clipped: their values are unknown) except the max {} us; percentiles that land "
-          "there are lower bounds",
-          t, overflows, sum + overflows, limit, limit, max_us));
-    }
+    out.source_numbers.push_back(std::move(numbers));
     out.probes.push_back(std::move(probe));
   }
   out.warnings.push_back(
       "cyclictest's -h text gives 1 us classes and a whole-us average: values are class lower "
-      "edges, the mean is cyclictest's");
+      "edges; the mean is computed from the classes when no sample overflowed, else it is "
+      "cyclictest's truncated average");
   return out;
 }
 
@@ -441,9 +552,16 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
       out.probes.back().interval_ns = iv == interval_us.end() ? 0 : iv->second * 1000;
     }
     results::ProbeResult& p = out.probes[it->second];
+    ++p.periods_elapsed;
+    if (parts[2] == 0) {
+      // cyclictest -v prints, per cycle, the largest of (0, latency) with the cycle number
+      // where it rose above 0: a latency <= 0 us leaves both as they were, so the line shows
+      // 0 and the previous cycle's number. Its value is not in the file.
+      ++p.latencies_not_printed;
+      continue;
+    }
     const int64_t latency_ns = parts[2] * 1000;
     p.histogram.Record(latency_ns);
-    ++p.periods_elapsed;
     if (samples != nullptr) {
       const auto seq = static_cast<uint64_t>(parts[1]);
       samples->Add(TimedSample{static_cast<uint16_t>(parts[0]), 0xFFFF, seq,
@@ -454,6 +572,16 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
   if (out.probes.empty()) {
     return At(path, (*reader)->line_number() + 1, 1, "no thread:loop:latency lines",
               "give cyclictest -v output, or name the format with --format");
+  }
+  for (const auto& p : out.probes) {
+    if (p.latencies_not_printed == 0) continue;
+    out.warnings.push_back(fmt::format(
+        "thread {}: {} of {} lines print latency 0 with the previous line's cycle number: "
+        "cyclictest -v prints that for a latency <= 0 us (below 1 us, or negative with -x or a "
+        "clock step) and not its value; counted as 'latency <= 0, value not printed' "
+        "(latencies_not_printed), kept out of the statistics and samples.bin, which cover the {} "
+        "printed samples",
+        p.index, p.latencies_not_printed, p.periods_elapsed, p.histogram.count()));
   }
   out.warnings.push_back("cyclictest -v latencies are whole microseconds");
   return out;

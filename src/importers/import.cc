@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -176,35 +177,143 @@ results::ProbeResult NewProbe(int index, int cpu) {
   return p;
 }
 
-void RecordLinear(results::ProbeResult& probe, const std::vector<uint64_t>& counts,
-                  int64_t limit_us, uint64_t overflows, int64_t min_ns, int64_t max_ns,
-                  double mean_ns) {
-  Histogram& h = probe.histogram;
-  for (size_t us = 0; us < counts.size(); ++us) {
-    if (counts[us] != 0) h.RecordN(static_cast<int64_t>(us) * 1000, counts[us]);
+namespace {
+
+/// The smallest population variance the file allows. With every unknown value >= `limit`
+/// (overflows) or <= `neg_max` (wrapped negatives), the true variance is
+/// V(c) = (1/N)[sum_known n (x-c)^2 + over*max(limit-c,0)^2 + neg*max(c-neg_max,0)^2] at c =
+/// the true mean, or more; so the minimum of V over any interval holding the true mean is a
+/// lower bound. V is convex: ternary search. Values are shifted by `pivot` for precision.
+double SmallestVariance(const std::vector<std::pair<int64_t, uint64_t>>& known, uint64_t over,
+                        int64_t limit_ns, uint64_t neg, int64_t neg_max_ns, double lo, double hi) {
+  const double pivot = (lo + hi) / 2;
+  long double n = 0, sx = 0, sxx = 0;
+  for (const auto& [v, c] : known) {
+    const long double x = static_cast<long double>(v) - pivot;
+    n += c;
+    sx += c * x;
+    sxx += c * x * x;
   }
-  if (overflows > 0) {
-    // Overflows are >= the limit; only the largest is known exactly (the tool's max).
-    const int64_t limit_ns = limit_us * 1000;
-    if (max_ns >= limit_ns) {
-      h.RecordN(limit_ns, overflows - 1);
-      h.RecordN(max_ns, 1);
+  n += static_cast<long double>(over + neg);
+  const long double limit = static_cast<long double>(limit_ns) - pivot;
+  const long double neg_max = static_cast<long double>(neg_max_ns) - pivot;
+  auto v = [&](long double c) {
+    long double total = sxx - 2 * c * sx + c * c * (n - over - neg);
+    if (over > 0 && limit > c) total += over * (limit - c) * (limit - c);
+    if (neg > 0 && c > neg_max) total += neg * (c - neg_max) * (c - neg_max);
+    return total / n;
+  };
+  long double a = lo - pivot;
+  long double b = hi - pivot;
+  for (int i = 0; i < 200 && b - a > 1e-6L; ++i) {
+    const long double m1 = a + (b - a) / 3;
+    const long double m2 = b - (b - a) / 3;
+    if (v(m1) <= v(m2)) {
+      b = m2;
     } else {
-      h.RecordN(limit_ns, overflows);
+      a = m1;
     }
   }
+  return static_cast<double>(std::max<long double>(0, v((a + b) / 2)));
+}
+
+}  // namespace
+
+void RecordTool(results::ProbeResult& probe, const ToolThread& t) {
+  using results::Bound;
+  Histogram& h = probe.histogram;
+  std::vector<std::pair<int64_t, uint64_t>> known;
+  for (size_t us = 0; us < t.counts.size(); ++us) {
+    if (t.counts[us] != 0) known.emplace_back(static_cast<int64_t>(us) * 1000, t.counts[us]);
+  }
+  const int64_t limit_ns = t.limit_us * 1000;
+  uint64_t unknown_over = t.overflows;
+  const bool max_known = t.overflows == 0 || (t.overflow_max_ns && *t.overflow_max_ns >= limit_ns);
+  if (t.overflows > 0 && max_known) {
+    known.emplace_back(*t.overflow_max_ns, 1);  // the tool's max is one of them
+    --unknown_over;
+  }
+  uint64_t unknown_neg = t.negatives;
+  if (t.negatives == 1) {
+    known.emplace_back(t.negative_max_ns, 1);  // the only negative is the largest one
+    unknown_neg = 0;
+  }
+  for (const auto& [v, c] : known) h.RecordN(v, c);
+  if (unknown_over > 0) h.RecordN(limit_ns, unknown_over);
+  if (unknown_neg > 0) h.RecordN(t.negative_max_ns, unknown_neg);
+  if (t.unknown_sign > 0) h.RecordN(t.negative_max_ns, t.unknown_sign);
   if (h.count() == 0) return;
-  const double stddev = h.StdDev();
-  const int64_t lo = std::min(min_ns, h.min());
-  const int64_t hi = std::max(max_ns, h.max());
-  h.RestoreMoments(
-      lo, hi, static_cast<int64_t>(std::llround(mean_ns * static_cast<double>(h.count()))), stddev);
+
+  results::StatBounds& b = probe.bounds;
+  const bool all_known = unknown_over == 0 && unknown_neg == 0 && t.unknown_sign == 0;
+  double mean = h.Mean();
+  double stddev = h.StdDev();
+  if (all_known) {
+    // Every value is known: the histogram's moments are exact. The tool's own exact mean
+    // is kept (it is the number the tool printed); a truncated one is not needed.
+    if (t.mean_ns && t.mean_bound == Bound::kExact) mean = *t.mean_ns;
+  } else {
+    double lo = static_cast<double>(h.min());
+    double hi = static_cast<double>(h.max());
+    if (t.mean_ns) {
+      mean = *t.mean_ns;
+      b.mean = t.mean_bound;
+      if (t.mean_bound != Bound::kExact) b.reasons.push_back(t.mean_reason);
+      // The true mean is within the tool's printing: 0.01 us, or whole us truncated.
+      lo = mean - 5;
+      hi = t.mean_bound == Bound::kExact ? mean + 5 : mean + 1000;
+    } else {
+      b.mean = unknown_over > 0 && unknown_neg > 0 ? Bound::kUnknown
+               : unknown_over > 0                  ? Bound::kLowerBound
+                                                   : Bound::kUpperBound;
+    }
+    stddev = std::sqrt(
+        SmallestVariance(known, unknown_over, limit_ns, unknown_neg, t.negative_max_ns, lo, hi));
+    b.stddev = Bound::kLowerBound;
+  }
+  if (unknown_over > 0) {
+    b.percentiles_lower_from_ns = limit_ns;
+    if (!max_known) b.max = Bound::kLowerBound;
+    if (known.empty() && unknown_neg == 0) b.min = Bound::kLowerBound;
+    b.reasons.push_back(fmt::format(
+        "{}: {} of {} samples were histogram overflows (>= {} us) whose values the file does not "
+        "give: the jitter is a lower bound (the smallest spread those values allow){}{}",
+        t.where, t.overflows, h.count(), t.limit_us,
+        max_known ? "" : ", the max is a lower bound (the limit)",
+        t.mean_ns || unknown_neg > 0 ? "" : ", the mean is a lower bound"));
+  }
+  if (unknown_neg > 0) {
+    b.min = Bound::kUpperBound;
+    b.percentiles_upper_to_ns = -1;  // every other value is a class >= 0
+    b.reasons.push_back(fmt::format(
+        "{}: {} samples were negative (cyclictest's unsigned wrap) and the file gives only the "
+        "largest, {} us: they are counted there, so the min and the lowest percentiles are upper "
+        "bounds{}",
+        t.where, t.negatives, t.negative_max_ns / 1000,
+        t.mean_ns ? ""
+                  : (unknown_over > 0 ? ", the mean is unknown" : ", the mean is an upper bound")));
+  }
+  if (t.unknown_sign > 0) {
+    // Each may be a negative (<= the largest negative) or an overflow (>= the limit).
+    b.min = Bound::kUpperBound;
+    b.max = b.mean = b.stddev = Bound::kUnknown;
+    b.percentiles_unknown = true;
+    b.reasons.push_back(fmt::format(
+        "{}: {} samples outside the histogram are each either negative (cyclictest's unsigned "
+        "wrap, <= {} us) or >= {} us, and the file does not say which: they are counted at {} "
+        "us; the min is an upper bound, the max, mean, jitter and percentiles are unknown",
+        t.where, t.unknown_sign, t.negative_max_ns / 1000, t.limit_us, t.negative_max_ns / 1000));
+  }
+  h.RestoreMoments(h.min(), h.max(),
+                   static_cast<int64_t>(std::llround(mean * static_cast<double>(h.count()))),
+                   stddev);
   probe.periods_elapsed = h.count();
   results::LinearHistogram linear;
-  linear.limit_us = limit_us;
-  linear.counts = counts;
-  linear.counts.resize(static_cast<size_t>(limit_us), 0);
-  linear.overflows = overflows;
+  linear.limit_us = t.limit_us;
+  linear.counts = t.counts;
+  linear.counts.resize(static_cast<size_t>(t.limit_us), 0);
+  linear.overflows = t.overflows;  // cyclictest counts a wrapped negative as one too
+  linear.underflows = t.negatives;
   probe.linear = std::move(linear);
 }
 

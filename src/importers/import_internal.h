@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,34 @@ inline Error At(const std::string& file, uint64_t line, uint64_t col, std::strin
 /// A probe as other tools describe a thread: index, CPU, and the wake path "import".
 results::ProbeResult NewProbe(int index, int cpu);
 
-/// Records cyclictest-style 1 us classes into a probe: `counts[us]` samples at us*1000 ns,
-/// `overflows` samples at or above `limit_us` (the max at `max_us`, the rest clipped to the
-/// limit), and rebuilds min/max/mean from the tool's own numbers.
-void RecordLinear(results::ProbeResult& probe, const std::vector<uint64_t>& counts,
-                  int64_t limit_us, uint64_t overflows, int64_t min_ns, int64_t max_ns,
-                  double mean_ns);
+/// What another tool's file says about one thread with a 1 us histogram (cyclictest,
+/// jitterdebugger): the classes, and the samples outside them whose values are unknown.
+struct ToolThread {
+  std::vector<uint64_t> counts;  ///< counts[us]: samples of exactly us microseconds.
+  int64_t limit_us = 0;          ///< The histogram's size: samples >= it are overflows.
+  uint64_t overflows = 0;        ///< Samples >= limit_us, values unknown except the max.
+  /// The largest overflow, when the tool's max says it (>= the limit).
+  std::optional<int64_t> overflow_max_ns;
+  uint64_t negatives = 0;        ///< Samples < 0 (cyclictest's wrap), values unknown except:
+  int64_t negative_max_ns = -1;  ///< the largest of them; every negative is <= it.
+  /// Samples outside the histogram known only to be either >= the limit or negative (the
+  /// -h text of a run with wrapped values): counted at negative_max_ns; min, max, mean and
+  /// jitter are then not known.
+  uint64_t unknown_sign = 0;
+  /// The mean of all samples as the tool gives it, when it does; `mean_bound` says how
+  /// far it can be trusted (the -h text truncates it to whole us: a lower bound).
+  std::optional<double> mean_ns;
+  results::Bound mean_bound = results::Bound::kExact;
+  std::string mean_reason;  ///< Why mean_bound is not exact.
+  std::string where;        ///< "thread.0", "cpu.1": names the thread in the reasons.
+};
+
+/// Records a ToolThread into a probe: the classes at us*1000 ns, the overflows at the limit
+/// (the largest at the tool's max when known), the negatives at the largest negative; sets
+/// the moments and `probe.bounds`: every statistic the unknown values leave open is a bound
+/// (the standard deviation the smallest spread the file allows), with the reason; keeps
+/// the cyclictest-compatible linear histogram.
+void RecordTool(results::ProbeResult& probe, const ToolThread& t);
 
 Expected<Imported> ImportCyclictestJson(const std::string& path, const std::string& text);
 Expected<Imported> ImportCyclictestHistogram(const std::string& path);
@@ -49,10 +72,13 @@ Expected<nlohmann::json> ParseJson(const std::string& path, const std::string& t
 /// One thread of cyclictest's or jitterdebugger's JSON: {"histogram": {"us": count},
 /// <count_key>, min, max, avg}. `limit_us` 0 = unknown. Adds warnings and the tool's own
 /// numbers to `out`; clears out.has_distribution when the histogram is empty.
+/// `wrap_possible`: the tool stores latencies unsigned and its summary may hold wrapped
+/// negative values (cyclictest 2.x); they are detected, counted and kept out of statistics.
 Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
                                                  const std::string& where, const nlohmann::json& t,
                                                  const char* count_key, int index, int64_t limit_us,
-                                                 int64_t unit_ns, Imported& out);
+                                                 int64_t unit_ns, bool wrap_possible,
+                                                 Imported& out);
 
 /// Reads a whole (small) file, or a usage error naming it.
 Expected<std::string> ReadSmallFile(const std::string& path);

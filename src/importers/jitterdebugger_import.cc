@@ -8,6 +8,15 @@
 #include "importers/number.h"
 
 namespace rtpulse::importers::internal {
+namespace {
+
+/// jitterdebugger's histogram has a fixed 1000 slots of 1 us: HIST_MAX_ENTRIES in older
+/// jitterdebugger.c; Debian's 0.3.1+git20200117 binary allocates 1'000'000 / (1000 ns per
+/// unit) slots, the same 1000 in microseconds (1'000'000 of 1 ns with -N, refused here). A
+/// latency of 1000 us or more is counted and summed (count, avg) but not in the histogram.
+constexpr int64_t kHistogramSlots = 1000;
+
+}  // namespace
 
 Expected<Imported> ImportJitterdebuggerJson(const std::string& path, const std::string& text) {
   auto doc = ParseJson(path, text);
@@ -40,8 +49,9 @@ Expected<Imported> ImportJitterdebuggerJson(const std::string& path, const std::
       return At(path, line, col, fmt::format("cpu key \"{}\" is not a CPU number", key),
                 "cpu.N must be objects keyed by CPU number");
     }
-    auto probe = ProbeFromToolJson(path, text, "cpu." + key, t, "count",
-                                   static_cast<int>(out.probes.size()), 0, 1000, out);
+    auto probe =
+        ProbeFromToolJson(path, text, "cpu." + key, t, "count", static_cast<int>(out.probes.size()),
+                          kHistogramSlots, 1000, false, out);
     if (!probe) return probe.error();
     probe->cpu = static_cast<int>(cpu);
     out.probes.push_back(std::move(*probe));

@@ -42,6 +42,7 @@ std::string SummaryTable(const results::SuiteResult& suite) {
       "<th>Samples</th><th>Min</th><th>Mean</th><th>p50</th><th>p95</th><th>p99</th>"
       "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th><th>Missed</th>"
       "<th>Skipped</th></tr>\n";
+  std::string bound_notes;
   for (const auto& r : results::SummarizeScenarios(suite)) {
     const std::string name = r.wake.empty() ? r.scenario : r.scenario + " (" + r.wake + ")";
     const char* missed_class = r.missed_activations > 0 ? " class=\"bad\"" : "";
@@ -49,15 +50,35 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td{}>{}</td><td{}>{}</td></tr>\n",
-        E(name), E(r.status), r.samples, FormatUs(r.min_ns), FormatUs(r.mean_ns),
-        FormatUs(r.median_ns), FormatUs(r.p95_ns), FormatUs(r.p99_ns), FormatUs(r.p999_ns),
-        FormatUs(r.p9999_ns), FormatUs(r.max_ns), FormatUs(r.stddev_ns), missed_class,
+        E(name), E(r.status), r.samples, E(results::WithBound(FormatUs(r.min_ns), r.bounds.min)),
+        E(results::WithBound(FormatUs(r.mean_ns), r.bounds.mean)),
+        E(results::WithBound(FormatUs(r.median_ns), r.bounds.Percentile(r.median_ns))),
+        E(results::WithBound(FormatUs(r.p95_ns), r.bounds.Percentile(r.p95_ns))),
+        E(results::WithBound(FormatUs(r.p99_ns), r.bounds.Percentile(r.p99_ns))),
+        E(results::WithBound(FormatUs(r.p999_ns), r.bounds.Percentile(r.p999_ns))),
+        E(results::WithBound(FormatUs(r.p9999_ns), r.bounds.Percentile(r.p9999_ns))),
+        E(results::WithBound(FormatUs(r.max_ns), r.bounds.max)),
+        E(results::WithBound(FormatUs(r.stddev_ns), r.bounds.stddev)), missed_class,
         r.missed_activations, missed_class, r.skipped_periods);
+    for (const auto& reason : r.bounds.reasons) {
+      bound_notes += "<li>" + E(name) + ": " + E(reason) + "</li>";
+    }
+    if (r.latencies_not_printed > 0) {
+      bound_notes += fmt::format(
+          "<li>{}: {} more samples had a latency &lt;= 0 whose value the file does not give; "
+          "not in this row</li>",
+          E(name), r.latencies_not_printed);
+    }
   }
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
        "together. Jitter = standard deviation. Missed = wake-ups after the next period's "
        "deadline; skipped = periods lost because of them. Percentiles: " +
        E(std::string(stats::kPercentileMethod)) + ".</p>\n";
+  if (!bound_notes.empty()) {
+    h += "<p class=\"note\">\u2265 lower bound, \u2264 upper bound, ? unknown: the imported "
+         "file does not give the exact value:</p><ul class=\"note\">" +
+         bound_notes + "</ul>\n";
+  }
   return h;
 }
 

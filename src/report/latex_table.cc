@@ -6,6 +6,14 @@
 #include "stats/summary.h"
 
 namespace rtpulse::report {
+namespace {
+
+/// A statistic with its bound (imports) in LaTeX: $\geq$ / $\leq$ before it, "?" if unknown.
+std::string LatexBounded(const std::string& value, results::Bound bound) {
+  return results::WithBound(value, bound, "$\\geq$", "$\\leq$");
+}
+
+}  // namespace
 
 std::string LatexEscape(const std::string& text) {
   std::string out;
@@ -63,17 +71,29 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
   tex +=
       "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "
       "Missed & Skipped \\\\\n\\midrule\n";
+  std::string notes;
   for (const auto& row : results::SummarizeScenarios(suite)) {
+    const results::StatBounds& b = row.bounds;
     std::string name = row.scenario;
     if (!row.wake.empty()) name += " (" + row.wake + ")";
     if (row.status != "complete") name += " [" + row.status + "]";
     tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
-                       LatexEscape(name), row.samples, FormatUs(row.min_ns), FormatUs(row.mean_ns),
-                       FormatUs(row.median_ns), FormatUs(row.p95_ns), FormatUs(row.p99_ns),
-                       FormatUs(row.p999_ns), FormatUs(row.p9999_ns), FormatUs(row.max_ns),
-                       FormatUs(row.stddev_ns), row.missed_activations, row.skipped_periods);
+                       LatexEscape(name), row.samples, LatexBounded(FormatUs(row.min_ns), b.min),
+                       LatexBounded(FormatUs(row.mean_ns), b.mean),
+                       LatexBounded(FormatUs(row.median_ns), b.Percentile(row.median_ns)),
+                       LatexBounded(FormatUs(row.p95_ns), b.Percentile(row.p95_ns)),
+                       LatexBounded(FormatUs(row.p99_ns), b.Percentile(row.p99_ns)),
+                       LatexBounded(FormatUs(row.p999_ns), b.Percentile(row.p999_ns)),
+                       LatexBounded(FormatUs(row.p9999_ns), b.Percentile(row.p9999_ns)),
+                       LatexBounded(FormatUs(row.max_ns), b.max),
+                       LatexBounded(FormatUs(row.stddev_ns), b.stddev), row.missed_activations,
+                       row.skipped_periods);
+    for (const auto& reason : b.reasons) notes += "% " + name + ": " + reason + "\n";
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
+  if (!notes.empty()) {
+    tex += "% $\\geq$ lower bound, $\\leq$ upper bound, ? unknown (imported data):\n" + notes;
+  }
   return tex;
 }
 

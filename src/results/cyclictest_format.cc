@@ -53,6 +53,30 @@ nlohmann::json SummaryJson(const Histogram& h) {
   return j;
 }
 
+/// `bounds` (every statistic's kind), `bounds_reasons` and one `<stat>_is_<kind>` flag per
+/// inexact statistic, added to a stats object when something is not exact.
+void AddBounds(nlohmann::json& stats, const StatBounds& b) {
+  if (!b.Any()) return;
+  const std::pair<const char*, Bound> rows[] = {
+      {"min", b.min}, {"max", b.max}, {"mean", b.mean}, {"stddev", b.stddev}};
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [name, bound] : rows) {
+    kinds[std::string(name) + "_ns"] = BoundName(bound);
+    if (bound != Bound::kExact) stats[fmt::format("{}_is_{}", name, BoundName(bound))] = true;
+  }
+  if (b.percentiles_lower_from_ns)
+    kinds["percentiles_lower_bound_from_ns"] = *b.percentiles_lower_from_ns;
+  if (b.percentiles_upper_to_ns)
+    kinds["percentiles_upper_bound_to_ns"] = *b.percentiles_upper_to_ns;
+  if (b.percentiles_unknown) {
+    kinds["percentiles"] = "unknown";
+    // Samples of unknown sign are counted with the negatives: at most that many are.
+    kinds["negative_latencies"] = "upper_bound";
+  }
+  stats["bounds"] = kinds;
+  stats["bounds_reasons"] = b.reasons;
+}
+
 }  // namespace
 
 std::string FormatStatusLine(const StatusLine& l, bool nsecs) {
@@ -197,6 +221,8 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["interval_ns"] = p.interval_ns;
       t["tid"] = p.tid;
       t["stats"] = SummaryJson(p.histogram);
+      AddBounds(t["stats"], p.bounds);
+      if (p.latencies_not_printed > 0) t["latencies_not_printed"] = p.latencies_not_printed;
       t["periods_elapsed"] = p.periods_elapsed;
       t["missed_activations"] = p.missed_activations;
       t["skipped_periods"] = p.skipped_periods;
@@ -222,6 +248,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       threads[std::to_string(num_threads++)] = std::move(t);
     }
     nlohmann::json all = SummaryJson(MergedHistogram(path));
+    AddBounds(all, MergeBounds(path.probes));
     all["missed_activations"] = missed;
     all["skipped_periods"] = skipped;
     path_json["all_threads"] = all;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/histogram.h"
@@ -26,6 +27,55 @@ struct LinearHistogram {
   uint64_t underflows = 0;              ///< Negative latencies (cyclictest would wrap them).
   std::vector<uint64_t> overflow_seqs;  ///< First overflow cycle numbers (bounded list).
   uint64_t overflow_seqs_dropped = 0;   ///< Overflows beyond the list ("others").
+};
+
+/// How far a statistic of an imported probe can be trusted. rtpulse's own measurements are
+/// always exact; other tools' files can clip (histogram overflows) or corrupt (cyclictest's
+/// unsigned wrap) values, so a number may only bound the truth or be unknown.
+enum class Bound { kExact, kLowerBound, kUpperBound, kUnknown };
+
+/// "exact", "lower_bound", "upper_bound", "unknown" (result.json's `bounds`).
+const char* BoundName(Bound bound);
+Bound BoundFromName(const std::string& name);
+/// The bound of a value computed from two others (min, max, mean): the same direction
+/// stays, opposite directions or anything unknown give unknown.
+Bound CombineBounds(Bound a, Bound b);
+/// A printed statistic with its bound: `lower` or `upper` before the value, "?" instead of it
+/// when unknown (the marks differ by output: "≥" in text and HTML, "$\\geq$" in LaTeX).
+std::string WithBound(const std::string& value, Bound bound, std::string_view lower = "\u2265",
+                      std::string_view upper = "\u2264");
+
+/// The statistics of one probe that are not exact, and why (docs/result-json.md).
+struct StatBounds {
+  Bound min = Bound::kExact;
+  Bound max = Bound::kExact;
+  Bound mean = Bound::kExact;
+  Bound stddev = Bound::kExact;
+  bool percentiles_unknown = false;  ///< Samples of unknown sign: no percentile is known.
+  std::vector<std::string> reasons;  ///< Plain statements, one per cause.
+  /// Percentiles at or above this value are lower bounds (clipped overflows are counted at
+  /// the histogram's limit).
+  std::optional<int64_t> percentiles_lower_from_ns;
+  /// Percentiles at or below this value are upper bounds (wrapped negatives are counted at
+  /// the largest of them).
+  std::optional<int64_t> percentiles_upper_to_ns;
+  bool Any() const {
+    return min != Bound::kExact || max != Bound::kExact || mean != Bound::kExact ||
+           stddev != Bound::kExact || percentiles_lower_from_ns || percentiles_upper_to_ns ||
+           percentiles_unknown;
+  }
+  /// The bound of a percentile whose value is `value_ns`.
+  Bound Percentile(int64_t value_ns) const {
+    if (percentiles_unknown) return Bound::kUnknown;
+    Bound b = Bound::kExact;
+    if (percentiles_lower_from_ns && value_ns >= *percentiles_lower_from_ns) {
+      b = Bound::kLowerBound;
+    }
+    if (percentiles_upper_to_ns && value_ns <= *percentiles_upper_to_ns) {
+      b = CombineBounds(b, Bound::kUpperBound);
+    }
+    return b;
+  }
 };
 
 /// Everything one probe thread measured on one wake path.
@@ -58,6 +108,13 @@ struct ProbeResult {
 
   bool degraded = false;           ///< Ran without the requested policy/priority/affinity.
   std::vector<std::string> notes;  ///< Why degraded, and other per-thread remarks.
+
+  // Imports only (last, so the probe record's layout check in suite/latency_record.cc can
+  // add them up): rtpulse's own measurements are exact and print every latency.
+  StatBounds bounds;  ///< Statistics the source does not pin down.
+  /// Samples whose latency is known only to be <= 0 (cyclictest -v prints them as 0 with
+  /// the previous cycle number); not in the histogram, counted in periods_elapsed.
+  uint64_t latencies_not_printed = 0;
 };
 
 /// One wake path's run across all probe threads.
@@ -68,6 +125,11 @@ struct PathRun {
   int64_t duration_ns = 0;  ///< Measured run time (monotonic).
   std::vector<ProbeResult> probes;
 };
+
+/// The bounds of statistics over several probes' samples together (a summary row): each
+/// statistic combined with CombineBounds; the pooled standard deviation is unknown when a
+/// mean is not exact (the spread between the probes' means is then unknown too).
+StatBounds MergeBounds(const std::vector<ProbeResult>& probes);
 
 /// Which breaktrace fired (-b), if any.
 struct BreakTrace {

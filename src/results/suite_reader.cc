@@ -75,7 +75,22 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
         FieldOr<int64_t>(*stats, "max_ns", p.histogram.max()),
         static_cast<int64_t>(std::llround(mean * static_cast<double>(count))),
         FieldOr<double>(*stats, "stddev_ns", 0.0));
+    if (auto b = stats->find("bounds"); b != stats->end() && b->is_object()) {
+      p.bounds.min = BoundFromName(FieldOr<std::string>(*b, "min_ns", "exact"));
+      p.bounds.max = BoundFromName(FieldOr<std::string>(*b, "max_ns", "exact"));
+      p.bounds.mean = BoundFromName(FieldOr<std::string>(*b, "mean_ns", "exact"));
+      p.bounds.stddev = BoundFromName(FieldOr<std::string>(*b, "stddev_ns", "exact"));
+      p.bounds.reasons = FieldOr<std::vector<std::string>>(*stats, "bounds_reasons", {});
+      if (auto v = b->find("percentiles_lower_bound_from_ns"); v != b->end() && v->is_number()) {
+        p.bounds.percentiles_lower_from_ns = v->get<int64_t>();
+      }
+      if (auto v = b->find("percentiles_upper_bound_to_ns"); v != b->end() && v->is_number()) {
+        p.bounds.percentiles_upper_to_ns = v->get<int64_t>();
+      }
+      p.bounds.percentiles_unknown = FieldOr<std::string>(*b, "percentiles", "") == "unknown";
+    }
   }
+  p.latencies_not_printed = FieldOr<uint64_t>(t, "latencies_not_printed", 0);
   p.periods_elapsed = FieldOr<uint64_t>(t, "periods_elapsed", p.histogram.count());
   p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);
   p.skipped_periods = FieldOr<uint64_t>(t, "skipped_periods", 0);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/histogram.h"
 #include "results/cyclictest_format.h"
 #include "stats/summary.h"
@@ -23,7 +25,62 @@ double Us(double ns) {
   return ns / 1000.0;
 }
 
+nlohmann::json StatsJsonExact(const ScenarioStats& s);
+
+/// A statistic's value for JSON: null when it cannot be known.
+nlohmann::json Value(double v, Bound bound) {
+  if (bound == Bound::kUnknown) return nullptr;
+  return v;
+}
+nlohmann::json Value(int64_t v, Bound bound) {
+  if (bound == Bound::kUnknown) return nullptr;
+  return v;
+}
+
+/// "≥ 12.3" for a lower bound, "≤ 12.3" for an upper bound, "?" when unknown (us).
+std::string UsText(double ns, Bound bound) {
+  return WithBound(fmt::format("{:.1f}", Us(ns)), bound);
+}
+
+std::string PercentileText(int64_t ns, const StatBounds& bounds) {
+  return UsText(static_cast<double>(ns), bounds.Percentile(ns));
+}
+
 nlohmann::json StatsJson(const ScenarioStats& s) {
+  nlohmann::json j = StatsJsonExact(s);
+  if (s.bounds.Any()) {
+    j["min_ns"] = Value(s.min_ns, s.bounds.min);
+    j["max_ns"] = Value(s.max_ns, s.bounds.max);
+    j["mean_ns"] = Value(s.mean_ns, s.bounds.mean);
+    j["jitter_stddev_ns"] = Value(s.stddev_ns, s.bounds.stddev);
+    const std::pair<const char*, Bound> rows[] = {{"min", s.bounds.min},
+                                                  {"max", s.bounds.max},
+                                                  {"mean", s.bounds.mean},
+                                                  {"jitter_stddev", s.bounds.stddev}};
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [name, bound] : rows) {
+      kinds[std::string(name) + "_ns"] = BoundName(bound);
+      if (bound != Bound::kExact) j[fmt::format("{}_is_{}", name, BoundName(bound))] = true;
+    }
+    const std::pair<const char*, int64_t> percentiles[] = {{"median", s.median_ns},
+                                                           {"p95", s.p95_ns},
+                                                           {"p99", s.p99_ns},
+                                                           {"p99.9", s.p999_ns},
+                                                           {"p99.99", s.p9999_ns}};
+    for (const auto& [name, value] : percentiles) {
+      const Bound bound = s.bounds.Percentile(value);
+      kinds[std::string(name) + "_ns"] = BoundName(bound);
+      j[std::string(name) + "_ns"] = Value(value, bound);
+      if (bound != Bound::kExact) j[fmt::format("{}_is_{}", name, BoundName(bound))] = true;
+    }
+    j["bounds"] = kinds;
+    j["bounds_reasons"] = s.bounds.reasons;
+  }
+  if (s.latencies_not_printed > 0) j["latencies_not_printed"] = s.latencies_not_printed;
+  return j;
+}
+
+nlohmann::json StatsJsonExact(const ScenarioStats& s) {
   return {{"scenario", s.scenario},
           {"wake", s.wake},
           {"status", s.status},
@@ -42,6 +99,24 @@ nlohmann::json StatsJson(const ScenarioStats& s) {
           {"periods_elapsed", s.periods_elapsed}};
 }
 
+/// When the threads' means are only bounds, the spread between them is unknown, but the
+/// pooled variance is at least the threads' own variances pooled (the between-thread part is
+/// >= 0): a lower bound that still says something.
+void PooledJitterBound(const std::vector<ProbeResult>& probes, ScenarioStats& row) {
+  if (probes.size() < 2 || row.bounds.stddev != Bound::kUnknown || row.samples == 0) return;
+  double within = 0;
+  for (const auto& p : probes) {
+    if (p.bounds.stddev == Bound::kUnknown || p.bounds.stddev == Bound::kUpperBound) return;
+    const double sd = p.histogram.StdDev();
+    within += static_cast<double>(p.histogram.count()) * sd * sd;
+  }
+  row.stddev_ns = std::sqrt(within / static_cast<double>(row.samples));
+  row.bounds.stddev = Bound::kLowerBound;
+  row.bounds.reasons.push_back(
+      "the jitter of all threads together is their own spreads pooled, without the spread "
+      "between their means (those are bounds): a lower bound");
+}
+
 /// One row per wake path of a scenario that has measurements.
 std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
   std::vector<ScenarioStats> rows;
@@ -57,13 +132,16 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       row.missed_activations += p.missed_activations;
       row.skipped_periods += p.skipped_periods;
       row.periods_elapsed += p.periods_elapsed;
+      row.latencies_not_printed += p.latencies_not_printed;
     }
+    row.bounds = MergeBounds(path.probes);
     const stats::Summary s = stats::Summarize(all);
     row.samples = s.count;
     row.min_ns = s.min_ns;
     row.mean_ns = s.mean_ns;
     row.stddev_ns = s.stddev_ns;
     row.max_ns = s.max_ns;
+    PooledJitterBound(path.probes, row);
     row.median_ns = all.Percentile(50.0);
     row.p95_ns = all.Percentile(95.0);
     row.p99_ns = all.Percentile(99.0);
@@ -177,13 +255,26 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
   for (const auto& r : rows) {
     const std::string name = several_paths ? r.scenario + "/" + r.wake : r.scenario;
     out += fmt::format(
-        "{:<16} {:>10} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>9.1f} "
-        "{:>8.1f} {:>14}  {}\n",
-        name, r.samples, Us(static_cast<double>(r.min_ns)), Us(r.mean_ns),
-        Us(static_cast<double>(r.median_ns)), Us(static_cast<double>(r.p95_ns)),
-        Us(static_cast<double>(r.p99_ns)), Us(static_cast<double>(r.p999_ns)),
-        Us(static_cast<double>(r.p9999_ns)), Us(static_cast<double>(r.max_ns)), Us(r.stddev_ns),
+        "{:<16} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>14}  {}\n", name,
+        r.samples, UsText(static_cast<double>(r.min_ns), r.bounds.min),
+        UsText(r.mean_ns, r.bounds.mean), PercentileText(r.median_ns, r.bounds),
+        PercentileText(r.p95_ns, r.bounds), PercentileText(r.p99_ns, r.bounds),
+        PercentileText(r.p999_ns, r.bounds), PercentileText(r.p9999_ns, r.bounds),
+        UsText(static_cast<double>(r.max_ns), r.bounds.max), UsText(r.stddev_ns, r.bounds.stddev),
         fmt::format("{}/{}", r.missed_activations, r.skipped_periods), r.status);
+  }
+  std::string bound_notes;
+  for (const auto& r : rows) {
+    const std::string name = several_paths ? r.scenario + "/" + r.wake : r.scenario;
+    for (const auto& reason : r.bounds.reasons) {
+      bound_notes += fmt::format("  {}: {}\n", name, reason);
+    }
+    if (r.latencies_not_printed > 0) {
+      bound_notes += fmt::format(
+          "  {}: {} more samples had a latency <= 0 whose value the file does not give; they are "
+          "not in the columns above\n",
+          name, r.latencies_not_printed);
+    }
   }
   for (const auto& s : suite.scenarios) {
     if (!s.latency) {
@@ -196,6 +287,12 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
       "deviation (population)\n";
   out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
+  if (!bound_notes.empty()) {
+    out +=
+        "\u2265 lower bound, \u2264 upper bound, ? unknown: the source file does not give the "
+        "exact value:\n" +
+        bound_notes;
+  }
   if (suite.status != "complete") {
     out += fmt::format("note: suite {}; rows cover what ran\n", suite.status);
   }

@@ -77,6 +77,10 @@ struct ScenarioStats {
   int64_t p9999_ns = 0;
   int64_t max_ns = 0;
   double stddev_ns = 0;  ///< Reported as jitter.
+  /// Imports: min, max, mean and jitter that are only bounds, or unknown (then written as
+  /// null and printed as "?"), with the reasons.
+  StatBounds bounds;
+  uint64_t latencies_not_printed = 0;  ///< Imports: samples known only to be <= 0.
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
   uint64_t periods_elapsed = 0;

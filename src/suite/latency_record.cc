@@ -9,7 +9,14 @@ namespace {
 // layouts drift apart.
 static_assert(sizeof(measure::SpikeRecord) == sizeof(results::Spike));
 static_assert(sizeof(measure::LinearHistogramRecord) == sizeof(results::LinearHistogram));
-static_assert(sizeof(measure::ProbeRecord) == sizeof(results::ProbeResult));
+// ProbeResult's import-only fields (bounds, latencies_not_printed; last) have no probe
+// record: rtpulse's own measurements are exact and print every latency. The record with
+// those two fields added must be exactly the result.
+struct ProbeRecordWithImportFields : measure::ProbeRecord {
+  results::StatBounds bounds;
+  uint64_t latencies_not_printed;
+};
+static_assert(sizeof(ProbeRecordWithImportFields) == sizeof(results::ProbeResult));
 static_assert(sizeof(measure::PathRecord) == sizeof(results::PathRun));
 static_assert(sizeof(measure::BreakRecord) == sizeof(results::BreakTrace));
 

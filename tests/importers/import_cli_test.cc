@@ -1,7 +1,9 @@
 // Runs the built `rtpulse import` on the real-tool fixtures and reads the result back.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -217,6 +219,288 @@ TEST(ImportCli, BinaryBytesInTheInputAreEscapedInTheError) {
     EXPECT_TRUE(c == '\n' || (u >= 0x20 && u < 0x7f)) << "raw byte " << static_cast<int>(u);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
+}
+
+// ---- Measurement truth on other tools' data (issue 10) ----
+
+const std::string kTruth = std::string(RTPULSE_TEST_DATA) + "/../importers/import_truth.py";
+
+/// Ground truth from tests/importers/import_truth.py (python, nothing of rtpulse).
+nlohmann::json Truth(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/python3", kTruth};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = testutil::RunProcess(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+/// Imports `files` into `out`, expecting success; returns stdout.
+std::string MustImportCli(const std::vector<std::string>& files, const std::string& out) {
+  std::vector<std::string> args = {"import", "--out", out};
+  args.insert(args.end(), files.begin(), files.end());
+  const auto r = testutil::RunRtpulse(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+void ExpectRelNear(double actual, double expected, double rel = 1e-6) {
+  EXPECT_NEAR(actual, expected, std::fabs(expected) * rel + 1e-3) << "expected " << expected;
+}
+
+TEST(ImportTruth, CyclictestJsonWrappedNegativesAreRecoveredNotAveraged) {
+  // A real `cyclictest -x` file: avg ~4e18, max -30 (tests/data/import/README.md).
+  const std::string file = kData + "cyclictest_x_wrap.json";
+  const auto truth = Truth({"cyclictest-json", file, "100"})["0"];
+  testutil::TempDir dir;
+  const std::string out = dir.File("o");
+  const std::string printed = MustImportCli({file}, out);
+  EXPECT_NE(printed.find("cyclictest stores latencies unsigned, so they wrapped"),
+            std::string::npos)
+      << printed;
+  const auto result = ReadJson(out + "/result.json");
+  const auto& t = result["scenarios"][0]["latency"]["thread"]["0"];
+  const auto& st = t["stats"];
+  EXPECT_EQ(st["count"], truth["cycles"]);
+  EXPECT_EQ(st["negative_latencies"], truth["negatives"]);
+  EXPECT_GT(truth["negatives"].get<int>(), 0);
+  EXPECT_EQ(t["histogram_overflows"], truth["overflows"]);
+  EXPECT_EQ(t["histogram_underflows"], truth["negatives"]);
+  EXPECT_EQ(st["min_ns"], truth["largest_negative_ns"]);
+  EXPECT_EQ(st["bounds"]["min_ns"], "upper_bound");
+  EXPECT_EQ(st["bounds"]["max_ns"], "lower_bound");
+  EXPECT_EQ(st["bounds"]["mean_ns"], "unknown");  // negatives and overflows, values unknown
+  EXPECT_EQ(st["mean_is_unknown"], true);
+  EXPECT_EQ(st["stddev_is_lower_bound"], true);
+  ExpectRelNear(st["stddev_ns"].get<double>(), truth["stddev_lower_bound_ns"].get<double>());
+  // No corrupt number reaches a statistic: nothing near the wrapped avg.
+  EXPECT_LT(std::fabs(st["mean_ns"].get<double>()), 1e8);
+  const auto& row = result["scenarios"][0]["summary"][0];
+  EXPECT_TRUE(row["mean_ns"].is_null());
+  EXPECT_EQ(row["min_is_upper_bound"], true);
+  EXPECT_EQ(row["p99_is_lower_bound"], true);  // lands in the clipped overflows
+  ExpectRelNear(row["jitter_stddev_ns"].get<double>(),
+                truth["stddev_lower_bound_ns"].get<double>());
+  const auto& src = result["config"]["inputs"][0]["source_numbers"][0];
+  EXPECT_TRUE(src["avg"].is_null());
+  EXPECT_EQ(src["wrapped"]["negative_latencies"], truth["negatives"]);
+  // The text summary marks what is not exact.
+  EXPECT_NE(printed.find("\u2264-30.0"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("\u2265100.0"), std::string::npos) << printed;
+  // The report's tables mark the same statistics.
+  const auto rep = testutil::RunRtpulse({"report", out});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const auto tex = testutil::RunProcess({"/bin/cat", out + "/tables/summary.tex"}).out;
+  EXPECT_NE(tex.find("& 5000 & $\\leq$-30.0 & ? & "), std::string::npos) << tex;
+  const auto html = testutil::RunProcess({"/bin/cat", out + "/report/index.html"}).out;
+  EXPECT_NE(html.find("<td>\u2264-30.0</td><td>?</td>"), std::string::npos);
+  EXPECT_NE(html.find("unsigned wrap"), std::string::npos);
+  // compare reads it and prints no wrapped-size number.
+  const auto cmp = testutil::RunRtpulse({"compare", out, out});
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_EQ(cmp.out.find("0000000000"), std::string::npos) << cmp.out;
+  const size_t mean_line = cmp.out.find("mean (us)");
+  ASSERT_NE(mean_line, std::string::npos) << cmp.out;
+  const std::string mean_row = cmp.out.substr(mean_line, cmp.out.find('\n', mean_line) - mean_line);
+  EXPECT_NE(mean_row.find('?'), std::string::npos) << mean_row;  // unknown, said so
+  EXPECT_EQ(mean_row.find_first_of("0123456789"), std::string::npos) << mean_row;  // no number
+}
+
+/// cyclictest --json text for one thread with the given histogram, cycles, min, avg, max.
+std::string OneThreadJson(const std::string& histogram, uint64_t cycles, const std::string& min,
+                          const std::string& avg, const std::string& max) {
+  return fmt::format(
+      "{{\"file_version\": 1, \"cmdline:\": \"cyclictest -x -h 100 --json=f.json\", "
+      "\"thread\": {{\"0\": {{\"histogram\": {{{}}}, \"cycles\": {}, \"min\": {}, \"max\": {}, "
+      "\"avg\": {}, \"cpu\": 0, \"node\": 0}}}}}}",
+      histogram, cycles, min, max, avg);
+}
+
+TEST(ImportTruth, OneWrappedNegativeIsRecoveredExactly) {
+  // Edited to hold the wrapped pattern: samples 10,10,10,20 us and one of -7 us, which
+  // cyclictest stores as 2^64 - 7: avg = (50 + 2^64 - 7) / 5, max prints as -7.
+  testutil::TempDir dir;
+  const std::string file = dir.File("one_negative.json");
+  std::ofstream(file) << OneThreadJson("\"10\": 3, \"20\": 1", 5, "10",
+                                       fmt::format("{:.17g}", (43.0 + 18446744073709551616.0) / 5),
+                                       "-7");
+  const auto truth = Truth({"cyclictest-json", file, "100"})["0"];
+  ASSERT_EQ(truth["negatives"], 1);
+  MustImportCli({file}, dir.File("o"));
+  const auto result = ReadJson(dir.File("o/result.json"));
+  const auto& st = result["scenarios"][0]["latency"]["thread"]["0"]["stats"];
+  EXPECT_EQ(st["negative_latencies"], 1);
+  EXPECT_EQ(st["min_ns"], -7000);  // two's complement of the printed max
+  EXPECT_EQ(st["max_ns"], 20000);
+  ExpectRelNear(st["mean_ns"].get<double>(), truth["mean_ns"].get<double>());
+  ExpectRelNear(st["stddev_ns"].get<double>(), truth["stddev_ns"].get<double>());
+  EXPECT_FALSE(st.contains("bounds"));  // every value is known
+}
+
+TEST(ImportTruth, WithoutAHistogramTheWrappedAvgIsNotQuoted) {
+  // No -h: only cycles/min/avg/max. 2 of 5 samples wrapped: avg = (2 * 2^64 + 31) / 5.
+  testutil::TempDir dir;
+  const std::string file = dir.File("noh.json");
+  const std::string avg = fmt::format("{:.17g}", (2 * 18446744073709551616.0 + 31) / 5);
+  std::ofstream(file) << OneThreadJson("", 5, "10", avg, "-3");
+  MustImportCli({file}, dir.File("o"));
+  const auto result = ReadJson(dir.File("o/result.json"));
+  const std::string error = result["scenarios"][0]["error"];
+  EXPECT_NE(error.find("2 negative latencies that wrapped"), std::string::npos) << error;
+  EXPECT_EQ(error.find(avg.substr(0, 6)), std::string::npos) << error;
+  EXPECT_TRUE(result["config"]["inputs"][0]["source_numbers"][0]["avg"].is_null());
+}
+
+TEST(ImportTruth, AWrappedAvgThatGivesNoCountIsRefused) {
+  testutil::TempDir dir;
+  const std::string file = dir.File("edited.json");
+  // 2.5 wrapped values is no count at all.
+  std::ofstream(file) << OneThreadJson(
+      "\"10\": 3", 5, "10", fmt::format("{:.17g}", 2.5 * 18446744073709551616.0 / 5), "-7");
+  const auto r = testutil::RunRtpulse({"import", file, "--out", dir.File("o")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("thread.0: avg"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unsigned wrap"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("re-run cyclictest"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
+}
+
+TEST(ImportTruth, CyclictestHistogramTextWithAWrappedMaxIsReadAndNothingUnknownIsPrinted) {
+  // A real `cyclictest -x -h 100` text: '# Max Latencies: 18446744073709551609' (= -7).
+  const std::string file = kData + "cyclictest_x_wrap_h.txt";
+  std::ifstream in(file);
+  std::string line;
+  uint64_t max_printed = 0;
+  uint64_t overflows = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# Max Latencies: ", 0) == 0) max_printed = std::stoull(line.substr(17));
+    if (line.rfind("# Histogram Overflows: ", 0) == 0) overflows = std::stoull(line.substr(23));
+  }
+  ASSERT_GT(max_printed, uint64_t{1} << 63);
+  const auto largest_negative_us = static_cast<int64_t>(max_printed);
+  testutil::TempDir dir;
+  const std::string printed = MustImportCli({file}, dir.File("o"));
+  const auto result = ReadJson(dir.File("o/result.json"));
+  const auto& row = result["scenarios"][0]["summary"][0];
+  EXPECT_EQ(row["min_ns"], largest_negative_us * 1000);
+  EXPECT_EQ(row["min_is_upper_bound"], true);
+  const auto& st = result["scenarios"][0]["latency"]["thread"]["0"]["stats"];
+  EXPECT_EQ(st["negative_latencies"], overflows);  // at most; the file cannot say
+  EXPECT_EQ(st["bounds"]["negative_latencies"], "upper_bound");
+  for (const char* key : {"mean_ns", "median_ns", "p99_ns", "max_ns", "jitter_stddev_ns"}) {
+    EXPECT_TRUE(row[key].is_null()) << key << " = " << row[key];
+  }
+  EXPECT_NE(printed.find("does not say how many of the " + std::to_string(overflows) +
+                         " overflows are negative"),
+            std::string::npos)
+      << printed;
+  const auto text = testutil::RunProcess({"/bin/cat", dir.File("o/statistical_summary.txt")});
+  EXPECT_NE(text.out.find("        ?"), std::string::npos) << text.out;
+}
+
+TEST(ImportTruth, CyclictestVerboseZeroLinesAreNotSamples) {
+  // A real `cyclictest -x -v` run: a latency <= 0 prints as 0 with the previous cycle number.
+  const std::string file = kData + "cyclictest_vx.txt";
+  const auto truth = Truth({"cyclictest-verbose", file})["0"];
+  ASSERT_GT(truth["zero_lines"].get<int>(), 0);
+  testutil::TempDir dir;
+  const std::string out = dir.File("o");
+  const std::string printed = MustImportCli({file}, out);
+  EXPECT_NE(printed.find("latency <= 0, value not printed"), std::string::npos) << printed;
+  const auto result = ReadJson(out + "/result.json");
+  const auto& t = result["scenarios"][0]["latency"]["thread"]["0"];
+  EXPECT_EQ(t["latencies_not_printed"], truth["zero_lines"]);
+  EXPECT_EQ(t["stats"]["count"], truth["printed"]);
+  EXPECT_EQ(t["periods_elapsed"],
+            truth["printed"].get<uint64_t>() + truth["zero_lines"].get<uint64_t>());
+  EXPECT_EQ(t["stats"]["max_ns"], truth["max_us"].get<int64_t>() * 1000);
+  EXPECT_EQ(t["stats"]["min_ns"], truth["min_us"].get<int64_t>() * 1000);
+  ExpectRelNear(t["stats"]["mean_ns"].get<double>(), truth["mean_ns"].get<double>(), 1e-9);
+  const auto& row = result["scenarios"][0]["summary"][0];
+  EXPECT_EQ(row["latencies_not_printed"], truth["zero_lines"]);
+  const auto summary = ReadJson(out + "/statistical_summary.json");
+  EXPECT_EQ(summary["scenarios"][0]["latencies_not_printed"], truth["zero_lines"]);
+  // samples.bin holds the printed samples only, in rising seq order (docs/samples-format.md).
+  const auto bin = Truth({"samples-bin", out + "/cyclictest_vx/samples.bin"});
+  EXPECT_EQ(bin["records"], truth["printed"]);
+  EXPECT_EQ(bin["seq_increasing"], true);
+  EXPECT_EQ(truth["seqs_increasing"], true);
+  // Read back, the suite reader keeps the count.
+  auto suite = results::ReadSuiteResult(out);
+  ASSERT_TRUE(suite) << suite.error().message;
+  EXPECT_EQ(results::SummarizeScenarios(*suite)[0].latencies_not_printed,
+            truth["zero_lines"].get<uint64_t>());
+}
+
+TEST(ImportTruth, JitterdebuggerOverflowsAtItsFixedLimitAndTheJitterIsALowerBound) {
+  // A real jitterdebugger run with 4 samples >= 1000 us on CPU 1 (highest filled slot 693).
+  const std::string json = kData + "jitterdebugger_overflow.json";
+  const std::string raw = kData + "jitterdebugger_overflow_samples.raw";
+  const auto truth = Truth({"jitterdebugger", json, raw})["1"];
+  ASSERT_GT(truth["overflows"].get<int>(), 1);
+  ASSERT_LT(truth["highest_class_us"].get<int>(), 999);
+  testutil::TempDir dir;
+  const std::string printed = MustImportCli({json}, dir.File("o"));
+  const auto result = ReadJson(dir.File("o/result.json"));
+  const auto& t = result["scenarios"][0]["latency"]["thread"]["1"];
+  EXPECT_EQ(t["histogram_overflows"], truth["overflows"]);
+  // Every overflow is recorded at or above the tool's 1000 us limit, not above slot 693.
+  uint64_t at_or_above_limit = 0;
+  for (const auto& b : t["histogram_log"]) {
+    if (b[1].get<int64_t>() >= 1'000'000) at_or_above_limit += b[2].get<uint64_t>();  // [lo, hi, n]
+  }
+  EXPECT_EQ(at_or_above_limit, truth["overflows"].get<uint64_t>());
+  EXPECT_NE(printed.find("(>= 1000 us)"), std::string::npos) << printed;
+  const auto& st = t["stats"];
+  EXPECT_EQ(st["stddev_is_lower_bound"], true);
+  EXPECT_FALSE(st.contains("mean_is_lower_bound"));  // jitterdebugger's avg is exact
+  EXPECT_EQ(st["max_ns"], truth["max_us"].get<int64_t>() * 1000);
+  ExpectRelNear(st["stddev_ns"].get<double>(), truth["stddev_lower_bound_ns"].get<double>());
+  EXPECT_LE(st["stddev_ns"].get<double>(), truth["true_stddev_ns"].get<double>());
+  EXPECT_NE(printed.find("\u2265"), std::string::npos) << printed;
+  // CPU 0 had no overflow: exact, no bounds.
+  EXPECT_FALSE(result["scenarios"][0]["latency"]["thread"]["0"]["stats"].contains("bounds"));
+}
+
+TEST(ImportTruth, CyclictestHistogramTextWithOverflowsGivesBoundsNotExactNumbers) {
+  // Real -h and -H files with overflows: the mean is cyclictest's truncated average (a lower
+  // bound), the jitter the smallest spread the file allows.
+  for (const char* name : {"cyclictest_hist.txt", "cyclictest_H_overflow.txt"}) {
+    SCOPED_TRACE(name);
+    const auto truth = Truth({"cyclictest-hist", kData + name});
+    testutil::TempDir dir;
+    MustImportCli({kData + name}, dir.File("o"));
+    const auto result = ReadJson(dir.File("o/result.json"));
+    const auto& threads = result["scenarios"][0]["latency"]["thread"];
+    ASSERT_EQ(threads.size(), truth.size());
+    for (const auto& [key, want] : truth.items()) {
+      const auto& st = threads[key]["stats"];
+      ASSERT_GT(want["overflows"].get<int>(), 0);
+      EXPECT_EQ(st["mean_is_lower_bound"], true);
+      EXPECT_EQ(st["stddev_is_lower_bound"], true);
+      ExpectRelNear(st["mean_ns"].get<double>(), want["mean_ns"].get<double>());
+      ExpectRelNear(st["stddev_ns"].get<double>(), want["stddev_lower_bound_ns"].get<double>());
+    }
+    const auto& row = result["scenarios"][0]["summary"][0];
+    EXPECT_EQ(row["mean_is_lower_bound"], true);
+    // Two threads whose means are only bounds: the spread between them is not known, so the
+    // row's jitter is the threads' own lower bounds pooled, sqrt(sum n_i sd_i^2 / N).
+    EXPECT_EQ(row["jitter_stddev_is_lower_bound"], true);
+    double within = 0;
+    uint64_t n = 0;
+    for (const auto& [key, want] : truth.items()) {
+      const auto count = threads[key]["stats"]["count"].get<uint64_t>();
+      const double sd = want["stddev_lower_bound_ns"].get<double>();
+      within += static_cast<double>(count) * sd * sd;
+      n += count;
+    }
+    ExpectRelNear(row["jitter_stddev_ns"].get<double>(),
+                  std::sqrt(within / static_cast<double>(n)));
+  }
 }
 
 }  // namespace

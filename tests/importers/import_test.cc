@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -270,6 +271,16 @@ TEST(Malformed, CyclictestHistogram) {
         ImportFile(folder.path(), {}, nullptr).error().message.find(": is a folder; give a file") !=
         std::string::npos);
   }
+  // A wrapped max (2^64 - 7 = -7 us) needs a wrapped sample among the overflows.
+  EXPECT_PREFIX(ErrorOf(rows + "# Total: 000000004 000000006\n# Min Latencies: 00000 00000\n"
+                               "# Avg Latencies: 00000 00000\n# Max Latencies: "
+                               "18446744073709551609 00001\n# Histogram Overflows: 00000 00000\n",
+                        Format::kCyclictestHistogram),
+                ":9:1: thread 0: avg 0 / max 18446744073709551609 look wrapped");
+  // 2^64 itself is not an unsigned 64-bit number.
+  EXPECT_PREFIX(
+      ErrorOf(rows + "# Max Latencies: 18446744073709551616 00001\n", Format::kCyclictestHistogram),
+      ":4:18: '18446744073709551616' is not a whole number from 0 to 2^64-1");
   // Wrong column count, non-number, a row out of order, a cut-off file.
   EXPECT_PREFIX(ErrorOf(rows + "000002 000001\n" + tail, Format::kCyclictestHistogram),
                 ":4:14: histogram row has 1 counts, e");
@@ -284,6 +295,27 @@ TEST(Malformed, CyclictestHistogram) {
   EXPECT_PREFIX(ErrorOf(rows + "# Total: 000000009 000000006\n" + tail.substr(29),
                         Format::kCyclictestHistogram),
                 ":9:1: thread 0: rows sum to 4 but '# Tot");
+}
+
+TEST(Bounds, OverflowsWithAMaxBelowTheLimitLeaveTheMaxALowerBound) {
+  // jitterdebugger: 2 of 5 samples outside its 1000 slots, yet max says 12 us: the max that
+  // overflowed is not known, so the recorded one (the limit) is only a lower bound.
+  testutil::TempDir dir;
+  const std::string path = dir.File("results.json");
+  std::ofstream(path) << "{\"cpu\": {\"0\": {\"histogram\": {\"10\": 3}, \"count\": 5, "
+                         "\"min\": 10, \"max\": 12, \"avg\": 406}}}";
+  const Imported im = MustImport(path);
+  ASSERT_EQ(im.probes.size(), 1u);
+  const auto& p = im.probes[0];
+  EXPECT_EQ(p.histogram.count(), 5u);
+  EXPECT_EQ(p.histogram.max(), 1'000'000);
+  EXPECT_EQ(p.histogram.CountAtOrAbove(1'000'000), 2u);
+  EXPECT_EQ(p.bounds.max, results::Bound::kLowerBound);
+  EXPECT_EQ(p.bounds.stddev, results::Bound::kLowerBound);
+  EXPECT_EQ(p.bounds.mean, results::Bound::kExact);  // jitterdebugger's avg sums every sample
+  // Mean 406 us exact; the smallest spread: 3 at 10 us and 2 at >= 1000 us, about 406 us:
+  // (3 * 396^2 + 2 * 594^2) / 5 = 235224 us^2 (by hand; its minimum, since 3*396 = 2*594).
+  EXPECT_NEAR(p.histogram.StdDev(), std::sqrt(235'224.0) * 1000, 1.0);
 }
 
 TEST(Malformed, JsonAndRtApp) {
