@@ -239,13 +239,14 @@ nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
-/// Imports `files` into `out`, expecting success; returns stdout.
+/// Imports `files` into `out`, expecting success; returns all it printed: stdout, then
+/// stderr (where the import's warnings go).
 std::string MustImportCli(const std::vector<std::string>& files, const std::string& out) {
   std::vector<std::string> args = {"import", "--out", out};
   args.insert(args.end(), files.begin(), files.end());
   const auto r = testutil::RunRtpulse(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.out;
+  return r.out + r.err;
 }
 
 void ExpectRelNear(double actual, double expected, double rel = 1e-6) {
