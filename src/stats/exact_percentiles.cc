@@ -104,11 +104,12 @@ Status Refine(std::vector<Window>& windows, const SamplePass& pass, uint64_t max
       const uint64_t c = counts[i][static_cast<size_t>(k)];
       if (next < w.wanted.size() && w.wanted[next].second <= before + c) {
         Window sub;
-        sub.lo = static_cast<int64_t>(static_cast<uint64_t>(w.lo) + step[i] * static_cast<uint64_t>(k));
+        sub.lo =
+            static_cast<int64_t>(static_cast<uint64_t>(w.lo) + step[i] * static_cast<uint64_t>(k));
         const uint64_t last = step[i] * static_cast<uint64_t>(k + 1) - 1;
         // Width(w) - 1 wraps to 2^64 - 1 for the full 64-bit range, as intended.
-        sub.hi = last >= Width(w) - 1 ? w.hi
-                                      : static_cast<int64_t>(static_cast<uint64_t>(w.lo) + last);
+        sub.hi =
+            last >= Width(w) - 1 ? w.hi : static_cast<int64_t>(static_cast<uint64_t>(w.lo) + last);
         sub.count = c;
         while (next < w.wanted.size() && w.wanted[next].second <= before + c) {
           sub.wanted.emplace_back(w.wanted[next].first, w.wanted[next].second - before);
@@ -150,8 +151,8 @@ Expected<RankSelection> SelectRanks(const Histogram& histogram, const std::vecto
   for (size_t i = 0; i < windows.size(); ++i) {
     if (windows[i].lo != windows[i].hi) held[i].reserve(windows[i].count);
   }
-  bool needs_pass = std::any_of(windows.begin(), windows.end(),
-                                [](const Window& w) { return w.lo != w.hi; });
+  bool needs_pass =
+      std::any_of(windows.begin(), windows.end(), [](const Window& w) { return w.lo != w.hi; });
   if (needs_pass) {
     std::vector<uint64_t> seen(windows.size(), 0);
     uint64_t holding = 0;

@@ -37,9 +37,8 @@ uint64_t TargetBucketCounts(const Histogram& h, const std::vector<uint64_t>& ran
   uint64_t before = 0;
   uint64_t total = 0;
   h.ForEachBucket([&](Histogram::Range, uint64_t count) {
-    const bool target = std::any_of(ranks.begin(), ranks.end(), [&](uint64_t r) {
-      return r > before && r <= before + count;
-    });
+    const bool target = std::any_of(ranks.begin(), ranks.end(),
+                                    [&](uint64_t r) { return r > before && r <= before + count; });
     if (target) total += count;
     before += count;
   });
@@ -59,7 +58,7 @@ TEST(SelectRanksTest, MatchesSortedDataOnMixedRandomValues) {
   std::lognormal_distribution<double> tail(9.0, 1.5);  // ~8 us median, long tail
   for (int i = 0; i < 20000; ++i) v.push_back(static_cast<int64_t>(tail(rng)));
   for (int i = 0; i < 500; ++i) v.push_back(-static_cast<int64_t>(tail(rng)));  // early wake-ups
-  for (int i = 0; i < 300; ++i) v.push_back(12345);                              // duplicates
+  for (int i = 0; i < 300; ++i) v.push_back(12345);                             // duplicates
   std::shuffle(v.begin(), v.end(), rng);
   const Histogram h = HistogramOf(v);
   const auto ranks = AllRanksEvery(v.size(), 97);
@@ -131,8 +130,8 @@ TEST(SelectRanksTest, OneValueWideBucketsNeedNoSamples) {
 TEST(SelectRanksTest, ExtremeValuesIncludingTopBuckets) {
   const int64_t lo = std::numeric_limits<int64_t>::min();
   const int64_t hi = std::numeric_limits<int64_t>::max();
-  std::vector<int64_t> v = {lo, lo + 1, -(int64_t{1} << 41), -5, 0, 7, int64_t{1} << 41, hi - 1,
-                            hi};
+  std::vector<int64_t> v = {lo,     lo + 1, -(int64_t{1} << 41), -5, 0, 7, int64_t{1} << 41,
+                            hi - 1, hi};
   for (int64_t i = 0; i < 50; ++i) v.push_back((int64_t{1} << 45) + i * 1'000'000'007);
   const Histogram h = HistogramOf(v);
   std::vector<uint64_t> ranks;
@@ -160,9 +159,8 @@ TEST(SelectRanksTest, LogThatDoesNotMatchTheHistogramIsAnError) {
 
 TEST(SelectRanksTest, PassErrorIsReturned) {
   const Histogram h = HistogramOf({6000, 9000});  // 4 ns wide buckets: a pass is needed
-  auto s = SelectRanks(h, {1}, [](const std::function<void(int64_t)>&) {
-    return Status(Failure("disk gone"));
-  });
+  auto s = SelectRanks(
+      h, {1}, [](const std::function<void(int64_t)>&) { return Status(Failure("disk gone")); });
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().message, "disk gone");
 }
