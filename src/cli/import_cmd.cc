@@ -16,10 +16,12 @@
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/printable.h"
+#include "core/samples_file.h"
 #include "core/version.h"
 #include "importers/import.h"
 #include "measure/sample_log.h"
 #include "results/suite_result.h"
+#include "stats/exact_percentiles.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -137,6 +139,33 @@ results::ScenarioResult Scenario(const std::string& name, const std::string& fil
   return s;
 }
 
+/// Replaces the summary's bucket edges by exact percentiles from the scenario's samples.bin
+/// (two or three streaming passes, never the whole file in memory) when the file holds
+/// exactly the histogram's samples; otherwise says why the percentiles stay bucket edges.
+void AddExactPercentiles(results::ScenarioResult& s, const std::string& samples_path) {
+  if (!s.latency || s.latency->paths.size() != 1 || samples_path.empty()) return;
+  Histogram all;
+  for (const auto& p : s.latency->paths.front().probes) all.Merge(p.histogram);
+  if (all.count() == 0) return;
+  const stats::SamplePass pass = [&](const std::function<void(int64_t)>& sink) -> Status {
+    auto read = ReadSamplesFile(samples_path, [&](const SampleRecord& r) { sink(LatencyNs(r)); });
+    if (!read) return read.error();
+    return Status::Ok();
+  };
+  const std::vector<double> percentiles(std::begin(results::kSummaryPercentiles),
+                                        std::end(results::kSummaryPercentiles));
+  auto exact = stats::ComputeExactPercentiles(pass, percentiles);
+  if (!exact || !stats::SameSamples(exact->histogram, all)) {
+    s.warnings.push_back(
+        fmt::format("percentiles are histogram bucket edges, not exact: {}",
+                    exact ? "samples.bin does not hold exactly the histogram's samples"
+                          : exact.error().message));
+    return;
+  }
+  const std::vector<int64_t>& v = exact->values;
+  s.exact_percentiles = results::ExactPercentileValues{v[0], v[1], v[2], v[3], v[4]};
+}
+
 int RunImport(const ImportCliOptions& o) {
   importers::ImportOptions options;
   if (!o.format.empty()) {
@@ -244,6 +273,7 @@ int RunImport(const ImportCliOptions& o) {
                       {"source_numbers", imported->source_numbers},
                       {"warnings", imported->warnings}});
     suite.scenarios.push_back(Scenario(names[i], file, *imported, samples_rel));
+    if (consumer) AddExactPercentiles(suite.scenarios.back(), samples_path);
   }
   suite.config = {{"name", "import"}, {"source", "import"}, {"inputs", inputs}};
   suite.updated_realtime_ns = ClockNs(CLOCK_REALTIME);

@@ -43,7 +43,8 @@ std::string SummaryTable(const results::SuiteResult& suite) {
       "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th><th>Missed</th>"
       "<th>Skipped</th></tr>\n";
   std::string bound_notes;
-  for (const auto& r : results::SummarizeScenarios(suite)) {
+  const std::vector<results::ScenarioStats> rows = results::SummarizeScenarios(suite);
+  for (const auto& r : rows) {
     const std::string name = r.wake.empty() ? r.scenario : r.scenario + " (" + r.wake + ")";
     const char* missed_class = r.missed_activations > 0 ? " class=\"bad\"" : "";
     h += fmt::format(
@@ -73,7 +74,7 @@ std::string SummaryTable(const results::SuiteResult& suite) {
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
        "together. Jitter = standard deviation. Missed = wake-ups after the next period's "
        "deadline; skipped = periods lost because of them. Percentiles: " +
-       E(std::string(stats::kPercentileMethod)) + ".</p>\n";
+       E(results::MethodStatement(rows)) + ".</p>\n";
   if (!bound_notes.empty()) {
     h += "<p class=\"note\">\u2265 lower bound, \u2264 upper bound, ? unknown: the imported "
          "file does not give the exact value:</p><ul class=\"note\">" +

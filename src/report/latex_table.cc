@@ -61,7 +61,8 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
       "% rtpulse statistical summary (written by rtpulse report). Needs \\usepackage{booktabs}.\n"
       "% Units: latencies in microseconds (us), one decimal; samples, missed activations and\n"
       "% skipped periods are counts. All threads of a scenario (and wake path) together.\n";
-  tex += fmt::format("% Percentiles: {}.\n", stats::kPercentileMethod);
+  tex += fmt::format("% Percentiles: {}.\n",
+                     results::MethodStatement(results::SummarizeScenarios(suite)));
   tex +=
       "% Missed: wake-ups after the next period's deadline; skipped: periods with no "
       "activation because of them.\n";

@@ -190,7 +190,7 @@ Figure PercentileBarsFigure(const std::vector<results::ScenarioStats>& rows) {
   f.ylabel = "Latency (us)";
   f.key_position = "top left";
   f.notes = {"x: scenario index (see xtics); y: latency in us",
-             std::string("percentile method: ") + std::string(stats::kPercentileMethod)};
+             "percentile method: " + results::MethodStatement(rows)};
   const std::vector<std::pair<std::string, int64_t results::ScenarioStats::*>> columns = {
       {"p50", &results::ScenarioStats::median_ns},
       {"p99", &results::ScenarioStats::p99_ns},

@@ -255,6 +255,15 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.loads = sj.value("load_reports", json::array());
     s.warnings = FieldOr<std::vector<std::string>>(sj, "warnings", {});
     s.samples_file = FieldOr<std::string>(sj, "samples_file", "");
+    if (auto e = sj.find("exact_percentiles"); e != sj.end() && e->is_object()) {
+      ExactPercentileValues v;
+      v.median_ns = FieldOr<int64_t>(*e, "median_ns", 0);
+      v.p95_ns = FieldOr<int64_t>(*e, "p95_ns", 0);
+      v.p99_ns = FieldOr<int64_t>(*e, "p99_ns", 0);
+      v.p999_ns = FieldOr<int64_t>(*e, "p99.9_ns", 0);
+      v.p9999_ns = FieldOr<int64_t>(*e, "p99.99_ns", 0);
+      s.exact_percentiles = v;
+    }
     if (auto l = sj.find("latency"); l != sj.end() && l->is_object()) {
       auto run = LatencyRunFromJson(*l);
       if (!run)

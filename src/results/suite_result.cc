@@ -93,6 +93,7 @@ nlohmann::json StatsJsonExact(const ScenarioStats& s) {
           {"p99.9_ns", s.p999_ns},
           {"p99.99_ns", s.p9999_ns},
           {"max_ns", s.max_ns},
+          {"percentile_method", s.percentiles_exact ? "exact" : "bucket_upper_edge"},
           {"jitter_stddev_ns", s.stddev_ns},
           {"missed_activations", s.missed_activations},
           {"skipped_periods", s.skipped_periods},
@@ -142,17 +143,38 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
     row.stddev_ns = s.stddev_ns;
     row.max_ns = s.max_ns;
     PooledJitterBound(path.probes, row);
-    row.median_ns = all.Percentile(50.0);
-    row.p95_ns = all.Percentile(95.0);
-    row.p99_ns = all.Percentile(99.0);
-    row.p999_ns = all.Percentile(99.9);
-    row.p9999_ns = all.Percentile(99.99);
+    if (scenario.exact_percentiles && scenario.latency->paths.size() == 1) {
+      const ExactPercentileValues& e = *scenario.exact_percentiles;
+      row.percentiles_exact = true;
+      row.median_ns = e.median_ns;
+      row.p95_ns = e.p95_ns;
+      row.p99_ns = e.p99_ns;
+      row.p999_ns = e.p999_ns;
+      row.p9999_ns = e.p9999_ns;
+    } else {
+      row.median_ns = all.Percentile(50.0);
+      row.p95_ns = all.Percentile(95.0);
+      row.p99_ns = all.Percentile(99.0);
+      row.p999_ns = all.Percentile(99.9);
+      row.p9999_ns = all.Percentile(99.99);
+    }
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
 }  // namespace
+
+std::string MethodStatement(const std::vector<ScenarioStats>& rows) {
+  std::vector<std::string> exact;
+  for (const auto& r : rows) {
+    if (r.percentiles_exact) exact.push_back(r.scenario);
+  }
+  if (exact.empty()) return std::string(stats::kPercentileMethod);
+  if (exact.size() == rows.size()) return std::string(stats::kExactPercentileMethod);
+  return fmt::format("{} for {}; the others: {}", stats::kExactPercentileMethod,
+                     fmt::join(exact, ", "), stats::kPercentileMethod);
+}
 
 const char* ScenarioStatusName(ScenarioStatus status) {
   switch (status) {
@@ -194,7 +216,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
   j["tuning"] = suite.tuning;
   j["monitor"] = suite.monitor;
   j["warnings"] = suite.warnings;
-  j["percentile_method"] = std::string(stats::kPercentileMethod);
+  j["percentile_method"] = MethodStatement(SummarizeScenarios(suite));
   nlohmann::json scenarios = nlohmann::json::array();
   for (const auto& s : suite.scenarios) {
     nlohmann::json o;
@@ -212,6 +234,14 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     o["load_reports"] = s.loads;
     o["warnings"] = s.warnings;
     o["samples_file"] = s.samples_file;
+    if (s.exact_percentiles) {
+      const ExactPercentileValues& e = *s.exact_percentiles;
+      o["exact_percentiles"] = {{"median_ns", e.median_ns},
+                                {"p95_ns", e.p95_ns},
+                                {"p99_ns", e.p99_ns},
+                                {"p99.9_ns", e.p999_ns},
+                                {"p99.99_ns", e.p9999_ns}};
+    }
     // The checkpoint flag says the numbers are a snapshot of a measurement still running
     // when the file was written (a killed run leaves exactly this).
     o["checkpoint"] = s.status == ScenarioStatus::kMeasuring && s.latency.has_value();
@@ -233,13 +263,14 @@ nlohmann::json ToJson(const SuiteResult& suite) {
 }
 
 nlohmann::json StatisticalSummaryJson(const SuiteResult& suite) {
+  const std::vector<ScenarioStats> summary = SummarizeScenarios(suite);
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : SummarizeScenarios(suite)) rows.push_back(StatsJson(row));
+  for (const auto& row : summary) rows.push_back(StatsJson(row));
   return {{"schema", "rtpulse.statistical_summary"},
           {"schema_version", 1},
           {"status", suite.status},
           {"units", "ns"},
-          {"percentile_method", std::string(stats::kPercentileMethod)},
+          {"percentile_method", MethodStatement(summary)},
           {"jitter", "population standard deviation of the latency"},
           {"scenarios", rows}};
 }
@@ -285,7 +316,7 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
   out +=
       "\nlatencies in microseconds, all measuring threads together; jitter = standard "
       "deviation (population)\n";
-  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  out += fmt::format("percentiles: {}\n", MethodStatement(rows));
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
   if (!bound_notes.empty()) {
     out +=

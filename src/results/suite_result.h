@@ -23,6 +23,19 @@ inline constexpr int kSuiteSchemaVersion = 1;
 enum class ScenarioStatus { kPending, kSettling, kMeasuring, kComplete, kInterrupted, kFailed };
 const char* ScenarioStatusName(ScenarioStatus status);
 
+/// A scenario's percentiles computed exactly from its samples log (nearest rank, the
+/// sample itself rather than its bucket's upper edge): kept only when the log holds exactly
+/// the samples of the scenario's histogram (docs/percentiles.md).
+struct ExactPercentileValues {
+  int64_t median_ns = 0;
+  int64_t p95_ns = 0;
+  int64_t p99_ns = 0;
+  int64_t p999_ns = 0;
+  int64_t p9999_ns = 0;
+};
+/// The percentiles ExactPercentileValues holds, in its order.
+inline constexpr double kSummaryPercentiles[] = {50.0, 95.0, 99.0, 99.9, 99.99};
+
 /// One scenario of a suite: its loads, what they achieved, and what was measured under them.
 struct ScenarioResult {
   std::string name;
@@ -40,6 +53,9 @@ struct ScenarioResult {
   /// The per-sample log (time-ordered samples, docs/samples-format.md), relative to the run
   /// folder, e.g. "idle/samples.bin"; "" when none was written.
   std::string samples_file;
+  /// Exact percentiles from samples_file, for a scenario with one wake path; absent: the
+  /// summary's percentiles are bucket upper edges.
+  std::optional<ExactPercentileValues> exact_percentiles;
 };
 
 /// A whole `rtpulse suite` run: what result.json holds.
@@ -81,6 +97,8 @@ struct ScenarioStats {
   /// null and printed as "?"), with the reasons.
   StatBounds bounds;
   uint64_t latencies_not_printed = 0;  ///< Imports: samples known only to be <= 0.
+  /// The percentiles are exact samples (from the samples log), not bucket upper edges.
+  bool percentiles_exact = false;
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
   uint64_t periods_elapsed = 0;
@@ -88,6 +106,11 @@ struct ScenarioStats {
 
 /// Rows for every scenario that has measurements, in suite order.
 std::vector<ScenarioStats> SummarizeScenarios(const SuiteResult& suite);
+
+/// The percentile method statement for these rows: exact (from the samples log) when every
+/// row's percentiles are exact, the bucket-edge statement when none is, both (naming the
+/// exact scenarios) when mixed. Every output of the rows carries it.
+std::string MethodStatement(const std::vector<ScenarioStats>& rows);
 
 nlohmann::json ToJson(const SuiteResult& suite);
 /// statistical_summary.txt: the table in microseconds, the method statement, the notes.

@@ -37,4 +37,9 @@ inline constexpr std::string_view kPercentileMethod =
     "bucket, clamped to the exact max: never below the true sample, at most 0.195% above it "
     "(exact below 512 ns)";
 
+/// The statement for percentiles computed from a samples log (stats/exact_percentiles.h).
+inline constexpr std::string_view kExactPercentileMethod =
+    "nearest-rank (rank = ceil(p/100*N)); value = the sample of that rank, exact (from the "
+    "samples log)";
+
 }  // namespace rtpulse::stats

@@ -504,5 +504,101 @@ TEST(ImportTruth, CyclictestHistogramTextWithOverflowsGivesBoundsNotExactNumbers
   }
 }
 
+// ---- Exact percentiles from samples.bin (issue 10 item 5) ----
+
+/// The summary's percentiles of `row` (JSON, ns) against python's nearest rank over the
+/// same values, and none of them a value absent from the data.
+void ExpectExactPercentiles(const nlohmann::json& row, const nlohmann::json& truth) {
+  EXPECT_EQ(row["percentile_method"], "exact");
+  EXPECT_EQ(row["samples"], truth["count"]);
+  const std::vector<std::pair<const char*, const char*>> pairs = {
+      {"median_ns", "p50"},  {"p95_ns", "p95"},       {"p99_ns", "p99"},
+      {"p99.9_ns", "p99.9"}, {"p99.99_ns", "p99.99"}, {"max_ns", "max"}};
+  const auto distinct = truth["distinct_ns"].get<std::vector<int64_t>>();
+  for (const auto& [field, p] : pairs) {
+    EXPECT_EQ(row[field], truth[p]) << field;
+    const int64_t v = row[field].get<int64_t>();
+    EXPECT_TRUE(std::binary_search(distinct.begin(), distinct.end(), v))
+        << field << " = " << v << " ns is not a value of the data";
+    EXPECT_EQ(v % 1000, 0) << field << ": whole-microsecond data, whole-microsecond percentile";
+  }
+}
+
+/// The text table's row for `scenario`: its columns, split on spaces.
+std::vector<std::string> TextRow(const std::string& text, const std::string& scenario) {
+  std::vector<std::string> cols;
+  size_t at = text.find("\n" + scenario + " ");
+  if (at == std::string::npos) return cols;
+  const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t j = line.find(' ', i);
+    cols.push_back(line.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    i = j == std::string::npos ? line.size() : j;
+  }
+  return cols;
+}
+
+TEST(ImportExact, CyclictestVerbosePercentilesAreTheSortedDatas) {
+  const std::string file = kData + "cyclictest_v.txt";
+  const auto truth = Truth({"nearest-rank", "cyclictest-verbose", file});
+  testutil::TempDir dir;
+  const std::string out = dir.File("o");
+  const std::string printed = MustImportCli({file}, out);
+  const auto result = ReadJson(out + "/result.json");
+  ExpectExactPercentiles(result["scenarios"][0]["summary"][0], truth);
+  EXPECT_EQ(result["scenarios"][0]["exact_percentiles"]["p99_ns"], truth["p99"]);
+  EXPECT_NE(result["percentile_method"].get<std::string>().find("exact (from the samples log)"),
+            std::string::npos);
+  const auto summary = ReadJson(out + "/statistical_summary.json");
+  ExpectExactPercentiles(summary["scenarios"][0], truth);
+  // The bucket edge would not have been a sample here (25 us lies in a 32 ns wide bucket).
+  EXPECT_EQ(truth["p50"], 25000);
+  // The printed table (us, one decimal): median .. p99.99 columns are the truth.
+  const auto cols = TextRow(printed, "cyclictest_v");
+  ASSERT_GE(cols.size(), 10u) << printed;
+  const char* ps[] = {"p50", "p95", "p99", "p99.9", "p99.99", "max"};
+  const size_t at[] = {4, 5, 6, 7, 8, 9};
+  for (size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(cols[at[k]], fmt::format("{:.1f}", truth[ps[k]].get<double>() / 1000.0)) << ps[k];
+  }
+  EXPECT_NE(printed.find("percentiles: nearest-rank (rank = ceil(p/100*N)); value = the sample "
+                         "of that rank, exact (from the samples log)"),
+            std::string::npos)
+      << printed;
+  // Read back (report, compare), the exact values stay.
+  auto suite = results::ReadSuiteResult(out);
+  ASSERT_TRUE(suite) << suite.error().message;
+  const auto rows = results::SummarizeScenarios(*suite);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].percentiles_exact);
+  EXPECT_EQ(rows[0].p99_ns, truth["p99"].get<int64_t>());
+}
+
+TEST(ImportExact, ValuesFileWithATailAboveTheExactRange) {
+  testutil::TempDir dir;
+  const std::string file = dir.File("lat.txt");
+  Truth({"make-values", file, "50000", "7"});
+  const auto truth = Truth({"nearest-rank", "values-us", file});
+  const std::string out = dir.File("o");
+  MustImportCli({file}, out);
+  const auto summary = ReadJson(out + "/statistical_summary.json");
+  ExpectExactPercentiles(summary["scenarios"][0], truth);
+  // Without samples.bin the same file gives bucket edges, said so, and at least one of them
+  // differs from the sample (so the test above could fail).
+  const auto r =
+      testutil::RunRtpulse({"import", file, "--no-samples", "--quiet", "--out", dir.File("edges")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto edges = ReadJson(dir.File("edges") + "/statistical_summary.json")["scenarios"][0];
+  EXPECT_EQ(edges["percentile_method"], "bucket_upper_edge");
+  bool differs = false;
+  for (const char* f : {"median_ns", "p95_ns", "p99_ns", "p99.9_ns", "p99.99_ns"}) {
+    EXPECT_GE(edges[f].get<int64_t>(), summary["scenarios"][0][f].get<int64_t>()) << f;
+    differs |= edges[f] != summary["scenarios"][0][f];
+  }
+  EXPECT_TRUE(differs);
+}
+
 }  // namespace
 }  // namespace rtpulse

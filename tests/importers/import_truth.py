@@ -6,6 +6,12 @@
   import_truth.py jitterdebugger JSON RAW            per cpu: overflows, jitter bound, true jitter
   import_truth.py cyclictest-hist FILE               per thread of -h/-H text: mean, jitter bound
   import_truth.py samples-bin FILE                   records, and whether seq rises per thread
+  import_truth.py nearest-rank KIND FILE             exact nearest-rank percentiles (ns) of the
+                                                     samples of a cyclictest -v file (KIND
+                                                     cyclictest-verbose: all threads, 0 lines
+                                                     left out) or a values file in us (values-us)
+  import_truth.py make-values FILE N SEED            writes N whole-microsecond latencies, one a
+                                                     line, long-tailed (most 5-30 us, a few ms)
 
 Prints one JSON object. The smallest jitter a clipped histogram allows: every unknown value is
 >= the limit (an overflow) or <= the largest negative, so the variance about the true mean c is
@@ -15,6 +21,8 @@ and refined, unlike rtpulse's ternary search).
 """
 import json
 import math
+import random
+from fractions import Fraction
 import struct
 import sys
 
@@ -164,6 +172,41 @@ def samples_bin(path):
     return {"records": len(body) // 32, "seq_increasing": increasing}
 
 
+def nearest_rank(kind, path):
+    values = []
+    for line in open(path):
+        if kind == "cyclictest-verbose":
+            parts = line.split(":")
+            if len(parts) != 3 or not parts[0].strip().isdigit():
+                continue
+            lat = int(parts[2])
+            if lat != 0:
+                values.append(lat * 1000)
+        elif line.strip():
+            values.append(int(line) * 1000)
+    v = sorted(values)
+    n = len(v)
+    out = {"count": n, "distinct_ns": sorted(set(v))}
+    for p in ("50", "95", "99", "99.9", "99.99", "100"):
+        # rank = ceil(p/100 * N) in exact rational arithmetic (99.9/100*1000 is 999, not the
+        # 999.0000000000001 of floating point)
+        rank = max(1, math.ceil(Fraction(p) / 100 * n))
+        out["p" + p] = v[rank - 1]
+    out["max"] = v[-1]
+    return out
+
+
+def make_values(path, n, seed):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(n):
+            if rng.random() < 0.003:
+                f.write(f"{rng.randint(600, 9000)}\n")  # above 512 us: buckets are > 1 us wide
+            else:
+                f.write(f"{int(rng.lognormvariate(2.5, 0.4)) + 1}\n")
+    return {"written": n}
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "cyclictest-json":
@@ -174,6 +217,10 @@ if __name__ == "__main__":
         result = cyclictest_hist(sys.argv[2])
     elif mode == "samples-bin":
         result = samples_bin(sys.argv[2])
+    elif mode == "nearest-rank":
+        result = nearest_rank(sys.argv[2], sys.argv[3])
+    elif mode == "make-values":
+        result = make_values(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         result = jitterdebugger(sys.argv[2], sys.argv[3])
     print(json.dumps(result))

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "stats/summary.h"
+
 namespace rtpulse::results {
 namespace {
 
@@ -61,6 +63,44 @@ TEST(SuiteResultTest, SummaryRowsMergeEveryThreadOfAScenario) {
   EXPECT_EQ(r.periods_elapsed, 2002u);
   // Population standard deviation of 1..2000 us: sqrt((2000^2 - 1) / 12) us.
   EXPECT_NEAR(r.stddev_ns, 577'350.0, 1.0);
+}
+
+TEST(SuiteResultTest, ExactPercentilesReplaceBucketEdgesAndSayWhichRows) {
+  SuiteResult suite;
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  suite.scenarios.push_back(Scenario("logged", ScenarioStatus::kComplete));
+  // The exact nearest ranks of 1..2000 us (what stats::ComputeExactPercentiles gives).
+  suite.scenarios[1].exact_percentiles =
+      ExactPercentileValues{1'000'000, 1'900'000, 1'980'000, 1'998'000, 2'000'000};
+  const auto rows = SummarizeScenarios(suite);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].percentiles_exact);
+  EXPECT_NE(rows[0].p95_ns, 1'900'000) << "the bucket edge, 1900.543 us";
+  EXPECT_TRUE(rows[1].percentiles_exact);
+  EXPECT_EQ(rows[1].median_ns, 1'000'000);
+  EXPECT_EQ(rows[1].p95_ns, 1'900'000);
+  EXPECT_EQ(rows[1].p99_ns, 1'980'000);
+  EXPECT_EQ(rows[1].p999_ns, 1'998'000);
+  EXPECT_EQ(rows[1].p9999_ns, 2'000'000);
+  const nlohmann::json j = ToJson(suite);
+  EXPECT_EQ(j["scenarios"][0]["summary"][0]["percentile_method"], "bucket_upper_edge");
+  EXPECT_EQ(j["scenarios"][1]["summary"][0]["percentile_method"], "exact");
+  EXPECT_FALSE(j["scenarios"][0].contains("exact_percentiles"));
+  EXPECT_EQ(j["scenarios"][1]["exact_percentiles"]["p95_ns"], 1'900'000);
+  EXPECT_EQ(j["scenarios"][1]["summary"][0]["p95_ns"], 1'900'000);
+  const std::string mixed = MethodStatement(rows);
+  EXPECT_EQ(mixed, std::string(stats::kExactPercentileMethod) +
+                       " for logged; the others: " + std::string(stats::kPercentileMethod));
+  EXPECT_EQ(j["percentile_method"], mixed);
+  EXPECT_NE(FormatStatisticalSummary(suite).find("percentiles: " + mixed + "\n"),
+            std::string::npos);
+  EXPECT_EQ(MethodStatement({rows[1]}), stats::kExactPercentileMethod);
+  EXPECT_EQ(MethodStatement({rows[0]}), stats::kPercentileMethod);
+  // A scenario with two wake paths keeps its bucket edges: one set of exact values cannot
+  // stand for both.
+  suite.scenarios[1].latency->paths.push_back(suite.scenarios[1].latency->paths[0]);
+  suite.scenarios[1].latency->paths[1].wake = "timerfd";
+  for (const auto& r : SummarizeScenarios(suite)) EXPECT_FALSE(r.percentiles_exact);
 }
 
 TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
