@@ -70,9 +70,10 @@ Status CreateFolders(const std::string& dir) {
     HandOver(it->string());
   }
   if (!fs::is_directory(dir, ec)) {
-    return UsageError(fmt::format("cannot create folder '{}': a file is in the way of it or of a "
-                                  "parent (remove the file or choose another name)",
-                                  dir));
+    return UsageError(
+        fmt::format("cannot create folder '{}': a file is in the way of it or of a "
+                    "parent (remove the file or choose another name)",
+                    dir));
   }
   return Status::Ok();
 }
@@ -83,19 +84,19 @@ Error WriteError(std::string_view what, const std::string& path, int err) {
   switch (err) {
     case EACCES:
     case EPERM:
-      return ResourceError(fmt::format(
-          "{}; this user may not write in '{}': check its owner and mode (ls -ld {}), "
-          "write somewhere you own, or run with sudo",
-          head, folder, folder));
+      return ResourceError(
+          fmt::format("{}; this user may not write in '{}': check its owner and mode (ls -ld {}), "
+                      "write somewhere you own, or run with sudo",
+                      head, folder, folder));
     case EROFS:
-      return ResourceError(fmt::format(
-          "{}; '{}' is on a read-only filesystem: write somewhere else", head, folder));
+      return ResourceError(
+          fmt::format("{}; '{}' is on a read-only filesystem: write somewhere else", head, folder));
     case ENOSPC:
     case EDQUOT:
       // A run-time failure (exit 1, docs/cli.md), with the fix all the same.
-      return Failure(fmt::format(
-          "{}; no space left for '{}': free some (df -h {}) or write somewhere else", head,
-          folder, folder));
+      return Failure(
+          fmt::format("{}; no space left for '{}': free some (df -h {}) or write somewhere else",
+                      head, folder, folder));
     default:
       return Failure(head);
   }

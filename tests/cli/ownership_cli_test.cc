@@ -75,9 +75,9 @@ TEST_F(OwnershipTest, EverythingWrittenUnderSudoBelongsToTheInvokingUser) {
 
   // suite into a folder two levels below an existing one: both created folders are the user's.
   const fs::path run = fs::path(dir.File("runs")) / "board" / "run1";
-  auto s = RunRtpulse({"suite", "--quick", "--scenarios", "idle", "--samples", "-q", "--out",
-                       run.string()},
-                      as_sudo);
+  auto s = RunRtpulse(
+      {"suite", "--quick", "--scenarios", "idle", "--samples", "-q", "--out", run.string()},
+      as_sudo);
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_TRUE(fs::exists(run / "result.json"));
   EXPECT_TRUE(fs::exists(run / "idle" / "cyclictest.json"));
@@ -104,9 +104,8 @@ TEST_F(OwnershipTest, EverythingWrittenUnderSudoBelongsToTheInvokingUser) {
   const fs::path cmp = dir.File("compare");
   fs::create_directory(cmp);
   ::chown(cmp.c_str(), kNobody, kNogroup);
-  auto c = RunRtpulse({"compare", run.string(), run.string(), "--json",
-                       (cmp / "c.json").string(), "--html", (cmp / "c.html").string(),
-                       "--figures", (cmp / "figs").string()},
+  auto c = RunRtpulse({"compare", run.string(), run.string(), "--json", (cmp / "c.json").string(),
+                       "--html", (cmp / "c.html").string(), "--figures", (cmp / "figs").string()},
                       as_sudo);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_TRUE(fs::exists(cmp / "c.json"));
@@ -123,8 +122,8 @@ TEST_F(OwnershipTest, WithoutSudoRootKeepsItsFiles) {
   TempDir dir;
   ProcessOptions plain;
   plain.extra_env = {"SUDO_UID", "SUDO_GID"};
-  auto l = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "50", "-q", "--json", dir.File("r.json")},
-                      plain);
+  auto l = RunRtpulse(
+      {"latency", "-S", "-i", "1000", "-l", "50", "-q", "--json", dir.File("r.json")}, plain);
   ASSERT_EQ(l.exit_code, 0) << l.err;
   struct stat st {};
   ASSERT_EQ(::stat(dir.File("r.json").c_str(), &st), 0);

@@ -129,8 +129,7 @@ TEST_F(FileOwnerTest, PermissionAndReadOnlyFailuresAreMissingPrivilegeWithTheFix
             "'/srv/out': check its owner and mode (ls -ld /srv/out), write somewhere you own, "
             "or run with sudo");
   EXPECT_EQ(WriteError("cannot write", "x.json", EPERM).code, ExitCode::kResource);
-  EXPECT_NE(WriteError("cannot write", "x.json", EPERM).message.find("ls -ld ."),
-            std::string::npos)
+  EXPECT_NE(WriteError("cannot write", "x.json", EPERM).message.find("ls -ld ."), std::string::npos)
       << "a bare name is in the current folder";
   const Error rofs = WriteError("cannot create folder", "/mnt/ro/run", EROFS);
   EXPECT_EQ(rofs.code, ExitCode::kResource);
