@@ -64,8 +64,14 @@ Status CreateFolders(const std::string& dir) {
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) {
-      if (errno == ENOTDIR) break;  // a file where a parent folder should be: said below
-      return WriteError("cannot create folder", it->string(), errno);
+      const int err = errno;
+      if (err == ENOTDIR) break;  // a file where a parent folder should be: said below
+      Error e = WriteError("cannot create folder", it->string(), err);
+      // Beyond privilege and space, a folder that cannot be made is a bad path (/proc/x).
+      if (e.code == ExitCode::kFailure && err != ENOSPC && err != EDQUOT) {
+        e.code = ExitCode::kUsage;
+      }
+      return e;
     }
     HandOver(it->string());
   }

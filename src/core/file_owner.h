@@ -30,7 +30,8 @@ void HandOver(int fd);
 
 /// Creates `dir` and its missing parents, handing every folder it created over
 /// (`HandOver`); existing folders are left as they are. A permission or read-only failure
-/// is `ExitCode::kResource` with the fix in the message (`WriteError`); a file in the way is
+/// is `ExitCode::kResource` with the fix in the message (`WriteError`), a full disk
+/// `ExitCode::kFailure`; any other refusal (a file in the way, a path under /proc) is
 /// `ExitCode::kUsage`.
 Status CreateFolders(const std::string& dir);
 

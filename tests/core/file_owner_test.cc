@@ -121,6 +121,15 @@ TEST_F(FileOwnerTest, AFileInTheWayOfAFolderIsNamed) {
   }
 }
 
+TEST_F(FileOwnerTest, AFolderThatCannotBeMadeForOtherReasonsIsBadInput) {
+  const Status s = CreateFolders("/proc/rtpulse-no-such/run");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ExitCode::kUsage) << s.error().message;
+  EXPECT_NE(s.error().message.find("cannot create folder '/proc/rtpulse-no-such'"),
+            std::string::npos)
+      << s.error().message;
+}
+
 TEST_F(FileOwnerTest, PermissionAndReadOnlyFailuresAreMissingPrivilegeWithTheFix) {
   const Error denied = WriteError("cannot write", "/srv/out/run.json", EACCES);
   EXPECT_EQ(denied.code, ExitCode::kResource);
