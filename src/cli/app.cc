@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "core/exit_code.h"
+#include "core/file_owner.h"
 #include "core/printable.h"
 #include "core/suggest.h"
 #include "core/version.h"
@@ -87,16 +88,28 @@ Status CheckOutputFolder(const std::string& dir) {
           dir));
     }
     if (access(dir.c_str(), W_OK) != 0) {
-      return UsageError(fmt::format("--out '{}' is not writable: {}", dir, std::strerror(errno)));
+      const Error e = WriteError("cannot write in", dir + "/", errno);
+      return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
+                   fmt::format("--out '{}' is not writable: {}", dir, e.message)};
     }
     return Status::Ok();
   }
   // The nearest existing ancestor must be a writable folder.
   fs::path parent = fs::absolute(dir, ec).parent_path();
   while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
-  if (parent.empty() || !fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
+  if (parent.empty() || !fs::is_directory(parent, ec)) {
     return UsageError(fmt::format("--out '{}': cannot create it ({} is not a writable folder)", dir,
                                   parent.string()));
+  }
+  if (access(parent.c_str(), W_OK) != 0) {
+    // Missing privilege (exit 3), with the fix, unless the cause is something else.
+    const int err = errno;
+    fs::path first = fs::absolute(dir, ec);  // the folder mkdir would be refused
+    while (first.parent_path() != parent && first.has_parent_path()) first = first.parent_path();
+    const Error e = WriteError("cannot create folder", first.string(), err);
+    return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
+                 fmt::format("--out '{}': cannot create it ({} is not a writable folder): {}", dir,
+                             parent.string(), e.message)};
   }
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/file_owner.h"
 #include "report/html_page.h"
 #include "report/run_figures.h"
 
@@ -52,10 +53,8 @@ std::vector<report::Figure> CompareFigures(const Comparison& c) {
 
 Expected<std::vector<std::string>> WriteCompareFigures(const Comparison& c,
                                                        const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return Failure(fmt::format("--figures '{}': cannot create the folder: {}", dir, ec.message()));
+  if (Status s = CreateFolders(dir); !s) {
+    return Error{s.error().code, fmt::format("--figures '{}': {}", dir, s.error().message)};
   }
   report::RenderOptions options;
   options.formats = {report::ImageFormat::kSvg, report::ImageFormat::kPng};

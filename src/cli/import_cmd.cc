@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/file_owner.h"
 #include "core/printable.h"
 #include "core/samples_file.h"
 #include "core/version.h"
@@ -214,10 +215,9 @@ int RunImport(const ImportCliOptions& o) {
 
   std::error_code ec;
   const bool created_out = !fs::exists(o.out, ec);
-  fs::create_directories(o.out, ec);
-  if (ec) {
+  if (Status s = CreateFolders(o.out); !s) {
     return ReportError(
-        UsageError(fmt::format("--out '{}': cannot create it: {}", o.out, ec.message())));
+        Error{s.error().code, fmt::format("--out '{}': {}", o.out, s.error().message)});
   }
   results::SuiteResult suite;
   suite.rtpulse_version = kVersion;
@@ -245,7 +245,10 @@ int RunImport(const ImportCliOptions& o) {
     if (TimeOrdered(*file_options.format) && !o.no_samples) {
       samples_rel = names[i] + "/samples.bin";
       samples_path = o.out + "/" + samples_rel;
-      fs::create_directories(o.out + "/" + names[i], ec);
+      if (Status s = CreateFolders(o.out + "/" + names[i]); !s) {
+        Undo(o.out, created_out);
+        return ReportError(s.error());
+      }
       auto sink = measure::OpenSamplesFile(samples_path, measure::SamplesFileInfo{});
       if (!sink) {
         Undo(o.out, created_out);

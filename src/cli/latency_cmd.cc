@@ -72,6 +72,10 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   run.cmdline = cmdline;
   suite::FillSystem(probe, run);
   run.warnings.insert(run.warnings.begin(), environment.begin(), environment.end());
+  if (plan->inject) {
+    run.inject = results::InjectSettings{plan->inject->delay_ns, plan->inject->rate_hz,
+                                         results::InjectDetectionThreshold(plan->inject->delay_ns)};
+  }
   run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
   for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
     fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
@@ -101,8 +105,15 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (plan->linear_histogram_us == 0 && !o.verbose) {
     for (const auto& path : run.paths) {
       if (run.paths.size() > 1) fmt::print(text, "# wake path: {}\n", path.wake);
+      for (const auto& p : path.probes)
+        fmt::print(text, "{}\n", results::FinalStatusLine(p, o.nsecs));
+    }
+  }
+  if (run.inject) {
+    for (const auto& path : run.paths) {
       for (const auto& p : path.probes) {
-        fmt::print(text, "{}\n", results::FormatStatusLine(results::StatusOf(p, o.nsecs), o.nsecs));
+        fmt::print(text, "{}{}\n", results::FormatInjectionLine(p, *run.inject),
+                   run.paths.size() > 1 ? " (" + path.wake + ")" : "");
       }
     }
   }

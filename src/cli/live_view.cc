@@ -61,8 +61,8 @@ std::vector<std::string> LiveView::Lines(const std::vector<measure::LiveProbe>& 
     l.act = ToUnit(p.cur_ns, nsecs_);
     l.avg = ToUnit(static_cast<int64_t>(p.avg_ns), nsecs_);
     l.max = ToUnit(p.max_ns, nsecs_);
-    lines.push_back(fmt::format("{} P99:{:8d} Miss:{}", results::FormatStatusLine(l, nsecs_),
-                                ToUnit(p.p99_ns, nsecs_), p.missed));
+    lines.push_back(
+        results::FormatStatusLineWithTail(l, nsecs_, ToUnit(p.p99_ns, nsecs_), p.missed));
   }
   return lines;
 }

@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
+#include "core/file_owner.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "measure/engine.h"
@@ -46,13 +47,15 @@ Expected<MonitorPlan> Validate(const MonitorOptions& o) {
   auto duration = ParseDurationNs(o.duration);
   if (!duration) return UsageError("--duration: " + duration.error().message);
   plan.duration_ns = *duration;
-  std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
-  if (ec) return UsageError(fmt::format("--out '{}': {}", o.out, ec.message()));
+  if (Status s = CreateFolders(o.out); !s) {
+    return Error{s.error().code, fmt::format("--out '{}': {}", o.out, s.error().message)};
+  }
   plan.csv_path = o.out + "/thermal_power_log.csv";
   plan.stats_path = o.out + "/power_thermal_stats.txt";
   for (const auto& path : {plan.csv_path, plan.stats_path}) {
-    if (Status s = CheckWritable(path); !s) return UsageError("--out: " + s.error().message);
+    if (Status s = CheckWritable(path); !s) {
+      return Error{s.error().code, "--out: " + s.error().message};
+    }
   }
   return plan;
 }

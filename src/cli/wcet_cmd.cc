@@ -20,6 +20,7 @@
 #include "core/atomic_file.h"
 #include "core/command_runner.h"
 #include "core/exit_code.h"
+#include "core/file_owner.h"
 #include "core/version.h"
 #include "measure/sample_log.h"
 #include "results/suite_reader.h"
@@ -134,10 +135,8 @@ std::string GnuplotScript(const std::string& scenario, const stats::EvtReport& r
 nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
                          const stats::EvtReport& r, std::vector<std::string>& notes) {
   nlohmann::json plot = {{"data", dir + "/exceedance.dat"}, {"script", dir + "/exceedance.gp"}};
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    notes.push_back(fmt::format("cannot create {}: {}", dir, ec.message()));
+  if (Status s = CreateFolders(dir); !s) {
+    notes.push_back(s.error().message);
     return plot;
   }
   Status a = WriteFileAtomic(dir + "/exceedance.dat", DatFile(r));
@@ -155,6 +154,7 @@ nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
   auto out = runner.Run({"gnuplot", "-e", fmt::format("cd '{}'", dir), "exceedance.gp"},
                         std::chrono::seconds(30));
   if (out && out->exit_code == 0) {
+    HandOver(dir + "/exceedance.svg");  // gnuplot, run by this process, wrote it as root
     plot["rendered"] = dir + "/exceedance.svg";
   } else {
     plot["rendered"] = nullptr;
@@ -276,10 +276,10 @@ int RunWcet(const WcetOptions& o) {
   for (const auto& n : notes) fmt::print(stderr, "rtpulse: warning: {}\n", n);
   const std::string body = doc.dump(1) + "\n";
   int code = ToInt(ExitCode::kOk);
-  std::error_code ec;
-  fs::create_directories(folder + "/wcet", ec);
-  if (Status s = WriteFileAtomic(folder + "/wcet/wcet.json", body); !s) {
+  if (Status s = CreateFolders(folder + "/wcet"); !s) {
     code = ReportError(s.error());
+  } else if (Status w = WriteFileAtomic(folder + "/wcet/wcet.json", body); !w) {
+    code = ReportError(w.error());
   } else {
     fmt::print(text, "wrote {}/wcet/wcet.json\n", folder);
   }

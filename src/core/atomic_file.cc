@@ -8,14 +8,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/file_owner.h"
+
 namespace rtpulse {
 
 Status WriteFileAtomic(const std::string& path, std::string_view content) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Failure(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  }
+  if (fd < 0) return WriteError("cannot write", path, errno);
+  HandOver(fd);
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -24,7 +25,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
       const int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      return Failure(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+      return WriteError("cannot write", path, err);
     }
     done += static_cast<size_t>(n);
   }
@@ -33,12 +34,12 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
   if (::close(fd) != 0 || !synced) {
     const int err = synced ? errno : sync_err;
     ::unlink(tmp.c_str());
-    return Failure(fmt::format("cannot flush '{}': {}", path, std::strerror(err)));
+    return WriteError("cannot flush", path, err);
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return Failure(fmt::format("cannot rename onto '{}': {}", path, std::strerror(err)));
+    return WriteError("cannot rename onto", path, err);
   }
   return Status::Ok();
 }
@@ -57,8 +58,8 @@ Status CheckWritable(const std::string& path) {
                                   path, dir.string()));
   }
   if (::access(dir.c_str(), W_OK) != 0) {
-    return UsageError(
-        fmt::format("cannot write '{}': folder '{}' is not writable", path, dir.string()));
+    const Error e = WriteError("cannot write", path, errno);
+    return Error{e.code, fmt::format("folder '{}' is not writable: {}", dir.string(), e.message)};
   }
   return Status::Ok();
 }

@@ -7,12 +7,16 @@
 
 namespace rtpulse {
 
-/// Writes `content` to `path` atomically: a temporary file in the same folder, fsync, then
-/// rename over the target. A reader (or a crash) sees the old file or the new one, never half.
+/// Writes `content` to `path` atomically: a temporary file in the same folder (handed over to
+/// the user who ran sudo, core/file_owner.h), fsync, then rename over the target. A reader
+/// (or a crash) sees the old file or the new one, never half. A permission or read-only
+/// failure is `ExitCode::kResource` with the fix (core/file_owner.h `WriteError`).
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
 /// Checks up front that `path` can be created (its folder exists and is writable), so a run
-/// fails before measuring rather than after. Does not create the file.
+/// fails before measuring rather than after. Does not create the file. A folder this user may
+/// not write is `ExitCode::kResource` (missing privilege), with the fix; a missing folder or
+/// a folder given as the file is `ExitCode::kUsage`.
 Status CheckWritable(const std::string& path);
 
 }  // namespace rtpulse

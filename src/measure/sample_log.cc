@@ -21,6 +21,7 @@
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/file_owner.h"
 
 namespace rtpulse::measure {
 
@@ -114,10 +115,11 @@ class FileSink final : public SampleSink {
 
  private:
   Error IoError(std::string_view what, int err) const {
-    return Failure(
-        fmt::format("{} samples file '{}': {} (records written before this stay "
-                    "readable in it; free space or choose another folder)",
-                    what, tmp_path_, ErrnoText(err)));
+    // Missing privilege is exit 3, like every other write; a full disk stays exit 1.
+    return Error{WriteError(what, tmp_path_, err).code,
+                 fmt::format("{} samples file '{}': {} (records written before this stay "
+                             "readable in it; free space or choose another folder)",
+                             what, tmp_path_, ErrnoText(err))};
   }
 
   // The buffer holds whole records and is flushed when full, so the trailer always fits.
@@ -270,9 +272,8 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
   if (Status s = CheckWritable(path); !s) return s.error();
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Failure(fmt::format("cannot create samples file '{}': {}", tmp, ErrnoText(errno)));
-  }
+  if (fd < 0) return WriteError("cannot create samples file", tmp, errno);
+  HandOver(fd);
   auto sink = std::make_unique<FileSink>(path, tmp, fd);
   if (Status s = sink->WriteHeader(info); !s) return s.error();  // ~FileSink removes tmp
   return std::unique_ptr<SampleSink>(std::move(sink));

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "core/atomic_file.h"
+#include "core/file_owner.h"
 
 namespace rtpulse::monitor {
 namespace {
@@ -56,9 +57,10 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const std::string& csv_path,
   }
   std::FILE* csv = std::fopen(csv_path.c_str(), "w");
   if (csv == nullptr) {
-    return UsageError(fmt::format("cannot create '{}': {}; choose a writable folder", csv_path,
-                                  std::strerror(errno)));
+    const Error e = WriteError("cannot create", csv_path, errno);
+    return e.code == ExitCode::kFailure ? UsageError(e.message + "; choose a writable folder") : e;
   }
+  HandOver(::fileno(csv));
   std::string header = "timestamp,elapsed_s";
   for (const auto& c : columns) header += "," + c.name;
   header += "\n";

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/file_owner.h"
 #include "core/float_compare.h"
 
 namespace rtpulse::report {
@@ -231,6 +232,7 @@ Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
       return Failure(
           fmt::format("gnuplot failed rendering {} (exit {}): {}", path, out->exit_code, out->err));
     }
+    HandOver(path);  // gnuplot, run by this process, wrote it as root under sudo
     files.images.push_back(path);
     if (format == ImageFormat::kSvg) files.svg = path;
   }

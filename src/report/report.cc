@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/atomic_file.h"
+#include "core/file_owner.h"
 #include "report/latex_table.h"
 #include "report/monitor_log.h"
 #include "report/run_figures.h"
@@ -27,10 +28,7 @@ std::string ReadText(const std::string& path) {
 }
 
 Status MakeDir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Failure(fmt::format("cannot create folder {}: {}", dir, ec.message()));
-  return Status::Ok();
+  return CreateFolders(dir);
 }
 
 /// Every figure of a run, with its caption, and what could not be drawn.

@@ -104,6 +104,23 @@ StatusLine StatusOf(const ProbeResult& p, bool nsecs) {
   return l;
 }
 
+std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t p99,
+                                     uint64_t missed) {
+  return fmt::format("{} P99:{:8d} Miss:{}", FormatStatusLine(line, nsecs), p99, missed);
+}
+
+std::string FinalStatusLine(const ProbeResult& probe, bool nsecs) {
+  const int64_t p99 = probe.histogram.count() == 0 ? 0 : probe.histogram.Percentile(99.0);
+  return FormatStatusLineWithTail(StatusOf(probe, nsecs), nsecs, ToUnit(p99, nsecs),
+                                  probe.missed_activations);
+}
+
+std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& inject) {
+  return fmt::format("# injected {}, detected {} (>= {}) on T{}", probe.injections,
+                     InjectionsDetected(probe, inject),
+                     HumanNs(static_cast<double>(inject.threshold_ns)), probe.index);
+}
+
 std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs) {
   const auto& probes = path.probes;
   if (probes.empty() || !probes.front().linear) return "";
@@ -230,6 +247,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["samples_logged"] = p.samples_logged;
       t["samples_dropped"] = p.samples_dropped;
       t["injections"] = p.injections;
+      if (run.inject) t["injections_detected"] = InjectionsDetected(p, *run.inject);
       t["degraded"] = p.degraded;
       t["notes"] = p.notes;
       if (p.linear) {
@@ -276,6 +294,11 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
                     {"max_relative_error", Histogram::kMaxRelativeError},
                     {"top_bucket_from_ns", int64_t{1} << Histogram::kTopExponent}};
   r["paths"] = paths;
+  if (run.inject) {
+    r["inject"] = {{"delay_ns", run.inject->delay_ns},
+                   {"rate_hz", run.inject->rate_hz},
+                   {"detect_threshold_ns", run.inject->threshold_ns}};
+  }
   if (run.breaktrace) {
     r["breaktrace"] = {{"thread", run.breaktrace->thread},
                        {"seq", run.breaktrace->seq},
@@ -284,6 +307,15 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   }
   j["rtpulse"] = r;
   return j;
+}
+
+int64_t InjectDetectionThreshold(int64_t delay_ns) {
+  const int64_t three_quarters = std::max<int64_t>(1, delay_ns / 4 * 3 + delay_ns % 4 * 3 / 4);
+  return Histogram::MagnitudeRange(Histogram::IndexOf(static_cast<uint64_t>(three_quarters))).lo;
+}
+
+uint64_t InjectionsDetected(const ProbeResult& probe, const InjectSettings& inject) {
+  return probe.histogram.CountAtOrAbove(inject.threshold_ns);
 }
 
 std::string HumanNs(double ns) {

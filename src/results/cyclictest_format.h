@@ -27,6 +27,20 @@ std::string FormatStatusLine(const StatusLine& line, bool nsecs);
 /// The status line of a finished probe.
 StatusLine StatusOf(const ProbeResult& probe, bool nsecs);
 
+/// rtpulse's status line: cyclictest's, then " P99:<p99> Miss:<missed activations>" (p99 in
+/// the output unit). The live view prints it while running and `rtpulse latency` at the end;
+/// parsers of cyclictest's line read up to Max and ignore the rest.
+std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t p99,
+                                     uint64_t missed);
+
+/// The final rtpulse status line of a probe: p99 from its histogram (nearest rank, bucket
+/// upper edge), Miss its missed activations.
+std::string FinalStatusLine(const ProbeResult& probe, bool nsecs);
+
+/// "# injected 20, detected 20 (>= 1.50 ms) on T0": --inject's ground truth against what
+/// the probe measured.
+std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& inject);
+
 /// cyclictest's -h/-H text block ("# Histogram", rows, "# Total:", "# Min Latencies:", ...,
 /// "# Histogram Overflow at cycle number:"), byte for byte, for the probes of one path.
 /// Adds "# rtpulse: ..." lines only when there is something cyclictest would hide

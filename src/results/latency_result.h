@@ -139,6 +139,23 @@ struct BreakTrace {
   bool tracing_stopped = false;
 };
 
+/// What --inject did: a busy spin of `delay_ns` at `rate_hz` above the probes of each CPU.
+/// A probe "detects" an injection as a sample at or above `threshold_ns`.
+struct InjectSettings {
+  int64_t delay_ns = 0;
+  double rate_hz = 0;
+  int64_t threshold_ns = 0;  ///< `InjectDetectionThreshold(delay_ns)`.
+};
+
+/// The lowest latency counted as a detected injection: 3/4 of the spin (a probe woken during
+/// a spin waits for most of it; a host stall or a late wake-up rarely reaches that), moved
+/// down to the edge of its histogram bucket so the count is exact, not within a bucket.
+int64_t InjectDetectionThreshold(int64_t delay_ns);
+
+/// Samples of `probe` at or above `inject.threshold_ns`: the injections it saw, plus any
+/// other stall that long (so it can exceed the injections done).
+uint64_t InjectionsDetected(const ProbeResult& probe, const InjectSettings& inject);
+
 /// A whole `rtpulse latency` run: one or more wake paths under identical settings.
 struct LatencyRun {
   std::string rtpulse_version;
@@ -159,6 +176,7 @@ struct LatencyRun {
   std::optional<BreakTrace> breaktrace;
   std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
   std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
+  std::optional<InjectSettings> inject;  ///< With --inject.
   int return_code = 0;
 };
 

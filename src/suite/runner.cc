@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/file_owner.h"
 #include "core/parse.h"
 #include "results/cyclictest_format.h"
 
@@ -111,11 +112,11 @@ void Run::WriteScenarioFiles(const ScenarioResult& s) {
 
 /// Output folder, pre-flight, the initial result.json and the system files.
 std::optional<RunOutcome> Run::Prepare() {
-  std::error_code ec;
-  fs::create_directories(plan_.out_dir, ec);
-  if (ec) {
-    Say(fmt::format("error: --out '{}': cannot create it: {}", plan_.out_dir, ec.message()));
-    return RunOutcome{ExitCode::kUsage, {}};
+  if (Status s = CreateFolders(plan_.out_dir); !s) {
+    Say(fmt::format("error: --out '{}': {}", plan_.out_dir, s.error().message));
+    // Missing privilege or space is exit 3; anything else about the folder is bad input.
+    return RunOutcome{
+        s.error().code == ExitCode::kResource ? ExitCode::kResource : ExitCode::kUsage, {}};
   }
   preflight_ = services_.preflight();
 
@@ -259,11 +260,9 @@ void Run::RunScenario(size_t index) {
     services_.progress->Scenario(index, c.scenarios.size(), scenario.name, r.planned_ns, after);
   }
   r.start_realtime_ns = Now();
-  std::error_code ec;
-  fs::create_directories(Path(scenario.name), ec);
-  if (ec) {
+  if (Status s = CreateFolders(Path(scenario.name)); !s) {
     r.status = ScenarioStatus::kFailed;
-    r.error = fmt::format("cannot create {}: {}", Path(scenario.name), ec.message());
+    r.error = s.error().message;
     r.end_realtime_ns = Now();
     failed_ = true;
     Say(fmt::format("scenario {}: {}", scenario.name, r.error));

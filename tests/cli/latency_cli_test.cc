@@ -266,6 +266,118 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
   }
 }
 
+/// One thread's samples from `rtpulse samples --csv`: latencies and missed flags.
+struct ThreadSamples {
+  std::vector<int64_t> latency_ns;
+  uint64_t missed = 0;
+};
+
+std::map<int, ThreadSamples> ReadSamplesCsv(const std::string& csv) {
+  std::map<int, ThreadSamples> by_thread;
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);  // header: thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    if (f.size() != 8) {
+      ADD_FAILURE() << line;
+      continue;
+    }
+    auto& t = by_thread[std::stoi(f[0])];
+    t.latency_ns.push_back(std::stoll(f[5]));
+    if (f[7] == "1") ++t.missed;
+  }
+  return by_thread;
+}
+
+TEST_F(LatencyRunTest, FinalStatusLinesKeepP99AndMissAndInjectionsAreStatedAgainstDetections) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "2ms@10Hz", "--json", dir.File("i.json"), "--samples", dir.File("i.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("i.json")));
+  auto csv = RunRtpulse({"samples", "--csv", dir.File("i.bin")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  auto samples = ReadSamplesCsv(csv.out);
+  // The detection threshold: 3/4 of the 2 ms spin, down to its histogram bucket's edge.
+  const int64_t threshold = j["rtpulse"]["inject"]["detect_threshold_ns"].get<int64_t>();
+  EXPECT_EQ(j["rtpulse"]["inject"]["delay_ns"], 2'000'000);
+  EXPECT_EQ(j["rtpulse"]["inject"]["rate_hz"], 10.0);
+  EXPECT_LE(threshold, 1'500'000);
+  EXPECT_GT(threshold, 1'500'000 - 1'500'000 / 256) << "within one bucket below 1.5 ms";
+  size_t status_lines = 0;
+  size_t inject_lines = 0;
+  for (const auto& [key, t] : j["thread"].items()) {
+    const int index = t["thread_index"].get<int>();
+    SCOPED_TRACE("thread " + key);
+    auto& mine = samples[index];
+    ASSERT_EQ(mine.latency_ns.size(), t["cycles"].get<uint64_t>()) << "the log holds every sample";
+    std::sort(mine.latency_ns.begin(), mine.latency_ns.end());
+    const size_t n = mine.latency_ns.size();
+    const int64_t true_p99 = mine.latency_ns[(99 * n + 99) / 100 - 1];  // nearest rank
+    const int64_t true_max = mine.latency_ns.back();
+    const uint64_t detected = static_cast<uint64_t>(std::count_if(
+        mine.latency_ns.begin(), mine.latency_ns.end(), [&](int64_t v) { return v >= threshold; }));
+    // The final T: line ends with P99 and Miss, as the live lines do.
+    std::istringstream out(r.out);
+    std::string line;
+    bool found_status = false;
+    bool found_inject = false;
+    while (std::getline(out, line)) {
+      if (line.rfind("T:" + std::string(index < 10 ? " " : "") + std::to_string(index) + " (", 0) ==
+          0) {
+        found_status = true;
+        const size_t p = line.find(" P99:");
+        const size_t m = line.find(" Miss:");
+        ASSERT_NE(p, std::string::npos) << line;
+        ASSERT_NE(m, std::string::npos) << line;
+        const int64_t p99_us = std::stoll(line.substr(p + 5, m - p - 5));
+        const uint64_t miss = std::stoull(line.substr(m + 6));
+        // Upper edge of the true p99's bucket: never below it, at most 0.195 % above, clamped
+        // to the max; printed in whole microseconds.
+        EXPECT_GE(p99_us, true_p99 / 1000) << line;
+        EXPECT_LE(p99_us, std::min<int64_t>(true_max, true_p99 + true_p99 / 512 + 1) / 1000)
+            << line;
+        EXPECT_EQ(p99_us, t["stats"]["p99_ns"].get<int64_t>() / 1000) << line;
+        EXPECT_EQ(miss, mine.missed) << line;
+        EXPECT_EQ(miss, t["missed_activations"].get<uint64_t>()) << line;
+      }
+      if (line.rfind("# injected ", 0) == 0 && line.ends_with(" on T" + std::to_string(index))) {
+        found_inject = true;
+        const uint64_t injected = t["injections"].get<uint64_t>();
+        EXPECT_EQ(line, "# injected " + std::to_string(injected) + ", detected " +
+                            std::to_string(detected) + " (>= 1.50 ms) on T" +
+                            std::to_string(index));
+        EXPECT_EQ(t["injections_detected"].get<uint64_t>(), detected);
+        EXPECT_GE(injected, 18u);  // 10 Hz for 2 s, stopping before the end
+        EXPECT_LE(injected, 20u);
+        // Every injection is seen (bar one coinciding with a host stall that skipped its
+        // deadline); detections beyond them are host stalls that long.
+        EXPECT_GE(detected, injected * 9 / 10);
+      }
+    }
+    EXPECT_TRUE(found_status) << r.out;
+    EXPECT_TRUE(found_inject) << r.out;
+    if (found_status) ++status_lines;
+    if (found_inject) ++inject_lines;
+  }
+  EXPECT_EQ(status_lines, j["thread"].size());
+  EXPECT_EQ(inject_lines, j["thread"].size());
+}
+
+TEST_F(LatencyRunTest, WithoutInjectThereIsNoInjectionLineOrField) {
+  TempDir dir;
+  auto r =
+      RunRtpulse({"latency", "-S", "-i", "1000", "-l", "100", "-q", "--json", dir.File("n.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("# injected"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("n.json")));
+  EXPECT_FALSE(j["rtpulse"].contains("inject"));
+  EXPECT_FALSE(j["thread"]["0"].contains("injections_detected"));
+}
+
 TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
   TempDir dir;
   ProcessOptions options;
@@ -295,8 +407,20 @@ TEST_F(LatencyRunTest, PipedOutputGetsPlainPeriodicLinesAndQuietGetsNone) {
   auto quiet = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q"});
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out.find("elapsed"), std::string::npos) << quiet.out;
-  EXPECT_EQ(quiet.out.find(" P99:"), std::string::npos) << quiet.out;
   EXPECT_NE(quiet.out.find("T: 0"), std::string::npos) << "final summary still printed";
+  // The final lines carry P99 and Miss too, so count the lines: -q has only the final ones
+  // (one per CPU with -S), the piped run its live lines before them.
+  auto status_lines = [](const std::string& out) {
+    size_t n = 0;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("T:", 0) == 0) ++n;
+    }
+    return n;
+  };
+  const auto cpus = static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_EQ(status_lines(quiet.out), cpus) << quiet.out;
+  EXPECT_GT(status_lines(piped.out), cpus) << piped.out;
 }
 
 TEST_F(LatencyRunTest, TtyOutputRedrawsOneLinePerThreadWithAnEta) {

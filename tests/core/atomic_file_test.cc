@@ -170,9 +170,10 @@ TEST_F(AtomicFileTest, CheckWritableRejectsAReadOnlyFolder) {
   const std::string path = ro + "/out.json";
   const Status s = CheckWritable(path);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, ExitCode::kUsage);
+  EXPECT_EQ(s.error().code, ExitCode::kResource) << "missing privilege, README exit code 3";
   EXPECT_NE(s.error().message.find("'" + path + "'"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("not writable"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("ls -ld " + ro), std::string::npos) << s.error().message;
   fs::permissions(ro, fs::perms::owner_all);
 }
 

@@ -2,8 +2,10 @@
 // whose config.txt the seed's script already appended to twice, with a staging folder laid
 // out as scripts/build-rt-kernel writes it (tests/kernel/make-fake-staging).
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -293,6 +295,84 @@ TEST_F(InstallBadInputTest, OsPrefixInConfigTxt) {
 
 TEST_F(InstallBadInputTest, UnknownOption) {
   ExpectRejected(Install("--frobnicate"), "--frobnicate");
+}
+
+/// The boot partition on a real small filesystem: a tmpfs of a few MB mounted over the
+/// fixture's boot/firmware (its files copied in), as a nearly full FAT partition would be.
+class InstallSpaceTest : public InstallScriptTest {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs as the boot partition";
+    InstallScriptTest::SetUp();
+    const fs::path boot = root_ / "boot/firmware";
+    const fs::path saved = dir_ / "boot-files";
+    fs::rename(boot, saved);
+    fs::create_directory(boot);
+    auto m = RunCommand("mount -t tmpfs -o size=4m rtpulse-test-boot " + ShellQuote(boot));
+    if (m.exit_code != 0) GTEST_SKIP() << "cannot mount a tmpfs here: " << m.output;
+    mounted_ = true;
+    fs::copy(saved, boot, fs::copy_options::recursive);
+    // A kernel image larger than the partition's free space (the release line stays in it).
+    const fs::path image = staging_ / "boot/firmware/kernel_2712_rt.img";
+    fs::resize_file(image, fs::file_size(image) + 6 * kMiB);
+    auto sums = RunCommand("cd " + ShellQuote(staging_) +
+                           " && find . -type f ! -name SHA256SUMS -printf '%P\\n' | LC_ALL=C "
+                           "sort | xargs sha256sum > ../sums && mv ../sums SHA256SUMS");
+    ASSERT_EQ(sums.exit_code, 0) << sums.output;
+    before_ = Snapshot();
+  }
+  void TearDown() override {
+    if (mounted_) RunCommand("umount " + ShellQuote(root_ / "boot/firmware"));
+    if (!dir_.empty()) InstallScriptTest::TearDown();
+  }
+
+  /// What the install needs on the boot partition, computed here from the files: every staged
+  /// boot file in full, the first backup of each boot file it replaces, and 1 MB for the text
+  /// files and the record.
+  uint64_t BootBytesNeeded() const {
+    uint64_t bytes = kMiB;
+    for (const auto& e : fs::recursive_directory_iterator(staging_ / "boot/firmware")) {
+      if (!e.is_regular_file()) continue;
+      bytes += e.file_size();
+      const fs::path target =
+          root_ / "boot/firmware" / fs::relative(e.path(), staging_ / "boot/firmware");
+      if (fs::exists(target)) bytes += fs::file_size(target);
+    }
+    return bytes;
+  }
+  uint64_t BootFreeBytes() const {
+    struct statvfs st {};
+    EXPECT_EQ(statvfs((root_ / "boot/firmware").c_str(), &st), 0);
+    return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  }
+
+  static constexpr uint64_t kMiB = 1024 * 1024;
+  bool mounted_ = false;
+};
+
+TEST_F(InstallSpaceTest, AShortBootPartitionIsRefusedWithTheNumbersAndNothingChanges) {
+  const uint64_t need = BootBytesNeeded();
+  const uint64_t free = BootFreeBytes();
+  ASSERT_GT(need, free) << "the fixture must not fit";
+  for (const char* args : {"", "--dry-run"}) {
+    auto r = InstallStaging(args);
+    EXPECT_EQ(r.exit_code, 3) << args << "\n" << r.output;
+    const std::string mount = (root_ / "boot/firmware").string();
+    const std::string says = "not enough free space on " + mount + ": needed " +
+                             std::to_string((need + kMiB - 1) / kMiB) + " MB, free " +
+                             std::to_string(free / kMiB) + " MB (df -h " + mount + ")";
+    EXPECT_NE(r.output.find(says), std::string::npos) << says << "\n" << r.output;
+    EXPECT_NE(r.output.find("--no-dtbs"), std::string::npos) << "how to free space";
+    EXPECT_NE(r.output.find("Nothing was changed"), std::string::npos) << r.output;
+    EXPECT_EQ(Snapshot(), before_) << args;
+  }
+  // With room (the same partition grown), the same install goes through.
+  auto grow = RunCommand("mount -o remount,size=64m " + ShellQuote(root_ / "boot/firmware"));
+  ASSERT_EQ(grow.exit_code, 0) << grow.output;
+  auto r = InstallStaging();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fs::file_size(Boot("kernel_2712_rt.img")),
+            fs::file_size(staging_ / "boot/firmware/kernel_2712_rt.img"));
 }
 
 TEST(InstallScriptHelp, HelpExitsZeroAndDocumentsExitCodes) {

@@ -301,6 +301,49 @@ TEST(StatusLineTest, StatusOfAProbeInMicrosecondsAndNanoseconds) {
             "T: 0 ( 1234) P:80 I:1000 C:      8 Min:      1 Act:   12 Avg:    4 Max:      12");
 }
 
+TEST(StatusLineTest, TheFinalLineEndsWithP99AndMissLikeTheLiveLine) {
+  ProbeResult p;
+  p.index = 3;
+  p.tid = 77;
+  p.priority = 80;
+  p.interval_ns = 1'000'000;
+  // 100 samples: 1..99 us and one of 5 ms; nearest-rank p99 is rank 99 = 99 us, exact in
+  // value but reported as its bucket's upper edge (99 000 ns: bucket [98 944, 99 071]).
+  for (int i = 1; i <= 99; ++i) p.histogram.Record(int64_t{i} * 1000);
+  p.histogram.Record(5'000'000);
+  p.last_latency_ns = 5'000'000;
+  p.missed_activations = 4;
+  EXPECT_EQ(FinalStatusLine(p, false),
+            "T: 3 (   77) P:80 I:1000 C:    100 Min:      1 Act: 5000 Avg:   99 Max:    5000"
+            " P99:      99 Miss:4");
+  EXPECT_EQ(FinalStatusLine(p, true),
+            FormatStatusLine(StatusOf(p, true), true) + " P99:   99071 Miss:4");
+  EXPECT_EQ(FormatStatusLineWithTail(StatusOf(p, false), false, 12, 0),
+            FormatStatusLine(StatusOf(p, false), false) + " P99:      12 Miss:0");
+  ProbeResult empty;
+  EXPECT_EQ(FinalStatusLine(empty, false),
+            FormatStatusLine(StatusOf(empty, false), false) + " P99:       0 Miss:0");
+}
+
+TEST(InjectLineTest, ThresholdIsThreeQuartersOfTheSpinAtABucketEdgeAndTheCountIsExact) {
+  // 3/4 of 2 ms = 1 500 000 ns, in the bucket of width 2048 starting at 732 x 2048.
+  EXPECT_EQ(InjectDetectionThreshold(2'000'000), 1'499'136);
+  EXPECT_EQ(InjectDetectionThreshold(400), 300) << "exact below 512 ns";
+  EXPECT_EQ(InjectDetectionThreshold(1), 1);
+  EXPECT_EQ(InjectDetectionThreshold(50'000), 37'440) << "37 500 in [37 440, 37 503]";
+  const InjectSettings inject{2'000'000, 10.0, InjectDetectionThreshold(2'000'000)};
+  ProbeResult p;
+  p.index = 1;
+  p.injections = 20;
+  // Just below the threshold (the bucket below), at it, inside its bucket, a 2 ms spin, a
+  // 9 ms host stall, and ordinary samples.
+  for (int64_t v : {1'499'135, 1'499'136, 1'500'000, 2'010'000, 9'000'000, 20'000, 30'000}) {
+    p.histogram.Record(v);
+  }
+  EXPECT_EQ(InjectionsDetected(p, inject), 4u);
+  EXPECT_EQ(FormatInjectionLine(p, inject), "# injected 20, detected 4 (>= 1.50 ms) on T1");
+}
+
 TEST(StatusLineTest, EmptyProbeReportsZeroes) {
   ProbeResult p;
   p.interval_ns = 250'000;

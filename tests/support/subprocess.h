@@ -21,7 +21,9 @@ struct ProcessOptions {
   /// Send this signal after `signal_after` (0 = none).
   int signal = 0;
   std::chrono::milliseconds signal_after{0};
-  /// Run as this uid/gid (e.g. nobody) when set; the test must be root to use it.
+  /// Run as this uid/gid (e.g. nobody) when set; the test must be root to use it. When that
+  /// user cannot reach argv[0] (a checkout under a 0700 home), a copy of it in a fresh 0755
+  /// folder under /tmp runs instead.
   std::optional<unsigned> run_as_uid;
   /// "NAME=value" sets NAME in the child's environment (replacing an inherited value);
   /// a bare "NAME" removes it.
