@@ -43,6 +43,7 @@ results::ProbeResult ToProbeResult(measure::ProbeRecord&& record) {
   out.interval_ns = record.interval_ns;
   out.wake = std::move(record.wake);
   out.histogram = std::move(record.histogram);
+  out.skipped_histogram = std::move(record.skipped_histogram);
   if (record.linear) out.linear = ToLinear(std::move(*record.linear));
   out.periods_elapsed = record.periods_elapsed;
   out.missed_activations = record.missed_activations;
