@@ -364,8 +364,8 @@ std::string FormatSummary(const LatencyRun& run) {
         row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods);
       }
       if (path.probes.size() > 1) row("all", MergedPerPeriodHistogram(path), missed, skipped);
-    } else if (skipped > 0) {
-      out += "per period: unknown (the skipped periods' latencies were not recorded)\n";
+    } else {
+      out += "per period: unknown (the skipped periods' latencies are not in this result)\n";
     }
     out += '\n';
   }

@@ -119,13 +119,17 @@ struct ProbeResult {
   /// Samples whose latency is known only to be <= 0 (cyclictest -v prints them as 0 with
   /// the previous cycle number); not in the histogram, counted in periods_elapsed.
   uint64_t latencies_not_printed = 0;
+  /// Imports, and result files without a `per_period` block: the skipped periods' latencies
+  /// are not known (other tools do not count skipped periods at all), so neither are the
+  /// per-period statistics, even with skipped_periods 0.
+  bool per_period_unknown = false;
 };
 
 /// Whether the probe's per-period statistics are known: every skipped period's latency is in
 /// `skipped_histogram` (always so for rtpulse's own measurements; an imported file has no
-/// per-period latencies, so with skipped periods they are unknown).
+/// per-period latencies, so they are unknown).
 inline bool HasPerPeriod(const ProbeResult& p) {
-  return p.skipped_histogram.count() == p.skipped_periods;
+  return !p.per_period_unknown && p.skipped_histogram.count() == p.skipped_periods;
 }
 
 /// Per period (docs/latency.md#per-period-statistics): every wake-up's latency and every

@@ -90,7 +90,11 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
       p.bounds.percentiles_unknown = FieldOr<std::string>(*b, "percentiles", "") == "unknown";
     }
   }
-  if (auto per = t.find("per_period"); per != t.end() && per->is_object()) {
+  auto per = t.find("per_period");
+  // Written only when known: without it (imports, files from before it existed) per-period
+  // statistics stay unknown rather than copies of the per-wake-up ones.
+  p.per_period_unknown = per == t.end();
+  if (per != t.end() && per->is_object()) {
     // The skipped periods' own latencies (per period = histogram_log + these), with their
     // exact moments restored as the main histogram's are.
     auto log = per->find("skipped_histogram_log");

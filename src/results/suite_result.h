@@ -99,8 +99,8 @@ struct ScenarioStats {
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
   uint64_t periods_elapsed = 0;
-  /// Beside the per-wake-up (cyclictest) statistics above; absent when unknown (an import
-  /// with skipped periods, whose latencies it does not give).
+  /// Beside the per-wake-up (cyclictest) statistics above; absent when unknown (imports:
+  /// other tools do not record the skipped periods' latencies).
   std::optional<PerPeriodStats> per_period;
 };
 

@@ -604,6 +604,23 @@ TEST(PerPeriodTest, WithoutTheSkippedPeriodsLatenciesThereIsNoPerPeriodBlock) {
   EXPECT_NE(text.find("per period: unknown"), std::string::npos) << text;
 }
 
+TEST(PerPeriodTest, AnImportWithoutSkippedPeriodsStillHasNoPerPeriodStatistics) {
+  // Other tools do not count skipped periods: 0 there means "not known", not "none".
+  LatencyRun run = StallRun();
+  ProbeResult& p = run.paths[0].probes[0];
+  p.skipped_histogram = Histogram{};
+  p.skipped_periods = 0;
+  p.missed_activations = 0;
+  p.periods_elapsed = 2;
+  const json known = ToJson(run, false);
+  EXPECT_EQ(known.at("thread").at("0").at("per_period").at("periods"), 2);
+  p.per_period_unknown = true;
+  const json j = ToJson(run, false);
+  EXPECT_FALSE(j.at("thread").at("0").contains("per_period"));
+  EXPECT_FALSE(j.at("rtpulse").at("paths").at(0).at("all_threads").contains("per_period"));
+  EXPECT_NE(FormatSummary(run).find("per period: unknown"), std::string::npos);
+}
+
 TEST(PerPeriodTest, TextSummaryHasALabelledPerPeriodRow) {
   const std::string text = FormatSummary(StallRun());
   const size_t wake_ups = text.find("per wake-up (cyclictest)");

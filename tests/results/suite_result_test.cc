@@ -248,6 +248,18 @@ TEST(SuiteReaderTest, PerPeriodLatenciesReadBack) {
   EXPECT_EQ(p.skipped_histogram.count(), 2u);
   EXPECT_EQ(p.skipped_histogram.min(), 2'500'000);
   EXPECT_EQ(p.skipped_histogram.max(), 3'000'000);
+  EXPECT_FALSE(p.per_period_unknown);
+
+  // A file without per_period blocks (an import, or written before them) has none either.
+  std::ifstream in(dir + "/result.json");
+  auto doc = nlohmann::json::parse(in);
+  in.close();
+  for (auto& [k, t] : doc["scenarios"][0]["latency"]["thread"].items()) t.erase("per_period");
+  std::ofstream(dir + "/result.json") << doc.dump(1);
+  auto bare = ReadSuiteResult(dir);
+  ASSERT_TRUE(bare.has_value()) << bare.error().message;
+  EXPECT_TRUE(bare->scenarios[0].latency->paths[0].probes[0].per_period_unknown);
+  EXPECT_FALSE(SummarizeScenarios(*bare)[0].per_period.has_value());
 }
 
 }  // namespace
