@@ -163,7 +163,12 @@ Expected<Imported> ImportFile(const std::string& path, const ImportOptions& opti
       result = internal::ImportValues(path, options.unit_ns, samples, options.threads);
       break;
   }
-  if (result) result->format = format;
+  if (result) {
+    result->format = format;
+    // No other tool records the skipped periods' latencies (most do not count skipped
+    // periods at all): per-period statistics are unknown, not equal to the per-wake-up ones.
+    for (auto& p : result->probes) p.per_period_unknown = true;
+  }
   return result;
 }
 

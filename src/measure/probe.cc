@@ -240,6 +240,7 @@ void Probe::LiveResultTo(ProbeRecord& out) const {
   out.interval_ns = thread_.interval_ns;
   out.wake = result_.wake;
   result_.histogram.LiveCopyTo(out.histogram);
+  result_.skipped_histogram.LiveCopyTo(out.skipped_histogram);
   out.missed_activations = missed_.load(std::memory_order_relaxed);
   out.skipped_periods = skipped_.load(std::memory_order_relaxed);
   out.grid_restarts = grid_restarts_.load(std::memory_order_relaxed);

@@ -59,6 +59,7 @@ void Probe::LoopImpl(Source& source, Clock clock) {
   const uint16_t cpu_field =
       result_.cpu >= 0 ? static_cast<uint16_t>(result_.cpu) : uint16_t{0xFFFF};
   Histogram& histogram = result_.histogram;
+  Histogram& skipped_histogram = result_.skipped_histogram;
   int64_t next = source.GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed)) + interval;
   uint64_t seq = 0;
   uint64_t cycles = 0;
@@ -106,6 +107,14 @@ void Probe::LoopImpl(Source& source, Clock clock) {
     if (skipped > 0) {
       missed_.store(missed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped, std::memory_order_relaxed);
+      // Per period: the late wake-up served the deadline `wake.expected_ns`; the skipped
+      // deadlines after it (d + T, ..., d + kT) were each as late as the time from them to
+      // this wake-up. Only stalls pay for this, one O(1) record per period they swallowed.
+      int64_t lateness = latency;
+      for (uint64_t j = 0; j < skipped; ++j) {
+        lateness -= interval;
+        skipped_histogram.Record(lateness);
+      }
     }
     if constexpr (kExtras) {
       if (result_.linear) RecordLinear(latency, cycles);

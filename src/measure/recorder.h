@@ -42,7 +42,11 @@ struct ProbeRecord {
   int64_t interval_ns = 0;
   std::string wake;  ///< WakePath name.
 
-  Histogram histogram;                          ///< Every sample, signed, bounded relative error.
+  Histogram histogram;  ///< Every sample, signed, bounded relative error.
+  /// Per period (docs/latency.md#per-period-statistics): the latency of every skipped period,
+  /// from its deadline to the wake-up that ended the stall. Per-period statistics are
+  /// `histogram` merged with this one (PerPeriodHistogram in results/latency_result.h).
+  Histogram skipped_histogram;
   std::optional<LinearHistogramRecord> linear;  ///< Only with -h/-H.
 
   uint64_t periods_elapsed = 0;     ///< Deadlines from the first to the last one handled.

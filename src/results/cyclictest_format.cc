@@ -37,6 +37,24 @@ Histogram MergedHistogram(const PathRun& path) {
   return all;
 }
 
+/// Per-period statistics are known for every thread of the path (rtpulse's own runs; not an
+/// import with skipped periods or inexact statistics).
+bool PathHasPerPeriod(const PathRun& path) {
+  for (const auto& p : path.probes) {
+    if (!HasPerPeriod(p) || p.bounds.Any()) return false;
+  }
+  return !path.probes.empty();
+}
+
+Histogram MergedPerPeriodHistogram(const PathRun& path) {
+  Histogram all;
+  for (const auto& p : path.probes) {
+    all.Merge(p.histogram);
+    all.Merge(p.skipped_histogram);
+  }
+  return all;
+}
+
 nlohmann::json SummaryJson(const Histogram& h) {
   const stats::Summary s = stats::Summarize(h);
   nlohmann::json j;
@@ -260,6 +278,15 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["spikes"] = spikes;
       t["spikes_not_kept"] = p.spikes_not_kept;
       t["histogram_log"] = HistogramToJson(p.histogram);
+      if (HasPerPeriod(p) && !p.bounds.Any()) {
+        // Beside the per-wake-up (cyclictest) statistics: one entry per period, each skipped
+        // period with its own lateness (docs/latency-json.md#per-period).
+        t["per_period"] = {{"periods", p.histogram.count() + p.skipped_histogram.count()},
+                           {"skipped_periods", p.skipped_histogram.count()},
+                           {"stats", SummaryJson(PerPeriodHistogram(p))},
+                           {"skipped_stats", SummaryJson(p.skipped_histogram)},
+                           {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
+      }
       missed += p.missed_activations;
       skipped += p.skipped_periods;
       path_json["threads"].push_back(num_threads);
@@ -269,6 +296,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
     AddBounds(all, MergeBounds(path.probes));
     all["missed_activations"] = missed;
     all["skipped_periods"] = skipped;
+    if (PathHasPerPeriod(path)) all["per_period"] = SummaryJson(MergedPerPeriodHistogram(path));
     path_json["all_threads"] = all;
     paths.push_back(std::move(path_json));
   }
@@ -340,6 +368,7 @@ std::string FormatSummary(const LatencyRun& run) {
   };
   for (const auto& path : run.paths) {
     out += fmt::format("wake path: {}\n", path.wake);
+    out += "per wake-up (cyclictest): one sample per wake-up\n";
     out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
                        "thread", "samples", "min", "p50", "p99", "p99.9", "p99.99", "max", "mean",
                        "stddev", "missed/skipped");
@@ -355,6 +384,21 @@ std::string FormatSummary(const LatencyRun& run) {
       skipped += p.skipped_periods;
     }
     if (path.probes.size() > 1) row("all", all, missed, skipped);
+    if (PathHasPerPeriod(path)) {
+      // The same columns, one entry per period: a stall of k periods weighs k + 1 times.
+      out += "per period: every period, each skipped one late from its deadline to the wake-up\n";
+      out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
+                         "thread", "periods", "min", "p50", "p99", "p99.9", "p99.99", "max", "mean",
+                         "stddev", "missed/skipped");
+      for (const auto& p : path.probes) {
+        const std::string name =
+            p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
+        row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods);
+      }
+      if (path.probes.size() > 1) row("all", MergedPerPeriodHistogram(path), missed, skipped);
+    } else {
+      out += "per period: unknown (the skipped periods' latencies are not in this result)\n";
+    }
     out += '\n';
   }
   if (run.paths.size() > 1) {

@@ -88,7 +88,11 @@ struct ProbeResult {
   int64_t interval_ns = 0;
   std::string wake;  ///< WakePath name.
 
-  Histogram histogram;                    ///< Every sample, signed, bounded relative error.
+  Histogram histogram;  ///< Every sample, signed, bounded relative error.
+  /// Per period (docs/latency.md#per-period-statistics): the latency of every skipped period,
+  /// from its deadline to the wake-up that ended the stall. Per-period statistics are
+  /// `histogram` merged with this one (PerPeriodHistogram in results/latency_result.h).
+  Histogram skipped_histogram;
   std::optional<LinearHistogram> linear;  ///< Only with -h/-H.
 
   uint64_t periods_elapsed = 0;     ///< Deadlines from the first to the last one handled.
@@ -115,7 +119,26 @@ struct ProbeResult {
   /// Samples whose latency is known only to be <= 0 (cyclictest -v prints them as 0 with
   /// the previous cycle number); not in the histogram, counted in periods_elapsed.
   uint64_t latencies_not_printed = 0;
+  /// Imports, and result files without a `per_period` block: the skipped periods' latencies
+  /// are not known (other tools do not count skipped periods at all), so neither are the
+  /// per-period statistics, even with skipped_periods 0.
+  bool per_period_unknown = false;
 };
+
+/// Whether the probe's per-period statistics are known: every skipped period's latency is in
+/// `skipped_histogram` (always so for rtpulse's own measurements; an imported file has no
+/// per-period latencies, so they are unknown).
+inline bool HasPerPeriod(const ProbeResult& p) {
+  return !p.per_period_unknown && p.skipped_histogram.count() == p.skipped_periods;
+}
+
+/// Per period (docs/latency.md#per-period-statistics): every wake-up's latency and every
+/// skipped period's, one entry per period with a latency (samples + skipped periods).
+inline Histogram PerPeriodHistogram(const ProbeResult& p) {
+  Histogram h = p.histogram;
+  h.Merge(p.skipped_histogram);
+  return h;
+}
 
 /// One wake path's run across all probe threads.
 struct PathRun {

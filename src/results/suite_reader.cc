@@ -90,6 +90,36 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
       p.bounds.percentiles_unknown = FieldOr<std::string>(*b, "percentiles", "") == "unknown";
     }
   }
+  auto per = t.find("per_period");
+  // Written only when known: without it (imports, files from before it existed) per-period
+  // statistics stay unknown rather than copies of the per-wake-up ones.
+  p.per_period_unknown = per == t.end();
+  if (per != t.end() && per->is_object()) {
+    // The skipped periods' own latencies (per period = histogram_log + these), with their
+    // exact moments restored as the main histogram's are.
+    auto log = per->find("skipped_histogram_log");
+    auto st = per->find("skipped_stats");
+    if (log == per->end() || !log->is_array() || st == per->end() || !st->is_object()) {
+      return UsageError(where + ": 'per_period' needs 'skipped_histogram_log' and 'skipped_stats'");
+    }
+    for (const auto& b : *log) {
+      if (!b.is_array() || b.size() != 3) {
+        return UsageError(where +
+                          ": 'per_period.skipped_histogram_log' entries must be [lo_ns, hi_ns, "
+                          "count]");
+      }
+      p.skipped_histogram.RecordN(b[0].get<int64_t>(), b[2].get<uint64_t>());
+    }
+    const auto count = p.skipped_histogram.count();
+    if (count > 0) {
+      const double mean = FieldOr<double>(*st, "mean_ns", 0.0);
+      p.skipped_histogram.RestoreMoments(
+          FieldOr<int64_t>(*st, "min_ns", p.skipped_histogram.min()),
+          FieldOr<int64_t>(*st, "max_ns", p.skipped_histogram.max()),
+          static_cast<int64_t>(std::llround(mean * static_cast<double>(count))),
+          FieldOr<double>(*st, "stddev_ns", 0.0));
+    }
+  }
   p.latencies_not_printed = FieldOr<uint64_t>(t, "latencies_not_printed", 0);
   p.periods_elapsed = FieldOr<uint64_t>(t, "periods_elapsed", p.histogram.count());
   p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);

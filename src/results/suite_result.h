@@ -79,6 +79,21 @@ struct SuiteResult {
 
 /// One row of statistical_summary: a scenario (and wake path, when several ran), all
 /// threads together.
+/// Per period (docs/latency.md#per-period-statistics): one entry per period, each skipped
+/// period late from its deadline to the wake-up that ended the stall, all threads together.
+struct PerPeriodStats {
+  uint64_t periods = 0;  ///< Samples + skipped periods.
+  int64_t min_ns = 0;
+  double mean_ns = 0;
+  int64_t median_ns = 0;
+  int64_t p95_ns = 0;
+  int64_t p99_ns = 0;
+  int64_t p999_ns = 0;
+  int64_t p9999_ns = 0;
+  int64_t max_ns = 0;
+  double stddev_ns = 0;
+};
+
 struct ScenarioStats {
   std::string scenario;
   std::string wake;
@@ -102,6 +117,9 @@ struct ScenarioStats {
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
   uint64_t periods_elapsed = 0;
+  /// Beside the per-wake-up (cyclictest) statistics above; absent when unknown (imports:
+  /// other tools do not record the skipped periods' latencies).
+  std::optional<PerPeriodStats> per_period;
 };
 
 /// Rows for every scenario that has measurements, in suite order.

@@ -9,12 +9,13 @@ namespace {
 // layouts drift apart.
 static_assert(sizeof(measure::SpikeRecord) == sizeof(results::Spike));
 static_assert(sizeof(measure::LinearHistogramRecord) == sizeof(results::LinearHistogram));
-// ProbeResult's import-only fields (bounds, latencies_not_printed; last) have no probe
-// record: rtpulse's own measurements are exact and print every latency. The record with
-// those two fields added must be exactly the result.
+// ProbeResult's import-only fields (bounds, latencies_not_printed, per_period_unknown; last)
+// have no probe record: rtpulse's own measurements are exact, print every latency and record
+// every skipped period's. The record with those fields added must be exactly the result.
 struct ProbeRecordWithImportFields : measure::ProbeRecord {
   results::StatBounds bounds;
   uint64_t latencies_not_printed;
+  bool per_period_unknown;
 };
 static_assert(sizeof(ProbeRecordWithImportFields) == sizeof(results::ProbeResult));
 static_assert(sizeof(measure::PathRecord) == sizeof(results::PathRun));
@@ -43,6 +44,7 @@ results::ProbeResult ToProbeResult(measure::ProbeRecord&& record) {
   out.interval_ns = record.interval_ns;
   out.wake = std::move(record.wake);
   out.histogram = std::move(record.histogram);
+  out.skipped_histogram = std::move(record.skipped_histogram);
   if (record.linear) out.linear = ToLinear(std::move(*record.linear));
   out.periods_elapsed = record.periods_elapsed;
   out.missed_activations = record.missed_activations;

@@ -615,5 +615,86 @@ TEST_F(LatencyRunTest, ThreadsRunAtTheIntervalsTheRealCyclictestSets) {
   EXPECT_GE(checked, two_cpus ? 30u : 15u);
 }
 
+TEST_F(LatencyRunTest, PerPeriodStatisticsMatchTheSamplesLogWhenInjectionsSkipPeriods) {
+  TempDir dir;
+  // 5 ms injected at 5 Hz into a 1 ms period: every injection swallows about five periods.
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "5ms@5Hz", "--json", dir.File("p.json"), "--samples", dir.File("p.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("per period: every period"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("p.json")));
+  auto csv = RunRtpulse({"samples", "--csv", dir.File("p.bin")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  // Independent reconstruction: per thread, the samples in period order; a gap in seq after
+  // a sample is the periods it skipped, each late from its own deadline to that wake-up.
+  struct Sample {
+    uint64_t seq;
+    int64_t latency_ns;
+  };
+  std::map<int, std::vector<Sample>> samples;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);  // thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    ASSERT_EQ(f.size(), 8u) << line;
+    ASSERT_EQ(std::stoll(f[4]) - std::stoll(f[3]), std::stoll(f[5])) << line;
+    samples[std::stoi(f[0])].push_back({std::stoull(f[2]), std::stoll(f[5])});
+  }
+  for (const auto& [i, t] : j["thread"].items()) {
+    SCOPED_TRACE("thread " + i);
+    std::vector<Sample>& s = samples[std::stoi(i)];
+    std::sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) { return a.seq < b.seq; });
+    ASSERT_EQ(s.size(), t["cycles"].get<uint64_t>());
+    const int64_t interval = t["interval_ns"].get<int64_t>();
+    const uint64_t elapsed = t["periods_elapsed"].get<uint64_t>();
+    std::vector<int64_t> periods;
+    uint64_t skipped = 0;
+    for (size_t n = 0; n < s.size(); ++n) {
+      const uint64_t next = n + 1 < s.size() ? s[n + 1].seq : elapsed;
+      const uint64_t k = next - s[n].seq - 1;
+      skipped += k;
+      for (uint64_t m = 0; m <= k; ++m) {
+        periods.push_back(s[n].latency_ns - static_cast<int64_t>(m) * interval);
+      }
+    }
+    EXPECT_EQ(skipped, t["skipped_periods"].get<uint64_t>());
+    const uint64_t injections = t["injections"].get<uint64_t>();
+    EXPECT_GE(injections, 8u);
+    EXPECT_GE(skipped, injections * 4);  // ground truth: >= 4 periods per 5 ms injection
+    const auto& per = t["per_period"];
+    EXPECT_EQ(per["periods"].get<uint64_t>(), periods.size());
+    EXPECT_EQ(per["skipped_periods"].get<uint64_t>(), skipped);
+    const auto& st = per["stats"];
+    std::sort(periods.begin(), periods.end());
+    EXPECT_EQ(st["count"].get<uint64_t>(), periods.size());
+    EXPECT_EQ(st["min_ns"].get<int64_t>(), periods.front());
+    EXPECT_EQ(st["max_ns"].get<int64_t>(), periods.back());
+    double sum = 0;
+    for (int64_t v : periods) sum += static_cast<double>(v);
+    const double mean = sum / static_cast<double>(periods.size());
+    double sq = 0;
+    for (int64_t v : periods)
+      sq += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
+    EXPECT_NEAR(st["mean_ns"].get<double>(), mean, 1e-3);
+    EXPECT_NEAR(st["stddev_ns"].get<double>(), std::sqrt(sq / static_cast<double>(periods.size())),
+                1e-3);
+    // Nearest rank, reported as its bucket's upper edge: never below, at most 1/512 above.
+    for (const auto& [key, p] : std::vector<std::pair<std::string, double>>{
+             {"p50_ns", 50.0}, {"p90_ns", 90.0}, {"p99_ns", 99.0}, {"p99.9_ns", 99.9}}) {
+      const auto rank =
+          static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(periods.size()) - 1e-9));
+      const int64_t truth = periods[std::max<size_t>(rank, 1) - 1];
+      const int64_t got = st[key].get<int64_t>();
+      EXPECT_GE(got, truth) << key;
+      EXPECT_LE(static_cast<double>(got), static_cast<double>(truth) * (1 + 1.0 / 512) + 1) << key;
+    }
+    // One entry per period: every wake-up plus every period a stall swallowed.
+    EXPECT_EQ(t["stats"]["count"].get<uint64_t>() + skipped, periods.size());
+  }
+}
+
 }  // namespace
 }  // namespace rtpulse

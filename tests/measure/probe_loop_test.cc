@@ -161,6 +161,63 @@ TEST_F(ProbeLoopTest, KernelExpirationCountsWinOverTheLatency) {
   EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000}));
 }
 
+TEST_F(ProbeLoopTest, PerPeriodLatenciesCountEverySkippedPeriodWithItsOwnLateness) {
+  plan_.loops = 5;
+  // Deadlines 1'001'000 ... (interval 1000). By hand:
+  //  1: deadline 1'001'000, woke 1'001'010: 10 ns, nothing skipped.
+  //  2: deadline 1'002'000, woke 1'005'300: 3300 ns; 1'003'000, 1'004'000 and 1'005'000 went
+  //     by with no wake-up of their own (floor(3300 / 1000) = 3 skipped), late 2300, 1300
+  //     and 300 ns when this wake-up came. Next deadline 1'006'000.
+  //  3: deadline 1'006'000, woke 1'006'040: 40 ns.
+  //  4: deadline 1'007'000, woke 1'009'500 with the kernel's count of 3 expirations: 2500
+  //     ns, 2 skipped (1'008'000 late 1500, 1'009'000 late 500). Next deadline 1'010'000.
+  //  5: deadline 1'010'000, woke 1'010'020: 20 ns.
+  ScriptedSource source(
+      {{1'001'010}, {1'005'300}, {1'006'040}, {1'009'500, 1'007'000, 3}, {1'010'020}}, shared_);
+  const ProbeRecord r = Run(source);
+  EXPECT_EQ(source.deadlines(),
+            (std::vector<int64_t>{1'001'000, 1'002'000, 1'006'000, 1'007'000, 1'010'000}));
+  EXPECT_EQ(r.missed_activations, 2u);
+  EXPECT_EQ(r.skipped_periods, 5u);
+  EXPECT_EQ(r.periods_elapsed, 10u);
+
+  // Per wake-up (cyclictest): 10, 3300, 40, 2500, 20, untouched by the stalls' periods.
+  EXPECT_EQ(r.histogram.count(), 5u);
+  EXPECT_EQ(r.histogram.sum(), 10 + 3300 + 40 + 2500 + 20);
+  EXPECT_EQ(r.histogram.min(), 10);
+  EXPECT_EQ(r.histogram.max(), 3300);
+  EXPECT_EQ(r.histogram.CountAtOrAbove(1000), 2u);
+  EXPECT_EQ(r.histogram.Percentile(50.0), 40);  // rank 3 of 10, 20, 40, 2500, 3300
+
+  // The skipped periods: 2300, 1300, 300, 1500, 500, one each.
+  EXPECT_EQ(r.skipped_histogram.count(), r.skipped_periods);
+  EXPECT_EQ(r.skipped_histogram.sum(), 2300 + 1300 + 300 + 1500 + 500);
+  EXPECT_EQ(r.skipped_histogram.min(), 300);
+  EXPECT_EQ(r.skipped_histogram.max(), 2300);
+
+  // Per period: all ten, sorted 10 20 40 300 500 1300 1500 2300 2500 3300.
+  Histogram per_period = r.histogram;
+  per_period.Merge(r.skipped_histogram);
+  EXPECT_EQ(per_period.count(), r.periods_elapsed);
+  EXPECT_EQ(per_period.sum(), 11'770);
+  EXPECT_EQ(per_period.min(), 10);
+  EXPECT_EQ(per_period.max(), 3300);
+  EXPECT_EQ(per_period.CountAtOrAbove(1000), 5u);  // half the periods were >= 1 us late
+  EXPECT_EQ(per_period.Percentile(50.0), 500);     // rank 5 of 10 (exact below 512 ns)
+  EXPECT_EQ(per_period.Percentile(30.0), 40);      // rank 3
+  EXPECT_EQ(per_period.CountAtOrAbove(2000), 3u);  // 2300, 2500, 3300
+  EXPECT_EQ(per_period.CountAtOrAbove(301), 6u);   // 300 is the 4th smallest of ten
+}
+
+TEST_F(ProbeLoopTest, NoStallLeavesThePerPeriodHistogramEmpty) {
+  plan_.loops = 2;
+  ScriptedSource source({{1'001'900}, {1'002'100}}, shared_);  // 900 ns late: no skip
+  const ProbeRecord r = Run(source);
+  EXPECT_EQ(r.skipped_periods, 0u);
+  EXPECT_EQ(r.skipped_histogram.count(), 0u);
+  EXPECT_EQ(r.histogram.count(), 2u);
+}
+
 TEST_F(ProbeLoopTest, SequenceNumbersJumpOverSkippedPeriods) {
   ring_ = std::make_unique<SampleRing>(16);
   plan_.loops = 4;
@@ -349,6 +406,9 @@ TEST_F(ProbeLoopTest, LiveResultCountsMatchTheFinalOnes) {
   EXPECT_EQ(live.skipped_periods, 1u);
   EXPECT_EQ(live.missed_activations, 1u);
   EXPECT_EQ(live.periods_elapsed, 4u);  // samples + skipped + restarts
+  // Deadline 1'003'000 went by 500 ns before the wake-up that served 1'002'000 late.
+  EXPECT_EQ(live.skipped_histogram.count(), 1u);
+  EXPECT_EQ(live.skipped_histogram.max(), 500);
   EXPECT_EQ(probe_->Live().missed, 1u);
   EXPECT_EQ(probe_->Live().count, 3u);
   EXPECT_EQ(probe_->TakeResult().periods_elapsed, 4u);

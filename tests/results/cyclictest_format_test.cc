@@ -12,6 +12,7 @@
 // `git diff tests/data/golden` before committing.
 #include "results/cyclictest_format.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -591,6 +592,103 @@ TEST(SummaryTextTest, ContainsMethodMissedSkippedAndEveryWarning) {
   EXPECT_NE(two.find("wake path: timerfd\n"), std::string::npos);
   EXPECT_NE(two.find("side by side (all threads):\n"), std::string::npos) << two;
   EXPECT_NE(two.find("note: interrupted"), std::string::npos) << two;
+}
+
+/// One thread at 1 ms: a wake-up 100 us late, then one 3.3 ms late whose stall swallowed
+/// three periods (late 2.3 ms, 1.3 ms and 0.3 ms when it came).
+LatencyRun StallRun() {
+  LatencyRun run;
+  PathRun path;
+  path.wake = "abs";
+  ProbeResult p = MakeProbe(0, 2, 1234, {100'000, 3'300'000}, 10'000, {}, 0);
+  p.linear.reset();
+  for (int64_t v : {2'300'000, 1'300'000, 300'000}) p.skipped_histogram.Record(v);
+  p.missed_activations = 1;
+  p.skipped_periods = 3;
+  p.periods_elapsed = 5;
+  path.probes.push_back(std::move(p));
+  run.paths.push_back(std::move(path));
+  return run;
+}
+
+TEST(PerPeriodTest, JsonHasAPerPeriodBlockBesideThePerWakeUpStats) {
+  const json j = ToJson(StallRun(), false);
+  const json& t = j.at("thread").at("0");
+  EXPECT_EQ(t.at("stats").at("count"), 2);  // per wake-up, as cyclictest counts
+  EXPECT_EQ(t.at("cycles"), 2);
+  const json& per = t.at("per_period");
+  EXPECT_EQ(per.at("periods"), 5);
+  EXPECT_EQ(per.at("skipped_periods"), 3);
+  // By hand: 0.1, 0.3, 1.3, 2.3 and 3.3 ms.
+  EXPECT_EQ(per.at("stats").at("count"), 5);
+  EXPECT_EQ(per.at("stats").at("min_ns"), 100'000);
+  EXPECT_EQ(per.at("stats").at("max_ns"), 3'300'000);
+  EXPECT_DOUBLE_EQ(per.at("stats").at("mean_ns").get<double>(), 1'460'000.0);
+  EXPECT_NEAR(per.at("stats").at("stddev_ns").get<double>(), 1'209'297.3, 0.1);
+  EXPECT_EQ(per.at("skipped_stats").at("count"), 3);
+  EXPECT_EQ(per.at("skipped_stats").at("min_ns"), 300'000);
+  uint64_t logged = 0;
+  for (const auto& b : per.at("skipped_histogram_log")) logged += b.at(2).get<uint64_t>();
+  EXPECT_EQ(logged, 3u);
+  const json& all = j.at("rtpulse").at("paths").at(0).at("all_threads");
+  EXPECT_EQ(all.at("count"), 2);
+  EXPECT_EQ(all.at("per_period").at("count"), 5);
+  EXPECT_EQ(all.at("per_period").at("max_ns"), 3'300'000);
+}
+
+TEST(PerPeriodTest, WithoutTheSkippedPeriodsLatenciesThereIsNoPerPeriodBlock) {
+  // The two-thread fixture counts skipped periods but holds none of their latencies (as an
+  // import would): per period is unknown, so neither written nor printed as if known.
+  const LatencyRun run = TwoThreadRun();
+  const json j = ToJson(run, false);
+  EXPECT_FALSE(j.at("thread").at("0").contains("per_period"));
+  EXPECT_FALSE(j.at("rtpulse").at("paths").at(0).at("all_threads").contains("per_period"));
+  const std::string text = FormatSummary(run);
+  EXPECT_NE(text.find("per period: unknown"), std::string::npos) << text;
+}
+
+TEST(PerPeriodTest, AnImportWithoutSkippedPeriodsStillHasNoPerPeriodStatistics) {
+  // Other tools do not count skipped periods: 0 there means "not known", not "none".
+  LatencyRun run = StallRun();
+  ProbeResult& p = run.paths[0].probes[0];
+  p.skipped_histogram = Histogram{};
+  p.skipped_periods = 0;
+  p.missed_activations = 0;
+  p.periods_elapsed = 2;
+  const json known = ToJson(run, false);
+  EXPECT_EQ(known.at("thread").at("0").at("per_period").at("periods"), 2);
+  p.per_period_unknown = true;
+  const json j = ToJson(run, false);
+  EXPECT_FALSE(j.at("thread").at("0").contains("per_period"));
+  EXPECT_FALSE(j.at("rtpulse").at("paths").at(0).at("all_threads").contains("per_period"));
+  EXPECT_NE(FormatSummary(run).find("per period: unknown"), std::string::npos);
+}
+
+TEST(PerPeriodTest, TextSummaryHasALabelledPerPeriodRow) {
+  const std::string text = FormatSummary(StallRun());
+  const size_t wake_ups = text.find("per wake-up (cyclictest)");
+  const size_t periods = text.find("\nper period: every period");
+  ASSERT_NE(wake_ups, std::string::npos) << text;
+  ASSERT_NE(periods, std::string::npos) << text;
+  EXPECT_LT(wake_ups, periods);
+  // Values by hand (see StallRun): per wake-up 0.1 and 3.3 ms; per period five of them.
+  // Percentiles are their bucket's upper edge: 100 000 ns lies in [99 968, 100 095].
+  const std::string wake_up_row =
+      fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n",
+                  "T0 cpu2", 2, "100.0 us", "100.1 us", "3.30 ms", "3.30 ms", "3.30 ms", "3.30 ms",
+                  "1.70 ms", "1.60 ms", 1, 3);
+  const std::string period_row =
+      fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n",
+                  "T0 cpu2", 5, "100.0 us", "1.30 ms", "3.30 ms", "3.30 ms", "3.30 ms", "3.30 ms",
+                  "1.46 ms", "1.21 ms", 1, 3);
+  const size_t w = text.find(wake_up_row);
+  const size_t p = text.find(period_row);
+  ASSERT_NE(w, std::string::npos) << text;
+  ASSERT_NE(p, std::string::npos) << text;
+  EXPECT_LT(wake_ups, w);
+  EXPECT_LT(w, periods);
+  EXPECT_LT(periods, p);
+  EXPECT_NE(text.find("periods"), std::string::npos);
 }
 
 TEST(SummaryTextTest, HumanNs) {

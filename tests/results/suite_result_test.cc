@@ -1,5 +1,6 @@
 #include "results/suite_result.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -101,55 +102,104 @@ TEST(SuiteResultTest, ExactPercentilesReplaceBucketEdgesAndSayWhichRows) {
   suite.scenarios[1].latency->paths.push_back(suite.scenarios[1].latency->paths[0]);
   suite.scenarios[1].latency->paths[1].wake = "timerfd";
   for (const auto& r : SummarizeScenarios(suite)) EXPECT_FALSE(r.percentiles_exact);
-}
+  /// The idle scenario with its skipped periods' latencies: thread 1's two skipped periods
+  /// were 3 ms and 2.5 ms late.
+  ScenarioResult StallScenario() {
+    ScenarioResult s = Scenario("stall", ScenarioStatus::kComplete);
+    ProbeResult& p = s.latency->paths[0].probes[1];
+    p.skipped_histogram.Record(3'000'000);
+    p.skipped_histogram.Record(2'500'000);
+    return s;
+  }
 
-TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
-  SuiteResult suite;
-  suite.status = "running";
-  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
-  suite.scenarios.push_back(Scenario("light", ScenarioStatus::kMeasuring));
-  ScenarioResult pending;
-  pending.name = "heavy";
-  suite.scenarios.push_back(pending);
-  const auto j = ToJson(suite);
-  EXPECT_EQ(j["schema"], kSuiteSchema);
-  EXPECT_EQ(j["schema_version"], kSuiteSchemaVersion);
-  EXPECT_EQ(j["status"], "running");
-  ASSERT_EQ(j["scenarios"].size(), 3u);
-  EXPECT_FALSE(j["scenarios"][0]["checkpoint"].get<bool>());
-  EXPECT_TRUE(j["scenarios"][1]["checkpoint"].get<bool>());
-  EXPECT_EQ(j["scenarios"][1]["status"], "measuring");
-  EXPECT_TRUE(j["scenarios"][2]["latency"].is_null());
-  EXPECT_EQ(j["scenarios"][2]["status"], "pending");
-  EXPECT_EQ(j["scenarios"][0]["summary"][0]["samples"], 2000);
-  EXPECT_EQ(j["scenarios"][0]["latency"]["thread"]["1"]["cycles"], 1000);
-}
+  TEST(SuiteResultTest, SummaryRowsHavePerPeriodStatisticsBesideThePerWakeUpOnes) {
+    SuiteResult suite;
+    suite.scenarios.push_back(StallScenario());
+    const auto rows = SummarizeScenarios(suite);
+    ASSERT_EQ(rows.size(), 1u);
+    const ScenarioStats& r = rows[0];
+    EXPECT_EQ(r.samples, 2000u);  // per wake-up: unchanged
+    EXPECT_EQ(r.max_ns, 2'000'000);
+    ASSERT_TRUE(r.per_period.has_value());
+    const PerPeriodStats& p = *r.per_period;
+    EXPECT_EQ(p.periods, 2002u);  // = periods_elapsed
+    EXPECT_EQ(p.min_ns, 1000);
+    EXPECT_EQ(p.max_ns, 3'000'000);
+    // By hand: 1..2000 us plus 2500 and 3000 us. Sum = 2001000 + 5500 us over 2002.
+    EXPECT_NEAR(p.mean_ns, (2'001'000.0 + 5'500.0) / 2002.0 * 1000.0, 1e-6);
+    // Nearest rank 2002 * 0.9999 -> 2002: the largest; 99.9 % -> rank 2000: 2000 us.
+    EXPECT_EQ(p.p9999_ns, 3'000'000);
+    EXPECT_GE(p.p999_ns, 2'000'000);
+    EXPECT_LE(static_cast<double>(p.p999_ns), 2'000'000 * (1 + 1.0 / 512));
+    EXPECT_GE(p.median_ns, 1'001'000);  // rank 1001
+    EXPECT_LE(static_cast<double>(p.median_ns), 1'001'000 * (1 + 1.0 / 512));
 
-TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
-  SuiteResult suite;
-  suite.status = "interrupted";
-  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
-  ScenarioResult failed;
-  failed.name = "heavy";
-  failed.status = ScenarioStatus::kFailed;
-  failed.error = "loads did not start: stress-ng missing";
-  suite.scenarios.push_back(failed);
-  const std::string text = FormatStatisticalSummary(suite);
-  EXPECT_NE(text.find("p99.99"), std::string::npos);
-  EXPECT_NE(text.find("jitter"), std::string::npos);
-  EXPECT_NE(text.find("microseconds"), std::string::npos);
-  EXPECT_NE(text.find("nearest-rank"), std::string::npos);
-  EXPECT_NE(text.find("heavy"), std::string::npos);
-  EXPECT_NE(text.find("stress-ng missing"), std::string::npos);
-  EXPECT_NE(text.find("1/2"), std::string::npos) << "missed/skipped";
-  EXPECT_NE(text.find("suite interrupted"), std::string::npos);
-  // idle's row: 2000 samples, min 1.0 us, max 2000.0 us.
-  EXPECT_NE(text.find("2000.0"), std::string::npos) << text;
-  const auto j = StatisticalSummaryJson(suite);
-  EXPECT_EQ(j["units"], "ns");
-  ASSERT_EQ(j["scenarios"].size(), 1u);
-  EXPECT_EQ(j["scenarios"][0]["max_ns"], 2'000'000);
-}
+    const auto j = StatisticalSummaryJson(suite);
+    const auto& row = j.at("scenarios").at(0);
+    EXPECT_EQ(row.at("samples"), 2000);
+    EXPECT_EQ(row.at("per_period").at("periods"), 2002);
+    EXPECT_EQ(row.at("per_period").at("max_ns"), 3'000'000);
+    const std::string text = FormatStatisticalSummary(suite);
+    EXPECT_NE(text.find("per period: every period"), std::string::npos) << text;
+    EXPECT_NE(text.find(fmt::format("{:<16} {:>10} {:>8} ", "stall", 2002, "1.0")),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(" 3000.0 "), std::string::npos) << text;
+
+    // Without the skipped periods' latencies (the plain fixture): no per-period row.
+    SuiteResult plain;
+    plain.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+    EXPECT_FALSE(SummarizeScenarios(plain)[0].per_period.has_value());
+    EXPECT_EQ(FormatStatisticalSummary(plain).find("per period"), std::string::npos);
+  }
+
+  TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
+    SuiteResult suite;
+    suite.status = "running";
+    suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+    suite.scenarios.push_back(Scenario("light", ScenarioStatus::kMeasuring));
+    ScenarioResult pending;
+    pending.name = "heavy";
+    suite.scenarios.push_back(pending);
+    const auto j = ToJson(suite);
+    EXPECT_EQ(j["schema"], kSuiteSchema);
+    EXPECT_EQ(j["schema_version"], kSuiteSchemaVersion);
+    EXPECT_EQ(j["status"], "running");
+    ASSERT_EQ(j["scenarios"].size(), 3u);
+    EXPECT_FALSE(j["scenarios"][0]["checkpoint"].get<bool>());
+    EXPECT_TRUE(j["scenarios"][1]["checkpoint"].get<bool>());
+    EXPECT_EQ(j["scenarios"][1]["status"], "measuring");
+    EXPECT_TRUE(j["scenarios"][2]["latency"].is_null());
+    EXPECT_EQ(j["scenarios"][2]["status"], "pending");
+    EXPECT_EQ(j["scenarios"][0]["summary"][0]["samples"], 2000);
+    EXPECT_EQ(j["scenarios"][0]["latency"]["thread"]["1"]["cycles"], 1000);
+  }
+
+  TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
+    SuiteResult suite;
+    suite.status = "interrupted";
+    suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+    ScenarioResult failed;
+    failed.name = "heavy";
+    failed.status = ScenarioStatus::kFailed;
+    failed.error = "loads did not start: stress-ng missing";
+    suite.scenarios.push_back(failed);
+    const std::string text = FormatStatisticalSummary(suite);
+    EXPECT_NE(text.find("p99.99"), std::string::npos);
+    EXPECT_NE(text.find("jitter"), std::string::npos);
+    EXPECT_NE(text.find("microseconds"), std::string::npos);
+    EXPECT_NE(text.find("nearest-rank"), std::string::npos);
+    EXPECT_NE(text.find("heavy"), std::string::npos);
+    EXPECT_NE(text.find("stress-ng missing"), std::string::npos);
+    EXPECT_NE(text.find("1/2"), std::string::npos) << "missed/skipped";
+    EXPECT_NE(text.find("suite interrupted"), std::string::npos);
+    // idle's row: 2000 samples, min 1.0 us, max 2000.0 us.
+    EXPECT_NE(text.find("2000.0"), std::string::npos) << text;
+    const auto j = StatisticalSummaryJson(suite);
+    EXPECT_EQ(j["units"], "ns");
+    ASSERT_EQ(j["scenarios"].size(), 1u);
+    EXPECT_EQ(j["scenarios"][0]["max_ns"], 2'000'000);
+  }
 
 }  // namespace
 }  // namespace rtpulse::results
@@ -213,6 +263,42 @@ TEST(SuiteReaderTest, BadFilesAreUsageErrorsNamingTheFile) {
     EXPECT_EQ(r.error().code, ExitCode::kUsage);
     EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
   }
+}
+
+TEST(SuiteReaderTest, PerPeriodLatenciesReadBack) {
+  SuiteResult suite;
+  suite.status = "complete";
+  suite.scenarios.push_back(StallScenario());
+  const std::string dir = ::testing::TempDir() + "/suite_reader_per_period_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/result.json") << ToJson(suite).dump(1);
+  auto read = ReadSuiteResult(dir);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  const auto before = SummarizeScenarios(suite);
+  const auto after = SummarizeScenarios(*read);
+  ASSERT_TRUE(after[0].per_period.has_value());
+  EXPECT_EQ(after[0].per_period->periods, 2002u);
+  EXPECT_EQ(after[0].per_period->max_ns, before[0].per_period->max_ns);
+  EXPECT_EQ(after[0].per_period->min_ns, before[0].per_period->min_ns);
+  EXPECT_EQ(after[0].per_period->p9999_ns, before[0].per_period->p9999_ns);
+  EXPECT_EQ(after[0].per_period->median_ns, before[0].per_period->median_ns);
+  EXPECT_NEAR(after[0].per_period->mean_ns, before[0].per_period->mean_ns, 1.0);
+  const auto& p = read->scenarios[0].latency->paths[0].probes[1];
+  EXPECT_EQ(p.skipped_histogram.count(), 2u);
+  EXPECT_EQ(p.skipped_histogram.min(), 2'500'000);
+  EXPECT_EQ(p.skipped_histogram.max(), 3'000'000);
+  EXPECT_FALSE(p.per_period_unknown);
+
+  // A file without per_period blocks (an import, or written before them) has none either.
+  std::ifstream in(dir + "/result.json");
+  auto doc = nlohmann::json::parse(in);
+  in.close();
+  for (auto& [k, t] : doc["scenarios"][0]["latency"]["thread"].items()) t.erase("per_period");
+  std::ofstream(dir + "/result.json") << doc.dump(1);
+  auto bare = ReadSuiteResult(dir);
+  ASSERT_TRUE(bare.has_value()) << bare.error().message;
+  EXPECT_TRUE(bare->scenarios[0].latency->paths[0].probes[0].per_period_unknown);
+  EXPECT_FALSE(SummarizeScenarios(*bare)[0].per_period.has_value());
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ measure::ProbeRecord FilledProbe(int index) {
   p.interval_ns = 250'000;
   p.wake = "timerfd";
   for (int64_t v : {-1500, 800, 12'000, 12'000, 3'000'000}) p.histogram.Record(v + index);
+  for (int64_t v : {2'750'000, 2'500'000, 250'000}) p.skipped_histogram.Record(v + index);
   measure::LinearHistogramRecord linear;
   linear.limit_us = 5;
   linear.counts = {1, 0, 2, 0, 7};
@@ -70,6 +71,9 @@ void ExpectSameProbe(const measure::ProbeRecord& in, const results::ProbeResult&
   EXPECT_EQ(out.histogram.negative_count(), in.histogram.negative_count());
   EXPECT_EQ(out.histogram.approximate_moments(), in.histogram.approximate_moments());
   EXPECT_EQ(Buckets(out.histogram), Buckets(in.histogram));
+  EXPECT_EQ(out.skipped_histogram.count(), in.skipped_histogram.count());
+  EXPECT_EQ(out.skipped_histogram.sum(), in.skipped_histogram.sum());
+  EXPECT_EQ(Buckets(out.skipped_histogram), Buckets(in.skipped_histogram));
   ASSERT_EQ(out.linear.has_value(), in.linear.has_value());
   if (in.linear) {
     EXPECT_EQ(out.linear->limit_us, in.linear->limit_us);
