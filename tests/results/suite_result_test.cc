@@ -102,104 +102,105 @@ TEST(SuiteResultTest, ExactPercentilesReplaceBucketEdgesAndSayWhichRows) {
   suite.scenarios[1].latency->paths.push_back(suite.scenarios[1].latency->paths[0]);
   suite.scenarios[1].latency->paths[1].wake = "timerfd";
   for (const auto& r : SummarizeScenarios(suite)) EXPECT_FALSE(r.percentiles_exact);
-  /// The idle scenario with its skipped periods' latencies: thread 1's two skipped periods
-  /// were 3 ms and 2.5 ms late.
-  ScenarioResult StallScenario() {
-    ScenarioResult s = Scenario("stall", ScenarioStatus::kComplete);
-    ProbeResult& p = s.latency->paths[0].probes[1];
-    p.skipped_histogram.Record(3'000'000);
-    p.skipped_histogram.Record(2'500'000);
-    return s;
-  }
+}
 
-  TEST(SuiteResultTest, SummaryRowsHavePerPeriodStatisticsBesideThePerWakeUpOnes) {
-    SuiteResult suite;
-    suite.scenarios.push_back(StallScenario());
-    const auto rows = SummarizeScenarios(suite);
-    ASSERT_EQ(rows.size(), 1u);
-    const ScenarioStats& r = rows[0];
-    EXPECT_EQ(r.samples, 2000u);  // per wake-up: unchanged
-    EXPECT_EQ(r.max_ns, 2'000'000);
-    ASSERT_TRUE(r.per_period.has_value());
-    const PerPeriodStats& p = *r.per_period;
-    EXPECT_EQ(p.periods, 2002u);  // = periods_elapsed
-    EXPECT_EQ(p.min_ns, 1000);
-    EXPECT_EQ(p.max_ns, 3'000'000);
-    // By hand: 1..2000 us plus 2500 and 3000 us. Sum = 2001000 + 5500 us over 2002.
-    EXPECT_NEAR(p.mean_ns, (2'001'000.0 + 5'500.0) / 2002.0 * 1000.0, 1e-6);
-    // Nearest rank 2002 * 0.9999 -> 2002: the largest; 99.9 % -> rank 2000: 2000 us.
-    EXPECT_EQ(p.p9999_ns, 3'000'000);
-    EXPECT_GE(p.p999_ns, 2'000'000);
-    EXPECT_LE(static_cast<double>(p.p999_ns), 2'000'000 * (1 + 1.0 / 512));
-    EXPECT_GE(p.median_ns, 1'001'000);  // rank 1001
-    EXPECT_LE(static_cast<double>(p.median_ns), 1'001'000 * (1 + 1.0 / 512));
+/// The idle scenario with its skipped periods' latencies: thread 1's two skipped periods
+/// were 3 ms and 2.5 ms late.
+ScenarioResult StallScenario() {
+  ScenarioResult s = Scenario("stall", ScenarioStatus::kComplete);
+  ProbeResult& p = s.latency->paths[0].probes[1];
+  p.skipped_histogram.Record(3'000'000);
+  p.skipped_histogram.Record(2'500'000);
+  return s;
+}
 
-    const auto j = StatisticalSummaryJson(suite);
-    const auto& row = j.at("scenarios").at(0);
-    EXPECT_EQ(row.at("samples"), 2000);
-    EXPECT_EQ(row.at("per_period").at("periods"), 2002);
-    EXPECT_EQ(row.at("per_period").at("max_ns"), 3'000'000);
-    const std::string text = FormatStatisticalSummary(suite);
-    EXPECT_NE(text.find("per period: every period"), std::string::npos) << text;
-    EXPECT_NE(text.find(fmt::format("{:<16} {:>10} {:>8} ", "stall", 2002, "1.0")),
-              std::string::npos)
-        << text;
-    EXPECT_NE(text.find(" 3000.0 "), std::string::npos) << text;
+TEST(SuiteResultTest, SummaryRowsHavePerPeriodStatisticsBesideThePerWakeUpOnes) {
+  SuiteResult suite;
+  suite.scenarios.push_back(StallScenario());
+  const auto rows = SummarizeScenarios(suite);
+  ASSERT_EQ(rows.size(), 1u);
+  const ScenarioStats& r = rows[0];
+  EXPECT_EQ(r.samples, 2000u);  // per wake-up: unchanged
+  EXPECT_EQ(r.max_ns, 2'000'000);
+  ASSERT_TRUE(r.per_period.has_value());
+  const PerPeriodStats& p = *r.per_period;
+  EXPECT_EQ(p.periods, 2002u);  // = periods_elapsed
+  EXPECT_EQ(p.min_ns, 1000);
+  EXPECT_EQ(p.max_ns, 3'000'000);
+  // By hand: 1..2000 us plus 2500 and 3000 us. Sum = 2001000 + 5500 us over 2002.
+  EXPECT_NEAR(p.mean_ns, (2'001'000.0 + 5'500.0) / 2002.0 * 1000.0, 1e-6);
+  // Nearest rank 2002 * 0.9999 -> 2002: the largest; 99.9 % -> rank 2000: 2000 us.
+  EXPECT_EQ(p.p9999_ns, 3'000'000);
+  EXPECT_GE(p.p999_ns, 2'000'000);
+  EXPECT_LE(static_cast<double>(p.p999_ns), 2'000'000 * (1 + 1.0 / 512));
+  EXPECT_GE(p.median_ns, 1'001'000);  // rank 1001
+  EXPECT_LE(static_cast<double>(p.median_ns), 1'001'000 * (1 + 1.0 / 512));
 
-    // Without the skipped periods' latencies (the plain fixture): no per-period row.
-    SuiteResult plain;
-    plain.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
-    EXPECT_FALSE(SummarizeScenarios(plain)[0].per_period.has_value());
-    EXPECT_EQ(FormatStatisticalSummary(plain).find("per period"), std::string::npos);
-  }
+  const auto j = StatisticalSummaryJson(suite);
+  const auto& row = j.at("scenarios").at(0);
+  EXPECT_EQ(row.at("samples"), 2000);
+  EXPECT_EQ(row.at("per_period").at("periods"), 2002);
+  EXPECT_EQ(row.at("per_period").at("max_ns"), 3'000'000);
+  const std::string text = FormatStatisticalSummary(suite);
+  EXPECT_NE(text.find("per period: every period"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("{:<16} {:>10} {:>8} ", "stall", 2002, "1.0")), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" 3000.0 "), std::string::npos) << text;
 
-  TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
-    SuiteResult suite;
-    suite.status = "running";
-    suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
-    suite.scenarios.push_back(Scenario("light", ScenarioStatus::kMeasuring));
-    ScenarioResult pending;
-    pending.name = "heavy";
-    suite.scenarios.push_back(pending);
-    const auto j = ToJson(suite);
-    EXPECT_EQ(j["schema"], kSuiteSchema);
-    EXPECT_EQ(j["schema_version"], kSuiteSchemaVersion);
-    EXPECT_EQ(j["status"], "running");
-    ASSERT_EQ(j["scenarios"].size(), 3u);
-    EXPECT_FALSE(j["scenarios"][0]["checkpoint"].get<bool>());
-    EXPECT_TRUE(j["scenarios"][1]["checkpoint"].get<bool>());
-    EXPECT_EQ(j["scenarios"][1]["status"], "measuring");
-    EXPECT_TRUE(j["scenarios"][2]["latency"].is_null());
-    EXPECT_EQ(j["scenarios"][2]["status"], "pending");
-    EXPECT_EQ(j["scenarios"][0]["summary"][0]["samples"], 2000);
-    EXPECT_EQ(j["scenarios"][0]["latency"]["thread"]["1"]["cycles"], 1000);
-  }
+  // Without the skipped periods' latencies (the plain fixture): no per-period row.
+  SuiteResult plain;
+  plain.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  EXPECT_FALSE(SummarizeScenarios(plain)[0].per_period.has_value());
+  EXPECT_EQ(FormatStatisticalSummary(plain).find("per period"), std::string::npos);
+}
 
-  TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
-    SuiteResult suite;
-    suite.status = "interrupted";
-    suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
-    ScenarioResult failed;
-    failed.name = "heavy";
-    failed.status = ScenarioStatus::kFailed;
-    failed.error = "loads did not start: stress-ng missing";
-    suite.scenarios.push_back(failed);
-    const std::string text = FormatStatisticalSummary(suite);
-    EXPECT_NE(text.find("p99.99"), std::string::npos);
-    EXPECT_NE(text.find("jitter"), std::string::npos);
-    EXPECT_NE(text.find("microseconds"), std::string::npos);
-    EXPECT_NE(text.find("nearest-rank"), std::string::npos);
-    EXPECT_NE(text.find("heavy"), std::string::npos);
-    EXPECT_NE(text.find("stress-ng missing"), std::string::npos);
-    EXPECT_NE(text.find("1/2"), std::string::npos) << "missed/skipped";
-    EXPECT_NE(text.find("suite interrupted"), std::string::npos);
-    // idle's row: 2000 samples, min 1.0 us, max 2000.0 us.
-    EXPECT_NE(text.find("2000.0"), std::string::npos) << text;
-    const auto j = StatisticalSummaryJson(suite);
-    EXPECT_EQ(j["units"], "ns");
-    ASSERT_EQ(j["scenarios"].size(), 1u);
-    EXPECT_EQ(j["scenarios"][0]["max_ns"], 2'000'000);
-  }
+TEST(SuiteResultTest, JsonIsVersionedAndMarksCheckpoints) {
+  SuiteResult suite;
+  suite.status = "running";
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  suite.scenarios.push_back(Scenario("light", ScenarioStatus::kMeasuring));
+  ScenarioResult pending;
+  pending.name = "heavy";
+  suite.scenarios.push_back(pending);
+  const auto j = ToJson(suite);
+  EXPECT_EQ(j["schema"], kSuiteSchema);
+  EXPECT_EQ(j["schema_version"], kSuiteSchemaVersion);
+  EXPECT_EQ(j["status"], "running");
+  ASSERT_EQ(j["scenarios"].size(), 3u);
+  EXPECT_FALSE(j["scenarios"][0]["checkpoint"].get<bool>());
+  EXPECT_TRUE(j["scenarios"][1]["checkpoint"].get<bool>());
+  EXPECT_EQ(j["scenarios"][1]["status"], "measuring");
+  EXPECT_TRUE(j["scenarios"][2]["latency"].is_null());
+  EXPECT_EQ(j["scenarios"][2]["status"], "pending");
+  EXPECT_EQ(j["scenarios"][0]["summary"][0]["samples"], 2000);
+  EXPECT_EQ(j["scenarios"][0]["latency"]["thread"]["1"]["cycles"], 1000);
+}
+
+TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
+  SuiteResult suite;
+  suite.status = "interrupted";
+  suite.scenarios.push_back(Scenario("idle", ScenarioStatus::kComplete));
+  ScenarioResult failed;
+  failed.name = "heavy";
+  failed.status = ScenarioStatus::kFailed;
+  failed.error = "loads did not start: stress-ng missing";
+  suite.scenarios.push_back(failed);
+  const std::string text = FormatStatisticalSummary(suite);
+  EXPECT_NE(text.find("p99.99"), std::string::npos);
+  EXPECT_NE(text.find("jitter"), std::string::npos);
+  EXPECT_NE(text.find("microseconds"), std::string::npos);
+  EXPECT_NE(text.find("nearest-rank"), std::string::npos);
+  EXPECT_NE(text.find("heavy"), std::string::npos);
+  EXPECT_NE(text.find("stress-ng missing"), std::string::npos);
+  EXPECT_NE(text.find("1/2"), std::string::npos) << "missed/skipped";
+  EXPECT_NE(text.find("suite interrupted"), std::string::npos);
+  // idle's row: 2000 samples, min 1.0 us, max 2000.0 us.
+  EXPECT_NE(text.find("2000.0"), std::string::npos) << text;
+  const auto j = StatisticalSummaryJson(suite);
+  EXPECT_EQ(j["units"], "ns");
+  ASSERT_EQ(j["scenarios"].size(), 1u);
+  EXPECT_EQ(j["scenarios"][0]["max_ns"], 2'000'000);
+}
 
 }  // namespace
 }  // namespace rtpulse::results
