@@ -77,8 +77,6 @@ struct SuiteResult {
   std::vector<ScenarioResult> scenarios;
 };
 
-/// One row of statistical_summary: a scenario (and wake path, when several ran), all
-/// threads together.
 /// Per period (docs/latency.md#per-period-statistics): one entry per period, each skipped
 /// period late from its deadline to the wake-up that ended the stall, all threads together.
 struct PerPeriodStats {
@@ -94,6 +92,8 @@ struct PerPeriodStats {
   double stddev_ns = 0;
 };
 
+/// One row of statistical_summary: a scenario (and wake path, when several ran), all
+/// threads together.
 struct ScenarioStats {
   std::string scenario;
   std::string wake;
