@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include "importers/import_internal.h"
@@ -483,6 +484,32 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
 
 // ---- -v lines ----
 
+// cyclictest -v prints each "Thread N Interval: X" after adding the thread distance (-d,
+// 500 us by default, 0 with -h) to the running interval: X is thread N's interval plus one
+// distance (checked against cyclictest 2.40's T: lines: `-t2 -i1000 -v` prints 1500 and 2000
+// for threads running at 1000 and 1500 us). With two or more threads the distance is the
+// constant step between the headers; with one thread, or steps that differ, it cannot be read
+// from the file: -1, and the sample times are unknown.
+namespace {
+int64_t VerboseThreadDistanceUs(const std::map<int64_t, int64_t>& header_us) {
+  if (header_us.size() < 2) return -1;
+  std::optional<int64_t> step;
+  int64_t previous_thread = -1;
+  int64_t previous = 0;
+  for (const auto& [thread, us] : header_us) {
+    if (previous_thread >= 0) {
+      const int64_t d = us - previous;
+      if (thread != previous_thread + 1 || d < 0 || (step && *step != d)) return -1;
+      step = d;
+    }
+    previous_thread = thread;
+    previous = us;
+  }
+  // The first thread's interval is its header minus one distance: it must stay positive.
+  return header_us.begin()->second - *step > 0 ? *step : -1;
+}
+}  // namespace
+
 Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsumer* samples) {
   auto reader = LineReader::Open(path);
   if (!reader) return reader.error();
@@ -490,6 +517,7 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
   out.time_ordered = true;
   std::map<int64_t, size_t> probe_of;  // cyclictest thread -> probe index
   std::map<int64_t, int64_t> interval_us;
+  std::optional<int64_t> distance_us;  // -1: unknown
   std::string_view line;
   for (;;) {
     auto more = (*reader)->Next(line);
@@ -499,7 +527,8 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
     const auto fields = Fields(line);
     if (fields.empty() || line[0] == '#') continue;
     const std::string_view head = fields[0].first;
-    if (head == "Max" || head == "Online" || head == "T:") continue;
+    // "Max CPUs = 2", "Online CPUs = 2", "Using 1 cpus." (-a), final status lines.
+    if (head == "Max" || head == "Online" || head == "Using" || head == "T:") continue;
     if (head == "Thread") {  // "Thread 0 Interval: 1500"
       std::vector<int64_t> v;
       if (fields.size() == 4 && fields[2].first == "Interval:" &&
@@ -545,11 +574,14 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
     if (parts[0] > 0xFFFE) {
       return At(path, n, 1, "thread number above 65534", "the file is not cyclictest -v output");
     }
+    if (!distance_us) distance_us = VerboseThreadDistanceUs(interval_us);
     auto [it, added] = probe_of.try_emplace(parts[0], out.probes.size());
     if (added) {
       out.probes.push_back(NewProbe(static_cast<int>(parts[0]), -1));
       const auto iv = interval_us.find(parts[0]);
-      out.probes.back().interval_ns = iv == interval_us.end() ? 0 : iv->second * 1000;
+      // The header is the thread's interval plus the distance (see VerboseThreadDistanceUs).
+      out.probes.back().interval_ns =
+          iv == interval_us.end() || *distance_us < 0 ? 0 : (iv->second - *distance_us) * 1000;
     }
     results::ProbeResult& p = out.probes[it->second];
     ++p.periods_elapsed;
@@ -582,6 +614,13 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
         "(latencies_not_printed), kept out of the statistics and samples.bin, which cover the {} "
         "printed samples",
         p.index, p.latencies_not_printed, p.periods_elapsed, p.histogram.count()));
+  }
+  if (!interval_us.empty() && distance_us.value_or(-1) < 0) {
+    out.warnings.push_back(fmt::format(
+        "sample times unknown (written as 0): cyclictest -v's 'Thread N Interval:' line is the "
+        "interval plus the thread distance (-d, 500 us unless -d or -h changed it), and {} "
+        "cannot tell the distance; run cyclictest with -d0 to make the line the interval",
+        interval_us.size() == 1 ? "one thread's line" : "these lines"));
   }
   out.warnings.push_back("cyclictest -v latencies are whole microseconds");
   return out;

@@ -46,7 +46,8 @@ bool LooksVerbose(std::string_view head) {
     std::string_view line = head.substr(pos, nl - pos);
     pos = nl + 1;
     if (line.empty() || line[0] == '#' || StartsWith(line, "Max CPUs") ||
-        StartsWith(line, "Online CPUs") || StartsWith(line, "Thread ")) {
+        StartsWith(line, "Online CPUs") || StartsWith(line, "Thread ") ||
+        StartsWith(line, "Using ")) {  // "Using 1 cpus." with -a
       continue;
     }
     if (std::count(line.begin(), line.end(), ':') != 2) return false;

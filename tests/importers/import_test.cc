@@ -1,12 +1,16 @@
 #include "importers/import.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
+#include "cli/cyclictest_intervals.h"
 #include "support/subprocess.h"
 
 namespace rtpulse::importers {
@@ -148,9 +152,87 @@ TEST(CyclictestVerbose, EverySampleInOrder) {
     EXPECT_EQ(p.histogram.min(), *std::min_element(v.begin(), v.end()) * 1000);
     total += v.size();
   }
-  EXPECT_EQ(im.probes[0].interval_ns, 1'500'000);  // "Thread 0 Interval: 1500"
+  // "Thread 0 Interval: 1500" and "Thread 1 Interval: 2000" from `-t 2 -i 1000`: cyclictest
+  // prints each interval plus the 500 us thread distance.
+  EXPECT_EQ(im.probes[0].interval_ns, 1'000'000);
+  EXPECT_EQ(im.probes[1].interval_ns, 1'500'000);
   ASSERT_EQ(samples.all.size(), total);
   EXPECT_EQ(samples.all[0].latency_ns, expected[samples.all[0].thread][0] * 1000);
+  for (const auto& s : samples.all) {
+    ASSERT_EQ(s.expected_ns, static_cast<int64_t>(s.seq) * (s.thread == 0 ? 1'000'000 : 1'500'000));
+  }
+}
+
+/// Imports a cyclictest -v text with the given headers and one sample line per thread.
+Imported VerboseWithHeaders(const std::string& headers, int threads) {
+  testutil::TempDir dir;
+  std::string text = headers;
+  for (int t = 0; t < threads; ++t) text += fmt::format("{:8}:{:8}:{:8}\n", t, 0, 12);
+  std::ofstream(dir.File("v.txt")) << text;
+  return MustImport(dir.File("v.txt"));
+}
+
+bool SaysTimesUnknown(const Imported& im) {
+  return std::any_of(im.warnings.begin(), im.warnings.end(), [](const std::string& w) {
+    return w.find("sample times unknown") != std::string::npos &&
+           w.find("-d0") != std::string::npos;
+  });
+}
+
+TEST(CyclictestVerbose, TheHeaderIsTheIntervalPlusTheDistance) {
+  // -d0 (or -h): the headers are equal and are the interval.
+  Imported im = VerboseWithHeaders("Thread 0 Interval: 1000\nThread 1 Interval: 1000\n", 2);
+  EXPECT_EQ(im.probes[0].interval_ns, 1'000'000);
+  EXPECT_EQ(im.probes[1].interval_ns, 1'000'000);
+  EXPECT_FALSE(SaysTimesUnknown(im));
+  // -t3 -i500 -d250: printed 750 1000 1250.
+  im = VerboseWithHeaders(
+      "Thread 0 Interval: 750\nThread 1 Interval: 1000\nThread 2 Interval: 1250\n", 3);
+  EXPECT_EQ(im.probes[0].interval_ns, 500'000);
+  EXPECT_EQ(im.probes[2].interval_ns, 1'000'000);
+  // One thread: 1200 may be -i700 with the default distance, or -i1200 -d0. Not guessed.
+  im = VerboseWithHeaders("Thread 0 Interval: 1200\n", 1);
+  EXPECT_EQ(im.probes[0].interval_ns, 0);
+  EXPECT_TRUE(SaysTimesUnknown(im));
+  // Steps that differ are not cyclictest's; nothing is guessed either.
+  im = VerboseWithHeaders(
+      "Thread 0 Interval: 1500\nThread 1 Interval: 1700\nThread 2 Interval: 2500\n", 3);
+  EXPECT_EQ(im.probes[1].interval_ns, 0);
+  EXPECT_TRUE(SaysTimesUnknown(im));
+}
+
+TEST(CyclictestVerbose, RealRunsGiveTheIntervalsCyclictestSet) {
+  // Every multi-thread row of the table recorded from cyclictest's own status lines
+  // (tests/data/cyclictest-intervals), run again here with -v: the import must give the same
+  // intervals. -h/-H rows are left out (cyclictest -v with -h prints no sample lines).
+  if (testutil::RunProcess({"/bin/sh", "-c", "command -v cyclictest"}).exit_code != 0) {
+    GTEST_SKIP() << "cyclictest is not installed (scripts/install-deps --test installs rt-tests)";
+  }
+  if (!testutil::IsRoot()) GTEST_SKIP() << "the table's -p rows need root";
+  int checked = 0;
+  for (const auto& row : testutil::ReadIntervalTable()) {
+    // Rows with an explicit thread count only: -t alone and -S (which overrides -t) follow
+    // the CPU count.
+    const bool counted = std::regex_search(row.flags, std::regex("-t[0-9]")) &&
+                         row.flags.find("-S") == std::string::npos;
+    if (!counted || row.intervals_us.size() < 2 || row.flags.find("-h") != std::string::npos ||
+        row.flags.find("-H") != std::string::npos) {
+      continue;
+    }
+    SCOPED_TRACE("cyclictest " + row.flags + " -v");
+    testutil::TempDir dir;
+    std::vector<std::string> argv = {
+        "/bin/sh", "-c", "cyclictest " + row.flags + " -v -l 20 > " + dir.File("v.txt")};
+    ASSERT_EQ(testutil::RunProcess(argv).exit_code, 0);
+    const Imported im = MustImport(dir.File("v.txt"));
+    ASSERT_EQ(im.probes.size(), row.intervals_us.size());
+    for (const auto& p : im.probes) {
+      EXPECT_EQ(p.interval_ns, row.intervals_us[static_cast<size_t>(p.index)] * 1000)
+          << "thread " << p.index;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
 }
 
 TEST(Jitterdebugger, JsonMatchesTheFile) {
