@@ -167,14 +167,91 @@ TEST(ReportTest, GoldenFiguresAndTable) {
   options.html = false;
   auto out = WriteReport(dir.path(), options);
   ASSERT_TRUE(out) << out.error().message;
-  for (const char* name :
-       {"histogram_idle", "histogram_cpu_50___x_", "exceedance", "percentiles"}) {
+  for (const char* name : {"histogram_idle", "histogram_idle_full", "histogram_cpu_50___x_",
+                           "histogram_cpu_50___x__full", "exceedance", "percentiles"}) {
     ExpectGolden(dir.path() + "/figures/" + name + ".dat", std::string(name) + ".dat");
     ExpectGolden(dir.path() + "/figures/" + name + ".gp", std::string(name) + ".gp");
   }
   ExpectGolden(dir.path() + "/tables/summary.tex", "summary.tex");
   // No samples and no monitor log in this run: skipped with notes, never an error.
   ASSERT_FALSE(out->notes.empty());
+}
+
+/// Raw latencies of one CPU of a run on a VM: a body at 20-60 us and `spikes` far outliers
+/// (stolen time: several ms).
+std::vector<int64_t> SpikyValues(int cpu, const std::vector<int64_t>& spikes) {
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < 5000; ++i) values.push_back(20'000 + (i * 7919 + cpu * 131) % 40'000);
+  values.insert(values.end(), spikes.begin(), spikes.end());
+  return values;
+}
+
+// Issue 11 item 5: with a few multi-millisecond spikes the linear x axis ran to the max and
+// the whole body was a line at 0. The range rule limits the axis, says in the plot and the
+// caption how many samples it left out, and keeps the full range beside it. Everything
+// printed is recomputed by tests/data/report/histogram_range.py from the raw values.
+TEST(ReportTest, HistogramRangeRuleOnAFarOutlier) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  const std::vector<std::vector<int64_t>> raw = {
+      SpikyValues(0, {4'000'123, 15'012'345}), SpikyValues(1, {9'500'000})};
+  results::SuiteResult suite = Suite();
+  results::ScenarioResult spiky = Scenario("spiky", 0);
+  auto& probes = spiky.latency->paths[0].probes;
+  std::vector<std::string> value_files;
+  for (size_t cpu = 0; cpu < raw.size(); ++cpu) {
+    probes[cpu].histogram = Histogram();
+    std::string text;
+    for (int64_t v : raw[cpu]) {
+      probes[cpu].histogram.Record(v);
+      text += std::to_string(v) + "\n";
+    }
+    value_files.push_back(dir.path() + "/values_cpu" + std::to_string(cpu) + ".txt");
+    ASSERT_TRUE(WriteFileAtomic(value_files.back(), text));
+  }
+  suite.scenarios = {spiky};
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+
+  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                   std::string(RTPULSE_TEST_DATA) + "/report/histogram_range.py",
+                                   dir.path() + "/figures", "histogram_spiky"};
+  argv.insert(argv.end(), value_files.begin(), value_files.end());
+  const auto truth = RunProcess(argv);
+  ASSERT_EQ(truth.exit_code, 0) << truth.err;
+  const size_t rule_at = truth.out.find("\nrule: ");
+  ASSERT_EQ(truth.out.rfind("label: ", 0), 0u) << truth.out;
+  ASSERT_NE(rule_at, std::string::npos) << truth.out;
+  const std::string label = truth.out.substr(7, rule_at - 7);
+  const std::string rule = truth.out.substr(rule_at + 7, truth.out.size() - rule_at - 8);
+  EXPECT_EQ(label, "3 samples beyond 600 us (max 15012.3 us) not drawn; all classes in "
+                   "histogram_spiky_full");  // the ground truth injected above
+
+  const std::string gp = ReadFile(dir.path() + "/figures/histogram_spiky.gp");
+  EXPECT_NE(gp.find("set label 1 '" + label + "'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set xrange [*:600]"), std::string::npos) << gp;
+  EXPECT_NE(ReadFile(dir.path() + "/figures/histogram_spiky.dat").find("# " + rule + "\n"),
+            std::string::npos)
+      << rule;
+  const std::string full_gp = ReadFile(dir.path() + "/figures/histogram_spiky_full.gp");
+  EXPECT_NE(full_gp.find("set xrange [*:*]"), std::string::npos);
+  EXPECT_EQ(full_gp.find("set label"), std::string::npos) << "the full range leaves out nothing";
+
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  const size_t figure = html.find("<figure id=\"fig-histogram_spiky\">");
+  ASSERT_NE(figure, std::string::npos);
+  const size_t caption = html.find("<figcaption>", figure);
+  const std::string caption_text = html.substr(caption, html.find(" Files:", caption) - caption);
+  EXPECT_NE(caption_text.find(HtmlEscape(label) + "."), std::string::npos)
+      << "the caption states the samples left out: " << caption_text;
+  EXPECT_NE(html.find("fig-histogram_spiky_full"), std::string::npos);
+  ExpectGolden(dir.path() + "/figures/histogram_spiky.dat", "histogram_spiky.dat");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky.gp", "histogram_spiky.gp");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky_full.dat", "histogram_spiky_full.dat");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky_full.gp", "histogram_spiky_full.gp");
 }
 
 TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
@@ -201,7 +278,7 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++svgs;
-  EXPECT_EQ(svgs, 4u);  // two histograms, exceedance, percentiles
+  EXPECT_EQ(svgs, 6u);  // two histograms (limited and full range), exceedance, percentiles
   for (const auto& path : out->written) {
     struct stat st {};
     EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
