@@ -285,6 +285,56 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   }
 }
 
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Issue 11 item 5: a VM's five environment warnings, recorded by the run and again by every
+// scenario's latency run, filled the Warnings section six times over. Each distinct text is
+// listed once, with where it applies.
+TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  results::SuiteResult suite = Suite();
+  const std::vector<std::string> machine = {"not PREEMPT_RT", "running in a VM (KVM)",
+                                            "governor is powersave", "SMT on",
+                                            "no isolated CPUs"};
+  suite.warnings = machine;
+  suite.scenarios.push_back(Scenario("net", 5000));
+  for (auto& s : suite.scenarios) s.latency->warnings = machine;
+  suite.scenarios[1].latency->warnings.push_back("probe 1 degraded");  // cpu_50%&<x> only
+  suite.scenarios[2].warnings.push_back("probe 1 degraded");            // and net
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  const size_t from = html.find("<h2 id=\"warnings\">");
+  const size_t to = html.find("<h2 id=\"system-info\">");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const std::string section = html.substr(from, to - from);
+  EXPECT_EQ(CountOf(section, "<li"), 7u) << section;  // 5 machine, load warning, degraded
+  for (const auto& w : machine) {
+    EXPECT_EQ(CountOf(section, "<li class=\"warn\">" + w + " <span class=\"note\">(whole run; "
+                                   "scenarios idle, cpu_50%&amp;&lt;x&gt;, net)</span></li>"),
+              1u)
+        << w << "\n"
+        << section;
+  }
+  EXPECT_EQ(CountOf(section, "load warning &lt;script&gt;alert(1)&lt;/script&gt; <span "
+                             "class=\"note\">(scenarios idle, cpu_50%&amp;&lt;x&gt;, net)"),
+            1u)
+      << section;
+  EXPECT_EQ(CountOf(section, "probe 1 degraded <span class=\"note\">(scenarios "
+                             "cpu_50%&amp;&lt;x&gt;, net)"),
+            1u)
+      << section;
+}
+
 TEST(ReportTest, BadRunIsAUsageError) {
   TempDir dir;
   auto out = WriteReport(dir.path() + "/nope", {});
