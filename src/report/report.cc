@@ -79,9 +79,10 @@ Planned PlanFigures(const results::SuiteResult& suite, const std::string& run_fo
     plan.notes.insert(plan.notes.end(), timeline.notes.begin(), timeline.notes.end());
   }
   if (monitor) {
-    FigureSet m = MonitorFigures(*monitor);
+    FigureSet m = MonitorFigures(*monitor, ScenarioStartMarkers(suite, *monitor));
     for (auto& f : m.figures) {
       std::string caption = f.title + " over the whole run (thermal_power_log.csv).";
+      if (!f.markers.empty()) caption += " Dotted lines: where each scenario started.";
       plan.figures.emplace_back(std::move(f), caption);
     }
     plan.notes.insert(plan.notes.end(), m.notes.begin(), m.notes.end());

@@ -379,7 +379,24 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
   return set;
 }
 
-FigureSet MonitorFigures(const MonitorLog& monitor) {
+std::vector<XMarker> ScenarioStartMarkers(const results::SuiteResult& suite,
+                                          const MonitorLog& monitor) {
+  std::vector<XMarker> markers;
+  if (monitor.realtime_ns.empty() || monitor.realtime_ns.front() < 0) return markers;
+  // elapsed_s is CLOCK_MONOTONIC since the first row; the first row's wall-clock time ties
+  // result.json's (wall-clock) scenario starts to it.
+  const int64_t origin_ns = monitor.realtime_ns.front();
+  const double first_x = monitor.elapsed_s.front();
+  const double last_x = monitor.elapsed_s.back();
+  for (const auto& s : suite.scenarios) {
+    if (s.start_realtime_ns <= 0) continue;  // never started
+    const double x = first_x + static_cast<double>(s.start_realtime_ns - origin_ns) / 1e9;
+    if (x >= first_x && x <= last_x) markers.push_back({x, s.name});
+  }
+  return markers;
+}
+
+FigureSet MonitorFigures(const MonitorLog& monitor, const std::vector<XMarker>& markers) {
   struct Group {
     const char* name;
     const char* title;
@@ -406,6 +423,10 @@ FigureSet MonitorFigures(const MonitorLog& monitor) {
     f.xlabel = "Elapsed (s)";
     f.ylabel = g.ylabel;
     f.notes = {"from thermal_power_log.csv; x: elapsed_s; empty cells left out"};
+    f.markers = markers;
+    if (!markers.empty()) {
+      f.notes.push_back("dotted vertical lines: scenario starts (result.json), on the elapsed_s axis");
+    }
     for (const auto& column : monitor.columns) {
       if (!g.match(column.name)) continue;
       Series s{column.name, {}, "", false};

@@ -99,6 +99,12 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
 
 /// Figure 4: the monitor's numeric columns grouped by unit (temperature, frequency, power
 /// and voltage, CPU use, everything else), over elapsed seconds; a note per empty group.
-FigureSet MonitorFigures(const MonitorLog& monitor);
+/// `markers` (ScenarioStartMarkers) are drawn on every figure.
+FigureSet MonitorFigures(const MonitorLog& monitor, const std::vector<XMarker>& markers = {});
+
+/// Where each scenario started (result.json's start time), on the monitor log's elapsed_s
+/// axis: one marker per scenario whose start lies between the first and the last row.
+std::vector<XMarker> ScenarioStartMarkers(const results::SuiteResult& suite,
+                                          const MonitorLog& monitor);
 
 }  // namespace rtpulse::report

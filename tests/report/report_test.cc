@@ -6,6 +6,7 @@
 //   RTPULSE_UPDATE_GOLDEN=1 build/tests/report/report_test --gtest_filter='*Golden*'
 #include "report/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -15,8 +16,10 @@
 #include <string>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "report/html_page.h"
 #include "report/latex_table.h"
+#include "report/monitor_log.h"
 #include "report/run_figures.h"
 #include "results/suite_result.h"
 #include "support/subprocess.h"
@@ -333,6 +336,79 @@ TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
                              "cpu_50%&amp;&lt;x&gt;, net)"),
             1u)
       << section;
+}
+
+constexpr int64_t kMonitorT0 = 1'700'000'000'000'000'000;  // 2023-11-14T22:13:20.000Z
+
+/// thermal_power_log.csv with one row a second from kMonitorT0; `scenarios` (one per row)
+/// fills a `scenario` column, none when empty (a log written before the column existed).
+std::string MonitorCsv(const std::vector<std::string>& scenarios, int rows) {
+  std::string csv = "timestamp,elapsed_s,temp_zone0_cpu_thermal_c,throttled_raw,cpu_busy_pct";
+  csv += scenarios.empty() ? "\n" : ",scenario\n";
+  for (int r = 0; r < rows; ++r) {
+    csv += fmt::format("2023-11-14T22:13:{:02}.000Z,{}.000,{},0x0,{}", 20 + r, r, 50 + r,
+                       r == 0 ? "" : std::to_string(10 * r));
+    csv += scenarios.empty() ? "\n" : "," + scenarios[static_cast<size_t>(r)] + "\n";
+  }
+  return csv;
+}
+
+// Issue 11 item 5: the monitor figures show where each scenario started (from result.json),
+// and the `scenario` column is read back; a log without it still reads as before.
+TEST(ReportTest, MonitorFiguresMarkScenarioStartsAndReadTheScenarioColumn) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  results::SuiteResult suite = Suite();
+  suite.scenarios[0].start_realtime_ns = kMonitorT0 + 500 * kNsPerMs;
+  suite.scenarios[0].end_realtime_ns = kMonitorT0 + 12'000 * kNsPerMs;
+  suite.scenarios[1].start_realtime_ns = kMonitorT0 + 12'250 * kNsPerMs;
+  suite.scenarios[1].end_realtime_ns = kMonitorT0 + 19'500 * kNsPerMs;
+  suite.scenarios.push_back(Scenario("never", 0));  // pending: no start, no marker
+  suite.scenarios.back().status = results::ScenarioStatus::kPending;
+  std::vector<std::string> cells(20, "");
+  for (size_t r = 1; r <= 12; ++r) cells[r] = "idle";
+  for (size_t r = 13; r < 20; ++r) cells[r] = "cpu_50%&<x>";
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/thermal_power_log.csv", MonitorCsv(cells, 20)));
+
+  auto log = ReadMonitorLog(dir.path() + "/thermal_power_log.csv");
+  ASSERT_TRUE(log) << log.error().message;
+  EXPECT_EQ(log->scenario, cells);
+  ASSERT_EQ(log->columns.size(), 2u);  // throttled_raw is text; scenario is not a series
+  EXPECT_EQ(log->columns[0].name, "temp_zone0_cpu_thermal_c");
+  EXPECT_EQ(log->columns[1].name, "cpu_busy_pct");
+  EXPECT_EQ(log->columns[0].values[19], 69.0);
+
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+  for (const char* name : {"monitor_temperature", "monitor_cpu"}) {
+    SCOPED_TRACE(name);
+    const std::string gp = ReadFile(dir.path() + "/figures/" + name + ".gp");
+    // 0.5 s and 12.25 s after the first row: the injected starts.
+    EXPECT_NE(gp.find("set arrow 1 from first 0.5, graph 0 to first 0.5, graph 1 nohead"),
+              std::string::npos)
+        << gp;
+    EXPECT_NE(gp.find("set label 1 'idle' at first 0.5, graph 0.98 rotate by 90"),
+              std::string::npos);
+    EXPECT_NE(gp.find("set arrow 2 from first 12.25, graph 0 to first 12.25, graph 1 nohead"),
+              std::string::npos);
+    EXPECT_NE(gp.find("set label 2 'cpu_50%&<x>' at first 12.25,"), std::string::npos);
+    EXPECT_EQ(gp.find("set arrow 3"), std::string::npos) << "a scenario that never started";
+  }
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  EXPECT_NE(html.find("Temperatures over the whole run (thermal_power_log.csv). Dotted lines: "
+                      "where each scenario started."),
+            std::string::npos);
+
+  // A log written before the column existed: the same values, no scenario cells.
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/old.csv", MonitorCsv({}, 20)));
+  auto old = ReadMonitorLog(dir.path() + "/old.csv");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_TRUE(old->scenario.empty());
+  ASSERT_EQ(old->columns.size(), 2u);
+  EXPECT_EQ(old->columns[0].values, log->columns[0].values);
 }
 
 TEST(ReportTest, BadRunIsAUsageError) {
