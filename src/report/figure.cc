@@ -150,8 +150,9 @@ std::string FigureScript(const Figure& figure) {
   for (size_t i = 0; i < figure.labels.size(); ++i) {
     // Below the key's first lines and inside the border, in graph coordinates, so the text
     // stays put whatever the data's range.
-    gp += fmt::format("set label {} {} at graph 0.01, graph {} left front tc rgb '#b00000'\n",
-                      i + 1, GnuplotQuote(figure.labels[i]), Num(0.96 - 0.05 * static_cast<double>(i)));
+    gp +=
+        fmt::format("set label {} {} at graph 0.01, graph {} left front tc rgb '#b00000'\n", i + 1,
+                    GnuplotQuote(figure.labels[i]), Num(0.96 - 0.05 * static_cast<double>(i)));
   }
   for (size_t i = 0; i < figure.markers.size(); ++i) {
     const XMarker& m = figure.markers[i];

@@ -68,7 +68,7 @@ struct Figure {
   /// Text drawn inside the plot, one line each, at the top left under the title (what the
   /// axes leave out, e.g. samples beyond the x range). The report repeats them in the caption.
   std::vector<std::string> labels;
-  std::vector<XMarker> markers;  ///< Vertical lines with a label, in x order.
+  std::vector<XMarker> markers;            ///< Vertical lines with a label, in x order.
   std::string key_position = "top right";  ///< gnuplot `set key` position.
   int width_px = 1000;
   int height_px = 600;

@@ -267,7 +267,8 @@ std::vector<DistinctWarning> DistinctWarnings(const results::SuiteResult& suite)
   for (const auto& w : suite.warnings) entry(w).whole_run = true;
   for (const auto& s : suite.scenarios) {
     std::vector<std::string> texts = s.warnings;
-    if (s.latency) texts.insert(texts.end(), s.latency->warnings.begin(), s.latency->warnings.end());
+    if (s.latency)
+      texts.insert(texts.end(), s.latency->warnings.begin(), s.latency->warnings.end());
     for (const auto& w : texts) {
       DistinctWarning& d = entry(w);
       if (d.scenarios.empty() || d.scenarios.back() != s.name) d.scenarios.push_back(s.name);

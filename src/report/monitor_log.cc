@@ -61,8 +61,8 @@ Expected<MonitorLog> ReadMonitorLog(const std::string& path) {
     return Failure(fmt::format("{}: header does not start with timestamp,elapsed_s", path));
   }
   MonitorLog log;
-  const auto scenario_at = static_cast<size_t>(
-      std::find(header.begin(), header.end(), "scenario") - header.begin());
+  const auto scenario_at =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "scenario") - header.begin());
   std::vector<bool> numeric(header.size(), true);
   std::vector<std::vector<double>> values(header.size());
   while (std::getline(in, line)) {

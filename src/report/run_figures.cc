@@ -425,7 +425,8 @@ FigureSet MonitorFigures(const MonitorLog& monitor, const std::vector<XMarker>& 
     f.notes = {"from thermal_power_log.csv; x: elapsed_s; empty cells left out"};
     f.markers = markers;
     if (!markers.empty()) {
-      f.notes.push_back("dotted vertical lines: scenario starts (result.json), on the elapsed_s axis");
+      f.notes.push_back(
+          "dotted vertical lines: scenario starts (result.json), on the elapsed_s axis");
     }
     for (const auto& column : monitor.columns) {
       if (!g.match(column.name)) continue;

@@ -196,8 +196,8 @@ std::vector<int64_t> SpikyValues(int cpu, const std::vector<int64_t>& spikes) {
 TEST(ReportTest, HistogramRangeRuleOnAFarOutlier) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
   TempDir dir;
-  const std::vector<std::vector<int64_t>> raw = {
-      SpikyValues(0, {4'000'123, 15'012'345}), SpikyValues(1, {9'500'000})};
+  const std::vector<std::vector<int64_t>> raw = {SpikyValues(0, {4'000'123, 15'012'345}),
+                                                 SpikyValues(1, {9'500'000})};
   results::SuiteResult suite = Suite();
   results::ScenarioResult spiky = Scenario("spiky", 0);
   auto& probes = spiky.latency->paths[0].probes;
@@ -230,8 +230,9 @@ TEST(ReportTest, HistogramRangeRuleOnAFarOutlier) {
   ASSERT_NE(rule_at, std::string::npos) << truth.out;
   const std::string label = truth.out.substr(7, rule_at - 7);
   const std::string rule = truth.out.substr(rule_at + 7, truth.out.size() - rule_at - 8);
-  EXPECT_EQ(label, "3 samples beyond 600 us (max 15012.3 us) not drawn; all classes in "
-                   "histogram_spiky_full");  // the ground truth injected above
+  EXPECT_EQ(label,
+            "3 samples beyond 600 us (max 15012.3 us) not drawn; all classes in "
+            "histogram_spiky_full");  // the ground truth injected above
 
   const std::string gp = ReadFile(dir.path() + "/figures/histogram_spiky.gp");
   EXPECT_NE(gp.find("set label 1 '" + label + "'"), std::string::npos) << gp;
@@ -302,13 +303,12 @@ TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
   TempDir dir;
   results::SuiteResult suite = Suite();
   const std::vector<std::string> machine = {"not PREEMPT_RT", "running in a VM (KVM)",
-                                            "governor is powersave", "SMT on",
-                                            "no isolated CPUs"};
+                                            "governor is powersave", "SMT on", "no isolated CPUs"};
   suite.warnings = machine;
   suite.scenarios.push_back(Scenario("net", 5000));
   for (auto& s : suite.scenarios) s.latency->warnings = machine;
   suite.scenarios[1].latency->warnings.push_back("probe 1 degraded");  // cpu_50%&<x> only
-  suite.scenarios[2].warnings.push_back("probe 1 degraded");            // and net
+  suite.scenarios[2].warnings.push_back("probe 1 degraded");           // and net
   ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
   ReportOptions options;
   options.formats = {ImageFormat::kSvg};
@@ -322,18 +322,21 @@ TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
   const std::string section = html.substr(from, to - from);
   EXPECT_EQ(CountOf(section, "<li"), 7u) << section;  // 5 machine, load warning, degraded
   for (const auto& w : machine) {
-    EXPECT_EQ(CountOf(section, "<li class=\"warn\">" + w + " <span class=\"note\">(whole run; "
+    EXPECT_EQ(CountOf(section, "<li class=\"warn\">" + w +
+                                   " <span class=\"note\">(whole run; "
                                    "scenarios idle, cpu_50%&amp;&lt;x&gt;, net)</span></li>"),
               1u)
         << w << "\n"
         << section;
   }
-  EXPECT_EQ(CountOf(section, "load warning &lt;script&gt;alert(1)&lt;/script&gt; <span "
-                             "class=\"note\">(scenarios idle, cpu_50%&amp;&lt;x&gt;, net)"),
+  EXPECT_EQ(CountOf(section,
+                    "load warning &lt;script&gt;alert(1)&lt;/script&gt; <span "
+                    "class=\"note\">(scenarios idle, cpu_50%&amp;&lt;x&gt;, net)"),
             1u)
       << section;
-  EXPECT_EQ(CountOf(section, "probe 1 degraded <span class=\"note\">(scenarios "
-                             "cpu_50%&amp;&lt;x&gt;, net)"),
+  EXPECT_EQ(CountOf(section,
+                    "probe 1 degraded <span class=\"note\">(scenarios "
+                    "cpu_50%&amp;&lt;x&gt;, net)"),
             1u)
       << section;
 }
