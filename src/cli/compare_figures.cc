@@ -43,8 +43,10 @@ std::vector<report::Figure> CompareFigures(const Comparison& c) {
       curves.push_back({c.runs[side.run].label, &side.histogram});
     }
     const std::string stem = report::FileStem(s.name);
-    figures.push_back(report::LatencyHistogramFigure(
-        stem + "_histogram", s.name + ": latency histogram, 1 us classes", curves));
+    for (auto& f : report::LatencyHistogramFigures(
+             stem + "_histogram", s.name + ": latency histogram, 1 us classes", curves)) {
+      figures.push_back(std::move(f));
+    }
     figures.push_back(report::ExceedanceFigure(
         stem + "_exceedance", s.name + ": exceedance (fraction of samples above x)", curves));
   }

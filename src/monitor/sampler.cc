@@ -63,7 +63,7 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const std::string& csv_path,
   HandOver(::fileno(csv));
   std::string header = "timestamp,elapsed_s";
   for (const auto& c : columns) header += "," + c.name;
-  header += "\n";
+  header += ",scenario\n";
   if (std::fputs(header.c_str(), csv) < 0 || std::fflush(csv) != 0) {
     std::fclose(csv);
     return Failure(fmt::format("cannot write '{}': {}", csv_path, std::strerror(errno)));
@@ -113,7 +113,7 @@ Status Sampler::SampleAt(int64_t monotonic_ns, int64_t realtime_ns) {
   std::string line = fmt::format("{},{:.3f}", IsoUtc(realtime_ns),
                                  static_cast<double>(monotonic_ns - first_ns_) / 1e9);
   for (size_t i = 0; i < row_.size(); ++i) line += "," + FormatValue(row_[i], columns_[i].kind);
-  line += "\n";
+  line += "," + scenario_ + "\n";
   // One flush per row: a crash or kill keeps every completed row.
   if (std::fputs(line.c_str(), csv_) < 0 || std::fflush(csv_) != 0) {
     Error e = Failure(fmt::format("cannot append to the monitor log: {}", std::strerror(errno)));
@@ -121,6 +121,15 @@ Status Sampler::SampleAt(int64_t monotonic_ns, int64_t realtime_ns) {
     return e;
   }
   return Status::Ok();
+}
+
+void Sampler::SetScenario(const std::string& name) {
+  std::string cell = name;
+  for (char& c : cell) {
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') c = '_';
+  }
+  std::lock_guard lock(mutex_);
+  scenario_ = std::move(cell);
 }
 
 void Sampler::Start() {

@@ -41,7 +41,8 @@ class Sampler {
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  /// Every column after timestamp and elapsed_s, in CSV order.
+  /// Every source column after timestamp and elapsed_s, in CSV order (the text column
+  /// `scenario` follows them, last).
   const std::vector<Column>& columns() const { return columns_; }
   /// Why columns are missing, and how the thread's priority was set.
   std::vector<std::string> notes() const;
@@ -50,6 +51,11 @@ class Sampler {
   /// it; unit tests call it directly for exact, timing-free values.
   Status SampleAt(int64_t monotonic_ns, int64_t realtime_ns);
   Status SampleOnce() { return SampleAt(MonotonicNs(), ClockNs(CLOCK_REALTIME)); }
+
+  /// The `scenario` cell of the rows from now on ("" between scenarios and outside a suite).
+  /// The suite runner sets it when a scenario starts and clears it when it ends. ',', '"'
+  /// and line breaks are written as '_' so the cell never needs CSV quoting.
+  void SetScenario(const std::string& name);
 
   /// Starts the thread: a sample at once, then one per interval on a fixed grid.
   void Start();
@@ -78,6 +84,7 @@ class Sampler {
   StatsAccumulator stats_;
   std::vector<double> row_;
   int64_t first_ns_ = -1;
+  std::string scenario_;
   std::optional<Error> write_error_;
   bool stop_ = false;
   std::condition_variable wake_;

@@ -147,6 +147,24 @@ std::string FigureScript(const Figure& figure) {
   gp += "set key " + figure.key_position + " noenhanced\n";
   if (figure.logx) gp += "set logscale x 10\n";
   if (figure.logy) gp += "set logscale y 10\n";
+  for (size_t i = 0; i < figure.labels.size(); ++i) {
+    // Below the key's first lines and inside the border, in graph coordinates, so the text
+    // stays put whatever the data's range.
+    gp +=
+        fmt::format("set label {} {} at graph 0.01, graph {} left front tc rgb '#b00000'\n", i + 1,
+                    GnuplotQuote(figure.labels[i]), Num(0.96 - 0.05 * static_cast<double>(i)));
+  }
+  for (size_t i = 0; i < figure.markers.size(); ++i) {
+    const XMarker& m = figure.markers[i];
+    gp += fmt::format(
+        "set arrow {} from first {}, graph 0 to first {}, graph 1 nohead dt 3 lc rgb '#707070' "
+        "front\n",
+        i + 1, Num(m.x), Num(m.x));
+    gp += fmt::format(
+        "set label {} {} at first {}, graph 0.98 rotate by 90 right offset character 1,0 front "
+        "tc rgb '#505050'\n",
+        figure.labels.size() + i + 1, GnuplotQuote(m.text), Num(m.x));
+  }
   gp += "set xrange " + Range(figure.xmin, figure.xmax) + "\n";
   gp += "set yrange " + Range(figure.ymin, figure.ymax) + "\n";
   std::string with = "lines lw 1.5";

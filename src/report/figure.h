@@ -39,6 +39,13 @@ struct Series {
   bool y2 = false;  ///< Plot against the right-hand axis (y2label).
 };
 
+/// A vertical line across the plot at x (first axis units), with a label along it (e.g.
+/// where a scenario starts on an over-time figure).
+struct XMarker {
+  double x = 0;
+  std::string text;
+};
+
 /// A figure, independent of the data it came from, so the report and `rtpulse compare` can
 /// both build one and render it the same way. Points that a log axis cannot show (x or y
 /// <= 0) are still written to the .dat file; gnuplot skips them.
@@ -58,6 +65,10 @@ struct Figure {
   /// Written as "# " comment lines at the top of the .dat file (units, how the data was
   /// derived) and of the .gp script.
   std::vector<std::string> notes;
+  /// Text drawn inside the plot, one line each, at the top left under the title (what the
+  /// axes leave out, e.g. samples beyond the x range). The report repeats them in the caption.
+  std::vector<std::string> labels;
+  std::vector<XMarker> markers;            ///< Vertical lines with a label, in x order.
   std::string key_position = "top right";  ///< gnuplot `set key` position.
   int width_px = 1000;
   int height_px = 600;

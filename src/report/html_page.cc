@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "report/run_figures.h"
 #include "report/units.h"
 #include "stats/summary.h"
@@ -97,6 +99,18 @@ std::string FigureHtml(const HtmlFigure& f) {
 std::string ListItems(const std::vector<std::string>& items, const char* cls) {
   std::string h = "<ul>\n";
   for (const auto& i : items) h += fmt::format("<li class=\"{}\">{}</li>\n", cls, E(i));
+  return h + "</ul>\n";
+}
+
+/// Each distinct warning once, with the scope it applies to.
+std::string WarningsList(const results::SuiteResult& suite) {
+  const std::vector<DistinctWarning> warnings = DistinctWarnings(suite);
+  if (warnings.empty()) return "<p>The run recorded no warnings.</p>\n";
+  std::string h = "<ul id=\"warning-list\">\n";
+  for (const auto& w : warnings) {
+    h += fmt::format("<li class=\"warn\">{} <span class=\"note\">({})</span></li>\n", E(w.text),
+                     E(WarningScope(w)));
+  }
   return h + "</ul>\n";
 }
 
@@ -242,6 +256,39 @@ std::string InlineSvg(const std::string& svg, const std::string& prefix) {
   return out;
 }
 
+std::vector<DistinctWarning> DistinctWarnings(const results::SuiteResult& suite) {
+  std::vector<DistinctWarning> out;
+  std::map<std::string, size_t> index;
+  auto entry = [&](const std::string& text) -> DistinctWarning& {
+    auto [it, added] = index.emplace(text, out.size());
+    if (added) out.push_back({text, false, {}});
+    return out[it->second];
+  };
+  for (const auto& w : suite.warnings) entry(w).whole_run = true;
+  for (const auto& s : suite.scenarios) {
+    std::vector<std::string> texts = s.warnings;
+    if (s.latency)
+      texts.insert(texts.end(), s.latency->warnings.begin(), s.latency->warnings.end());
+    for (const auto& w : texts) {
+      DistinctWarning& d = entry(w);
+      if (d.scenarios.empty() || d.scenarios.back() != s.name) d.scenarios.push_back(s.name);
+    }
+  }
+  return out;
+}
+
+std::string WarningScope(const DistinctWarning& warning) {
+  std::string scope = warning.whole_run ? "whole run" : "";
+  if (!warning.scenarios.empty()) {
+    scope += scope.empty() ? "" : "; ";
+    scope += warning.scenarios.size() == 1 ? "scenario " : "scenarios ";
+    for (size_t i = 0; i < warning.scenarios.size(); ++i) {
+      scope += (i == 0 ? "" : ", ") + warning.scenarios[i];
+    }
+  }
+  return scope;
+}
+
 std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inputs) {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
@@ -268,15 +315,7 @@ std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inpu
                        s.html);
     }
   }
-  h += "<h2 id=\"warnings\">Warnings</h2>\n";
-  std::vector<std::string> all = suite.warnings;
-  for (const auto& s : suite.scenarios) {
-    for (const auto& w : s.warnings) all.push_back(s.name + ": " + w);
-    if (s.latency) {
-      for (const auto& w : s.latency->warnings) all.push_back(s.name + ": " + w);
-    }
-  }
-  h += all.empty() ? "<p>The run recorded no warnings.</p>\n" : ListItems(all, "warn");
+  h += "<h2 id=\"warnings\">Warnings</h2>\n" + WarningsList(suite);
   h += "<h2 id=\"system-info\">System</h2>\n" + SystemTable(suite.system);
   h += "<h2 id=\"scenarios\">Scenarios</h2>\n";
   for (const auto& s : suite.scenarios) h += ScenarioSection(s);

@@ -43,6 +43,21 @@ struct HtmlInputs {
   std::vector<ExtraSectionsFn> extra_sections;
 };
 
+/// One distinct warning text and where the run recorded it.
+struct DistinctWarning {
+  std::string text;
+  bool whole_run = false;              ///< In result.json's run-level warnings.
+  std::vector<std::string> scenarios;  ///< Scenarios that recorded it, in run order, once each.
+};
+
+/// Every warning of the run (run level, each scenario's, each scenario's latency run's) once
+/// per distinct text, in order of first appearance: a machine-wide warning that every
+/// scenario repeats is listed once, with the scenarios it applies to.
+std::vector<DistinctWarning> DistinctWarnings(const results::SuiteResult& suite);
+
+/// "whole run", "scenarios idle, cpu" or "whole run; scenarios idle, cpu".
+std::string WarningScope(const DistinctWarning& warning);
+
 /// report/index.html: one self-contained page (inline CSS, inline SVG, no network, no
 /// external script). Order: summary table, figures, extra sections, warnings, system
 /// information, per-scenario sections. Every text from the run is escaped. A tiny inline

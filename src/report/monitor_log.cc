@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -60,6 +61,8 @@ Expected<MonitorLog> ReadMonitorLog(const std::string& path) {
     return Failure(fmt::format("{}: header does not start with timestamp,elapsed_s", path));
   }
   MonitorLog log;
+  const auto scenario_at =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "scenario") - header.begin());
   std::vector<bool> numeric(header.size(), true);
   std::vector<std::vector<double>> values(header.size());
   while (std::getline(in, line)) {
@@ -67,7 +70,9 @@ Expected<MonitorLog> ReadMonitorLog(const std::string& path) {
     const std::vector<std::string> cells = SplitCsv(line);
     if (cells.size() != header.size()) continue;  // a row cut short by a crash
     log.realtime_ns.push_back(ParseUtcTimestampNs(cells[0]));
+    if (scenario_at < header.size()) log.scenario.push_back(cells[scenario_at]);
     for (size_t c = 1; c < header.size(); ++c) {
+      if (c == scenario_at) continue;
       double v = 0;
       if (!ParseCell(cells[c], v)) {
         numeric[c] = false;
@@ -78,7 +83,7 @@ Expected<MonitorLog> ReadMonitorLog(const std::string& path) {
   }
   log.elapsed_s = values[1];
   for (size_t c = 2; c < header.size(); ++c) {
-    if (numeric[c]) log.columns.push_back({header[c], std::move(values[c])});
+    if (numeric[c] && c != scenario_at) log.columns.push_back({header[c], std::move(values[c])});
   }
   return log;
 }

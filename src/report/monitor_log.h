@@ -18,6 +18,9 @@ struct MonitorLog {
     std::vector<double> values;  ///< One per row; NaN where the cell was empty.
   };
   std::vector<Column> columns;  ///< Numeric columns other than timestamp and elapsed_s.
+  /// The `scenario` cell of each row ("" between scenarios); empty when the file has no such
+  /// column (logs written before it existed, or by other tools).
+  std::vector<std::string> scenario;
 };
 
 /// Reads the CSV. Columns that hold text (throttled_raw's hex) are left out. A file that

@@ -44,9 +44,13 @@ Planned PlanFigures(const results::SuiteResult& suite, const std::string& run_fo
       plan.notes.push_back(s.name + ": no histogram, nothing was measured");
       continue;
     }
-    plan.figures.emplace_back(ScenarioHistogramFigure(suite, s),
-                              "Latency histogram of scenario " + s.name +
-                                  " (OSADL style: 1 us classes, log counts, one curve per CPU).");
+    for (auto& f : ScenarioHistogramFigures(suite, s)) {
+      const bool full = f.name.ends_with("_full");
+      std::string caption = "Latency histogram of scenario " + s.name +
+                            (full ? ", full range" : "") +
+                            " (OSADL style: 1 us classes, log counts, one curve per CPU).";
+      plan.figures.emplace_back(std::move(f), caption);
+    }
   }
   Figure exceedance = ScenarioExceedanceFigure(suite);
   if (!exceedance.series.empty()) {
@@ -75,9 +79,10 @@ Planned PlanFigures(const results::SuiteResult& suite, const std::string& run_fo
     plan.notes.insert(plan.notes.end(), timeline.notes.begin(), timeline.notes.end());
   }
   if (monitor) {
-    FigureSet m = MonitorFigures(*monitor);
+    FigureSet m = MonitorFigures(*monitor, ScenarioStartMarkers(suite, *monitor));
     for (auto& f : m.figures) {
       std::string caption = f.title + " over the whole run (thermal_power_log.csv).";
+      if (!f.markers.empty()) caption += " Dotted lines: where each scenario started.";
       plan.figures.emplace_back(std::move(f), caption);
     }
     plan.notes.insert(plan.notes.end(), m.notes.begin(), m.notes.end());
@@ -114,7 +119,10 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
     output.written.push_back(files->dat);
     output.written.push_back(files->gp);
     output.written.insert(output.written.end(), files->images.begin(), files->images.end());
-    HtmlFigure f{figure.name, caption, files->svg.empty() ? "" : ReadText(files->svg), {}};
+    // What the plot says in its labels (samples beyond the x range), the caption says too.
+    std::string text = caption;
+    for (const auto& label : figure.labels) text += " " + label + ".";
+    HtmlFigure f{figure.name, text, files->svg.empty() ? "" : ReadText(files->svg), {}};
     for (const auto& path : files->images) {
       f.files.push_back("../figures/" + fs::path(path).filename().string());
     }

@@ -29,6 +29,11 @@ Histogram MergedHistogram(const results::ScenarioResult& scenario) {
   return merged;
 }
 
+/// ns rounded up to whole us (the percentiles are bucket upper edges).
+int64_t CeilDivUs(int64_t ns) {
+  return -FloorDiv(-ns, kNsPerUs);
+}
+
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -103,6 +108,83 @@ Figure LatencyHistogramFigure(const std::string& name, const std::string& title,
   return f;
 }
 
+namespace {
+
+/// `us` rounded up to a multiple of 10 us (tics fall on round numbers; at least 10 us).
+int64_t RoundUpTo10Us(int64_t us) {
+  return std::max<int64_t>(1, (us + 9) / 10) * 10;
+}
+
+/// The range rule's bounds: 4 x p99 shows the body even when the tail is thin; p99.99 shows
+/// the tail when it is dense; 10 x p99 stops a handful of multi-millisecond spikes (a VM's
+/// stolen time) from stretching the axis until the body is a line at 0.
+constexpr int64_t kRangeMinUs = 10;
+constexpr int64_t kRangeP99Factor = 4;
+constexpr int64_t kRangeP99Cap = 10;
+
+}  // namespace
+
+HistogramRange ChooseHistogramRange(const std::vector<LabelledHistogram>& curves) {
+  HistogramRange range;
+  Histogram merged;
+  for (const auto& c : curves) {
+    if (c.histogram->count() > 0) merged.Merge(*c.histogram);
+  }
+  if (merged.count() == 0) return range;
+  range.p99_ns = merged.Percentile(99);
+  range.p9999_ns = merged.Percentile(99.99);
+  range.max_ns = merged.max();
+  const int64_t p99_us = CeilDivUs(range.p99_ns);
+  const int64_t p9999_us = CeilDivUs(range.p9999_ns);
+  // p99.99, kept between 4 x p99 and 10 x p99.
+  const int64_t want_us =
+      std::max(kRangeP99Factor * p99_us, std::min(p9999_us, kRangeP99Cap * p99_us));
+  const int64_t limit_us = RoundUpTo10Us(std::max(want_us, kRangeMinUs));
+  uint64_t beyond = 0;
+  for (const auto& c : curves) {
+    for (const auto& [us, count] : MicrosecondClasses(*c.histogram)) {
+      if (us >= static_cast<double>(limit_us)) beyond += static_cast<uint64_t>(count);
+    }
+  }
+  if (beyond > 0) {
+    range.limit_us = limit_us;
+    range.beyond = beyond;
+  }
+  return range;
+}
+
+std::string BeyondRangeText(const HistogramRange& range, const std::string& full_name) {
+  if (!range.Clipped()) return "";
+  return fmt::format("{} sample{} beyond {} us (max {:.1f} us) not drawn; all classes in {}",
+                     range.beyond, range.beyond == 1 ? "" : "s", range.limit_us,
+                     NsToUs(range.max_ns), full_name);
+}
+
+std::vector<Figure> LatencyHistogramFigures(const std::string& name, const std::string& title,
+                                            const std::vector<LabelledHistogram>& curves) {
+  Figure full = LatencyHistogramFigure(name, title, curves);
+  const HistogramRange range = ChooseHistogramRange(curves);
+  if (!range.Clipped()) return {std::move(full)};
+  const std::string full_name = name + "_full";
+  Figure limited = full;
+  const auto limit = static_cast<double>(range.limit_us);
+  for (auto& s : limited.series) {
+    std::erase_if(s.points, [&](const std::pair<double, double>& p) { return p.first >= limit; });
+  }
+  limited.xmax = limit;
+  const std::string beyond = BeyondRangeText(range, full_name);
+  limited.labels.push_back(beyond);
+  limited.notes.push_back(fmt::format(
+      "x range rule: p99.99 kept between 4 x p99 and 10 x p99, rounded up to a multiple of "
+      "10 us: p99 {:.1f} us, p99.99 {:.1f} us: x up to {} us",
+      NsToUs(range.p99_ns), NsToUs(range.p9999_ns), range.limit_us));
+  limited.notes.push_back("classes at or above " + std::to_string(range.limit_us) +
+                          " us are not in this file: " + beyond);
+  full.name = full_name;
+  full.title += " (full range)";
+  return {std::move(limited), std::move(full)};
+}
+
 Figure ExceedanceFigure(const std::string& name, const std::string& title,
                         const std::vector<LabelledHistogram>& curves) {
   Figure f;
@@ -143,8 +225,8 @@ std::string FileStem(const std::string& text) {
   return out;
 }
 
-Figure ScenarioHistogramFigure(const results::SuiteResult& suite,
-                               const results::ScenarioResult& scenario) {
+std::vector<Figure> ScenarioHistogramFigures(const results::SuiteResult& suite,
+                                             const results::ScenarioResult& scenario) {
   std::vector<LabelledHistogram> curves;
   if (scenario.latency) {
     const bool several_paths = scenario.latency->paths.size() > 1;
@@ -157,11 +239,10 @@ Figure ScenarioHistogramFigure(const results::SuiteResult& suite,
       }
     }
   }
-  Figure f = LatencyHistogramFigure(
+  return LatencyHistogramFigures(
       "histogram_" + FileStem(scenario.name),
       fmt::format("Latency histogram, scenario {}: {}", scenario.name, KernelTitle(suite.system)),
       curves);
-  return f;
 }
 
 Figure ScenarioExceedanceFigure(const results::SuiteResult& suite) {
@@ -298,7 +379,24 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
   return set;
 }
 
-FigureSet MonitorFigures(const MonitorLog& monitor) {
+std::vector<XMarker> ScenarioStartMarkers(const results::SuiteResult& suite,
+                                          const MonitorLog& monitor) {
+  std::vector<XMarker> markers;
+  if (monitor.realtime_ns.empty() || monitor.realtime_ns.front() < 0) return markers;
+  // elapsed_s is CLOCK_MONOTONIC since the first row; the first row's wall-clock time ties
+  // result.json's (wall-clock) scenario starts to it.
+  const int64_t origin_ns = monitor.realtime_ns.front();
+  const double first_x = monitor.elapsed_s.front();
+  const double last_x = monitor.elapsed_s.back();
+  for (const auto& s : suite.scenarios) {
+    if (s.start_realtime_ns <= 0) continue;  // never started
+    const double x = first_x + static_cast<double>(s.start_realtime_ns - origin_ns) / 1e9;
+    if (x >= first_x && x <= last_x) markers.push_back({x, s.name});
+  }
+  return markers;
+}
+
+FigureSet MonitorFigures(const MonitorLog& monitor, const std::vector<XMarker>& markers) {
   struct Group {
     const char* name;
     const char* title;
@@ -325,6 +423,11 @@ FigureSet MonitorFigures(const MonitorLog& monitor) {
     f.xlabel = "Elapsed (s)";
     f.ylabel = g.ylabel;
     f.notes = {"from thermal_power_log.csv; x: elapsed_s; empty cells left out"};
+    f.markers = markers;
+    if (!markers.empty()) {
+      f.notes.push_back(
+          "dotted vertical lines: scenario starts (result.json), on the elapsed_s axis");
+    }
     for (const auto& column : monitor.columns) {
       if (!g.match(column.name)) continue;
       Series s{column.name, {}, "", false};

@@ -34,10 +34,34 @@ struct LabelledHistogram {
   const Histogram* histogram = nullptr;
 };
 
-/// OSADL-style latency plot: 1 us classes, linear x, log y, one curve per histogram, the
-/// largest maximum in the x label. `compare` overlays runs with the same function.
+/// OSADL-style latency plot over the full range: 1 us classes, linear x, log y, one curve
+/// per histogram, the largest maximum in the x label.
 Figure LatencyHistogramFigure(const std::string& name, const std::string& title,
                               const std::vector<LabelledHistogram>& curves);
+
+/// Where the OSADL histogram's linear x axis ends (docs/report.md, "Histogram range"), from
+/// all curves merged: the nearest-rank p99.99, kept between 4 x p99 and 10 x p99 (both in
+/// whole us, rounded up), rounded up to a multiple of 10 us. Classes whose lower edge is at
+/// or above the limit are not drawn; when none is, nothing is cut (limit_us = 0).
+struct HistogramRange {
+  int64_t p99_ns = 0;
+  int64_t p9999_ns = 0;
+  int64_t max_ns = 0;    ///< Largest maximum of the curves (exact).
+  int64_t limit_us = 0;  ///< First class not drawn; 0 when every class is drawn.
+  uint64_t beyond = 0;   ///< Samples (all curves) in the classes not drawn.
+  bool Clipped() const { return beyond > 0; }
+};
+HistogramRange ChooseHistogramRange(const std::vector<LabelledHistogram>& curves);
+
+/// "3 samples beyond 500 us (max 5012.3 us) not drawn; all of them in NAME_full", or "" when
+/// nothing was cut.
+std::string BeyondRangeText(const HistogramRange& range, const std::string& full_name);
+
+/// The histogram figures of one set of curves under the range rule: when it cuts samples,
+/// NAME (x up to the limit, the samples left out said in a label) and NAME_full (every
+/// class); otherwise NAME alone, over the full range. `compare` overlays runs with it too.
+std::vector<Figure> LatencyHistogramFigures(const std::string& name, const std::string& title,
+                                            const std::vector<LabelledHistogram>& curves);
 
 /// Exceedance curves on log-log axes, one per histogram.
 Figure ExceedanceFigure(const std::string& name, const std::string& title,
@@ -49,9 +73,10 @@ std::string KernelTitle(const nlohmann::json& system);
 /// A file stem from any text: characters outside [A-Za-z0-9_.-] become '_'.
 std::string FileStem(const std::string& text);
 
-/// Figure 1: a scenario's histogram, one curve per CPU (all wake paths' probes).
-Figure ScenarioHistogramFigure(const results::SuiteResult& suite,
-                               const results::ScenarioResult& scenario);
+/// Figure 1: a scenario's histogram, one curve per CPU (all wake paths' probes), under the
+/// range rule (LatencyHistogramFigures: one figure, or the limited one and NAME_full).
+std::vector<Figure> ScenarioHistogramFigures(const results::SuiteResult& suite,
+                                             const results::ScenarioResult& scenario);
 
 /// Figure 2: every measured scenario's exceedance curve (all threads merged).
 Figure ScenarioExceedanceFigure(const results::SuiteResult& suite);
@@ -74,6 +99,12 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
 
 /// Figure 4: the monitor's numeric columns grouped by unit (temperature, frequency, power
 /// and voltage, CPU use, everything else), over elapsed seconds; a note per empty group.
-FigureSet MonitorFigures(const MonitorLog& monitor);
+/// `markers` (ScenarioStartMarkers) are drawn on every figure.
+FigureSet MonitorFigures(const MonitorLog& monitor, const std::vector<XMarker>& markers = {});
+
+/// Where each scenario started (result.json's start time), on the monitor log's elapsed_s
+/// axis: one marker per scenario whose start lies between the first and the last row.
+std::vector<XMarker> ScenarioStartMarkers(const results::SuiteResult& suite,
+                                          const MonitorLog& monitor);
 
 }  // namespace rtpulse::report

@@ -259,11 +259,14 @@ void Run::RunScenario(size_t index) {
   if (services_.progress != nullptr) {
     services_.progress->Scenario(index, c.scenarios.size(), scenario.name, r.planned_ns, after);
   }
+  // The monitor's rows between the scenario's start and end carry its name.
+  if (monitor_) monitor_->SetScenario(scenario.name);
   r.start_realtime_ns = Now();
   if (Status s = CreateFolders(Path(scenario.name)); !s) {
     r.status = ScenarioStatus::kFailed;
     r.error = s.error().message;
     r.end_realtime_ns = Now();
+    if (monitor_) monitor_->SetScenario("");
     failed_ = true;
     Say(fmt::format("scenario {}: {}", scenario.name, r.error));
     WriteResult();
@@ -282,6 +285,7 @@ void Run::RunScenario(size_t index) {
   }
   for (const auto& w : r.warnings) Say(fmt::format("{}: warning: {}", scenario.name, w));
   r.end_realtime_ns = Now();
+  if (monitor_) monitor_->SetScenario("");
   WriteScenarioFiles(r);
   WriteResult();
 }

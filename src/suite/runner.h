@@ -61,6 +61,9 @@ class SuiteMonitor {
   virtual Status Stop() = 0;
   virtual Status WriteStats(const std::string& path, bool interrupted) = 0;
   virtual std::vector<std::string> Notes() const = 0;
+  /// The scenario now running ("" between scenarios): the monitor log's `scenario` column.
+  /// A monitor that logs no such column ignores it.
+  virtual void SetScenario(const std::string& /*name*/) {}
 };
 
 /// Reversible tunings in force for the run (--tune).

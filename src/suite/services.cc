@@ -57,6 +57,7 @@ class SamplerMonitor final : public SuiteMonitor {
     return sampler_->WriteStats(path, interrupted);
   }
   std::vector<std::string> Notes() const override { return sampler_->notes(); }
+  void SetScenario(const std::string& name) override { sampler_->SetScenario(name); }
 
  private:
   std::unique_ptr<SystemCommandRunner> runner_;

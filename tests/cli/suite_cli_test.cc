@@ -8,11 +8,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +99,52 @@ void ExpectCountsAddUp(const json& scenario) {
   EXPECT_EQ(scenario["summary"][0]["samples"].get<uint64_t>(), cycles);
 }
 
+/// "2024-05-01T12:00:00.123Z" (the monitor's timestamp) as UTC ns; -1 when malformed.
+int64_t MonitorTimestampNs(const std::string& text) {
+  std::tm utc{};
+  int ms = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &utc.tm_year, &utc.tm_mon, &utc.tm_mday,
+                  &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &ms) != 7) {
+    return -1;
+  }
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&utc)) * 1'000'000'000 + int64_t{ms} * 1'000'000;
+}
+
+/// thermal_power_log.csv's last column names the scenario of each row: a row labelled with a
+/// scenario lies within its span in result.json, an empty one outside every span (50 ms of
+/// slack at the edges: the row's clock is read just before the label is looked at, and the
+/// timestamp is cut to ms).
+void ExpectScenarioColumnMatchesSpans(const std::string& csv, const json& result) {
+  constexpr int64_t kSlackNs = 50'000'000;
+  std::stringstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  ASSERT_TRUE(line.ends_with(",scenario")) << line;
+  std::map<std::string, int> rows;
+  while (std::getline(in, line)) {
+    const std::string label = line.substr(line.rfind(',') + 1);
+    const int64_t t = MonitorTimestampNs(line.substr(0, line.find(',')));
+    ASSERT_GT(t, 0) << line;
+    ++rows[label];
+    for (const auto& s : result["scenarios"]) {
+      const auto start = s["start_realtime_ns"].get<int64_t>();
+      const auto end = s["end_realtime_ns"].get<int64_t>();
+      if (label == s["name"]) {
+        EXPECT_GE(t, start - kSlackNs) << line;
+        EXPECT_LE(t, end + kSlackNs) << line;
+      } else {
+        EXPECT_FALSE(t > start + kSlackNs && t < end - kSlackNs) << line << " inside " << s["name"];
+      }
+    }
+  }
+  // 1 s settle + 2 s measured at 500 ms: several rows each.
+  EXPECT_GE(rows["idle"], 4) << csv;
+  EXPECT_GE(rows["light"], 4) << csv;
+  EXPECT_EQ(rows.size(), rows.count("") + 2u) << "only the two scenarios' names, or empty";
+}
+
 TEST_F(SuiteTest, RunWritesTheWholeResultsTree) {
   TempDir dir;
   const std::string out = dir.File("run");
@@ -151,6 +201,7 @@ TEST_F(SuiteTest, RunWritesTheWholeResultsTree) {
   // The monitor logged through the whole suite (>= 6 s at 500 ms).
   const std::string csv = ReadFile(out + "/thermal_power_log.csv");
   EXPECT_GE(std::count(csv.begin(), csv.end(), '\n'), 8);
+  ExpectScenarioColumnMatchesSpans(csv, result);
   EXPECT_TRUE(Leftovers(marker).empty());
 }
 

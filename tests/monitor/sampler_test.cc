@@ -94,7 +94,7 @@ constexpr const char* kHeader =
     "load5,load15,cpu_busy_pct,cpu_steal_pct,cpu0_busy_pct,cpu1_busy_pct,cpu2_busy_pct,"
     "cpu3_busy_pct,ctxt_per_s,mem_used_mib,mem_available_mib,irq_cpu0_per_s,irq_cpu1_per_s,"
     "irq_cpu2_per_s,irq_cpu3_per_s,softirq_cpu0_per_s,softirq_cpu1_per_s,softirq_cpu2_per_s,"
-    "softirq_cpu3_per_s";
+    "softirq_cpu3_per_s,scenario";
 
 /// Four samples 100 ms apart; the comments give what each one should log.
 void SamplerTest::RunFourSamples(Sampler& s) {
@@ -142,16 +142,39 @@ TEST_F(SamplerTest, ExactRowsAsValuesChange) {
   EXPECT_EQ(lines[0], kHeader);
   EXPECT_EQ(lines[1],
             "2023-11-14T22:13:20.000Z,0.000,50,1500,1500,1500,1500,0x0,0,0,0,0,1.53,5.1,0.72,0,0,"
-            "0.5,0.4,0.3,,,,,,,,4000,4000,,,,,,,,");
+            "0.5,0.4,0.3,,,,,,,,4000,4000,,,,,,,,,");
   EXPECT_EQ(lines[2],
             "2023-11-14T22:13:20.100Z,0.100,81,2400,2400,2400,2400,0x50005,1,0,1,0,1.53,5.1,0.72,"
-            "0,0,0.5,0.4,0.3,50,10,50,50,50,50,1000,4000,4000,100,0,0,0,0,200,0,0");
+            "0,0,0.5,0.4,0.3,50,10,50,50,50,50,1000,4000,4000,100,0,0,0,0,200,0,0,");
   EXPECT_EQ(lines[3],
             "2023-11-14T22:13:20.200Z,0.200,86,2400,2400,2400,2400,0x50000,0,0,0,0,1.93,5.1,0.72,"
-            "1,1,0.5,0.4,0.3,100,0,100,100,100,100,2000,4000,4000,0,0,0,0,0,0,0,0");
+            "1,1,0.5,0.4,0.3,100,0,100,100,100,100,2000,4000,4000,0,0,0,0,0,0,0,0,");
   EXPECT_EQ(lines[4],
             "2023-11-14T22:13:20.300Z,0.300,79,1500,1500,1500,1500,0x50005,1,0,1,0,1.53,5.1,0.72,"
-            "0,0,0.5,0.4,0.3,0,0,0,0,0,0,0,4000,4000,0,0,0,0,0,0,0,0");
+            "0,0,0.5,0.4,0.3,0,0,0,0,0,0,0,4000,4000,0,0,0,0,0,0,0,0,");
+}
+
+// The suite names the scenario running at each row; outside one the cell is empty, and a
+// name that would break the CSV is written with '_'.
+TEST_F(SamplerTest, ScenarioColumnFollowsSetScenario) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  Sample(*s, 0);
+  s->SetScenario("idle");
+  Sample(*s, 1);
+  s->SetScenario("cpu,\"x\"\nload");
+  Sample(*s, 2);
+  s->SetScenario("");
+  Sample(*s, 3);
+  const auto lines = Lines(testutil::ReadFile(csv_));
+  ASSERT_EQ(lines.size(), 5u);
+  const size_t columns = static_cast<size_t>(std::count(lines[0].begin(), lines[0].end(), ','));
+  const std::vector<std::string> want = {"", "idle", "cpu__x__load", ""};
+  for (size_t k = 0; k < want.size(); ++k) {
+    const std::string& line = lines[k + 1];
+    EXPECT_EQ(static_cast<size_t>(std::count(line.begin(), line.end(), ',')), columns) << line;
+    EXPECT_EQ(line.substr(line.rfind(',') + 1), want[k]) << line;
+  }
 }
 
 TEST_F(SamplerTest, ExactStatsGolden) {

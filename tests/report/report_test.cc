@@ -6,6 +6,7 @@
 //   RTPULSE_UPDATE_GOLDEN=1 build/tests/report/report_test --gtest_filter='*Golden*'
 #include "report/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -15,8 +16,10 @@
 #include <string>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "report/html_page.h"
 #include "report/latex_table.h"
+#include "report/monitor_log.h"
 #include "report/run_figures.h"
 #include "results/suite_result.h"
 #include "support/subprocess.h"
@@ -167,14 +170,92 @@ TEST(ReportTest, GoldenFiguresAndTable) {
   options.html = false;
   auto out = WriteReport(dir.path(), options);
   ASSERT_TRUE(out) << out.error().message;
-  for (const char* name :
-       {"histogram_idle", "histogram_cpu_50___x_", "exceedance", "percentiles"}) {
+  for (const char* name : {"histogram_idle", "histogram_idle_full", "histogram_cpu_50___x_",
+                           "histogram_cpu_50___x__full", "exceedance", "percentiles"}) {
     ExpectGolden(dir.path() + "/figures/" + name + ".dat", std::string(name) + ".dat");
     ExpectGolden(dir.path() + "/figures/" + name + ".gp", std::string(name) + ".gp");
   }
   ExpectGolden(dir.path() + "/tables/summary.tex", "summary.tex");
   // No samples and no monitor log in this run: skipped with notes, never an error.
   ASSERT_FALSE(out->notes.empty());
+}
+
+/// Raw latencies of one CPU of a run on a VM: a body at 20-60 us and `spikes` far outliers
+/// (stolen time: several ms).
+std::vector<int64_t> SpikyValues(int cpu, const std::vector<int64_t>& spikes) {
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < 5000; ++i) values.push_back(20'000 + (i * 7919 + cpu * 131) % 40'000);
+  values.insert(values.end(), spikes.begin(), spikes.end());
+  return values;
+}
+
+// Issue 11 item 5: with a few multi-millisecond spikes the linear x axis ran to the max and
+// the whole body was a line at 0. The range rule limits the axis, says in the plot and the
+// caption how many samples it left out, and keeps the full range beside it. Everything
+// printed is recomputed by tests/data/report/histogram_range.py from the raw values.
+TEST(ReportTest, HistogramRangeRuleOnAFarOutlier) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  const std::vector<std::vector<int64_t>> raw = {SpikyValues(0, {4'000'123, 15'012'345}),
+                                                 SpikyValues(1, {9'500'000})};
+  results::SuiteResult suite = Suite();
+  results::ScenarioResult spiky = Scenario("spiky", 0);
+  auto& probes = spiky.latency->paths[0].probes;
+  std::vector<std::string> value_files;
+  for (size_t cpu = 0; cpu < raw.size(); ++cpu) {
+    probes[cpu].histogram = Histogram();
+    std::string text;
+    for (int64_t v : raw[cpu]) {
+      probes[cpu].histogram.Record(v);
+      text += std::to_string(v) + "\n";
+    }
+    value_files.push_back(dir.path() + "/values_cpu" + std::to_string(cpu) + ".txt");
+    ASSERT_TRUE(WriteFileAtomic(value_files.back(), text));
+  }
+  suite.scenarios = {spiky};
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+
+  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                   std::string(RTPULSE_TEST_DATA) + "/report/histogram_range.py",
+                                   dir.path() + "/figures", "histogram_spiky"};
+  argv.insert(argv.end(), value_files.begin(), value_files.end());
+  const auto truth = RunProcess(argv);
+  ASSERT_EQ(truth.exit_code, 0) << truth.err;
+  const size_t rule_at = truth.out.find("\nrule: ");
+  ASSERT_EQ(truth.out.rfind("label: ", 0), 0u) << truth.out;
+  ASSERT_NE(rule_at, std::string::npos) << truth.out;
+  const std::string label = truth.out.substr(7, rule_at - 7);
+  const std::string rule = truth.out.substr(rule_at + 7, truth.out.size() - rule_at - 8);
+  EXPECT_EQ(label,
+            "3 samples beyond 600 us (max 15012.3 us) not drawn; all classes in "
+            "histogram_spiky_full");  // the ground truth injected above
+
+  const std::string gp = ReadFile(dir.path() + "/figures/histogram_spiky.gp");
+  EXPECT_NE(gp.find("set label 1 '" + label + "'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set xrange [*:600]"), std::string::npos) << gp;
+  EXPECT_NE(ReadFile(dir.path() + "/figures/histogram_spiky.dat").find("# " + rule + "\n"),
+            std::string::npos)
+      << rule;
+  const std::string full_gp = ReadFile(dir.path() + "/figures/histogram_spiky_full.gp");
+  EXPECT_NE(full_gp.find("set xrange [*:*]"), std::string::npos);
+  EXPECT_EQ(full_gp.find("set label"), std::string::npos) << "the full range leaves out nothing";
+
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  const size_t figure = html.find("<figure id=\"fig-histogram_spiky\">");
+  ASSERT_NE(figure, std::string::npos);
+  const size_t caption = html.find("<figcaption>", figure);
+  const std::string caption_text = html.substr(caption, html.find(" Files:", caption) - caption);
+  EXPECT_NE(caption_text.find(HtmlEscape(label) + "."), std::string::npos)
+      << "the caption states the samples left out: " << caption_text;
+  EXPECT_NE(html.find("fig-histogram_spiky_full"), std::string::npos);
+  ExpectGolden(dir.path() + "/figures/histogram_spiky.dat", "histogram_spiky.dat");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky.gp", "histogram_spiky.gp");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky_full.dat", "histogram_spiky_full.dat");
+  ExpectGolden(dir.path() + "/figures/histogram_spiky_full.gp", "histogram_spiky_full.gp");
 }
 
 TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
@@ -201,11 +282,136 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++svgs;
-  EXPECT_EQ(svgs, 4u);  // two histograms, exceedance, percentiles
+  EXPECT_EQ(svgs, 6u);  // two histograms (limited and full range), exceedance, percentiles
   for (const auto& path : out->written) {
     struct stat st {};
     EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   }
+}
+
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Issue 11 item 5: a VM's five environment warnings, recorded by the run and again by every
+// scenario's latency run, filled the Warnings section six times over. Each distinct text is
+// listed once, with where it applies.
+TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  results::SuiteResult suite = Suite();
+  const std::vector<std::string> machine = {"not PREEMPT_RT", "running in a VM (KVM)",
+                                            "governor is powersave", "SMT on", "no isolated CPUs"};
+  suite.warnings = machine;
+  suite.scenarios.push_back(Scenario("net", 5000));
+  for (auto& s : suite.scenarios) s.latency->warnings = machine;
+  suite.scenarios[1].latency->warnings.push_back("probe 1 degraded");  // cpu_50%&<x> only
+  suite.scenarios[2].warnings.push_back("probe 1 degraded");           // and net
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  const size_t from = html.find("<h2 id=\"warnings\">");
+  const size_t to = html.find("<h2 id=\"system-info\">");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const std::string section = html.substr(from, to - from);
+  EXPECT_EQ(CountOf(section, "<li"), 7u) << section;  // 5 machine, load warning, degraded
+  for (const auto& w : machine) {
+    EXPECT_EQ(CountOf(section, "<li class=\"warn\">" + w +
+                                   " <span class=\"note\">(whole run; "
+                                   "scenarios idle, cpu_50%&amp;&lt;x&gt;, net)</span></li>"),
+              1u)
+        << w << "\n"
+        << section;
+  }
+  EXPECT_EQ(CountOf(section,
+                    "load warning &lt;script&gt;alert(1)&lt;/script&gt; <span "
+                    "class=\"note\">(scenarios idle, cpu_50%&amp;&lt;x&gt;, net)"),
+            1u)
+      << section;
+  EXPECT_EQ(CountOf(section,
+                    "probe 1 degraded <span class=\"note\">(scenarios "
+                    "cpu_50%&amp;&lt;x&gt;, net)"),
+            1u)
+      << section;
+}
+
+constexpr int64_t kMonitorT0 = 1'700'000'000'000'000'000;  // 2023-11-14T22:13:20.000Z
+
+/// thermal_power_log.csv with one row a second from kMonitorT0; `scenarios` (one per row)
+/// fills a `scenario` column, none when empty (a log written before the column existed).
+std::string MonitorCsv(const std::vector<std::string>& scenarios, int rows) {
+  std::string csv = "timestamp,elapsed_s,temp_zone0_cpu_thermal_c,throttled_raw,cpu_busy_pct";
+  csv += scenarios.empty() ? "\n" : ",scenario\n";
+  for (int r = 0; r < rows; ++r) {
+    csv += fmt::format("2023-11-14T22:13:{:02}.000Z,{}.000,{},0x0,{}", 20 + r, r, 50 + r,
+                       r == 0 ? "" : std::to_string(10 * r));
+    csv += scenarios.empty() ? "\n" : "," + scenarios[static_cast<size_t>(r)] + "\n";
+  }
+  return csv;
+}
+
+// Issue 11 item 5: the monitor figures show where each scenario started (from result.json),
+// and the `scenario` column is read back; a log without it still reads as before.
+TEST(ReportTest, MonitorFiguresMarkScenarioStartsAndReadTheScenarioColumn) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir dir;
+  results::SuiteResult suite = Suite();
+  suite.scenarios[0].start_realtime_ns = kMonitorT0 + 500 * kNsPerMs;
+  suite.scenarios[0].end_realtime_ns = kMonitorT0 + 12'000 * kNsPerMs;
+  suite.scenarios[1].start_realtime_ns = kMonitorT0 + 12'250 * kNsPerMs;
+  suite.scenarios[1].end_realtime_ns = kMonitorT0 + 19'500 * kNsPerMs;
+  suite.scenarios.push_back(Scenario("never", 0));  // pending: no start, no marker
+  suite.scenarios.back().status = results::ScenarioStatus::kPending;
+  std::vector<std::string> cells(20, "");
+  for (size_t r = 1; r <= 12; ++r) cells[r] = "idle";
+  for (size_t r = 13; r < 20; ++r) cells[r] = "cpu_50%&<x>";
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/thermal_power_log.csv", MonitorCsv(cells, 20)));
+
+  auto log = ReadMonitorLog(dir.path() + "/thermal_power_log.csv");
+  ASSERT_TRUE(log) << log.error().message;
+  EXPECT_EQ(log->scenario, cells);
+  ASSERT_EQ(log->columns.size(), 2u);  // throttled_raw is text; scenario is not a series
+  EXPECT_EQ(log->columns[0].name, "temp_zone0_cpu_thermal_c");
+  EXPECT_EQ(log->columns[1].name, "cpu_busy_pct");
+  EXPECT_EQ(log->columns[0].values[19], 69.0);
+
+  ReportOptions options;
+  options.formats = {ImageFormat::kSvg};
+  auto out = WriteReport(dir.path(), options);
+  ASSERT_TRUE(out) << out.error().message;
+  for (const char* name : {"monitor_temperature", "monitor_cpu"}) {
+    SCOPED_TRACE(name);
+    const std::string gp = ReadFile(dir.path() + "/figures/" + name + ".gp");
+    // 0.5 s and 12.25 s after the first row: the injected starts.
+    EXPECT_NE(gp.find("set arrow 1 from first 0.5, graph 0 to first 0.5, graph 1 nohead"),
+              std::string::npos)
+        << gp;
+    EXPECT_NE(gp.find("set label 1 'idle' at first 0.5, graph 0.98 rotate by 90"),
+              std::string::npos);
+    EXPECT_NE(gp.find("set arrow 2 from first 12.25, graph 0 to first 12.25, graph 1 nohead"),
+              std::string::npos);
+    EXPECT_NE(gp.find("set label 2 'cpu_50%&<x>' at first 12.25,"), std::string::npos);
+    EXPECT_EQ(gp.find("set arrow 3"), std::string::npos) << "a scenario that never started";
+  }
+  const std::string html = ReadFile(dir.path() + "/report/index.html");
+  EXPECT_NE(html.find("Temperatures over the whole run (thermal_power_log.csv). Dotted lines: "
+                      "where each scenario started."),
+            std::string::npos);
+
+  // A log written before the column existed: the same values, no scenario cells.
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/old.csv", MonitorCsv({}, 20)));
+  auto old = ReadMonitorLog(dir.path() + "/old.csv");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_TRUE(old->scenario.empty());
+  ASSERT_EQ(old->columns.size(), 2u);
+  EXPECT_EQ(old->columns[0].values, log->columns[0].values);
 }
 
 TEST(ReportTest, BadRunIsAUsageError) {

@@ -34,6 +34,9 @@ struct World {
   std::vector<json> checkpoints_seen;  ///< result.json as read inside each checkpoint.
   std::string out_dir;
   bool tune_restored = false;
+  /// Each SetScenario() on the monitor: the name and how long `log` was then (kept apart
+  /// from `log`, whose exact sequence the phase tests compare).
+  std::vector<std::pair<std::string, size_t>> monitor_scenarios;
 };
 
 class FakeLoads final : public ScenarioLoads {
@@ -74,6 +77,9 @@ class FakeMonitor final : public SuiteMonitor {
     return WriteFileText(path, "stats\n");
   }
   std::vector<std::string> Notes() const override { return {"no thermal zones"}; }
+  void SetScenario(const std::string& name) override {
+    w_.monitor_scenarios.emplace_back(name, w_.log.size());
+  }
 
  private:
   static Status WriteFileText(const std::string& path, const std::string& text) {
@@ -310,6 +316,29 @@ TEST_F(RunnerTest, PhasesRunInOrderAndEveryScenarioIsWritten) {
   ASSERT_EQ(summary["scenarios"].size(), 3u);
   EXPECT_EQ(summary["scenarios"][1]["samples"], 3);
   EXPECT_NE(ReadFile(world_.out_dir + "/statistical_summary.txt").find("light"), std::string::npos);
+}
+
+// thermal_power_log.csv's `scenario` column: the monitor is told each scenario's name before
+// its loads start and cleared after they stop.
+TEST_F(RunnerTest, TheMonitorIsToldWhichScenarioRuns) {
+  Run();
+  const auto at = [&](const std::string& entry) {
+    return static_cast<size_t>(std::find(world_.log.begin(), world_.log.end(), entry) -
+                               world_.log.begin());
+  };
+  ASSERT_EQ(world_.monitor_scenarios.size(), 6u);
+  const char* names[] = {"idle", "light", "heavy"};
+  for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(names[k]);
+    const auto& [set, set_at] = world_.monitor_scenarios[2 * k];
+    const auto& [cleared, cleared_at] = world_.monitor_scenarios[2 * k + 1];
+    EXPECT_EQ(set, names[k]);
+    EXPECT_EQ(cleared, "");
+    EXPECT_GT(set_at, at("monitor start"));
+    EXPECT_LE(set_at, at(std::string("loads start ") + names[k]));
+    EXPECT_GT(cleared_at, at(std::string("loads stop ") + names[k]));
+    EXPECT_LE(cleared_at, at("monitor stop"));  // the index the next entry takes
+  }
 }
 
 TEST_F(RunnerTest, ACheckpointIsOnDiskWhileTheScenarioMeasures) {
