@@ -187,9 +187,10 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   }
   if (o.ab_pairs && !o.tune_ab) return UsageError("--ab-pairs needs --tune-ab");
   if (o.ab_pairs && (*o.ab_pairs < 1 || *o.ab_pairs > 1000)) {
-    return UsageError(fmt::format("--ab-pairs {} must be between 1 and 1000 (at least {} for an "
-                                  "interval; default {})",
-                                  *o.ab_pairs, suite::kAbMinPairs, suite::kAbDefaultPairs));
+    return UsageError(
+        fmt::format("--ab-pairs {} must be between 1 and 1000 (at least {} for an "
+                    "interval; default {})",
+                    *o.ab_pairs, suite::kAbMinPairs, suite::kAbDefaultPairs));
   }
   if (o.tune_ab && p.config.wake.size() != 1) {
     return UsageError(
@@ -301,8 +302,9 @@ Status PlanTuneAb(const SuiteOptions& o, const FsRoot& root, suite::SuitePlan& p
   for (const sys::TuneKnob knob : sys::kTuneKnobs) {
     if (knob == sys::TuneKnob::kRtThrottling && !o.rt_throttling_off) {
       knobs.push_back(suite::KnobNotTried(
-          knob, "RT throttling off lets a runaway real-time thread starve its CPU; add "
-                "--no-rt-throttling to measure it"));
+          knob,
+          "RT throttling off lets a runaway real-time thread starve its CPU; add "
+          "--no-rt-throttling to measure it"));
       continue;
     }
     auto applied = suite::ApplyKnob(root, knob, plan.cpus, plan.online, "");
@@ -311,8 +313,8 @@ Status PlanTuneAb(const SuiteOptions& o, const FsRoot& root, suite::SuitePlan& p
     if (Status restored = (*applied)->Restore(); !restored) return restored;
     knobs.push_back(suite::KnobFromRecords(knob, records));
   }
-  plan.tune_ab =
-      suite::ExpandTuneAb(plan.config, std::move(knobs), o.ab_pairs.value_or(suite::kAbDefaultPairs));
+  plan.tune_ab = suite::ExpandTuneAb(plan.config, std::move(knobs),
+                                     o.ab_pairs.value_or(suite::kAbDefaultPairs));
   if (plan.tune_ab->blocks.empty()) {
     std::string why;
     for (const auto& k : plan.tune_ab->knobs) {

@@ -69,7 +69,7 @@ class Run {
   Preflight preflight_;
   std::unique_ptr<SuiteTuning> tuning_;
   std::unique_ptr<SuiteMonitor> monitor_;
-  std::vector<AbValue> ab_values_;          ///< --tune-ab: per block, once it ran.
+  std::vector<AbValue> ab_values_;         ///< --tune-ab: per block, once it ran.
   std::vector<nlohmann::json> ab_tuning_;  ///< --tune-ab: an "on" block's tuning records.
   std::optional<Error> write_error_;
   bool interrupted_ = false;

@@ -142,8 +142,8 @@ struct SuitePlan {
   std::vector<int> online;  ///< Online CPUs.
   std::string out_dir;
   int64_t checkpoint_ns = 10'000'000'000;
-  bool strict = false;     ///< Refuse (exit 1) when a pre-flight check fails.
-  bool tune = false;       ///< Apply tunings for the run.
+  bool strict = false;  ///< Refuse (exit 1) when a pre-flight check fails.
+  bool tune = false;    ///< Apply tunings for the run.
   /// --tune-ab: config.scenarios are its blocks (ExpandTuneAb), each run with its knob on or
   /// as found; empty otherwise.
   std::optional<TuneAbPlan> tune_ab;

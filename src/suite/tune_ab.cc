@@ -315,8 +315,8 @@ std::string FormatTuneAb(const nlohmann::json& t) {
     out += fmt::format("  {}: {}\n", k["knob"].get<std::string>(), k["detail"].get<std::string>());
     if (!k.value("applies", false)) continue;
     for (const auto& e : k["effects"]) {
-      const std::string label =
-          fmt::format("    {} {:<6}", e["scenario"].get<std::string>(), e["metric"].get<std::string>());
+      const std::string label = fmt::format("    {} {:<6}", e["scenario"].get<std::string>(),
+                                            e["metric"].get<std::string>());
       if (!e["measurable"].get<bool>()) {
         out += fmt::format("{} {}\n", label, e["note"].get<std::string>());
       } else {

@@ -45,8 +45,8 @@ struct AbBlock {
 /// The experiment: SuitePlan::config.scenarios holds one scenario per block, in run order.
 struct TuneAbPlan {
   int pairs = 0;
-  std::vector<AbKnob> knobs;   ///< Every knob, applicable or not.
-  std::vector<AbBlock> blocks; ///< Parallel to the expanded scenarios.
+  std::vector<AbKnob> knobs;    ///< Every knob, applicable or not.
+  std::vector<AbBlock> blocks;  ///< Parallel to the expanded scenarios.
 };
 
 /// A knob from the records of applying it once (sys::Tuning::ToJson()).

@@ -109,8 +109,8 @@ std::vector<FreqDomain> FreqDomains(const FsRoot& root, const std::vector<int>& 
   return domains;
 }
 
-void PlanFrequency(const FsRoot& root, const std::vector<int>& online, bool governor,
-                   bool minimum, std::vector<Step>& steps) {
+void PlanFrequency(const FsRoot& root, const std::vector<int>& online, bool governor, bool minimum,
+                   std::vector<Step>& steps) {
   const auto domains = FreqDomains(root, online);
   if (domains.empty()) {
     steps.push_back(Note("cpufreq", std::string(kCpuDir) + "/cpu*/cpufreq",
@@ -188,9 +188,9 @@ void PlanIrqs(const FsRoot& root, const std::vector<int>& online, const std::vec
     if (cpus && !CpusIntersect(*cpus, measured).empty()) {
       steps.push_back(Set("default IRQ affinity", kDefaultAffinityFile, HexMask(house)));
     } else if (cpus && !devices) {
-      steps.push_back(Note("default IRQ affinity", kDefaultAffinityFile,
-                           fmt::format("already avoids CPUs {} ({})", FormatCpuList(measured),
-                                       *mask)));
+      steps.push_back(
+          Note("default IRQ affinity", kDefaultAffinityFile,
+               fmt::format("already avoids CPUs {} ({})", FormatCpuList(measured), *mask)));
     }
   }
   if (!devices) return;

@@ -66,9 +66,12 @@ class TuneAbTest : public ::testing::Test {
   }
   std::vector<std::string> Args(const std::string& out, const std::string& pairs,
                                 const std::string& duration) {
-    return {"suite",  "--tune-ab", "--no-rt-throttling", "--ab-pairs", pairs,   "--scenarios",
-            "idle",   "--cpus",    "1",                  "--duration", duration, "--settle",
-            "0",      "-q",        "--out",              out};
+    return {"suite",      "--tune-ab", "--no-rt-throttling",
+            "--ab-pairs", pairs,       "--scenarios",
+            "idle",       "--cpus",    "1",
+            "--duration", duration,    "--settle",
+            "0",          "-q",        "--out",
+            out};
   }
 };
 

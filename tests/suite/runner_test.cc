@@ -459,7 +459,8 @@ class FakeKnob final : public SuiteTuning {
     return Status::Ok();
   }
   json ToJson() const override {
-    return json::array({{{"what", "RT throttling"}, {"status", "applied"}, {"restored", restored_}}});
+    return json::array(
+        {{{"what", "RT throttling"}, {"status", "applied"}, {"restored", restored_}}});
   }
   std::string Describe() const override { return ""; }
 
@@ -473,8 +474,9 @@ TEST_F(RunnerTest, TuneAbAppliesTheKnobForOnBlocksOnlyAndRestoresItBeforeTheNext
   const json applied = json::array({{{"what", "RT throttling"}, {"status", "applied"}}});
   plan_.tune_ab =
       ExpandTuneAb(plan_.config, {KnobFromRecords(sys::TuneKnob::kRtThrottling, applied)}, 2);
-  services_.tune_knob = [this](sys::TuneKnob knob, const std::string& journal)
-      -> Expected<std::unique_ptr<SuiteTuning>> {
+  services_.tune_knob = [this](
+                            sys::TuneKnob knob,
+                            const std::string& journal) -> Expected<std::unique_ptr<SuiteTuning>> {
     world_.log.push_back("knob apply " + std::string(sys::TuneKnobName(knob)) + " " +
                          std::filesystem::path(journal).parent_path().filename().string());
     return std::unique_ptr<SuiteTuning>(std::make_unique<FakeKnob>(world_));
@@ -488,16 +490,22 @@ TEST_F(RunnerTest, TuneAbAppliesTheKnobForOnBlocksOnlyAndRestoresItBeforeTheNext
       seen.push_back(line);
     }
   }
-  const Log expected = {
-      "loads start idle-rt-throttling-01-off", "measure idle-rt-throttling-01-off 10s",
-      "loads stop idle-rt-throttling-01-off",  "knob apply rt-throttling idle-rt-throttling-01-on",
-      "loads start idle-rt-throttling-01-on",  "measure idle-rt-throttling-01-on 10s",
-      "loads stop idle-rt-throttling-01-on",   "knob restore",
-      "knob apply rt-throttling idle-rt-throttling-02-on",
-      "loads start idle-rt-throttling-02-on",  "measure idle-rt-throttling-02-on 10s",
-      "loads stop idle-rt-throttling-02-on",   "knob restore",
-      "loads start idle-rt-throttling-02-off", "measure idle-rt-throttling-02-off 10s",
-      "loads stop idle-rt-throttling-02-off"};
+  const Log expected = {"loads start idle-rt-throttling-01-off",
+                        "measure idle-rt-throttling-01-off 10s",
+                        "loads stop idle-rt-throttling-01-off",
+                        "knob apply rt-throttling idle-rt-throttling-01-on",
+                        "loads start idle-rt-throttling-01-on",
+                        "measure idle-rt-throttling-01-on 10s",
+                        "loads stop idle-rt-throttling-01-on",
+                        "knob restore",
+                        "knob apply rt-throttling idle-rt-throttling-02-on",
+                        "loads start idle-rt-throttling-02-on",
+                        "measure idle-rt-throttling-02-on 10s",
+                        "loads stop idle-rt-throttling-02-on",
+                        "knob restore",
+                        "loads start idle-rt-throttling-02-off",
+                        "measure idle-rt-throttling-02-off 10s",
+                        "loads stop idle-rt-throttling-02-off"};
   EXPECT_EQ(seen, expected);
   const json tune_ab = ResultJson()["tune_ab"];
   ASSERT_EQ(tune_ab["knobs"][0]["blocks"].size(), 4u);

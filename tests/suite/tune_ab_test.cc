@@ -59,10 +59,8 @@ SuiteConfig TwoScenarios() {
 
 TEST(TuneAbPlanTest, BlocksRunAbbaKnobByKnobAndSkipKnobsThatDoNotApply) {
   SuiteConfig c = TwoScenarios();
-  const json applied = json::array({{{"what", "RT throttling"},
-                                     {"status", "applied"},
-                                     {"before", "950000"},
-                                     {"after", "-1"}}});
+  const json applied = json::array(
+      {{{"what", "RT throttling"}, {"status", "applied"}, {"before", "950000"}, {"after", "-1"}}});
   const json skipped = json::array(
       {{{"what", "cpufreq"}, {"status", "skipped"}, {"detail", "no cpufreq: nothing to tune"}}});
   std::vector<AbKnob> knobs = {KnobFromRecords(TuneKnob::kGovernor, skipped),
@@ -75,10 +73,10 @@ TEST(TuneAbPlanTest, BlocksRunAbbaKnobByKnobAndSkipKnobsThatDoNotApply) {
   std::vector<std::string> names;
   for (const auto& s : c.scenarios) names.push_back(s.name);
   const std::vector<std::string> expected = {
-      "idle-rt-throttling-01-off", "heavy-rt-throttling-01-off", "idle-rt-throttling-01-on",
-      "heavy-rt-throttling-01-on", "idle-rt-throttling-02-on",   "heavy-rt-throttling-02-on",
-      "idle-rt-throttling-02-off", "heavy-rt-throttling-02-off", "idle-rt-throttling-03-off",
-      "heavy-rt-throttling-03-off", "idle-rt-throttling-03-on",  "heavy-rt-throttling-03-on"};
+      "idle-rt-throttling-01-off",  "heavy-rt-throttling-01-off", "idle-rt-throttling-01-on",
+      "heavy-rt-throttling-01-on",  "idle-rt-throttling-02-on",   "heavy-rt-throttling-02-on",
+      "idle-rt-throttling-02-off",  "heavy-rt-throttling-02-off", "idle-rt-throttling-03-off",
+      "heavy-rt-throttling-03-off", "idle-rt-throttling-03-on",   "heavy-rt-throttling-03-on"};
   EXPECT_EQ(names, expected);
   ASSERT_EQ(plan.blocks.size(), expected.size());
   EXPECT_TRUE(plan.blocks[2].on);
@@ -94,8 +92,7 @@ TEST(TuneAbPlanTest, AClippedOrUnfinishedBlockTakesItsPairOut) {
                                      {"before", "950000"},
                                      {"after", "-1"},
                                      {"restored", true}}});
-  const TuneAbPlan plan =
-      ExpandTuneAb(c, {KnobFromRecords(TuneKnob::kRtThrottling, applied)}, 7);
+  const TuneAbPlan plan = ExpandTuneAb(c, {KnobFromRecords(TuneKnob::kRtThrottling, applied)}, 7);
   std::vector<AbValue> values(plan.blocks.size());
   std::vector<json> tuning(plan.blocks.size());
   for (size_t i = 0; i < plan.blocks.size(); ++i) {
