@@ -318,7 +318,7 @@ Status PlanTuneAb(const SuiteOptions& o, const FsRoot& root, suite::SuitePlan& p
   if (plan.tune_ab->blocks.empty()) {
     std::string why;
     for (const auto& k : plan.tune_ab->knobs) {
-      why += fmt::format("\n  {}: {}", sys::TuneKnobName(k.knob), k.detail);
+      why += fmt::format("{} {}: {}", why.empty() ? "" : ";", sys::TuneKnobName(k.knob), k.detail);
     }
     return Error{ExitCode::kResource,
                  "--tune-ab: no tuning applies on this machine, nothing to compare (run as root, "

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -159,6 +160,23 @@ TEST_F(TuneAbTest, SigtermMidRunRestoresEveryKnob) {
   }
   EXPECT_GT(ran, 0u);
   EXPECT_EQ(CheckWithPython(run, r.out), "ok\n");
+}
+
+TEST_F(TuneAbTest, NoKnobThatAppliesIsAResourceErrorNamingEachReason) {
+  // As nobody every /proc write is refused: nothing can be compared, nothing is run.
+  const std::string out = "/tmp/rtpulse-tune-ab-nobody-" + std::to_string(getpid());
+  ProcessOptions options;
+  options.run_as_uid = 65534;
+  const auto r = RunRtpulse(Args(out, "6", "100ms"), options);
+  fs::remove_all(out);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("--tune-ab: no tuning applies on this machine"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rt-throttling: does not apply here: RT throttling refused: Permission "
+                       "denied"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("irq-affinity: does not apply here:"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one error line: " << r.err;
 }
 
 TEST(TuneAbUsageTest, BadCombinationsAreUsageErrors) {
