@@ -26,9 +26,11 @@
 #include "suite/latency_workload.h"
 #include "suite/runner.h"
 #include "suite/services.h"
+#include "suite/tune_ab.h"
 #include "sys/check.h"
 #include "sys/process_facts.h"
 #include "sys/system_info.h"
+#include "sys/tuning.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -48,6 +50,8 @@ struct SuiteOptions {
   std::string checkpoint_interval = "10s";
   bool tune = false;
   bool rt_throttling_off = false;
+  bool tune_ab = false;
+  std::optional<int> ab_pairs;
   bool strict = false;
   bool samples = false;
   bool quiet = false;
@@ -173,8 +177,25 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   auto cpus = MeasuredCpus(o, p.online);
   if (!cpus) return cpus.error();
   p.cpus = std::move(*cpus);
-  if (o.rt_throttling_off && !o.tune) {
-    return UsageError("--no-rt-throttling is a tuning: add --tune");
+  if (o.rt_throttling_off && !o.tune && !o.tune_ab) {
+    return UsageError("--no-rt-throttling is a tuning: add --tune (or --tune-ab)");
+  }
+  if (o.tune && o.tune_ab) {
+    return UsageError(
+        "--tune and --tune-ab exclude each other: --tune-ab switches each tuning on and off by "
+        "block; drop --tune");
+  }
+  if (o.ab_pairs && !o.tune_ab) return UsageError("--ab-pairs needs --tune-ab");
+  if (o.ab_pairs && (*o.ab_pairs < 1 || *o.ab_pairs > 1000)) {
+    return UsageError(
+        fmt::format("--ab-pairs {} must be between 1 and 1000 (at least {} for an "
+                    "interval; default {})",
+                    *o.ab_pairs, suite::kAbMinPairs, suite::kAbDefaultPairs));
+  }
+  if (o.tune_ab && p.config.wake.size() != 1) {
+    return UsageError(
+        "--tune-ab compares one wake path per block: give --wake with one path (e.g. --wake "
+        "abs)");
   }
   p.strict = o.strict;
   p.tune = o.tune;
@@ -274,12 +295,49 @@ LiveMode ProgressMode(bool quiet) {
   return isatty(STDERR_FILENO) != 0 ? LiveMode::kTty : LiveMode::kPlain;
 }
 
+/// --tune-ab: tries every knob once (applied, then restored at once) to learn which apply
+/// here, then replaces the scenarios by the blocks of those that do.
+Status PlanTuneAb(const SuiteOptions& o, const FsRoot& root, suite::SuitePlan& plan) {
+  std::vector<suite::AbKnob> knobs;
+  for (const sys::TuneKnob knob : sys::kTuneKnobs) {
+    if (knob == sys::TuneKnob::kRtThrottling && !o.rt_throttling_off) {
+      knobs.push_back(suite::KnobNotTried(
+          knob,
+          "RT throttling off lets a runaway real-time thread starve its CPU; add "
+          "--no-rt-throttling to measure it"));
+      continue;
+    }
+    auto applied = suite::ApplyKnob(root, knob, plan.cpus, plan.online, "");
+    if (!applied) return applied.error();
+    const nlohmann::json records = (*applied)->ToJson();
+    if (Status restored = (*applied)->Restore(); !restored) return restored;
+    knobs.push_back(suite::KnobFromRecords(knob, records));
+  }
+  plan.tune_ab = suite::ExpandTuneAb(plan.config, std::move(knobs),
+                                     o.ab_pairs.value_or(suite::kAbDefaultPairs));
+  if (plan.tune_ab->blocks.empty()) {
+    std::string why;
+    for (const auto& k : plan.tune_ab->knobs) {
+      why += fmt::format("{} {}: {}", why.empty() ? "" : ";", sys::TuneKnobName(k.knob), k.detail);
+    }
+    return Error{ExitCode::kResource,
+                 "--tune-ab: no tuning applies on this machine, nothing to compare (run as root, "
+                 "and give --cpus a subset so IRQs can move):" +
+                     why};
+  }
+  return {};
+}
+
 int RunSuite(const SuiteOptions& o) {
   auto built = BuildPlan(o);
   if (!built) return ReportError(built.error());
-  const Plan& plan = *built;
+  Plan& plan = *built;
   if (o.list) {
     std::fputs(suite::FormatScenarioList(plan.suite).c_str(), stdout);
+    if (o.tune_ab) {
+      fmt::print("--tune-ab: {} pairs of off/on blocks of these scenarios per knob that applies\n",
+                 o.ab_pairs.value_or(suite::kAbDefaultPairs));
+    }
     return ToInt(ExitCode::kOk);
   }
 
@@ -289,6 +347,9 @@ int RunSuite(const SuiteOptions& o) {
   measure::BlockRunSignals();
 
   const FsRoot& root = FsRoot::System();
+  if (o.tune_ab) {
+    if (Status s = PlanTuneAb(o, root, plan.suite); !s) return ReportError(s.error());
+  }
   const SystemCommandRunner commands;
   const sys::CheckContext context(root, commands, process);
   suite::Preflight preflight =
@@ -303,6 +364,9 @@ int RunSuite(const SuiteOptions& o) {
   services.tune = [&](const std::string& journal) {
     return suite::ApplyTuning(root, plan.suite.cpus, plan.suite.online, o.rt_throttling_off,
                               journal);
+  };
+  services.tune_knob = [&](sys::TuneKnob knob, const std::string& journal) {
+    return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal);
   };
   services.monitor = [&](const std::string& csv) {
     return suite::OpenMonitor(root, csv, plan.suite.config.monitor_interval_ns);
@@ -319,6 +383,9 @@ int RunSuite(const SuiteOptions& o) {
     return ToInt(outcome.code);  // stopped before any scenario ran; the runner said why
   }
   std::fputs(results::FormatStatisticalSummary(outcome.result).c_str(), stdout);
+  if (!outcome.result.tune_ab.is_null()) {
+    std::fputs(("\n" + suite::FormatTuneAb(outcome.result.tune_ab)).c_str(), stdout);
+  }
   for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
   fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
@@ -347,7 +414,15 @@ Runner SetupSuite(CLI::App& sub) {
                "apply reversible tunings for the run (governor, min frequency, IRQs off the "
                "measured CPUs) and restore them on every exit (docs/tuning.md)");
   sub.add_flag("--no-rt-throttling", o->rt_throttling_off,
-               "with --tune: also turn RT throttling off (sched_rt_runtime_us = -1)");
+               "with --tune: also turn RT throttling off (sched_rt_runtime_us = -1); with "
+               "--tune-ab: also measure that knob");
+  sub.add_flag("--tune-ab", o->tune_ab,
+               "measure each tuning's effect: every knob that applies here runs off and on in "
+               "interleaved (ABBA) blocks of the scenarios; effect on p99.9 and max with an "
+               "interval (docs/tuning.md)");
+  sub.add_option("--ab-pairs", o->ab_pairs,
+                 "with --tune-ab: off/on block pairs per knob (default 8; at least 6 for an "
+                 "interval)");
   sub.add_flag("--strict", o->strict, "refuse to run (exit 1) when a pre-flight check fails");
   sub.add_flag("--samples", o->samples, "also log every sample to <scenario>/samples.bin");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");

@@ -267,6 +267,7 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
   suite.config = j.value("config", json::object());
   suite.system = j.value("system", json::object());
   suite.tuning = j.value("tuning", json::array());
+  suite.tune_ab = j.value("tune_ab", json());
   suite.monitor = j.value("monitor", json::object());
   suite.warnings = FieldOr<std::vector<std::string>>(j, "warnings", {});
   auto scenarios = Field<json>(j, "scenarios", file);

@@ -249,6 +249,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
   j["system"] = suite.system;
   j["tuning"] = suite.tuning;
   j["monitor"] = suite.monitor;
+  if (!suite.tune_ab.is_null()) j["tune_ab"] = suite.tune_ab;
   j["warnings"] = suite.warnings;
   j["percentile_method"] = MethodStatement(SummarizeScenarios(suite));
   nlohmann::json scenarios = nlohmann::json::array();

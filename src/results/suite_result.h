@@ -73,6 +73,8 @@ struct SuiteResult {
   nlohmann::json system = nlohmann::json::object();   ///< system_info.json.
   nlohmann::json tuning = nlohmann::json::array();    ///< --tune changes; empty without.
   nlohmann::json monitor = nlohmann::json::object();  ///< Files, columns, notes.
+  /// suite --tune-ab: design, blocks and effects (docs/result-json.md); null without.
+  nlohmann::json tune_ab;
   std::vector<std::string> warnings;  ///< Environment and pre-flight warnings, verbatim.
   std::vector<ScenarioResult> scenarios;
 };

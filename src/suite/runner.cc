@@ -52,6 +52,9 @@ class Run {
   bool StartLoadsAndSettle(size_t index, ScenarioLoads& loads);
   void MeasureScenario(size_t index);
   void StopLoads(size_t index, ScenarioLoads& loads);
+  std::unique_ptr<SuiteTuning> ApplyBlockKnob(size_t index);
+  void RestoreBlockKnob(size_t index, std::unique_ptr<SuiteTuning> knob);
+  void UpdateTuneAb(size_t index);
   RunOutcome Finish();
 
   // Writing.
@@ -66,6 +69,8 @@ class Run {
   Preflight preflight_;
   std::unique_ptr<SuiteTuning> tuning_;
   std::unique_ptr<SuiteMonitor> monitor_;
+  std::vector<AbValue> ab_values_;         ///< --tune-ab: per block, once it ran.
+  std::vector<nlohmann::json> ab_tuning_;  ///< --tune-ab: an "on" block's tuning records.
   std::optional<Error> write_error_;
   bool interrupted_ = false;
   bool failed_ = false;
@@ -139,6 +144,11 @@ std::optional<RunOutcome> Run::Prepare() {
     r.settle_ns = ScenarioSettle(c, s);
     r.planned_ns = ScenarioDuration(c, s);
     result_.scenarios.push_back(std::move(r));
+  }
+  if (plan_.tune_ab) {
+    ab_values_.assign(plan_.tune_ab->blocks.size(), AbValue{});
+    ab_tuning_.assign(plan_.tune_ab->blocks.size(), nlohmann::json());
+    result_.tune_ab = TuneAbJson(*plan_.tune_ab, ab_values_, ab_tuning_);
   }
   WriteResult();
   Write(Path("system_info.txt"), preflight_.text);
@@ -248,6 +258,37 @@ void Run::StopLoads(size_t index, ScenarioLoads& loads) {
   for (auto& w : loads.Warnings()) r.warnings.push_back(std::move(w));
 }
 
+std::unique_ptr<SuiteTuning> Run::ApplyBlockKnob(size_t index) {
+  if (!plan_.tune_ab || index >= plan_.tune_ab->blocks.size()) return nullptr;
+  const AbBlock& block = plan_.tune_ab->blocks[index];
+  if (!block.on || !services_.tune_knob) return nullptr;
+  ScenarioResult& r = result_.scenarios[index];
+  auto applied = services_.tune_knob(block.knob, Path(r.name + "/tuning_journal.json"));
+  if (!applied) {
+    r.status = ScenarioStatus::kFailed;
+    r.error = "--tune-ab: " + applied.error().message;
+    failed_ = true;
+    return nullptr;
+  }
+  ab_tuning_[index] = (*applied)->ToJson();
+  return std::move(*applied);
+}
+
+void Run::RestoreBlockKnob(size_t index, std::unique_ptr<SuiteTuning> knob) {
+  if (!knob) return;
+  if (Status s = knob->Restore(); !s) {
+    result_.scenarios[index].warnings.push_back("tuning restore: " + s.error().message);
+    Say("error: " + s.error().message);
+  }
+  ab_tuning_[index] = knob->ToJson();
+}
+
+void Run::UpdateTuneAb(size_t index) {
+  if (!plan_.tune_ab) return;
+  if (index < ab_values_.size()) ab_values_[index] = BlockValue(result_.scenarios[index]);
+  result_.tune_ab = TuneAbJson(*plan_.tune_ab, ab_values_, ab_tuning_);
+}
+
 void Run::RunScenario(size_t index) {
   const SuiteConfig& c = plan_.config;
   const Scenario& scenario = c.scenarios[index];
@@ -275,11 +316,18 @@ void Run::RunScenario(size_t index) {
   r.status = ScenarioStatus::kSettling;
   WriteResult();
 
-  const std::unique_ptr<ScenarioLoads> loads = services_.loads(scenario);
-  if (StartLoadsAndSettle(index, *loads)) {
-    if (r.status == ScenarioStatus::kSettling) MeasureScenario(index);
-    StopLoads(index, *loads);
+  // --tune-ab: the knob is on for the whole block, settle included, and off again before the
+  // next block starts.
+  std::unique_ptr<SuiteTuning> knob = ApplyBlockKnob(index);
+  if (r.status == ScenarioStatus::kSettling) {
+    const std::unique_ptr<ScenarioLoads> loads = services_.loads(scenario);
+    if (StartLoadsAndSettle(index, *loads)) {
+      if (r.status == ScenarioStatus::kSettling) MeasureScenario(index);
+      StopLoads(index, *loads);
+    }
   }
+  RestoreBlockKnob(index, std::move(knob));
+  UpdateTuneAb(index);
   if (!r.error.empty() && r.status == ScenarioStatus::kFailed) {
     Say(fmt::format("scenario {}: {}", scenario.name, r.error));
   }
@@ -307,6 +355,7 @@ RunOutcome Run::Finish() {
   }
   result_.status = interrupted_ ? "interrupted" : failed_ ? "failed" : "complete";
   Write(Path("statistical_summary.txt"), results::FormatStatisticalSummary(result_));
+  if (plan_.tune_ab) Write(Path("tune_ab.txt"), FormatTuneAb(result_.tune_ab));
   Write(Path("statistical_summary.json"), results::StatisticalSummaryJson(result_).dump(2) + "\n");
   WriteResult();
   ExitCode code = ExitCode::kOk;

@@ -12,6 +12,8 @@
 #include "core/exit_code.h"
 #include "results/suite_result.h"
 #include "suite/suite_config.h"
+#include "suite/tune_ab.h"
+#include "sys/tuning.h"
 
 // The scenario runner behind `rtpulse suite` (docs/suite.md): a list of scenarios, each = loads
 // + one workload, run in phases:
@@ -143,8 +145,11 @@ struct SuitePlan {
   std::vector<int> online;  ///< Online CPUs.
   std::string out_dir;
   int64_t checkpoint_ns = 10'000'000'000;
-  bool strict = false;     ///< Refuse (exit 1) when a pre-flight check fails.
-  bool tune = false;       ///< Apply tunings for the run.
+  bool strict = false;  ///< Refuse (exit 1) when a pre-flight check fails.
+  bool tune = false;    ///< Apply tunings for the run.
+  /// --tune-ab: config.scenarios are its blocks (ExpandTuneAb), each run with its knob on or
+  /// as found; empty otherwise.
+  std::optional<TuneAbPlan> tune_ab;
   std::string invocation;  ///< The command line, for result files.
   std::string version;     ///< rtpulse version, for result files.
 };
@@ -153,6 +158,10 @@ struct SuitePlan {
 struct Services {
   std::function<Preflight()> preflight;
   std::function<Expected<std::unique_ptr<SuiteTuning>>(const std::string& journal_path)> tune;
+  /// --tune-ab: one knob applied for one block.
+  std::function<Expected<std::unique_ptr<SuiteTuning>>(sys::TuneKnob knob,
+                                                       const std::string& journal_path)>
+      tune_knob;
   std::function<Expected<std::unique_ptr<SuiteMonitor>>(const std::string& csv_path)> monitor;
   std::function<std::unique_ptr<ScenarioLoads>(const Scenario& scenario)> loads;
   Pause* pause = nullptr;

@@ -135,6 +135,20 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
   return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
 }
 
+Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKnob knob,
+                                                 const std::vector<int>& measured_cpus,
+                                                 const std::vector<int>& online_cpus,
+                                                 const std::string& journal_path) {
+  sys::TuneOptions tune;
+  tune.measured_cpus = measured_cpus;
+  tune.online_cpus = online_cpus;
+  tune.only = knob;
+  tune.journal_path = journal_path;
+  auto applied = sys::Tuning::Apply(root, tune);
+  if (!applied) return applied.error();
+  return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
+}
+
 bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
   sigset_t stop;
   sigemptyset(&stop);

@@ -32,6 +32,12 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
                                                    bool rt_throttling_off,
                                                    const std::string& journal_path);
 
+/// One knob of sys::Tuning applied (suite --tune-ab), with its guardian.
+Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKnob knob,
+                                                 const std::vector<int>& measured_cpus,
+                                                 const std::vector<int>& online_cpus,
+                                                 const std::string& journal_path);
+
 /// Waits with sigtimedwait on SIGINT/SIGTERM (they must be blocked: measure::BlockRunSignals).
 class SignalPause final : public Pause {
  public:

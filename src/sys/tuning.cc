@@ -109,7 +109,8 @@ std::vector<FreqDomain> FreqDomains(const FsRoot& root, const std::vector<int>& 
   return domains;
 }
 
-void PlanFrequency(const FsRoot& root, const std::vector<int>& online, std::vector<Step>& steps) {
+void PlanFrequency(const FsRoot& root, const std::vector<int>& online, bool governor, bool minimum,
+                   std::vector<Step>& steps) {
   const auto domains = FreqDomains(root, online);
   if (domains.empty()) {
     steps.push_back(Note("cpufreq", std::string(kCpuDir) + "/cpu*/cpufreq",
@@ -118,6 +119,7 @@ void PlanFrequency(const FsRoot& root, const std::vector<int>& online, std::vect
     return;
   }
   for (const auto& d : domains) {
+    if (!governor) break;
     const std::string cpus = FormatCpuList(d.cpus);
     const auto available = root.ReadLine(d.dir + "/scaling_available_governors");
     if (available && (" " + *available + " ").find(" performance ") == std::string::npos) {
@@ -130,6 +132,7 @@ void PlanFrequency(const FsRoot& root, const std::vector<int>& online, std::vect
     }
   }
   for (const auto& d : domains) {
+    if (!minimum) break;
     const std::string what = fmt::format("cpufreq minimum (CPUs {})", FormatCpuList(d.cpus));
     auto max_khz = ReadNumber(root, d.dir + "/scaling_max_freq");
     const auto hw_max_khz = ReadNumber(root, d.dir + "/cpuinfo_max_freq");
@@ -166,7 +169,7 @@ std::vector<std::string> IrqNumbers(const FsRoot& root) {
 }
 
 void PlanIrqs(const FsRoot& root, const std::vector<int>& online, const std::vector<int>& measured,
-              std::vector<Step>& steps) {
+              bool default_mask, bool devices, std::vector<Step>& steps) {
   const std::string all_irqs = std::string(kIrqDir) + "/*/smp_affinity_list";
   if (measured.empty()) {
     steps.push_back(Note("IRQ affinity", all_irqs, "no measured CPUs given: IRQs left alone"));
@@ -180,12 +183,17 @@ void PlanIrqs(const FsRoot& root, const std::vector<int>& online, const std::vec
                                      FormatCpuList(online))));
     return;
   }
-  if (const auto mask = root.ReadLine(kDefaultAffinityFile)) {
+  if (const auto mask = default_mask ? root.ReadLine(kDefaultAffinityFile) : std::nullopt) {
     const auto cpus = ParseCpuMask(*mask);
     if (cpus && !CpusIntersect(*cpus, measured).empty()) {
       steps.push_back(Set("default IRQ affinity", kDefaultAffinityFile, HexMask(house)));
+    } else if (cpus && !devices) {
+      steps.push_back(
+          Note("default IRQ affinity", kDefaultAffinityFile,
+               fmt::format("already avoids CPUs {} ({})", FormatCpuList(measured), *mask)));
     }
   }
+  if (!devices) return;
   std::vector<std::string> elsewhere;
   for (const auto& irq : IrqNumbers(root)) {
     const std::string path = fmt::format("{}/{}/smp_affinity_list", kIrqDir, irq);
@@ -211,9 +219,17 @@ void PlanIrqs(const FsRoot& root, const std::vector<int>& online, const std::vec
 std::vector<Step> Plan(const FsRoot& root, const TuneOptions& options,
                        const std::vector<int>& online) {
   std::vector<Step> steps;
-  PlanFrequency(root, online, steps);
-  if (options.rt_throttling_off) PlanRtThrottling(root, steps);
-  PlanIrqs(root, online, SortedCpus(options.measured_cpus), steps);
+  const auto on = [&](TuneKnob knob) { return !options.only || *options.only == knob; };
+  if (on(TuneKnob::kGovernor) || on(TuneKnob::kMinFreq)) {
+    PlanFrequency(root, online, on(TuneKnob::kGovernor), on(TuneKnob::kMinFreq), steps);
+  }
+  if (options.only ? *options.only == TuneKnob::kRtThrottling : options.rt_throttling_off) {
+    PlanRtThrottling(root, steps);
+  }
+  if (on(TuneKnob::kDefaultIrqAffinity) || on(TuneKnob::kIrqAffinity)) {
+    PlanIrqs(root, online, SortedCpus(options.measured_cpus), on(TuneKnob::kDefaultIrqAffinity),
+             on(TuneKnob::kIrqAffinity), steps);
+  }
   return steps;
 }
 
@@ -245,6 +261,22 @@ Status WriteJournalFile(const std::string& path, const nlohmann::json& journal) 
 }
 
 }  // namespace
+
+std::string_view TuneKnobName(TuneKnob knob) {
+  switch (knob) {
+    case TuneKnob::kGovernor:
+      return "governor";
+    case TuneKnob::kMinFreq:
+      return "min-freq";
+    case TuneKnob::kRtThrottling:
+      return "rt-throttling";
+    case TuneKnob::kDefaultIrqAffinity:
+      return "default-irq-affinity";
+    case TuneKnob::kIrqAffinity:
+      return "irq-affinity";
+  }
+  return "governor";
+}
 
 std::string_view TuneStatusName(TuneStatus status) {
   switch (status) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,17 @@
 
 namespace rtpulse::sys {
 
+/// The tunings one at a time, as `suite --tune-ab` switches them (docs/tuning.md).
+enum class TuneKnob { kGovernor, kMinFreq, kRtThrottling, kDefaultIrqAffinity, kIrqAffinity };
+
+/// Every knob, in the order --tune applies them.
+inline constexpr TuneKnob kTuneKnobs[] = {TuneKnob::kGovernor, TuneKnob::kMinFreq,
+                                          TuneKnob::kRtThrottling, TuneKnob::kDefaultIrqAffinity,
+                                          TuneKnob::kIrqAffinity};
+
+/// "governor", "min-freq", "rt-throttling", "default-irq-affinity", "irq-affinity".
+std::string_view TuneKnobName(TuneKnob knob);
+
 struct TuneOptions {
   /// CPUs the probes run on: IRQs move off them.
   std::vector<int> measured_cpus;
@@ -25,6 +37,8 @@ struct TuneOptions {
   /// kernel.sched_rt_runtime_us := -1. Off by default: a runaway real-time thread can then
   /// starve its CPU for good.
   bool rt_throttling_off = false;
+  /// Only this knob (rt_throttling_off is then ignored); nullopt: every knob --tune applies.
+  std::optional<TuneKnob> only;
   /// Where to keep a JSON record of the changes for a human (results dir/tuning_journal.json);
   /// "" for none. Rewritten after applying and after restoring.
   std::string journal_path;

@@ -474,3 +474,82 @@ TEST_F(RunnerTest, ListShowsEveryScenarioWithItsTimesAndTheTotal) {
 
 }  // namespace
 }  // namespace rtpulse::suite
+
+namespace rtpulse::suite {
+namespace {
+
+/// One knob for one block: logs its apply and restore; its record says "applied".
+class FakeKnob final : public SuiteTuning {
+ public:
+  explicit FakeKnob(World& w) : w_(w) {}
+  Status Restore() override {
+    w_.log.push_back("knob restore");
+    restored_ = true;
+    return Status::Ok();
+  }
+  json ToJson() const override {
+    return json::array(
+        {{{"what", "RT throttling"}, {"status", "applied"}, {"restored", restored_}}});
+  }
+  std::string Describe() const override { return ""; }
+
+ private:
+  World& w_;
+  bool restored_ = false;
+};
+
+TEST_F(RunnerTest, TuneAbAppliesTheKnobForOnBlocksOnlyAndRestoresItBeforeTheNext) {
+  plan_.config.scenarios.resize(1);  // idle
+  const json applied = json::array({{{"what", "RT throttling"}, {"status", "applied"}}});
+  plan_.tune_ab =
+      ExpandTuneAb(plan_.config, {KnobFromRecords(sys::TuneKnob::kRtThrottling, applied)}, 2);
+  services_.tune_knob = [this](
+                            sys::TuneKnob knob,
+                            const std::string& journal) -> Expected<std::unique_ptr<SuiteTuning>> {
+    world_.log.push_back("knob apply " + std::string(sys::TuneKnobName(knob)) + " " +
+                         std::filesystem::path(journal).parent_path().filename().string());
+    return std::unique_ptr<SuiteTuning>(std::make_unique<FakeKnob>(world_));
+  };
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kOk);
+  Log seen;
+  for (const auto& line : world_.log) {
+    if (line.rfind("knob", 0) == 0 || line.rfind("measure", 0) == 0 ||
+        line.rfind("loads st", 0) == 0) {
+      seen.push_back(line);
+    }
+  }
+  const Log expected = {"loads start idle-rt-throttling-01-off",
+                        "measure idle-rt-throttling-01-off 10s",
+                        "loads stop idle-rt-throttling-01-off",
+                        "knob apply rt-throttling idle-rt-throttling-01-on",
+                        "loads start idle-rt-throttling-01-on",
+                        "measure idle-rt-throttling-01-on 10s",
+                        "loads stop idle-rt-throttling-01-on",
+                        "knob restore",
+                        "knob apply rt-throttling idle-rt-throttling-02-on",
+                        "loads start idle-rt-throttling-02-on",
+                        "measure idle-rt-throttling-02-on 10s",
+                        "loads stop idle-rt-throttling-02-on",
+                        "knob restore",
+                        "loads start idle-rt-throttling-02-off",
+                        "measure idle-rt-throttling-02-off 10s",
+                        "loads stop idle-rt-throttling-02-off"};
+  EXPECT_EQ(seen, expected);
+  const json tune_ab = ResultJson()["tune_ab"];
+  ASSERT_EQ(tune_ab["knobs"][0]["blocks"].size(), 4u);
+  for (const auto& b : tune_ab["knobs"][0]["blocks"]) {
+    // The fake workload's three samples: 10, 20 and 30 us.
+    EXPECT_EQ(b["max_ns"], 30'000) << b.dump();
+    EXPECT_EQ(b["p99.9_ns"], 30'000) << b.dump();
+    if (b["condition"] == "on") {
+      EXPECT_TRUE(b["tuning"][0]["restored"].get<bool>());
+    }
+  }
+  EXPECT_EQ(tune_ab["knobs"][0]["effects"][0]["note"],
+            "not measurable: fewer than 6 complete pairs (2)");
+  EXPECT_NE(ReadFile(world_.out_dir + "/tune_ab.txt").find("rt-throttling"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtpulse::suite

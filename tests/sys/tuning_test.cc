@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sys/fake_machine.h"
 
@@ -181,6 +182,62 @@ TEST(TuningTest, AppliesEveryTuningOnAPi5Tree) {
   EXPECT_EQ(changes.back().what, "IRQ affinity");
   EXPECT_EQ(changes.back().status, TuneStatus::kSkipped);
   EXPECT_EQ(changes.back().detail, "IRQs 104 already avoid CPUs 3");
+}
+
+/// The paths a tuning applied, in order.
+std::vector<std::string> AppliedPaths(const Tuning& tuning) {
+  std::vector<std::string> paths;
+  for (const auto& c : tuning.changes()) {
+    if (c.status == TuneStatus::kApplied) paths.push_back(c.path);
+  }
+  return paths;
+}
+
+TEST(TuningTest, OneKnobAtATimeTouchesOnlyItsFiles) {
+  const std::string governor = std::string(kCpu0Freq) + "scaling_governor";
+  const std::string minimum = std::string(kCpu0Freq) + "scaling_min_freq";
+  const std::map<TuneKnob, std::vector<std::string>> expected = {
+      {TuneKnob::kGovernor, {governor}},
+      {TuneKnob::kMinFreq, {minimum}},
+      {TuneKnob::kRtThrottling, {kRtRuntime}},
+      {TuneKnob::kDefaultIrqAffinity, {"/proc/irq/default_smp_affinity"}},
+      {TuneKnob::kIrqAffinity,
+       {"/proc/irq/9/smp_affinity_list", "/proc/irq/27/smp_affinity_list",
+        "/proc/irq/160/smp_affinity_list"}},
+  };
+  for (const TuneKnob knob : kTuneKnobs) {
+    SCOPED_TRACE(std::string(TuneKnobName(knob)));
+    FakeTree tree = Pi5Tree();
+    const auto before = Snapshot(tree.path());
+    TuneOptions options = Pi5Options();
+    options.rt_throttling_off = false;  // ignored with `only`: the knob itself decides
+    options.only = knob;
+    auto tuning = ApplyOrDie(tree.Root(), options);
+    ASSERT_TRUE(tuning);
+    EXPECT_EQ(AppliedPaths(*tuning), expected.at(knob));
+    ASSERT_TRUE(tuning->Restore());
+    EXPECT_EQ(Snapshot(tree.path()), before);
+  }
+  EXPECT_EQ(TuneKnobName(TuneKnob::kDefaultIrqAffinity), "default-irq-affinity");
+}
+
+TEST(TuningTest, AKnobThatDoesNotApplySaysWhy) {
+  FakeTree tree = VmTree();
+  tree.Write("/proc/irq/default_smp_affinity", "1\n");  // CPU 0 only
+  TuneOptions options;
+  options.measured_cpus = {1};
+  for (const TuneKnob knob : {TuneKnob::kGovernor, TuneKnob::kDefaultIrqAffinity}) {
+    options.only = knob;
+    auto tuning = ApplyOrDie(tree.Root(), options);
+    ASSERT_TRUE(tuning);
+    EXPECT_TRUE(AppliedPaths(*tuning).empty());
+    ASSERT_EQ(tuning->changes().size(), 1u);
+    EXPECT_EQ(tuning->changes()[0].status, TuneStatus::kSkipped);
+    EXPECT_NE(tuning->changes()[0].detail.find(knob == TuneKnob::kGovernor ? "no cpufreq"
+                                                                           : "already avoids"),
+              std::string::npos)
+        << tuning->changes()[0].detail;
+  }
 }
 
 TEST(TuningTest, RestorePutsEveryByteBack) {
