@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/exit_code.h"
 #include "results/suite_result.h"
+#include "suite/integrity.h"
 #include "suite/suite_config.h"
 
 // The scenario runner behind `rtpulse suite` (docs/suite.md): a list of scenarios, each = loads
@@ -157,6 +158,9 @@ struct Services {
   Progress* progress = nullptr;
   /// CLOCK_REALTIME now, in ns (a fake clock in tests).
   std::function<int64_t()> realtime_ns;
+  /// The CPU counters read around each measurement for the integrity check (ReadBusy);
+  /// empty: not checked.
+  std::function<BusyReading()> busy;
 };
 
 /// `ns` as HH:MM:SS (negative as 00:00:00), for progress lines and `--list`.

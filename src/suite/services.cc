@@ -105,10 +105,13 @@ Preflight RunPreflight(const sys::CheckContext& context, const std::string& head
   return p;
 }
 
-std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario) {
+std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario, const std::string& dir) {
   std::vector<load::LoadSpec> specs = scenario.loads;
   // The runner stops the loads after measuring: they have no duration of their own.
-  for (auto& spec : specs) spec.params.duration_ns = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].params.duration_ns = 0;
+    if (specs[i].name == "cmd") specs[i].params.log_path = fmt::format("{}/load-{}-cmd.log", dir, i + 1);
+  }
   return std::make_unique<LoadSetLoads>(std::move(specs));
 }
 
