@@ -15,7 +15,7 @@ TEST(LoadRegistry, HasEveryLoadOfTheIssueOnce) {
     EXPECT_NE(std::string(d.stresses), "");
   }
   EXPECT_EQ(names,
-            (std::set<std::string>{"cpu", "memory", "cache", "io", "switch", "net", "stress-ng"}));
+            (std::set<std::string>{"cpu", "memory", "cache", "io", "switch", "net", "stress-ng", "cmd"}));
 }
 
 TEST(LoadRegistry, FindsByExactName) {
@@ -38,7 +38,7 @@ TEST(LoadRegistry, ListsTheLoadsWhenNothingIsClose) {
   auto d = FindLoad("zzzzzzzzzz");
   ASSERT_FALSE(d);
   EXPECT_EQ(d.error().message,
-            "unknown load 'zzzzzzzzzz' (loads: cpu, memory, cache, io, switch, net, stress-ng)");
+            "unknown load 'zzzzzzzzzz' (loads: cpu, memory, cache, io, switch, net, stress-ng, cmd)");
 }
 
 }  // namespace
