@@ -256,9 +256,9 @@ Status ValidateCommand(const LoadParams& p) {
     return UsageError("intensity= does not apply to a command (it runs as it runs); remove it");
   }
   if (!InPath(p.args[0])) {
-    return UsageError(fmt::format(
-        "program '{}' not found{}; give its path or install it", p.args[0],
-        p.args[0].find('/') == std::string::npos ? " in PATH" : " or not executable"));
+    return UsageError(
+        fmt::format("program '{}' not found{}; give its path or install it", p.args[0],
+                    p.args[0].find('/') == std::string::npos ? " in PATH" : " or not executable"));
   }
   if (auto n = IntOption(p, "instances", 1, 1, kCommandMaxInstances); !n) return n.error();
   const std::string grace = p.Option("grace", "2s");

@@ -242,8 +242,7 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope) {
 }
 
 Expected<LoadSpec> CommandLoadSpec(const std::vector<std::string>& argv,
-                                   const std::vector<std::string>& options,
-                                   const CpuScope& scope) {
+                                   const std::vector<std::string>& options, const CpuScope& scope) {
   LoadSpec spec;
   spec.name = "cmd";
   spec.params.args = argv;

@@ -39,8 +39,7 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope);
 /// `command = [...]`: no splitting, no shell), with rtpulse's `key=value` options
 /// ("cpus=1", "instances=2"). The spec's text shows it as `cmd:OPTIONS ARGV`.
 Expected<LoadSpec> CommandLoadSpec(const std::vector<std::string>& argv,
-                                   const std::vector<std::string>& options,
-                                   const CpuScope& scope);
+                                   const std::vector<std::string>& options, const CpuScope& scope);
 
 /// The online CPUs (/sys/devices/system/cpu/online through FsRoot::System()).
 std::vector<int> OnlineCpus();

@@ -59,16 +59,16 @@ nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports) {
     if (r.name == "cmd") {
       nlohmann::json processes = nlohmann::json::array();
       for (const auto& p : r.processes) {
-        processes.push_back({{"instance", p.instance},
-                             {"pid", p.pid},
-                             {"early", p.early},
-                             {"killed", p.killed},
-                             {"exit_status", p.exit_status >= 0 ? nlohmann::json(p.exit_status)
-                                                                : nlohmann::json(nullptr)},
-                             {"signal", p.signal != 0 ? nlohmann::json(p.signal)
-                                                      : nlohmann::json(nullptr)},
-                             {"seconds", p.seconds},
-                             {"status", p.Describe()}});
+        processes.push_back(
+            {{"instance", p.instance},
+             {"pid", p.pid},
+             {"early", p.early},
+             {"killed", p.killed},
+             {"exit_status",
+              p.exit_status >= 0 ? nlohmann::json(p.exit_status) : nlohmann::json(nullptr)},
+             {"signal", p.signal != 0 ? nlohmann::json(p.signal) : nlohmann::json(nullptr)},
+             {"seconds", p.seconds},
+             {"status", p.Describe()}});
       }
       o["processes"] = processes;
       o["log"] = r.log_path;

@@ -94,8 +94,9 @@ IntegrityCheck CheckIntegrity(const Scenario& scenario, const std::vector<int>& 
   const Intent intent = ScenarioIntent(scenario, measured_cpus);
   if (intent.busy_cpus < 0) {
     check.json = {{"intended_busy_cpus", nullptr},
-                  {"note", "no built-in CPU-bound load: what the loads should keep busy is not "
-                           "known, so it is not checked"}};
+                  {"note",
+                   "no built-in CPU-bound load: what the loads should keep busy is not "
+                   "known, so it is not checked"}};
     return check;
   }
   const ScenarioBusy b = BusyBetween(before, after, intent.cpus);

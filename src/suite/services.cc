@@ -110,7 +110,8 @@ std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario, const st
   // The runner stops the loads after measuring: they have no duration of their own.
   for (size_t i = 0; i < specs.size(); ++i) {
     specs[i].params.duration_ns = 0;
-    if (specs[i].name == "cmd") specs[i].params.log_path = fmt::format("{}/load-{}-cmd.log", dir, i + 1);
+    if (specs[i].name == "cmd")
+      specs[i].params.log_path = fmt::format("{}/load-{}-cmd.log", dir, i + 1);
   }
   return std::make_unique<LoadSetLoads>(std::move(specs));
 }

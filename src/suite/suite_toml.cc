@@ -274,7 +274,7 @@ class SuiteParser {
   /// { command = ["python3", "app.py"], cpus = "1", instances = 2 }: the user's program as a
   /// load, its argv as written (no splitting, no shell).
   Expected<load::LoadSpec> CommandTable(const toml::table& table, const Scenario& s) const {
-    static const std::vector<std::string> kCommandKeys = {"command", "cpus",  "instances", "nice",
+    static const std::vector<std::string> kCommandKeys = {"command", "cpus", "instances", "nice",
                                                           "policy",  "prio", "grace"};
     if (Status st = CheckKeys(table, kCommandKeys, " in a command load"); !st) return st.error();
     const toml::node* command = table.get("command");
@@ -304,8 +304,8 @@ class SuiteParser {
     }
     auto spec = load::CommandLoadSpec(argv, options, scope_);
     if (!spec) {
-      Error e = At(table.source(), fmt::format("scenario '{}': {} (docs/loads.md)", s.name,
-                                               spec.error().message));
+      Error e = At(table.source(),
+                   fmt::format("scenario '{}': {} (docs/loads.md)", s.name, spec.error().message));
       e.code = spec.error().code;
       return e;
     }

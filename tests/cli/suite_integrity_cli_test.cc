@@ -217,9 +217,9 @@ TEST_F(SuiteIntegrityTest, CommandLoadsRunPlacedLoggedAndAFailedOneIsRecorded) {
             "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
   bool named = false;
   for (const auto& w : mine["warnings"]) {
-    named |= w.get<std::string>().find("command 'sh -c echo started; exit 3'") !=
-                 std::string::npos &&
-             w.get<std::string>().find("exit status 3") != std::string::npos;
+    named |=
+        w.get<std::string>().find("command 'sh -c echo started; exit 3'") != std::string::npos &&
+        w.get<std::string>().find("exit status 3") != std::string::npos;
   }
   EXPECT_TRUE(named) << mine["warnings"].dump(1);
   // What a command should keep busy is not known: not checked, and said so.

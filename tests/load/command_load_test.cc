@@ -2,6 +2,7 @@
 // with 3, one that ignores SIGTERM, one that cannot start, a missing one; and `rtpulse load`
 // interrupted with SIGINT leaves none of them behind.
 #include <dirent.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,8 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/parse.h"
 #include "load/load_set.h"
@@ -109,8 +108,9 @@ TEST(CommandLoad, SpecSplitsOnBlanksAndShellGivesTheRestToSh) {
 
 TEST(CommandLoad, BadCommandsAreUsageErrorsNamingTheValue) {
   for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
-           {"cmd:no-such-program-rtpulse-test --x", "program 'no-such-program-rtpulse-test' not "
-                                                    "found in PATH"},
+           {"cmd:no-such-program-rtpulse-test --x",
+            "program 'no-such-program-rtpulse-test' not "
+            "found in PATH"},
            {"cmd:cpus=0", "no command given"},
            {"cmd:instances=0 true", "instances=0 is not valid"},
            {"cmd:grace=5 true", "grace=5 is not valid"},

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -47,11 +48,17 @@ TEST(ScenarioIntegrity, OwnTicksAreUtimePlusStimeEvenWithBlanksInTheName) {
   EXPECT_EQ(ParseOwnTicks("42 (a ) b) S 1 42 42 0 -1 4194560 10 0 0 0 123 45 0 0 20 0 3"),
             std::optional<uint64_t>(168));
   EXPECT_EQ(ParseOwnTicks("42 (x) S 1 2"), std::nullopt);
-  // This process's real line parses, and matches the fields read independently.
+  // This process's real line: the same sum as fields 14 and 15 read with sscanf.
   std::ifstream in("/proc/self/stat");
   std::string line;
   std::getline(in, line);
-  EXPECT_TRUE(ParseOwnTicks(line).has_value()) << line;
+  unsigned long utime = 0;
+  unsigned long stime = 0;
+  ASSERT_EQ(std::sscanf(line.c_str() + line.rfind(')') + 2,
+                        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime),
+            2)
+      << line;
+  EXPECT_EQ(ParseOwnTicks(line), std::optional<uint64_t>(utime + stime)) << line;
 }
 
 TEST(ScenarioIntegrity, BusyExcludesIdleStealAndRtpulsesOwnTime) {
@@ -68,9 +75,9 @@ TEST(ScenarioIntegrity, BusyExcludesIdleStealAndRtpulsesOwnTime) {
   // Only CPU 1.
   EXPECT_DOUBLE_EQ(BusyBetween(before, after, {1}).other_percent, 100.0 * 50 / 1000);
   // rtpulse busier than the CPUs compared (its threads ran elsewhere): 0, not negative.
-  EXPECT_DOUBLE_EQ(BusyBetween(before, Reading({{6000, 3200, 110}, {8000, 6900, 0}}, 5000), {1})
-                       .other_percent,
-                   0.0);
+  EXPECT_DOUBLE_EQ(
+      BusyBetween(before, Reading({{6000, 3200, 110}, {8000, 6900, 0}}, 5000), {1}).other_percent,
+      0.0);
   // No time passed: nothing known.
   EXPECT_EQ(BusyBetween(before, before, {0, 1}).ticks, 0u);
 }
@@ -104,8 +111,9 @@ TEST(ScenarioIntegrity, ALoadThatDidNotLoadIsWarned) {
   EXPECT_EQ(intent.cpus, (std::vector<int>{2, 3}));
   const auto zero = Reading({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 0);
   // CPUs 2-3 only 0.9 CPUs busy (< 1.0 = half of 2): warned.
-  const auto weak = CheckIntegrity(heavy, {0, 1, 2, 3}, zero,
-                                   Reading({{0, 0, 0}, {0, 0, 0}, {1000, 600, 0}, {1000, 500, 0}}, 0));
+  const auto weak =
+      CheckIntegrity(heavy, {0, 1, 2, 3}, zero,
+                     Reading({{0, 0, 0}, {0, 0, 0}, {1000, 600, 0}, {1000, 500, 0}}, 0));
   ASSERT_EQ(weak.warnings.size(), 1u);
   EXPECT_NE(weak.warnings[0].find("the loads did not load: CPUs 2-3 were 0.90 CPUs busy, the "
                                   "loads should keep 2.00 busy (threshold 50% of that)"),

@@ -213,8 +213,7 @@ TEST(SuiteToml, CommandLoadTableKeepsItsArgvAsWritten) {
   const Scenario& s = c->scenarios[0];
   ASSERT_EQ(s.loads.size(), 2u);
   EXPECT_EQ(s.loads[0].name, "cmd");
-  EXPECT_EQ(s.loads[0].params.args,
-            (std::vector<std::string>{"sh", "-c", "echo a+b; sleep 1"}));
+  EXPECT_EQ(s.loads[0].params.args, (std::vector<std::string>{"sh", "-c", "echo a+b; sleep 1"}));
   EXPECT_EQ(s.loads[0].params.cpus, (std::vector<int>{2, 3}));
   EXPECT_EQ(s.loads[0].params.Option("instances", ""), "2");
   EXPECT_EQ(s.loads[0].params.Option("grace", ""), "500ms");
@@ -222,8 +221,8 @@ TEST(SuiteToml, CommandLoadTableKeepsItsArgvAsWritten) {
   EXPECT_EQ(s.load_specs[1], "cpu:cpus=1");
   // A cmd string takes the rest of the string, '+' included.
   auto joined = ParseSuiteToml(
-      "[[scenario]]\nname = \"j\"\nloads = [\"cpu:cpus=1+cmd:shell=1 echo $((1+2))\"]\n",
-      "s.toml", kPi5);
+      "[[scenario]]\nname = \"j\"\nloads = [\"cpu:cpus=1+cmd:shell=1 echo $((1+2))\"]\n", "s.toml",
+      kPi5);
   ASSERT_TRUE(joined) << joined.error().message;
   ASSERT_EQ(joined->scenarios[0].loads.size(), 2u);
   EXPECT_EQ(joined->scenarios[0].loads[1].params.args.back(), "echo $((1+2))");
