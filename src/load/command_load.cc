@@ -91,14 +91,15 @@ class UserCommandLoad final : public Load {
     end_times_ = ReadCpuTimes();
     end_ns_ = CommandNowNs();
     // Those already gone ended on their own: the load failed.
-    for (auto& p : running_) {
+    // Record() takes an instance out of running_: walk a copy.
+    for (const Running p : std::vector<Running>(running_)) {
       int status = 0;
       if (waitpid(p.pid, &status, WNOHANG) == p.pid) Record(p, status, true, false);
     }
     killpg(pgid_, SIGTERM);
     const int64_t deadline = CommandNowNs() + grace_ns_;
     while (!running_.empty() && CommandNowNs() < deadline) {
-      for (auto& p : running_) {
+      for (const Running p : std::vector<Running>(running_)) {
         int status = 0;
         if (waitpid(p.pid, &status, WNOHANG) == p.pid) Record(p, status, false, false);
       }

@@ -115,7 +115,9 @@ Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor&
                       guess.empty() ? fmt::format(" (options: {})", fmt::join(allowed, ", "))
                                     : fmt::format(". Did you mean '{}'?", guess)));
     }
-    if (std::count_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == key; }) >
+    // A plain reference: clang before 16 refuses a lambda capturing a structured binding.
+    const std::string& name = key;
+    if (std::count_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == name; }) >
         1) {
       return UsageError(
           fmt::format("load '{}': option '{}' given twice", Printable(spec), Printable(key)));

@@ -183,6 +183,32 @@ TEST(CommandLoad, AnEarlyExitIsAFailedLoadWithItsStatusAndOutputInTheLog) {
   EXPECT_EQ(r.log_path, dir.File("cmd.log"));
 }
 
+TEST(CommandLoad, EachInstanceIsRecordedOnItsOwn) {
+  // Instance 1 of 3 fails at once; the other two run until stopped.
+  load::LoadSet loads({MustParse(
+      "cmd:instances=3,shell=1 [ \"$RTPULSE_LOAD_INSTANCE\" = 1 ] && exit 5; while :; do sleep "
+      "0.05; done")});
+  ASSERT_TRUE(loads.Start());
+  std::this_thread::sleep_for(300ms);
+  loads.Stop();
+  const auto r = loads.Reports()[0];
+  ASSERT_EQ(r.processes.size(), 3u);
+  std::set<int> stopped;
+  for (const auto& p : r.processes) {
+    if (p.instance == 1) {
+      EXPECT_TRUE(p.early);
+      EXPECT_EQ(p.exit_status, 5);
+    } else {
+      EXPECT_FALSE(p.early) << p.instance;
+      EXPECT_EQ(p.signal, SIGTERM) << p.instance;
+      stopped.insert(p.instance);
+    }
+  }
+  EXPECT_EQ(stopped, (std::set<int>{0, 2}));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("(instance 1, pid "), std::string::npos) << r.warnings[0];
+}
+
 TEST(CommandLoad, OneThatIgnoresSigtermIsKilledAfterTheGrace) {
   // The shell and its sleep ignore SIGTERM (an ignored signal stays ignored across exec).
   auto spec = load::CommandLoadSpec({"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"},
