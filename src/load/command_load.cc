@@ -155,7 +155,7 @@ class UserCommandLoad final : public Load {
     if (early) {
       warnings_.push_back(
           fmt::format("command '{}' (instance {}, pid {}) ended before it was stopped: {}; the "
-                      "load ran only part of the scenario",
+                      "load ran for only part of the run",
                       CommandText(), p.instance, p.pid, end.Describe()));
     } else if (killed) {
       warnings_.push_back(fmt::format(
