@@ -208,6 +208,7 @@ TEST_F(SuiteIntegrityTest, CommandLoadsRunPlacedLoggedAndAFailedOneIsRecorded) {
   EXPECT_EQ(failed["processes"][0]["early"], true);
   EXPECT_EQ(failed["processes"][0]["exit_status"], 3);
   EXPECT_TRUE(failed["ops_per_second"].is_null()) << "a command's rate is not known";
+  EXPECT_EQ(failed["log"], "mine/load-1-cmd.log");
   EXPECT_EQ(ReadFile(run.out + "/mine/load-1-cmd.log"), "started\n");
   const json& spinner = mine["load_reports"][1];
   EXPECT_EQ(spinner["cpus"], std::to_string(cpu));
