@@ -106,7 +106,8 @@ Runner SetupLoad(CLI::App& sub) {
   sub.add_option("spec", o->specs,
                  "loads: NAME[:key=value,...], joined by '+' or as several arguments, e.g.\n"
                  "cpu:cpus=0-1,intensity=50  memory:cpus=1,mb=256  io:fsync=1,dir=/tmp\n"
-                 "net:proto=udp  'stress-ng:--cpu 2 --vm 1'  (see --list, docs/loads.md)");
+                 "net:proto=udp  'stress-ng:--cpu 2 --vm 1'  'cmd:cpus=1 ./my_app --fast'\n"
+                 "(see --list, docs/loads.md)");
   sub.add_option("-D,--duration", o->duration,
                  "run time, e.g. 10s, 5m (no suffix: seconds; 0 = until Ctrl-C)");
   sub.add_option("--json", o->json, "write the report as JSON to this file");

@@ -371,7 +371,10 @@ int RunSuite(const SuiteOptions& o) {
   services.monitor = [&](const std::string& csv) {
     return suite::OpenMonitor(root, csv, plan.suite.config.monitor_interval_ns);
   };
-  services.loads = &suite::StartableLoads;
+  services.loads = [&](const suite::Scenario& s) {
+    return suite::StartableLoads(s, plan.suite.out_dir + "/" + s.name);
+  };
+  services.busy = &suite::ReadBusy;
   services.pause = &pause;
   services.workload = &workload;
   services.progress = &progress;

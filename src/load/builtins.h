@@ -16,6 +16,7 @@ LoadDescriptor IoLoad();
 LoadDescriptor SwitchLoad();
 LoadDescriptor NetLoad();
 LoadDescriptor StressNgLoad();
+LoadDescriptor CommandLoad();
 
 /// Size of the largest CPU cache (sysfs cache/index*/size of CPU 0), or 8 MiB if unknown.
 int64_t LastLevelCacheBytes();

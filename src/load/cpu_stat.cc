@@ -23,6 +23,7 @@ std::map<int, CpuTimes> ParseProcStat(const std::string& text) {
     for (const auto x : v) t.total += x;
     t.idle = v[3] + v[4];
     t.softirq = v[6];
+    t.steal = v[7];
     out[cpu] = t;
   }
   return out;

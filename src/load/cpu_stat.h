@@ -13,6 +13,7 @@ struct CpuTimes {
   uint64_t total = 0;
   uint64_t idle = 0;  ///< idle + iowait.
   uint64_t softirq = 0;
+  uint64_t steal = 0;  ///< Time the hypervisor gave to others (part of total, not of idle).
 };
 
 /// Per-CPU lines of /proc/stat ("cpuN ..."), read through FsRoot::System().

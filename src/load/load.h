@@ -24,8 +24,11 @@ struct LoadParams {
   std::vector<std::pair<std::string, std::string>> options;
   /// The planned run length (0 = until Stop()); stress-ng gets it as --timeout.
   int64_t duration_ns = 0;
-  /// stress-ng only: its arguments, passed through verbatim.
+  /// stress-ng: its arguments, passed through verbatim; cmd: the program and its arguments.
   std::vector<std::string> args;
+  /// cmd only: the file its stdout and stderr go to (created, truncated); "" = rtpulse's
+  /// stderr. The suite sets it to a file in the scenario's folder.
+  std::string log_path;
 
   /// Value of a load-specific key, or `fallback` when absent.
   std::string Option(const std::string& key, const std::string& fallback) const;
@@ -45,6 +48,19 @@ struct CpuUse {
   double softirq_percent = 0;  ///< NET_RX and friends, part of busy.
 };
 
+/// How one process of a load ended (the cmd load records its instances).
+struct ProcessEnd {
+  int instance = 0;
+  int pid = 0;
+  bool early = false;    ///< It ended before rtpulse stopped it: the load failed.
+  bool killed = false;   ///< It outlived SIGTERM's grace and got SIGKILL.
+  int exit_status = -1;  ///< Its exit status, or -1 when a signal ended it.
+  int signal = 0;        ///< The signal that ended it, or 0.
+  double seconds = 0;    ///< From its start to when it was seen ended (early) or stopped.
+  /// "exit status 3", "killed by signal 15 (Terminated)".
+  std::string Describe() const;
+};
+
 /// What a load actually achieved, so a "heavy" scenario that wasn't heavy is visible.
 struct LoadReport {
   std::string name;
@@ -53,10 +69,14 @@ struct LoadReport {
   double seconds = 0;
   uint64_t ops = 0;
   double ops_per_second = 0;
-  std::string ops_unit;      ///< What one op is ("loops", "fsyncs", "switches", "bogo ops").
+  /// What one op is ("loops", "fsyncs", "switches", "bogo ops"); "" when the load does not
+  /// count its work (cmd): ops and ops_per_second are then unknown, not zero.
+  std::string ops_unit;
   double mb_per_second = 0;  ///< 0 when the load moves no data (1 MB = 1e6 bytes).
   std::vector<CpuUse> cpu_use;
   std::vector<std::string> warnings;
+  std::vector<ProcessEnd> processes;  ///< cmd: each instance, after Stop().
+  std::string log_path;               ///< cmd: where its output went ("" = stderr).
 };
 
 /// A running load: its worker processes share one process group, killed as a group.

@@ -45,8 +45,22 @@ std::string FormatReportTable(const std::vector<LoadReport>& reports) {
       if (use.softirq_percent >= 1) busy += fmt::format(" ({:.0f})", use.softirq_percent);
     }
     const std::string mb = r.mb_per_second > 0 ? fmt::format("{:.1f}", r.mb_per_second) : "-";
-    out += fmt::format("{:<10} {:<8} {:>16.1f} {:<10} {:>10} {}\n", r.name, FormatCpuList(r.cpus),
-                       r.ops_per_second, r.ops_unit, mb, busy);
+    // A load that does not count its work (cmd) shows '-': its rate is unknown, not zero.
+    const std::string rate = r.ops_unit.empty() ? "-" : fmt::format("{:.1f}", r.ops_per_second);
+    out += fmt::format("{:<10} {:<8} {:>16} {:<10} {:>10} {}\n", r.name, FormatCpuList(r.cpus),
+                       rate, r.ops_unit.empty() ? "-" : r.ops_unit, mb, busy);
+  }
+  for (const auto& r : reports) {
+    for (const auto& p : r.processes) {
+      out += fmt::format("{}: instance {} (pid {}) {}: {}\n", r.name, p.instance, p.pid,
+                         p.early    ? "ended early"
+                         : p.killed ? "killed after the grace"
+                                    : "stopped",
+                         p.Describe());
+    }
+    if (!r.processes.empty() && !r.log_path.empty()) {
+      out += fmt::format("{}: output in {}\n", r.name, r.log_path);
+    }
   }
   for (const auto& r : reports) {
     for (const auto& w : r.warnings) out += fmt::format("warning: {}: {}\n", r.name, w);

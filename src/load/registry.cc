@@ -14,7 +14,8 @@ namespace {
 
 const std::vector<LoadDescriptor>& Table() {
   static const std::vector<LoadDescriptor> table = {
-      CpuLoad(), MemoryLoad(), CacheLoad(), IoLoad(), SwitchLoad(), NetLoad(), StressNgLoad(),
+      CpuLoad(),    MemoryLoad(), CacheLoad(),    IoLoad(),
+      SwitchLoad(), NetLoad(),    StressNgLoad(), CommandLoad(),
   };
   return table;
 }

@@ -115,7 +115,9 @@ Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor&
                       guess.empty() ? fmt::format(" (options: {})", fmt::join(allowed, ", "))
                                     : fmt::format(". Did you mean '{}'?", guess)));
     }
-    if (std::count_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == key; }) >
+    // A plain reference: clang before 16 refuses a lambda capturing a structured binding.
+    const std::string& name = key;
+    if (std::count_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == name; }) >
         1) {
       return UsageError(
           fmt::format("load '{}': option '{}' given twice", Printable(spec), Printable(key)));
@@ -157,6 +159,20 @@ Status CheckPlacement(const std::string& spec, const CpuScope& scope, LoadParams
   return Status::Ok();
 }
 
+/// Options, placement, the load's own checks and whether it can run here.
+Expected<LoadSpec> FinishSpec(LoadSpec spec, const std::vector<std::string>& words,
+                              const LoadDescriptor& d, const CpuScope& scope) {
+  if (Status s = ApplyOptions(words, d, spec.text, spec.params); !s) return s.error();
+  if (Status s = CheckPlacement(spec.text, scope, spec.params); !s) return s.error();
+  if (Status s = d.validate(spec.params); !s) {
+    return Error{s.error().code, fmt::format("load '{}': {}", spec.text, s.error().message)};
+  }
+  if (const std::string why = d.supported(); !why.empty()) {
+    return ResourceError(fmt::format("load '{}': {}", spec.text, why));
+  }
+  return spec;
+}
+
 }  // namespace
 
 std::vector<int> OnlineCpus() {
@@ -190,7 +206,26 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope) {
       colon == std::string_view::npos ? "" : std::string(text.substr(colon + 1));
 
   std::vector<std::string> words;
-  if (d.name == std::string_view("stress-ng")) {
+  if (d.name == std::string_view("cmd")) {
+    // Leading key=value words are rtpulse's; from the first other word on, the command line,
+    // split on blanks (no quoting), or given whole to /bin/sh -c with shell=1.
+    size_t at = 0;
+    for (;;) {
+      at = rest.find_first_not_of(" \t", at);
+      if (at == std::string::npos) break;
+      const size_t end = std::min(rest.find_first_of(" \t", at), rest.size());
+      const std::string word = rest.substr(at, end - at);
+      if (word[0] == '-' || word.find('=') == std::string::npos) break;
+      for (auto& piece : Split(word, ',')) words.push_back(piece);
+      at = end;
+    }
+    const std::string command = at == std::string::npos ? "" : rest.substr(at);
+    std::istringstream in(command);
+    for (std::string word; in >> word;) spec.params.args.push_back(word);
+    if (std::find(words.begin(), words.end(), "shell=1") != words.end() && !command.empty()) {
+      spec.params.args = {"/bin/sh", "-c", command};
+    }
+  } else if (d.name == std::string_view("stress-ng")) {
     // Leading key=value words are rtpulse's; from the first '-' word on, stress-ng's.
     std::istringstream in(rest);
     bool passing = false;
@@ -205,21 +240,38 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope) {
   } else {
     words = Split(rest, ',');
   }
-  if (Status s = ApplyOptions(words, d, spec.text, spec.params); !s) return s.error();
-  if (Status s = CheckPlacement(spec.text, scope, spec.params); !s) return s.error();
-  if (Status s = d.validate(spec.params); !s) {
-    return Error{s.error().code, fmt::format("load '{}': {}", spec.text, s.error().message)};
+  return FinishSpec(std::move(spec), words, d, scope);
+}
+
+Expected<LoadSpec> CommandLoadSpec(const std::vector<std::string>& argv,
+                                   const std::vector<std::string>& options, const CpuScope& scope) {
+  LoadSpec spec;
+  spec.name = "cmd";
+  spec.params.args = argv;
+  // The text names the command for reports; a word with blanks is shown in double quotes.
+  std::vector<std::string> shown;
+  for (const auto& a : argv) {
+    shown.push_back(a.find_first_of(" \t") == std::string::npos ? a : "\"" + a + "\"");
   }
-  if (const std::string why = d.supported(); !why.empty()) {
-    return ResourceError(fmt::format("load '{}': {}", spec.text, why));
-  }
-  return spec;
+  spec.text = fmt::format("cmd:{}{}{}", fmt::join(options, ","), options.empty() ? "" : " ",
+                          fmt::join(shown, " "));
+  auto found = FindLoad("cmd");
+  if (!found) return found.error();
+  return FinishSpec(std::move(spec), options, **found, scope);
 }
 
 Expected<std::vector<LoadSpec>> ParseLoadSpecs(const std::vector<std::string>& args) {
   std::vector<LoadSpec> specs;
   for (const auto& arg : args) {
-    for (const auto& piece : Split(arg, '+')) {
+    std::vector<std::string> pieces = Split(arg, '+');
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      // A command line may hold '+': cmd takes the rest of its argument.
+      if (pieces[i].rfind("cmd:", 0) == 0) {
+        for (size_t k = i + 1; k < pieces.size(); ++k) pieces[i] += "+" + pieces[k];
+        pieces.resize(i + 1);
+      }
+    }
+    for (const auto& piece : pieces) {
       if (piece.empty()) {
         return UsageError(
             fmt::format("empty load in '{}'; join loads as cpu+memory", Printable(arg)));

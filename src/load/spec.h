@@ -13,6 +13,9 @@ namespace rtpulse::load {
 ///   NAME[:key=value,...]             built-in loads, e.g. "cpu:cpus=0-1,intensity=50"
 ///   stress-ng[:[key=value ...] ARGS]  ARGS from the first word starting with '-' go to
 ///                                    stress-ng verbatim, e.g. "stress-ng:cpus=1 --cpu 2"
+///   cmd:[key=value ...] PROGRAM ARGS  the user's program, split on blanks (no quoting;
+///                                    shell=1 gives the rest to /bin/sh -c); it takes the
+///                                    rest of its argument, '+' included
 /// Every error is a usage error naming the bad value; CPUs must be online and allowed.
 Expected<std::vector<LoadSpec>> ParseLoadSpecs(const std::vector<std::string>& args);
 
@@ -31,6 +34,12 @@ CpuScope LocalCpuScope();
 /// As ParseLoadSpec(text), with placement checked against `scope` instead of this machine:
 /// a suite file is checked against the CPUs it was written for.
 Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope);
+
+/// The cmd load from a program and its arguments given as a list (a suite file's
+/// `command = [...]`: no splitting, no shell), with rtpulse's `key=value` options
+/// ("cpus=1", "instances=2"). The spec's text shows it as `cmd:OPTIONS ARGV`.
+Expected<LoadSpec> CommandLoadSpec(const std::vector<std::string>& argv,
+                                   const std::vector<std::string>& options, const CpuScope& scope);
 
 /// The online CPUs (/sys/devices/system/cpu/online through FsRoot::System()).
 std::vector<int> OnlineCpus();

@@ -138,17 +138,22 @@ std::string LoadsTable(const nlohmann::json& loads) {
                             u.value("busy_percent", 0.0));
       }
     }
+    // A load that does not count its work (cmd) has no rate: shown as '-', not 0.
+    const bool counted = l.contains("ops_per_second") && l["ops_per_second"].is_number();
+    const std::string achieved = counted
+                                     ? fmt::format("{:.4g} {}/s", l["ops_per_second"].get<double>(),
+                                                   JsonText(l.value("ops_unit", nlohmann::json())))
+                                     : "-";
     std::string warnings;
     if (l.contains("warnings") && l["warnings"].is_array()) {
       for (const auto& w : l["warnings"]) warnings += JsonText(w) + " ";
     }
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1f}</td>"
-        "<td>{:.4g} {}/s</td><td>{:.4g}</td><td>{}</td><td class=\"l warn\">{}</td></tr>\n",
+        "<td>{}</td><td>{:.4g}</td><td>{}</td><td class=\"l warn\">{}</td></tr>\n",
         E(JsonText(l.value("load", nlohmann::json()))),
         E(JsonText(l.value("spec", nlohmann::json()))),
-        E(JsonText(l.value("cpus", nlohmann::json()))), l.value("seconds", 0.0),
-        l.value("ops_per_second", 0.0), E(JsonText(l.value("ops_unit", nlohmann::json()))),
+        E(JsonText(l.value("cpus", nlohmann::json()))), l.value("seconds", 0.0), E(achieved),
         l.value("mb_per_second", 0.0), E(busy), E(warnings));
   }
   return h + "</table>\n";

@@ -285,6 +285,7 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.end_realtime_ns = FieldOr<int64_t>(sj, "end_realtime_ns", 0);
     s.loads = sj.value("load_reports", json::array());
     s.warnings = FieldOr<std::vector<std::string>>(sj, "warnings", {});
+    s.cpu_busy = sj.value("cpu_busy", json());
     s.samples_file = FieldOr<std::string>(sj, "samples_file", "");
     if (auto e = sj.find("exact_percentiles"); e != sj.end() && e->is_object()) {
       ExactPercentileValues v;

@@ -268,6 +268,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     o["end_realtime_ns"] = s.end_realtime_ns;
     o["load_reports"] = s.loads;
     o["warnings"] = s.warnings;
+    o["cpu_busy"] = s.cpu_busy;
     o["samples_file"] = s.samples_file;
     if (s.exact_percentiles) {
       const ExactPercentileValues& e = *s.exact_percentiles;
@@ -381,6 +382,13 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
         "exact value:\n" +
         bound_notes;
   }
+  // What makes a scenario's numbers doubtful (it was not idle, a load failed) is said beside
+  // them, not only in result.json.
+  std::string scenario_warnings;
+  for (const auto& s : suite.scenarios) {
+    for (const auto& w : s.warnings) scenario_warnings += fmt::format("  {}: {}\n", s.name, w);
+  }
+  if (!scenario_warnings.empty()) out += "warnings:\n" + scenario_warnings;
   if (suite.status != "complete") {
     out += fmt::format("note: suite {}; rows cover what ran\n", suite.status);
   }

@@ -50,6 +50,8 @@ struct ScenarioResult {
   std::optional<LatencyRun> latency;  ///< Final, or the last checkpoint while measuring.
   nlohmann::json loads = nlohmann::json::array();  ///< Load reports (rtpulse load --json).
   std::vector<std::string> warnings;
+  /// The scenario integrity check's numbers (docs/result-json.md); null when not checked.
+  nlohmann::json cpu_busy;
   /// The per-sample log (time-ordered samples, docs/samples-format.md), relative to the run
   /// folder, e.g. "idle/samples.bin"; "" when none was written.
   std::string samples_file;

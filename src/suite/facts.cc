@@ -42,16 +42,38 @@ nlohmann::json LoadReportsJson(const std::vector<load::LoadReport>& reports) {
                       {"busy_percent", use.busy_percent},
                       {"softirq_percent", use.softirq_percent}});
     }
-    loads.push_back({{"load", r.name},
-                     {"spec", r.spec},
-                     {"cpus", FormatCpuList(r.cpus)},
-                     {"seconds", r.seconds},
-                     {"ops", r.ops},
-                     {"ops_unit", r.ops_unit},
-                     {"ops_per_second", r.ops_per_second},
-                     {"mb_per_second", r.mb_per_second},
-                     {"cpu_use", cpus},
-                     {"warnings", r.warnings}});
+    nlohmann::json o = {{"load", r.name},
+                        {"spec", r.spec},
+                        {"cpus", FormatCpuList(r.cpus)},
+                        {"seconds", r.seconds},
+                        {"ops", r.ops},
+                        {"ops_unit", r.ops_unit},
+                        {"ops_per_second", r.ops_per_second},
+                        {"mb_per_second", r.mb_per_second},
+                        {"cpu_use", cpus},
+                        {"warnings", r.warnings}};
+    if (r.ops_unit.empty()) {  // The load does not count its work: unknown, not zero.
+      o["ops"] = nullptr;
+      o["ops_per_second"] = nullptr;
+    }
+    if (r.name == "cmd") {
+      nlohmann::json processes = nlohmann::json::array();
+      for (const auto& p : r.processes) {
+        processes.push_back(
+            {{"instance", p.instance},
+             {"pid", p.pid},
+             {"early", p.early},
+             {"killed", p.killed},
+             {"exit_status",
+              p.exit_status >= 0 ? nlohmann::json(p.exit_status) : nlohmann::json(nullptr)},
+             {"signal", p.signal != 0 ? nlohmann::json(p.signal) : nlohmann::json(nullptr)},
+             {"seconds", p.seconds},
+             {"status", p.Describe()}});
+      }
+      o["processes"] = processes;
+      o["log"] = r.log_path;
+    }
+    loads.push_back(std::move(o));
   }
   return loads;
 }

@@ -231,8 +231,15 @@ void Run::MeasureScenario(size_t index) {
   };
   Progress idle;
   Progress& progress = services_.progress != nullptr ? *services_.progress : idle;
+  const std::optional<BusyReading> before =
+      services_.busy ? std::optional(services_.busy()) : std::nullopt;
   auto measured = services_.workload->Measure(Path(scenario.name), scenario.name, r.planned_ns,
                                               plan_.checkpoint_ns, checkpoint, progress);
+  if (before) {
+    IntegrityCheck check = CheckIntegrity(scenario, plan_.cpus, *before, services_.busy());
+    r.cpu_busy = std::move(check.json);
+    for (auto& w : check.warnings) r.warnings.push_back(std::move(w));
+  }
   progress.Done();
   if (!measured) {
     r.status = ScenarioStatus::kFailed;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/exit_code.h"
 #include "results/suite_result.h"
+#include "suite/integrity.h"
 #include "suite/suite_config.h"
 #include "suite/tune_ab.h"
 #include "sys/tuning.h"
@@ -169,6 +170,9 @@ struct Services {
   Progress* progress = nullptr;
   /// CLOCK_REALTIME now, in ns (a fake clock in tests).
   std::function<int64_t()> realtime_ns;
+  /// The CPU counters read around each measurement for the integrity check (ReadBusy);
+  /// empty: not checked.
+  std::function<BusyReading()> busy;
 };
 
 /// `ns` as HH:MM:SS (negative as 00:00:00), for progress lines and `--list`.

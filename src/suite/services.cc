@@ -21,10 +21,18 @@ namespace {
 
 class LoadSetLoads final : public ScenarioLoads {
  public:
-  explicit LoadSetLoads(std::vector<load::LoadSpec> specs) : loads_(std::move(specs)) {}
+  /// `logs[i]`: load i's log as result.json names it (relative to the run folder), or "".
+  LoadSetLoads(std::vector<load::LoadSpec> specs, std::vector<std::string> logs)
+      : loads_(std::move(specs)), logs_(std::move(logs)) {}
   Status Start() override { return loads_.Start(); }
   void Stop() override { loads_.Stop(); }
-  nlohmann::json Reports() const override { return LoadReportsJson(loads_.Reports()); }
+  nlohmann::json Reports() const override {
+    nlohmann::json reports = LoadReportsJson(loads_.Reports());
+    for (size_t i = 0; i < reports.size() && i < logs_.size(); ++i) {
+      if (!logs_[i].empty()) reports[i]["log"] = logs_[i];
+    }
+    return reports;
+  }
   std::vector<std::string> Warnings() const override {
     std::vector<std::string> out;
     for (const auto& report : loads_.Reports()) {
@@ -35,6 +43,7 @@ class LoadSetLoads final : public ScenarioLoads {
 
  private:
   load::LoadSet loads_;
+  std::vector<std::string> logs_;
 };
 
 class SamplerMonitor final : public SuiteMonitor {
@@ -106,11 +115,19 @@ Preflight RunPreflight(const sys::CheckContext& context, const std::string& head
   return p;
 }
 
-std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario) {
+std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario, const std::string& dir) {
   std::vector<load::LoadSpec> specs = scenario.loads;
   // The runner stops the loads after measuring: they have no duration of their own.
-  for (auto& spec : specs) spec.params.duration_ns = 0;
-  return std::make_unique<LoadSetLoads>(std::move(specs));
+  std::vector<std::string> logs(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].params.duration_ns = 0;
+    if (specs[i].name == "cmd") {
+      const std::string file = fmt::format("load-{}-cmd.log", i + 1);
+      specs[i].params.log_path = dir + "/" + file;
+      logs[i] = scenario.name + "/" + file;
+    }
+  }
+  return std::make_unique<LoadSetLoads>(std::move(specs), std::move(logs));
 }
 
 Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,

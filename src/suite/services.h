@@ -18,8 +18,9 @@ namespace rtpulse::suite {
 /// opens system_info.txt.
 Preflight RunPreflight(const sys::CheckContext& context, const std::string& header_line);
 
-/// load::LoadSet behind the runner's interface.
-std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario);
+/// load::LoadSet behind the runner's interface. A cmd load's output goes to
+/// `dir`/load-N-cmd.log (N: the load's place in the scenario, from 1).
+std::unique_ptr<ScenarioLoads> StartableLoads(const Scenario& scenario, const std::string& dir);
 
 /// monitor::Sampler on every default source of `root`, logging to `csv_path`.
 Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const std::string& csv_path,

@@ -31,11 +31,13 @@ std::string Show(const toml::node& node) {
   return out.str();
 }
 
-/// "a+b" -> {"a", "b"}, keeping empty pieces so "a+" can be reported.
+/// "a+b" -> {"a", "b"}, keeping empty pieces so "a+" can be reported. A "cmd:" piece takes
+/// the rest of the string, '+' included (a command line may hold one).
 std::vector<std::string> SplitPlus(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
   for (size_t plus = text.find('+'); plus != std::string::npos; plus = text.find('+', start)) {
+    if (text.compare(start, 4, "cmd:") == 0) break;
     out.push_back(text.substr(start, plus - start));
     start = plus + 1;
   }
@@ -269,6 +271,47 @@ class SuiteParser {
     return Status::Ok();
   }
 
+  /// { command = ["python3", "app.py"], cpus = "1", instances = 2 }: the user's program as a
+  /// load, its argv as written (no splitting, no shell).
+  Expected<load::LoadSpec> CommandTable(const toml::table& table, const Scenario& s) const {
+    static const std::vector<std::string> kCommandKeys = {"command", "cpus", "instances", "nice",
+                                                          "policy",  "prio", "grace"};
+    if (Status st = CheckKeys(table, kCommandKeys, " in a command load"); !st) return st.error();
+    const toml::node* command = table.get("command");
+    const toml::array* argv_node = command != nullptr ? command->as_array() : nullptr;
+    if (argv_node == nullptr || argv_node->empty()) {
+      return At(command != nullptr ? command->source() : table.source(),
+                "a command load needs command = [\"program\", \"arg\", ...] (a non-empty list "
+                "of strings)");
+    }
+    std::vector<std::string> argv;
+    for (const toml::node& word : *argv_node) {
+      auto text = Element(word, "command", "[\"python3\", \"app.py\"]");
+      if (!text) return text.error();
+      argv.push_back(*text);
+    }
+    std::vector<std::string> options;
+    for (const auto& [key, value] : table) {
+      if (key.str() == "command") continue;
+      if (const auto* text = value.as_string()) {
+        options.push_back(fmt::format("{}={}", key.str(), text->get()));
+      } else if (const auto* number = value.as_integer()) {
+        options.push_back(fmt::format("{}={}", key.str(), number->get()));
+      } else {
+        return At(value.source(), fmt::format("{} must be a string or a whole number, not {}",
+                                              key.str(), Show(value)));
+      }
+    }
+    auto spec = load::CommandLoadSpec(argv, options, scope_);
+    if (!spec) {
+      Error e = At(table.source(),
+                   fmt::format("scenario '{}': {} (docs/loads.md)", s.name, spec.error().message));
+      e.code = spec.error().code;
+      return e;
+    }
+    return spec;
+  }
+
   /// loads = ["cpu:cpus=3", "io"]: each string is one or more SPECs joined by '+'.
   Status Loads(const toml::node& node, Scenario& s) const {
     const toml::array* array = node.as_array();
@@ -278,6 +321,13 @@ class SuiteParser {
                                            Show(node)));
     }
     for (const toml::node& element : *array) {
+      if (const toml::table* table = element.as_table()) {
+        auto spec = CommandTable(*table, s);
+        if (!spec) return spec.error();
+        s.load_specs.push_back(spec->text);
+        s.loads.push_back(std::move(*spec));
+        continue;
+      }
       auto text = Element(element, "loads", "[\"cpu:cpus=3\", \"io\"]");
       if (!text) return text.error();
       const std::vector<std::string> pieces = SplitPlus(*text);

@@ -49,7 +49,7 @@ TEST(LoadCli, NoSpecIsRejected) {
 TEST(LoadCli, ListShowsEveryLoad) {
   const auto r = RunRtpulse({"load", "--list"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* name : {"cpu", "memory", "cache", "io", "switch", "net", "stress-ng"}) {
+  for (const char* name : {"cpu", "memory", "cache", "io", "switch", "net", "stress-ng", "cmd"}) {
     EXPECT_NE(("\n" + r.out).find(std::string("\n") + name + " "), std::string::npos)
         << name << " missing from\n"
         << r.out;

@@ -14,8 +14,8 @@ TEST(LoadRegistry, HasEveryLoadOfTheIssueOnce) {
     EXPECT_TRUE(names.insert(d.name).second) << d.name;
     EXPECT_NE(std::string(d.stresses), "");
   }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"cpu", "memory", "cache", "io", "switch", "net", "stress-ng"}));
+  EXPECT_EQ(names, (std::set<std::string>{"cpu", "memory", "cache", "io", "switch", "net",
+                                          "stress-ng", "cmd"}));
 }
 
 TEST(LoadRegistry, FindsByExactName) {
@@ -37,8 +37,9 @@ TEST(LoadRegistry, SuggestsTheClosestName) {
 TEST(LoadRegistry, ListsTheLoadsWhenNothingIsClose) {
   auto d = FindLoad("zzzzzzzzzz");
   ASSERT_FALSE(d);
-  EXPECT_EQ(d.error().message,
-            "unknown load 'zzzzzzzzzz' (loads: cpu, memory, cache, io, switch, net, stress-ng)");
+  EXPECT_EQ(
+      d.error().message,
+      "unknown load 'zzzzzzzzzz' (loads: cpu, memory, cache, io, switch, net, stress-ng, cmd)");
 }
 
 }  // namespace

@@ -68,6 +68,17 @@ results::ScenarioResult Scenario(const std::string& name, int64_t base_ns) {
                                     {"ops_per_second", 500.0},
                                     {"mb_per_second", 0.0},
                                     {"cpu_use", {{{"cpu", 0}, {"busy_percent", 99.0}}}},
+                                    {"warnings", nlohmann::json::array()}},
+                                   // A command counts no work: its rate is null, not 0.
+                                   {{"load", "cmd"},
+                                    {"spec", "cmd:cpus=1 ./my_app"},
+                                    {"cpus", "1"},
+                                    {"seconds", 2.0},
+                                    {"ops", nullptr},
+                                    {"ops_unit", ""},
+                                    {"ops_per_second", nullptr},
+                                    {"mb_per_second", 0.0},
+                                    {"cpu_use", {{{"cpu", 1}, {"busy_percent", 42.0}}}},
                                     {"warnings", nlohmann::json::array()}}});
   results::LatencyRun run;
   run.release = "6.1.0-test";
@@ -274,6 +285,10 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   EXPECT_NE(html.find("running in a VM &amp; no PREEMPT_RT"), std::string::npos);
   EXPECT_NE(html.find("cpu_50%&amp;&lt;x&gt;"), std::string::npos);
   EXPECT_NE(html.find("<p>hook works</p>"), std::string::npos);
+  EXPECT_NE(html.find("<td>500 loops/s</td>"), std::string::npos);
+  EXPECT_NE(html.find("cmd:cpus=1 ./my_app</td><td class=\"l\">1</td><td>2.0</td><td>-</td>"),
+            std::string::npos)
+      << "an uncounted rate is '-', never 0";
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org"));  // only SVG namespaces
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -470,6 +471,54 @@ TEST_F(RunnerTest, ListShowsEveryScenarioWithItsTimesAndTheTotal) {
             std::string::npos)
       << list;
   EXPECT_NE(list.find("total about 00:00:46"), std::string::npos) << list;
+}
+
+TEST_F(RunnerTest, TheIntegrityCheckReadsAroundTheMeasurementAndWarnsAnIdleThatWasBusy) {
+  // Each scenario's CPUs 0-1 advance 1000 ticks each; "light" has 1260 of them busy, rtpulse
+  // itself 0 (63 %), the others 100 busy of which rtpulse 40 (3 %).
+  uint64_t base = 0;
+  int reads = 0;
+  services_.busy = [&] {
+    world_.log.push_back("busy read");
+    BusyReading r;
+    const bool after = reads++ % 2 == 1;
+    const bool light = reads > 2 && reads <= 4;
+    for (const int cpu : {0, 1}) {
+      load::CpuTimes t;
+      t.total = base + (after ? 1000 : 0);
+      t.idle = base + (after ? (light ? 370 : 950) : 0);
+      r.cpus[cpu] = t;
+    }
+    r.own_ticks = after && !light ? 40 : 0;
+    r.own_known = true;
+    if (after) base += 10'000;
+    return r;
+  };
+  ASSERT_EQ(Run().code, ExitCode::kOk);
+  const auto measure = std::find(world_.log.begin(), world_.log.end(), "measure light 10s");
+  ASSERT_NE(measure, world_.log.end());
+  EXPECT_EQ(*(measure - 1), "busy read");
+  // The second reading comes after the measurement (and its checkpoints), before the loads
+  // stop.
+  const auto second = std::find(measure, world_.log.end(), "busy read");
+  const auto stop = std::find(measure, world_.log.end(), "loads stop light");
+  EXPECT_LT(second, stop);
+  EXPECT_NE(stop, world_.log.end());
+  const json r = ResultJson();
+  const json& light = r["scenarios"][1];
+  EXPECT_DOUBLE_EQ(light["cpu_busy"]["other_busy_percent"].get<double>(), 63.0);
+  const std::string warning =
+      "scenario integrity: idle scenario was not idle: 63% CPU busy from other work on CPUs 0-1 "
+      "(threshold 10%); its latencies were measured under load";
+  EXPECT_NE(std::find(light["warnings"].begin(), light["warnings"].end(), warning),
+            light["warnings"].end())
+      << light["warnings"].dump(1);
+  EXPECT_DOUBLE_EQ(r["scenarios"][0]["cpu_busy"]["other_busy_percent"].get<double>(), 3.0);
+  for (const auto& w : r["scenarios"][0]["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("scenario integrity"), std::string::npos) << w;
+  }
+  EXPECT_NE(ReadFile(world_.out_dir + "/statistical_summary.txt").find("  light: " + warning),
+            std::string::npos);
 }
 
 }  // namespace

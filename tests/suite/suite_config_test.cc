@@ -203,6 +203,51 @@ TEST(SuiteToml, LoadWithoutCpusGetsTheGivenOnlineCpus) {
   EXPECT_EQ(c->scenarios[0].description, "cpu");
 }
 
+TEST(SuiteToml, CommandLoadTableKeepsItsArgvAsWritten) {
+  auto c = ParseSuiteToml(
+      "[[scenario]]\nname = \"mine\"\n"
+      "loads = [{ command = [\"sh\", \"-c\", \"echo a+b; sleep 1\"], cpus = \"2-3\", "
+      "instances = 2, grace = \"500ms\" }, \"cpu:cpus=1\"]\n",
+      "s.toml", kPi5);
+  ASSERT_TRUE(c) << c.error().message;
+  const Scenario& s = c->scenarios[0];
+  ASSERT_EQ(s.loads.size(), 2u);
+  EXPECT_EQ(s.loads[0].name, "cmd");
+  EXPECT_EQ(s.loads[0].params.args, (std::vector<std::string>{"sh", "-c", "echo a+b; sleep 1"}));
+  EXPECT_EQ(s.loads[0].params.cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(s.loads[0].params.Option("instances", ""), "2");
+  EXPECT_EQ(s.loads[0].params.Option("grace", ""), "500ms");
+  EXPECT_EQ(s.load_specs[0], "cmd:cpus=2-3,grace=500ms,instances=2 sh -c \"echo a+b; sleep 1\"");
+  EXPECT_EQ(s.load_specs[1], "cpu:cpus=1");
+  // A cmd string takes the rest of the string, '+' included.
+  auto joined = ParseSuiteToml(
+      "[[scenario]]\nname = \"j\"\nloads = [\"cpu:cpus=1+cmd:shell=1 echo $((1+2))\"]\n", "s.toml",
+      kPi5);
+  ASSERT_TRUE(joined) << joined.error().message;
+  ASSERT_EQ(joined->scenarios[0].loads.size(), 2u);
+  EXPECT_EQ(joined->scenarios[0].loads[1].params.args.back(), "echo $((1+2))");
+}
+
+TEST(SuiteTomlErrors, BadCommandLoadTables) {
+  const std::string head = "[[scenario]]\nname = \"a\"\nloads = [";
+  EXPECT_EQ(ErrorOf(head + "{ cpus = \"1\" }]\n"),
+            "suite.toml:3:10: a command load needs command = [\"program\", \"arg\", ...] (a "
+            "non-empty list of strings)");
+  EXPECT_EQ(ErrorOf(head + "{ command = [\"sh\", 3] }]\n"),
+            "suite.toml:3:29: each command entry must be a string, not 3; write e.g. command = "
+            "[\"python3\", \"app.py\"]");
+  EXPECT_EQ(ErrorOf(head + "{ command = [\"sh\"], instance = 2 }]\n"),
+            "suite.toml:3:30: unknown key 'instance' in a command load; did you mean "
+            "'instances'?");
+  EXPECT_EQ(ErrorOf(head + "{ command = [\"no-such-program-rtpulse\"] }]\n"),
+            "suite.toml:3:10: scenario 'a': load 'cmd:no-such-program-rtpulse': program "
+            "'no-such-program-rtpulse' not found in PATH; give its path or install it "
+            "(docs/loads.md)");
+  EXPECT_EQ(ErrorOf(head + "{ command = [\"sh\"], cpus = \"7\" }]\n"),
+            "suite.toml:3:10: scenario 'a': load 'cmd:cpus=7 sh': CPU 7 is not online (online: "
+            "0-3) (docs/loads.md)");
+}
+
 // --- ParseSuiteToml: errors name file:line:col, the value and the fix ---
 
 TEST(SuiteTomlErrors, TomlSyntax) {
