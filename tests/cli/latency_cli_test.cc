@@ -817,5 +817,80 @@ TEST_F(LatencyRunTest, WithoutASamplesLogPercentilesStayBucketEdgesAndSaySo) {
       << r.out;
 }
 
+TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesidePerWakeUp) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "5ms@5Hz", "--json", dir.File("s.json"), "--samples", dir.File("s.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  std::string threads;
+  for (const auto& [i, t] : j["thread"].items()) {
+    threads += (threads.empty() ? "" : ",") + i + ":" +
+               std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
+               std::to_string(t["periods_elapsed"].get<uint64_t>());
+  }
+  auto py = testutil::RunProcess({"/usr/bin/env", "python3",
+                                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+                                  dir.File("s.bin"), "--threads", threads, "--percentiles",
+                                  "50,95,99,99.9,99.99"});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const auto truth = nlohmann::json::parse(py.out);
+  const auto& wake = truth["all"];
+  const auto& period = truth["all_per_period"];
+  ASSERT_GT(period["count"].get<uint64_t>(), wake["count"].get<uint64_t>() + 20);  // stalls
+
+  // compare reads the latency file back (histograms only: its percentiles are bucket edges,
+  // and it says so); counts, min, max and mean are exact against python.
+  auto cmp = RunRtpulse({"compare", dir.File("s.json"), dir.File("s.json"), "--json", "-",
+                         "--bootstrap", "10"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const auto c = nlohmann::json::parse(cmp.out);
+  const auto& side = c["scenarios"][0]["runs"][0];
+  EXPECT_EQ(side["samples"], wake["count"]);
+  EXPECT_EQ(side["max_ns"], wake["max"]);
+  const auto& per = side["per_period"];
+  EXPECT_EQ(per["periods"], period["count"]);
+  EXPECT_EQ(per["max_ns"].get<double>(), period["max"].get<double>());
+  EXPECT_NEAR(per["mean_ns"].get<double>(), period["mean"].get<double>(), 1e-3);
+  EXPECT_EQ(per["percentile_method"], "bucket_upper_edge");
+  for (const auto& [key, p] : std::vector<std::pair<std::string, std::string>>{
+           {"p50_ns", "p50"}, {"p99_ns", "p99"}, {"p99.9_ns", "p99.9"}}) {
+    const double got = per[key].get<double>();
+    const double want = period[p].get<double>();
+    EXPECT_GE(got, want) << key;
+    EXPECT_LE(got, want * (1 + 1.0 / 512) + 1) << key;
+  }
+  EXPECT_NE(c["per_period_percentile_method"].get<std::string>().find("upper edge"),
+            std::string::npos);
+  auto text = RunRtpulse({"compare", dir.File("s.json"), dir.File("s.json"), "--bootstrap", "10"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  per period (every period, each skipped one late from its deadline to "
+                          "the wake-up; the rows above are per wake-up, as cyclictest counts)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  periods  "), std::string::npos) << text.out;
+
+  // The report's per-period table, beside the per-wake-up one.
+  auto rep = RunRtpulse({"report", dir.File("s.json"), "--out", dir.File("r"), "--formats", "svg"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const std::string html = ReadFile(dir.File("r/report/index.html"));
+  const size_t wake_table = html.find("<table id=\"summary\">");
+  const size_t period_table = html.find("<table id=\"summary-per-period\">");
+  ASSERT_NE(wake_table, std::string::npos);
+  ASSERT_NE(period_table, std::string::npos);
+  EXPECT_LT(wake_table, period_table);
+  EXPECT_NE(html.find("Per wake-up (cyclictest)"), std::string::npos);
+  char count_and_min[96];
+  std::snprintf(count_and_min, sizeof(count_and_min), "<td>%llu</td><td>%.1f</td>",
+                static_cast<unsigned long long>(period["count"].get<uint64_t>()),
+                period["min"].get<double>() / 1000.0);
+  EXPECT_NE(html.find(count_and_min, period_table), std::string::npos)
+      << html.substr(period_table, 900);
+  const std::string tex = ReadFile(dir.File("r/tables/summary.tex"));
+  EXPECT_NE(tex.find(" & " + std::to_string(period["count"].get<uint64_t>()) + " & "),
+            std::string::npos)
+      << tex;
+}
+
 }  // namespace
 }  // namespace rtpulse

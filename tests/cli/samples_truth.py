@@ -12,7 +12,7 @@ Per wake-up: every record's actual - expected. Per period (docs/latency.md): a r
 s followed by the thread's next record of seq s' (or periods_elapsed after its last record)
 swallowed k = s' - s - 1 periods and counts k + 1 times: latency - j*interval, j = 0..k.
 Prints JSON: {"all": STREAM, "all_per_period": STREAM, "threads": {IDX: {"wakeup": STREAM,
-"period": STREAM}}}, STREAM = {"count", "min", "max", "p50", ...} in ns.
+"period": STREAM}}}, STREAM = {"count", "min", "max", "mean", "p50", ...} in ns.
 """
 import argparse
 import json
@@ -49,6 +49,7 @@ def stream(values, percentiles):
     if not v:
         return out
     out["min"], out["max"] = v[0], v[-1]
+    out["mean"] = sum(v) / len(v)
     for p in percentiles:
         rank = max(1, math.ceil(Fraction(p) / 100 * len(v)))
         out[label(p)] = v[rank - 1]
