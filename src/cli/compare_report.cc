@@ -208,8 +208,8 @@ double PeriodMax(const Histogram& h, const Exact&) {
 }
 
 constexpr PeriodStat kPeriodStats[] = {
-    {"mean", "mean_ns", &PeriodMean},   {"p50", "p50_ns", &PeriodP50},
-    {"p99", "p99_ns", &PeriodP99},      {"p99.9", "p99.9_ns", &PeriodP999},
+    {"mean", "mean_ns", &PeriodMean}, {"p50", "p50_ns", &PeriodP50},
+    {"p99", "p99_ns", &PeriodP99},    {"p99.9", "p99.9_ns", &PeriodP999},
     {"max", "max_ns", &PeriodMax},
 };
 

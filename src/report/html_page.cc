@@ -59,10 +59,9 @@ std::string PerPeriodTable(const std::vector<results::ScenarioStats>& rows) {
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        E(name), p.periods, E(FormatUs(p.min_ns)), E(FormatUs(p.mean_ns)),
-        E(FormatUs(p.median_ns)), E(FormatUs(p.p95_ns)), E(FormatUs(p.p99_ns)),
-        E(FormatUs(p.p999_ns)), E(FormatUs(p.p9999_ns)), E(FormatUs(p.max_ns)),
-        E(FormatUs(p.stddev_ns)));
+        E(name), p.periods, E(FormatUs(p.min_ns)), E(FormatUs(p.mean_ns)), E(FormatUs(p.median_ns)),
+        E(FormatUs(p.p95_ns)), E(FormatUs(p.p99_ns)), E(FormatUs(p.p999_ns)),
+        E(FormatUs(p.p9999_ns)), E(FormatUs(p.max_ns)), E(FormatUs(p.stddev_ns)));
   }
   return h + "</table>\n<p class=\"note\">Per-period percentiles: " +
          E(results::PerPeriodMethodStatement(rows)) + ".</p>\n";
@@ -70,7 +69,8 @@ std::string PerPeriodTable(const std::vector<results::ScenarioStats>& rows) {
 
 std::string SummaryTable(const results::SuiteResult& suite) {
   std::string h =
-      "<p>Per wake-up (cyclictest): one sample per wake-up.</p>\n<table id=\"summary\"><tr><th class=\"l\">Scenario</th><th class=\"l\">Status</th>"
+      "<p>Per wake-up (cyclictest): one sample per wake-up.</p>\n<table id=\"summary\"><tr><th "
+      "class=\"l\">Scenario</th><th class=\"l\">Status</th>"
       "<th>Samples</th><th>Min</th><th>Mean</th><th>p50</th><th>p95</th><th>p99</th>"
       "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th><th>Missed</th>"
       "<th>Skipped</th></tr>\n";

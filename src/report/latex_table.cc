@@ -104,7 +104,9 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
       "% Missed: wake-ups after the next period's deadline; skipped: periods with no "
       "activation because of them.\n";
   tex += "\\begin{table}[htbp]\n\\centering\n\\small\n";
-  tex += "\\caption{Scheduling latency per scenario, per wake-up (\\textmu s)}\n\\label{tab:rtpulse-summary}\n";
+  tex +=
+      "\\caption{Scheduling latency per scenario, per wake-up (\\textmu "
+      "s)}\n\\label{tab:rtpulse-summary}\n";
   tex += "\\begin{tabular}{lrrrrrrrrrrrr}\n\\toprule\n";
   tex +=
       "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "

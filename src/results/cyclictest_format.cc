@@ -335,13 +335,13 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       if (HasPerPeriod(p) && !p.bounds.Any()) {
         // Beside the per-wake-up (cyclictest) statistics: one entry per period, each skipped
         // period with its own lateness (docs/latency-json.md#per-period).
-        t["per_period"] = {{"periods", p.histogram.count() + p.skipped_histogram.count()},
-                           {"skipped_periods", p.skipped_histogram.count()},
-                           {"stats", SummaryJson(PerPeriodHistogram(p),
-                                                 ExactList(path, ListAt(exact.threads_per_period,
-                                                                        pi)))},
-                           {"skipped_stats", SummaryJson(p.skipped_histogram)},
-                           {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
+        t["per_period"] = {
+            {"periods", p.histogram.count() + p.skipped_histogram.count()},
+            {"skipped_periods", p.skipped_histogram.count()},
+            {"stats", SummaryJson(PerPeriodHistogram(p),
+                                  ExactList(path, ListAt(exact.threads_per_period, pi)))},
+            {"skipped_stats", SummaryJson(p.skipped_histogram)},
+            {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
       }
       missed += p.missed_activations;
       skipped += p.skipped_periods;

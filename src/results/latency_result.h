@@ -145,11 +145,11 @@ inline Histogram PerPeriodHistogram(const ProbeResult& p) {
 /// value per entry of `percentiles`, in its order; an empty list was not computed (the
 /// bucket edges stand).
 struct ExactPathPercentiles {
-  std::vector<double> percentiles;                      ///< In percent.
-  std::vector<std::vector<int64_t>> threads;            ///< threads[i] for PathRun::probes[i].
-  std::vector<int64_t> all;                             ///< All threads, per wake-up.
-  std::vector<std::vector<int64_t>> threads_per_period; ///< Per period, per thread.
-  std::vector<int64_t> all_per_period;                  ///< Per period, all threads.
+  std::vector<double> percentiles;                       ///< In percent.
+  std::vector<std::vector<int64_t>> threads;             ///< threads[i] for PathRun::probes[i].
+  std::vector<int64_t> all;                              ///< All threads, per wake-up.
+  std::vector<std::vector<int64_t>> threads_per_period;  ///< Per period, per thread.
+  std::vector<int64_t> all_per_period;                   ///< Per period, all threads.
   /// Why the per-period percentiles are not exact (the log and the skipped periods'
   /// histogram disagree), when they are not.
   std::string per_period_note;

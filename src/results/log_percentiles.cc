@@ -19,8 +19,7 @@ constexpr int kAllThreads = -1;
 /// path) wake-ups, or their per-period entries.
 class LogStream {
  public:
-  LogStream(const PathRun& path, const LogPercentileRequest& request, int thread,
-            bool per_period)
+  LogStream(const PathRun& path, const LogPercentileRequest& request, int thread, bool per_period)
       : path_(path), request_(request), thread_(thread), per_period_(per_period) {}
 
   Status operator()(const std::function<void(int64_t)>& sink) const {
@@ -81,13 +80,14 @@ Expected<std::vector<int64_t>> SelectFromLog(const PathRun& path,
                                              bool per_period, const Histogram& expected,
                                              ExactPathPercentiles& out) {
   const std::vector<double> percentiles(request.percentiles.begin(), request.percentiles.end());
-  auto exact = stats::ComputeExactPercentiles(LogStream(path, request, thread, per_period),
-                                              percentiles);
+  auto exact =
+      stats::ComputeExactPercentiles(LogStream(path, request, thread, per_period), percentiles);
   if (!exact) return exact.error();
   out.passes += exact->passes;
   out.max_held = std::max(out.max_held, exact->max_held);
   if (!stats::SameSamples(exact->histogram, expected)) {
-    const std::string who = thread == kAllThreads ? "all threads" : fmt::format("thread {}", thread);
+    const std::string who =
+        thread == kAllThreads ? "all threads" : fmt::format("thread {}", thread);
     return Failure(fmt::format(
         "{} does not hold exactly the {} {} of {} (the log gives {}, the run counted {}{})",
         request.samples_path, per_period ? "periods" : "samples", who, path.wake,

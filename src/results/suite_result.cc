@@ -47,9 +47,15 @@ std::string PercentileText(int64_t ns, const StatBounds& bounds) {
 }
 
 nlohmann::json PerPeriodJson(const PerPeriodStats& s) {
-  return {{"periods", s.periods},           {"min_ns", s.min_ns},      {"mean_ns", s.mean_ns},
-          {"median_ns", s.median_ns},       {"p95_ns", s.p95_ns},      {"p99_ns", s.p99_ns},
-          {"p99.9_ns", s.p999_ns},          {"p99.99_ns", s.p9999_ns}, {"max_ns", s.max_ns},
+  return {{"periods", s.periods},
+          {"min_ns", s.min_ns},
+          {"mean_ns", s.mean_ns},
+          {"median_ns", s.median_ns},
+          {"p95_ns", s.p95_ns},
+          {"p99_ns", s.p99_ns},
+          {"p99.9_ns", s.p999_ns},
+          {"p99.99_ns", s.p9999_ns},
+          {"max_ns", s.max_ns},
           {"jitter_stddev_ns", s.stddev_ns},
           {"percentile_method", s.percentiles_exact ? "exact" : "bucket_upper_edge"}};
 }
@@ -63,7 +69,8 @@ nlohmann::json ExactJson(const ExactPercentileValues& e) {
 }
 
 /// The statement for rows named `names`, of which `exact` are exact samples.
-std::string Statement(const std::vector<std::string>& names, const std::vector<std::string>& exact) {
+std::string Statement(const std::vector<std::string>& names,
+                      const std::vector<std::string>& exact) {
   if (exact.empty()) return std::string(stats::kPercentileMethod);
   if (exact.size() == names.size()) return std::string(stats::kExactPercentileMethod);
   return fmt::format("{} for {}; the others: {}", stats::kExactPercentileMethod,
@@ -145,8 +152,8 @@ void PooledJitterBound(const std::vector<ProbeResult>& probes, ScenarioStats& ro
 
 /// All threads' periods together, each skipped period with its own lateness; none when a
 /// thread's per-period latencies are not known.
-std::optional<PerPeriodStats> SummarizePerPeriod(const PathRun& path,
-                                                 const std::optional<ExactPercentileValues>& exact) {
+std::optional<PerPeriodStats> SummarizePerPeriod(
+    const PathRun& path, const std::optional<ExactPercentileValues>& exact) {
   if (path.probes.empty()) return std::nullopt;
   Histogram all;
   for (const auto& p : path.probes) {
@@ -219,8 +226,8 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       row.p9999_ns = all.Percentile(99.99);
     }
     const bool one_path = scenario.latency->paths.size() == 1;
-    row.per_period = SummarizePerPeriod(
-        path, one_path ? scenario.exact_per_period_percentiles : std::nullopt);
+    row.per_period =
+        SummarizePerPeriod(path, one_path ? scenario.exact_per_period_percentiles : std::nullopt);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -728,7 +728,7 @@ std::vector<std::string> SummaryRow(const std::string& text, const std::string& 
   for (std::string t; line >> t;) tokens.push_back(t);
   std::vector<std::string> cols;
   size_t k = name.find(' ') == std::string::npos ? 1 : 2;  // "T0 cpu0" is two tokens
-  cols.push_back(tokens.at(k++));                           // samples / periods
+  cols.push_back(tokens.at(k++));                          // samples / periods
   for (; k + 1 < tokens.size(); k += 2) cols.push_back(tokens[k] + " " + tokens[k + 1]);
   return cols;
 }
@@ -743,8 +743,9 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
   const auto j = nlohmann::json::parse(ReadFile(dir.File("e.json")));
   std::string threads;
   for (const auto& [i, t] : j["thread"].items()) {
-    threads += (threads.empty() ? "" : ",") + i + ":" + std::to_string(t["interval_ns"].get<int64_t>()) +
-               ":" + std::to_string(t["periods_elapsed"].get<uint64_t>());
+    threads += (threads.empty() ? "" : ",") + i + ":" +
+               std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
+               std::to_string(t["periods_elapsed"].get<uint64_t>());
   }
   // python3 over the raw file, nothing of rtpulse: sorted latencies, nearest ranks.
   auto py = testutil::RunProcess({"/usr/bin/env", "python3",
@@ -776,11 +777,10 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
   expect_stream(all, truth["all"], "all threads per wake-up");
   expect_stream(all["per_period"], truth["all_per_period"], "all threads per period");
   EXPECT_NE(all["per_period"]["p99_ns"], all["p99_ns"]);  // the stalls weigh per period
-  EXPECT_NE(j["rtpulse"]["percentile_method"].get<std::string>().find(
-                "exact (from the samples log)"),
-            std::string::npos);
-  EXPECT_EQ(j["rtpulse"]["percentile_method"].get<std::string>().find("bucket"),
-            std::string::npos);
+  EXPECT_NE(
+      j["rtpulse"]["percentile_method"].get<std::string>().find("exact (from the samples log)"),
+      std::string::npos);
+  EXPECT_EQ(j["rtpulse"]["percentile_method"].get<std::string>().find("bucket"), std::string::npos);
 
   // The text summary prints the same values, per wake-up and per period, and says so.
   EXPECT_NE(r.out.find("# percentiles: nearest-rank (rank = ceil(p/100*N)); value = the sample "
@@ -806,13 +806,14 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
 
 TEST_F(LatencyRunTest, WithoutASamplesLogPercentilesStayBucketEdgesAndSaySo) {
   TempDir dir;
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q", "--json",
-                       dir.File("b.json")});
+  auto r =
+      RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q", "--json", dir.File("b.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
   EXPECT_NE(j["rtpulse"]["percentile_method"].get<std::string>().find("upper edge"),
             std::string::npos);
-  for (const auto& [i, t] : j["thread"].items()) EXPECT_FALSE(t["stats"].contains("percentile_method"));
+  for (const auto& [i, t] : j["thread"].items())
+    EXPECT_FALSE(t["stats"].contains("percentile_method"));
   EXPECT_NE(r.out.find("value = upper edge of its log-linear histogram bucket"), std::string::npos)
       << r.out;
 }
@@ -829,10 +830,9 @@ TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesideP
                std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
                std::to_string(t["periods_elapsed"].get<uint64_t>());
   }
-  auto py = testutil::RunProcess({"/usr/bin/env", "python3",
-                                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
-                                  dir.File("s.bin"), "--threads", threads, "--percentiles",
-                                  "50,95,99,99.9,99.99"});
+  auto py = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+       dir.File("s.bin"), "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
   ASSERT_EQ(py.exit_code, 0) << py.err;
   const auto truth = nlohmann::json::parse(py.out);
   const auto& wake = truth["all"];
@@ -841,8 +841,8 @@ TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesideP
 
   // compare reads the latency file back (histograms only: its percentiles are bucket edges,
   // and it says so); counts, min, max and mean are exact against python.
-  auto cmp = RunRtpulse({"compare", dir.File("s.json"), dir.File("s.json"), "--json", "-",
-                         "--bootstrap", "10"});
+  auto cmp = RunRtpulse(
+      {"compare", dir.File("s.json"), dir.File("s.json"), "--json", "-", "--bootstrap", "10"});
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
   const auto c = nlohmann::json::parse(cmp.out);
   const auto& side = c["scenarios"][0]["runs"][0];

@@ -204,8 +204,7 @@ TEST_F(SuiteTest, SamplesMakeEveryOutputsPercentilesExactPerWakeUpAndPerPeriod) 
   }
   for (const auto& [field, p] : keys) {
     EXPECT_EQ(scenario["exact_percentiles"][field], truth["all"][p]) << field;
-    EXPECT_EQ(scenario["exact_per_period_percentiles"][field], truth["all_per_period"][p])
-        << field;
+    EXPECT_EQ(scenario["exact_per_period_percentiles"][field], truth["all_per_period"][p]) << field;
   }
   EXPECT_EQ(result["percentile_method"],
             "nearest-rank (rank = ceil(p/100*N)); value = the sample of that rank, exact (from the "

@@ -120,8 +120,7 @@ void MakeTwoPaths(TwoPaths& run) {
   std::vector<std::vector<SampleRecord>> records(3);
   run.abs.wake = "abs";
   for (size_t i = 0; i < 2; ++i) {
-    run.truth.push_back(
-        SimulateThread(static_cast<int>(i), kAbs, 3000 + 500 * i, rng, records[i]));
+    run.truth.push_back(SimulateThread(static_cast<int>(i), kAbs, 3000 + 500 * i, rng, records[i]));
     run.abs.probes.push_back(run.truth.back().probe);
   }
   SimulateThread(0, kPosix, 700, rng, records[2]);
