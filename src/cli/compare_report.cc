@@ -152,11 +152,11 @@ double Mean(const ScenarioSide& s) {
 double StdDev(const ScenarioSide& s) {
   return s.summary.stddev_ns;
 }
-using Exact = std::optional<results::ExactPercentileValues>;
+using SideExact = std::optional<results::ExactPercentileValues>;
 using ExactField = int64_t results::ExactPercentileValues::*;
 
 /// The exact sample from the samples log when the side has it, else the bucket edge.
-double PercentileOf(const Histogram& h, const Exact& e, double p, ExactField field) {
+double PercentileOf(const Histogram& h, const SideExact& e, double p, ExactField field) {
   return static_cast<double>(e ? (*e).*field : h.Percentile(p));
 }
 double P50(const ScenarioSide& s) {
@@ -188,22 +188,22 @@ constexpr Stat kStats[] = {
 struct PeriodStat {
   const char* label;
   const char* key;  ///< JSON key in a side's `per_period`.
-  double (*value)(const Histogram&, const Exact&);
+  double (*value)(const Histogram&, const SideExact&);
 };
 
-double PeriodMean(const Histogram& h, const Exact&) {
+double PeriodMean(const Histogram& h, const SideExact&) {
   return h.Mean();
 }
-double PeriodP50(const Histogram& h, const Exact& e) {
+double PeriodP50(const Histogram& h, const SideExact& e) {
   return PercentileOf(h, e, 50.0, &results::ExactPercentileValues::median_ns);
 }
-double PeriodP99(const Histogram& h, const Exact& e) {
+double PeriodP99(const Histogram& h, const SideExact& e) {
   return PercentileOf(h, e, 99.0, &results::ExactPercentileValues::p99_ns);
 }
-double PeriodP999(const Histogram& h, const Exact& e) {
+double PeriodP999(const Histogram& h, const SideExact& e) {
   return PercentileOf(h, e, 99.9, &results::ExactPercentileValues::p999_ns);
 }
-double PeriodMax(const Histogram& h, const Exact&) {
+double PeriodMax(const Histogram& h, const SideExact&) {
   return static_cast<double>(h.max());
 }
 
