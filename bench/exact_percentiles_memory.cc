@@ -58,8 +58,8 @@ int Run(uint64_t n, const std::string& dir) {
     auto& p = run.probes[t];
     p.index = static_cast<int>(t);
     p.interval_ns = kInterval;
-    const int64_t latency = i % 100'003 == 7 ? 3 * kInterval + 123'456
-                                             : static_cast<int64_t>(body(rng));
+    const int64_t latency =
+        i % 100'003 == 7 ? 3 * kInterval + 123'456 : static_cast<int64_t>(body(rng));
     const uint64_t skipped = static_cast<uint64_t>(latency / kInterval);
     SampleRecord r{};
     r.seq = seq[t];
@@ -99,8 +99,9 @@ int Run(uint64_t n, const std::string& dir) {
   }
   std::printf("samples              %llu (%.1f MB log)\n", static_cast<unsigned long long>(n),
               static_cast<double>(n) * 32 / 1e6);
-  std::printf("passes over the log  %llu (6 streams: 2 threads + all, per wake-up and per period)\n",
-              static_cast<unsigned long long>(exact->passes));
+  std::printf(
+      "passes over the log  %llu (6 streams: 2 threads + all, per wake-up and per period)\n",
+      static_cast<unsigned long long>(exact->passes));
   std::printf("most samples held    %llu (%.2f MB)\n",
               static_cast<unsigned long long>(exact->max_held),
               static_cast<double>(exact->max_held) * 8 / 1e6);
@@ -109,9 +110,9 @@ int Run(uint64_t n, const std::string& dir) {
               static_cast<double>(n) * 8 / 1e6);
   std::printf("wall time            %.2f s (%.0f MB/s of log read)\n", seconds,
               static_cast<double>(exact->passes) * static_cast<double>(n) * 32 / 1e6 / seconds);
-  std::printf("all threads p99.99   %lld ns, per period %lld ns\n",
-              static_cast<long long>(exact->all[4]),
-              static_cast<long long>(exact->all_per_period.empty() ? -1 : exact->all_per_period[4]));
+  std::printf(
+      "all threads p99.99   %lld ns, per period %lld ns\n", static_cast<long long>(exact->all[4]),
+      static_cast<long long>(exact->all_per_period.empty() ? -1 : exact->all_per_period[4]));
   return 0;
 }
 
