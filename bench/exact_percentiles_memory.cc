@@ -38,7 +38,7 @@ int Run(uint64_t n, const std::string& dir) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
     std::fprintf(stderr, "error: cannot write %s: pass a folder with %llu MB free\n", path.c_str(),
-                 static_cast<unsigned long long>(n * 32 / 1000000 + 1));
+                 static_cast<unsigned long long>(n) * 32 / 1000000 + 1);
     return 1;
   }
   constexpr int64_t kInterval = 1'000'000;
