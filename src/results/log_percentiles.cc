@@ -140,7 +140,19 @@ Expected<ExactPathPercentiles> ExactPercentilesFromLog(const PathRun& path,
       out.threads.push_back(std::move(*one));
     }
   }
-  if (!PerPeriodKnown(path)) return out;
+  if (!PerPeriodKnown(path)) {
+    uint64_t restarts = 0;
+    for (const auto& p : path.probes) restarts += p.grid_restarts;
+    // SCHED_DEADLINE re-anchors its grid after an overrun: the log's seq gaps then no longer
+    // give every skipped period's deadline, so the per-period values are not replayed.
+    if (restarts > 0) {
+      out.per_period_note = fmt::format(
+          "{} activations of {} re-anchored the period grid, so the log does not give every "
+          "skipped period's deadline",
+          restarts, path.wake);
+    }
+    return out;
+  }
   // Per period: left out (bucket edges stand) rather than failing the per-wake-up values.
   auto periods = SelectFromLog(path, request, kAllThreads, true, all_per_period, out);
   if (!periods) {

@@ -214,6 +214,16 @@ TEST(ExactPercentilesFromLogTest, PerPeriodThatDoesNotMatchStaysBucketEdgesWithA
   ASSERT_TRUE(i);
   EXPECT_TRUE(i->all_per_period.empty());
   EXPECT_TRUE(i->per_period_note.empty());
+  // SCHED_DEADLINE's re-anchored grid: the gaps do not give the deadlines; said, not guessed.
+  PathRun restarted = run.abs;
+  restarted.probes[1].grid_restarts = 2;
+  auto g = ExactPercentilesFromLog(restarted, request);
+  ASSERT_TRUE(g);
+  EXPECT_FALSE(g->all.empty());
+  EXPECT_TRUE(g->all_per_period.empty());
+  EXPECT_NE(g->per_period_note.find("2 activations of abs re-anchored the period grid"),
+            std::string::npos)
+      << g->per_period_note;
 }
 
 TEST(ExactPercentilesFromLogTest, AnEmptyPathAndAMissingFile) {
