@@ -113,8 +113,10 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (plan->linear_histogram_us == 0 && !o.verbose) {
     for (const auto& path : run.paths) {
       if (run.paths.size() > 1) fmt::print(text, "# wake path: {}\n", path.wake);
-      for (const auto& p : path.probes)
-        fmt::print(text, "{}\n", results::FinalStatusLine(p, o.nsecs));
+      for (size_t i = 0; i < path.probes.size(); ++i) {
+        fmt::print(text, "{}\n",
+                   results::FinalStatusLine(path.probes[i], o.nsecs, results::ExactP99(path, i)));
+      }
     }
   }
   if (run.inject) {

@@ -178,10 +178,20 @@ std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t
   return fmt::format("{} P99:{:8d} Miss:{}", FormatStatusLine(line, nsecs), p99, missed);
 }
 
-std::string FinalStatusLine(const ProbeResult& probe, bool nsecs) {
-  const int64_t p99 = probe.histogram.count() == 0 ? 0 : probe.histogram.Percentile(99.0);
+std::string FinalStatusLine(const ProbeResult& probe, bool nsecs,
+                            std::optional<int64_t> exact_p99_ns) {
+  int64_t p99 = probe.histogram.count() == 0 ? 0 : probe.histogram.Percentile(99.0);
+  if (exact_p99_ns && probe.histogram.count() > 0) p99 = *exact_p99_ns;
   return FormatStatusLineWithTail(StatusOf(probe, nsecs), nsecs, ToUnit(p99, nsecs),
                                   probe.missed_activations);
+}
+
+std::optional<int64_t> ExactP99(const PathRun& path, size_t index) {
+  if (!path.exact || index >= path.exact->threads.size()) return std::nullopt;
+  constexpr double kP99[] = {99.0};
+  auto v = PickPercentiles(*path.exact, path.exact->threads[index], kP99);
+  if (!v) return std::nullopt;
+  return v->front();
 }
 
 std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& inject) {
