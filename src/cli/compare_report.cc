@@ -35,6 +35,17 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
       }
       side.summary = stats::Summarize(side.histogram);
       side.bounds = results::MergeBounds(path.probes);
+      bool per_period = !path.probes.empty();
+      Histogram periods;
+      for (const auto& probe : path.probes) {
+        per_period = per_period && results::HasPerPeriod(probe) && !probe.bounds.Any();
+        periods.Merge(results::PerPeriodHistogram(probe));
+      }
+      if (per_period) side.per_period = std::move(periods);
+      if (paths.size() == 1) {
+        side.exact = scenario.exact_percentiles;
+        if (side.per_period) side.exact_per_period = scenario.exact_per_period_percentiles;
+      }
       const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
       side.scenario = key;
       out.emplace_back(key, std::move(side));
@@ -141,17 +152,24 @@ double Mean(const ScenarioSide& s) {
 double StdDev(const ScenarioSide& s) {
   return s.summary.stddev_ns;
 }
+using SideExact = std::optional<results::ExactPercentileValues>;
+using ExactField = int64_t results::ExactPercentileValues::*;
+
+/// The exact sample from the samples log when the side has it, else the bucket edge.
+double PercentileOf(const Histogram& h, const SideExact& e, double p, ExactField field) {
+  return static_cast<double>(e ? (*e).*field : h.Percentile(p));
+}
 double P50(const ScenarioSide& s) {
-  return static_cast<double>(s.histogram.Percentile(50.0));
+  return PercentileOf(s.histogram, s.exact, 50.0, &results::ExactPercentileValues::median_ns);
 }
 double P99(const ScenarioSide& s) {
-  return static_cast<double>(s.histogram.Percentile(99.0));
+  return PercentileOf(s.histogram, s.exact, 99.0, &results::ExactPercentileValues::p99_ns);
 }
 double P999(const ScenarioSide& s) {
-  return static_cast<double>(s.histogram.Percentile(99.9));
+  return PercentileOf(s.histogram, s.exact, 99.9, &results::ExactPercentileValues::p999_ns);
 }
 double P9999(const ScenarioSide& s) {
-  return static_cast<double>(s.histogram.Percentile(99.99));
+  return PercentileOf(s.histogram, s.exact, 99.99, &results::ExactPercentileValues::p9999_ns);
 }
 double Max(const ScenarioSide& s) {
   return static_cast<double>(s.summary.max_ns);
@@ -163,6 +181,83 @@ constexpr Stat kStats[] = {
     {"p99.9", "p99.9", &P999, 2, true}, {"p99.99", "p99.99", &P9999, -1, false},
     {"max", "max", &Max, -1, true},
 };
+
+// ---- Per period, beside the per-wake-up rows above --------------------------------------
+
+/// A per-period statistic; sides without per-period statistics show "unknown".
+struct PeriodStat {
+  const char* label;
+  const char* key;  ///< JSON key in a side's `per_period`.
+  double (*value)(const Histogram&, const SideExact&);
+};
+
+double PeriodMean(const Histogram& h, const SideExact&) {
+  return h.Mean();
+}
+double PeriodP50(const Histogram& h, const SideExact& e) {
+  return PercentileOf(h, e, 50.0, &results::ExactPercentileValues::median_ns);
+}
+double PeriodP99(const Histogram& h, const SideExact& e) {
+  return PercentileOf(h, e, 99.0, &results::ExactPercentileValues::p99_ns);
+}
+double PeriodP999(const Histogram& h, const SideExact& e) {
+  return PercentileOf(h, e, 99.9, &results::ExactPercentileValues::p999_ns);
+}
+double PeriodMax(const Histogram& h, const SideExact&) {
+  return static_cast<double>(h.max());
+}
+
+constexpr PeriodStat kPeriodStats[] = {
+    {"mean", "mean_ns", &PeriodMean}, {"p50", "p50_ns", &PeriodP50},
+    {"p99", "p99_ns", &PeriodP99},    {"p99.9", "p99.9_ns", &PeriodP999},
+    {"max", "max_ns", &PeriodMax},
+};
+
+std::string PeriodCell(const PeriodStat& stat, const ScenarioSide& s) {
+  if (!s.per_period) return "unknown";
+  return fmt::format("{:.2f}", Us(stat.value(*s.per_period, s.exact_per_period)));
+}
+
+std::string PeriodWording(const PeriodStat& stat, const ScenarioSide& base,
+                          const ScenarioSide& other) {
+  if (!base.per_period || !other.per_period) return "";
+  return stats::DifferenceWording(stat.value(*base.per_period, base.exact_per_period),
+                                  stat.value(*other.per_period, other.exact_per_period));
+}
+
+nlohmann::ordered_json PeriodJson(const ScenarioSide& s) {
+  if (!s.per_period) return nullptr;
+  nlohmann::ordered_json j = {{"periods", s.per_period->count()}};
+  for (const auto& stat : kPeriodStats) {
+    j[stat.key] = stat.value(*s.per_period, s.exact_per_period);
+  }
+  j["percentile_method"] = s.exact_per_period ? "exact" : "bucket_upper_edge";
+  return j;
+}
+
+constexpr const char* kPeriodHeading =
+    "per period (every period, each skipped one late from its deadline to the wake-up; the "
+    "rows above are per wake-up, as cyclictest counts)";
+
+/// The percentile statement for the sides shown: exact where the samples log gave them.
+std::string MethodOf(const Comparison& c, bool per_period) {
+  std::vector<std::string> exact;
+  size_t sides = 0;
+  for (const auto& s : c.scenarios) {
+    for (const auto& side : s.sides) {
+      if (per_period && !side.per_period) continue;
+      ++sides;
+      if (per_period ? side.exact_per_period.has_value() : side.exact.has_value()) {
+        exact.push_back(c.runs[side.run].label + " " + side.scenario);
+      }
+    }
+  }
+  if (per_period && sides == 0) return "unknown (no run has per-period statistics)";
+  if (exact.empty()) return std::string(stats::kPercentileMethod);
+  if (exact.size() == sides) return std::string(stats::kExactPercentileMethod);
+  return fmt::format("{} for {}; the others: {}", stats::kExactPercentileMethod,
+                     fmt::join(exact, ", "), stats::kPercentileMethod);
+}
 
 /// How far a side's value of `stat` can be trusted (imports of clipped or wrapped data).
 results::Bound BoundOf(const Stat& stat, const ScenarioSide& s) {
@@ -359,6 +454,22 @@ std::string FormatCompareText(const Comparison& c) {
     out += fmt::format("  {:<16}", "missed/skipped");
     for (const auto& side : s.sides) out += fmt::format(" {:>{}}", MissedSkipped(side), col);
     out += "\n";
+    out += fmt::format("  {}\n", kPeriodHeading);
+    out += fmt::format("  {:<16}", "periods");
+    for (const auto& side : s.sides) {
+      out += fmt::format(
+          " {:>{}}", side.per_period ? std::to_string(side.per_period->count()) : "unknown", col);
+    }
+    out += "\n";
+    for (const auto& stat : kPeriodStats) {
+      out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
+      for (const auto& side : s.sides) out += fmt::format(" {:>{}}", PeriodCell(stat, side), col);
+      for (size_t i = 0; i < s.versus.size(); ++i) {
+        out += fmt::format("   {:<{}}", PeriodWording(stat, base, s.sides[i + 1]), vs_col);
+      }
+      while (out.back() == ' ') out.pop_back();
+      out += "\n";
+    }
     for (const auto& v : s.versus) {
       const std::string who = fmt::format("{} - {}", c.runs[v.run].label, c.runs[base.run].label);
       out += fmt::format("  95 % CI of {} (us):", who);
@@ -389,7 +500,9 @@ std::string FormatCompareText(const Comparison& c) {
   out += fmt::format("{}\n", BootstrapStatement(c.bootstrap));
   out += fmt::format("{}\n", stats::kMaxNote);
   out += fmt::format("KS: two-sample Kolmogorov-Smirnov on the histograms; {}\n", stats::kKsCaveat);
-  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  out += fmt::format("percentiles: {}\n", MethodOf(c, false));
+  out += fmt::format("per-period percentiles: {}\n", MethodOf(c, true));
+  out += "CIs and KS are per wake-up; the per-period rows get ratios only\n";
   for (const auto& w : c.warnings) out += fmt::format("warning: {}\n", w);
   return out;
 }
@@ -418,13 +531,15 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                        {"samples", side.summary.count},
                        {"mean_ns", side.summary.mean_ns},
                        {"stddev_ns", side.summary.stddev_ns},
-                       {"p50_ns", side.histogram.Percentile(50.0)},
-                       {"p99_ns", side.histogram.Percentile(99.0)},
-                       {"p99.9_ns", side.histogram.Percentile(99.9)},
-                       {"p99.99_ns", side.histogram.Percentile(99.99)},
+                       {"p50_ns", static_cast<int64_t>(P50(side))},
+                       {"p99_ns", static_cast<int64_t>(P99(side))},
+                       {"p99.9_ns", static_cast<int64_t>(P999(side))},
+                       {"p99.99_ns", static_cast<int64_t>(P9999(side))},
                        {"max_ns", side.summary.max_ns},
+                       {"percentile_method", side.exact ? "exact" : "bucket_upper_edge"},
                        {"missed_activations", side.missed_activations},
-                       {"skipped_periods", side.skipped_periods}});
+                       {"skipped_periods", side.skipped_periods},
+                       {"per_period", PeriodJson(side)}});
       if (side.bounds.Any()) {
         // Imports: a value that cannot be known is null; every inexact one is named.
         nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
@@ -490,7 +605,8 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
             {"seed", c.bootstrap.seed},
             {"confidence", c.bootstrap.confidence},
             {"method", BootstrapStatement(c.bootstrap)}}},
-          {"percentile_method", std::string(stats::kPercentileMethod)},
+          {"percentile_method", MethodOf(c, false)},
+          {"per_period_percentile_method", MethodOf(c, true)},
           {"max_note", std::string(stats::kMaxNote)},
           {"ks_caveat", std::string(stats::kKsCaveat)},
           {"scenarios", scenarios},
@@ -543,7 +659,23 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
     h += "<tr><td>missed/skipped</td>";
     for (const auto& side : s.sides) h += "<td>" + MissedSkipped(side) + "</td>";
     for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
-    h += "</tr>\n<tr><td>KS D, nominal p</td>";
+    h += fmt::format("</tr>\n<tr><th colspan=\"{}\">{}</th></tr>\n<tr><td>per period: periods</td>",
+                     1 + s.sides.size() + s.versus.size(), HtmlEscape(kPeriodHeading));
+    for (const auto& side : s.sides) {
+      h += fmt::format("<td>{}</td>",
+                       side.per_period ? std::to_string(side.per_period->count()) : "unknown");
+    }
+    for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
+    h += "</tr>\n";
+    for (const auto& stat : kPeriodStats) {
+      h += fmt::format("<tr><td>per period: {}</td>", stat.label);
+      for (const auto& side : s.sides) h += "<td>" + PeriodCell(stat, side) + "</td>";
+      for (size_t i = 0; i < s.versus.size(); ++i) {
+        h += "<td class=\"w\">" + HtmlEscape(PeriodWording(stat, base, s.sides[i + 1])) + "</td>";
+      }
+      h += "</tr>\n";
+    }
+    h += "<tr><td>KS D, nominal p</td>";
     for (size_t i = 0; i < s.sides.size(); ++i) h += "<td></td>";
     for (const auto& v : s.versus) {
       h += fmt::format("<td class=\"w\">D = {:.4f}, p = {}</td>", v.ks.d, PValue(v.ks.p_value));
@@ -563,7 +695,9 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
   for (const std::string& text : std::vector<std::string>{
            BootstrapStatement(c.bootstrap), std::string(stats::kMaxNote),
            "KS: two-sample Kolmogorov-Smirnov on the histograms; " + std::string(stats::kKsCaveat),
-           "percentiles: " + std::string(stats::kPercentileMethod)}) {
+           "percentiles: " + MethodOf(c, false),
+           "per-period percentiles: " + MethodOf(c, true) +
+               "; CIs and KS are per wake-up, the per-period rows get ratios only"}) {
     h += "<li>" + HtmlEscape(text) + "</li>\n";
   }
   for (const auto& w : c.warnings) h += "<li>warning: " + HtmlEscape(w) + "</li>\n";

@@ -32,6 +32,13 @@ struct ScenarioSide {
   results::StatBounds bounds;  ///< Imports: statistics that are only bounds, or unknown.
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
+  /// Per period (docs/latency.md#per-period-statistics): every wake-up and every skipped
+  /// period with its own lateness, all threads; absent when unknown (imports).
+  std::optional<Histogram> per_period;
+  /// The scenario's exact percentiles from its samples log (result.json), when it has them:
+  /// shown in place of the bucket edges, per wake-up and per period.
+  std::optional<results::ExactPercentileValues> exact;
+  std::optional<results::ExactPercentileValues> exact_per_period;
 };
 
 /// A non-baseline run of one scenario against that scenario's baseline.

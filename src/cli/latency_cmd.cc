@@ -14,6 +14,7 @@
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "results/cyclictest_format.h"
+#include "stats/summary.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 #include "sys/system_info.h"
@@ -77,6 +78,13 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
                                          results::InjectDetectionThreshold(plan->inject->delay_ns)};
   }
   run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
+  if (!o.samples.empty() && run.samples_error.empty()) {
+    // Exact percentiles from the log in place of the bucket edges; a log that does not hold
+    // the run's samples leaves the bucket edges, with a warning that says why.
+    for (auto& w : suite::AddLogPercentiles(run, o.samples, stats::kPercentiles)) {
+      run.warnings.push_back(std::move(w));
+    }
+  }
   for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
     fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
   }
@@ -105,8 +113,10 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (plan->linear_histogram_us == 0 && !o.verbose) {
     for (const auto& path : run.paths) {
       if (run.paths.size() > 1) fmt::print(text, "# wake path: {}\n", path.wake);
-      for (const auto& p : path.probes)
-        fmt::print(text, "{}\n", results::FinalStatusLine(p, o.nsecs));
+      for (size_t i = 0; i < path.probes.size(); ++i) {
+        fmt::print(text, "{}\n",
+                   results::FinalStatusLine(path.probes[i], o.nsecs, results::ExactP99(path, i)));
+      }
     }
   }
   if (run.inject) {

@@ -38,9 +38,41 @@ std::string JsonText(const nlohmann::json& v) {
   return v.dump();
 }
 
+/// Per period beside the per-wake-up table: one entry per period, each skipped period late
+/// from its deadline to the wake-up that ended the stall; "unknown" where the result does not
+/// have the skipped periods' latencies (imports).
+std::string PerPeriodTable(const std::vector<results::ScenarioStats>& rows) {
+  std::string h =
+      "<p>Per period: every period counts once, each skipped period with the lateness it had "
+      "(its deadline to the wake-up that ended the stall); the table above is per wake-up "
+      "(cyclictest).</p>\n<table id=\"summary-per-period\"><tr><th class=\"l\">Scenario</th>"
+      "<th>Periods</th><th>Min</th><th>Mean</th><th>p50</th><th>p95</th><th>p99</th>"
+      "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th></tr>\n";
+  for (const auto& r : rows) {
+    const std::string name = r.wake.empty() ? r.scenario : r.scenario + " (" + r.wake + ")";
+    if (!r.per_period) {
+      h += fmt::format(
+          "<tr><td class=\"l\">{}</td><td class=\"l\" colspan=\"10\">unknown: the result "
+          "does not give the skipped periods' latencies</td></tr>\n",
+          E(name));
+      continue;
+    }
+    const results::PerPeriodStats& p = *r.per_period;
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        E(name), p.periods, E(FormatUs(p.min_ns)), E(FormatUs(p.mean_ns)), E(FormatUs(p.median_ns)),
+        E(FormatUs(p.p95_ns)), E(FormatUs(p.p99_ns)), E(FormatUs(p.p999_ns)),
+        E(FormatUs(p.p9999_ns)), E(FormatUs(p.max_ns)), E(FormatUs(p.stddev_ns)));
+  }
+  return h + "</table>\n<p class=\"note\">Per-period percentiles: " +
+         E(results::PerPeriodMethodStatement(rows)) + ".</p>\n";
+}
+
 std::string SummaryTable(const results::SuiteResult& suite) {
   std::string h =
-      "<table id=\"summary\"><tr><th class=\"l\">Scenario</th><th class=\"l\">Status</th>"
+      "<p>Per wake-up (cyclictest): one sample per wake-up.</p>\n<table id=\"summary\"><tr><th "
+      "class=\"l\">Scenario</th><th class=\"l\">Status</th>"
       "<th>Samples</th><th>Min</th><th>Mean</th><th>p50</th><th>p95</th><th>p99</th>"
       "<th>p99.9</th><th>p99.99</th><th>Max</th><th>Jitter</th><th>Missed</th>"
       "<th>Skipped</th></tr>\n";
@@ -82,6 +114,7 @@ std::string SummaryTable(const results::SuiteResult& suite) {
          "file does not give the exact value:</p><ul class=\"note\">" +
          bound_notes + "</ul>\n";
   }
+  if (!rows.empty()) h += PerPeriodTable(rows);
   return h;
 }
 

@@ -56,6 +56,43 @@ std::string LatexEscape(const std::string& text) {
   return out;
 }
 
+namespace {
+
+/// The per-period table beside the per-wake-up one (docs/latency.md#per-period-statistics).
+std::string PerPeriodTableTex(const std::vector<results::ScenarioStats>& rows) {
+  std::string tex =
+      "% Per period: every period counts once, each skipped period late from its deadline to\n"
+      "% the wake-up that ended the stall (the table above is per wake-up, as cyclictest\n"
+      "% counts). unknown: the result does not give the skipped periods' latencies.\n";
+  tex += fmt::format("% Per-period percentiles: {}.\n", results::PerPeriodMethodStatement(rows));
+  tex += "\\begin{table}[htbp]\n\\centering\n\\small\n";
+  tex +=
+      "\\caption{Scheduling latency per scenario, per period (\\textmu s)}\n"
+      "\\label{tab:rtpulse-summary-per-period}\n";
+  tex += "\\begin{tabular}{lrrrrrrrrrr}\n\\toprule\n";
+  tex +=
+      "Scenario & Periods & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter "
+      "\\\\\n\\midrule\n";
+  for (const auto& row : rows) {
+    std::string name = row.scenario;
+    if (!row.wake.empty()) name += " (" + row.wake + ")";
+    if (row.status != "complete") name += " [" + row.status + "]";
+    if (!row.per_period) {
+      tex += fmt::format("{} & \\multicolumn{{10}}{{l}}{{unknown}} \\\\\n", LatexEscape(name));
+      continue;
+    }
+    const results::PerPeriodStats& p = *row.per_period;
+    tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
+                       LatexEscape(name), p.periods, FormatUs(p.min_ns), FormatUs(p.mean_ns),
+                       FormatUs(p.median_ns), FormatUs(p.p95_ns), FormatUs(p.p99_ns),
+                       FormatUs(p.p999_ns), FormatUs(p.p9999_ns), FormatUs(p.max_ns),
+                       FormatUs(p.stddev_ns));
+  }
+  return tex + "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
+}
+
+}  // namespace
+
 std::string SummaryTableTex(const results::SuiteResult& suite) {
   std::string tex =
       "% rtpulse statistical summary (written by rtpulse report). Needs \\usepackage{booktabs}.\n"
@@ -67,7 +104,9 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
       "% Missed: wake-ups after the next period's deadline; skipped: periods with no "
       "activation because of them.\n";
   tex += "\\begin{table}[htbp]\n\\centering\n\\small\n";
-  tex += "\\caption{Scheduling latency per scenario (\\textmu s)}\n\\label{tab:rtpulse-summary}\n";
+  tex +=
+      "\\caption{Scheduling latency per scenario, per wake-up (\\textmu "
+      "s)}\n\\label{tab:rtpulse-summary}\n";
   tex += "\\begin{tabular}{lrrrrrrrrrrrr}\n\\toprule\n";
   tex +=
       "Scenario & Samples & Min & Mean & p50 & p95 & p99 & p99.9 & p99.99 & Max & Jitter & "
@@ -95,7 +134,7 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
   if (!notes.empty()) {
     tex += "% $\\geq$ lower bound, $\\leq$ upper bound, ? unknown (imported data):\n" + notes;
   }
-  return tex;
+  return tex + PerPeriodTableTex(results::SummarizeScenarios(suite));
 }
 
 }  // namespace rtpulse::report

@@ -1,12 +1,14 @@
 #include "results/cyclictest_format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 
 #include "core/clock.h"
+#include "results/log_percentiles.h"
 #include "stats/summary.h"
 
 namespace rtpulse::results {
@@ -55,8 +57,56 @@ Histogram MergedPerPeriodHistogram(const PathRun& path) {
   return all;
 }
 
-nlohmann::json SummaryJson(const Histogram& h) {
-  const stats::Summary s = stats::Summarize(h);
+/// Exact values for stats::kPercentiles from the path's samples log, if it has them in this
+/// list (one of ExactPathPercentiles' lists); none: the bucket edges stand.
+using ExactValues = std::optional<std::vector<int64_t>>;
+ExactValues ExactList(const PathRun& path, const std::vector<int64_t>& list) {
+  if (!path.exact) return std::nullopt;
+  return PickPercentiles(*path.exact, list, stats::kPercentiles);
+}
+
+/// The list of `lists` for probe `i`, or an empty one when they were not computed.
+const std::vector<int64_t>& ListAt(const std::vector<std::vector<int64_t>>& lists, size_t i) {
+  static const std::vector<int64_t> kNone;
+  return i < lists.size() ? lists[i] : kNone;
+}
+
+/// Summarize(h), with the exact percentiles in place of the bucket edges when given.
+stats::Summary SummaryOf(const Histogram& h, const ExactValues& exact) {
+  stats::Summary s = stats::Summarize(h);
+  if (exact) std::copy(exact->begin(), exact->end(), s.percentile_ns.begin());
+  return s;
+}
+
+/// The percentile statement of a whole run: exact when the samples log gave every path's
+/// percentiles (per period too, where shown), the bucket-edge statement when it gave none,
+/// and which is which otherwise.
+std::string RunMethodStatement(const LatencyRun& run) {
+  std::vector<std::string> exact;
+  std::vector<std::string> wake_up_only;
+  for (const auto& path : run.paths) {
+    if (!path.exact || !ExactList(path, path.exact->all)) continue;
+    if (PathHasPerPeriod(path) && path.exact->all_per_period.empty()) {
+      wake_up_only.push_back(path.wake);
+    } else {
+      exact.push_back(path.wake);
+    }
+  }
+  if (exact.empty() && wake_up_only.empty()) return std::string(stats::kPercentileMethod);
+  if (exact.size() == run.paths.size()) return std::string(stats::kExactPercentileMethod);
+  std::string out = std::string(stats::kExactPercentileMethod);
+  if (!exact.empty()) out += fmt::format(" for wake path {}", fmt::join(exact, ", "));
+  if (!wake_up_only.empty()) {
+    out += fmt::format("{} per wake-up only for wake path {}", exact.empty() ? "" : ";",
+                       fmt::join(wake_up_only, ", "));
+  }
+  return out + fmt::format("; the others: {}", stats::kPercentileMethod);
+}
+
+/// `percentile_method` of a path's stats block: written only where the log made them exact,
+/// so files without a samples log keep their layout (the run's own statement says the rest).
+nlohmann::json SummaryJson(const Histogram& h, const ExactValues& exact = std::nullopt) {
+  const stats::Summary s = SummaryOf(h, exact);
   nlohmann::json j;
   j["count"] = s.count;
   j["min_ns"] = s.min_ns;
@@ -68,6 +118,7 @@ nlohmann::json SummaryJson(const Histogram& h) {
   }
   j["negative_latencies"] = s.negative;
   j["top_bucket_count"] = s.top_bucket;
+  if (exact) j["percentile_method"] = "exact";
   return j;
 }
 
@@ -127,10 +178,20 @@ std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t
   return fmt::format("{} P99:{:8d} Miss:{}", FormatStatusLine(line, nsecs), p99, missed);
 }
 
-std::string FinalStatusLine(const ProbeResult& probe, bool nsecs) {
-  const int64_t p99 = probe.histogram.count() == 0 ? 0 : probe.histogram.Percentile(99.0);
+std::string FinalStatusLine(const ProbeResult& probe, bool nsecs,
+                            std::optional<int64_t> exact_p99_ns) {
+  int64_t p99 = probe.histogram.count() == 0 ? 0 : probe.histogram.Percentile(99.0);
+  if (exact_p99_ns && probe.histogram.count() > 0) p99 = *exact_p99_ns;
   return FormatStatusLineWithTail(StatusOf(probe, nsecs), nsecs, ToUnit(p99, nsecs),
                                   probe.missed_activations);
+}
+
+std::optional<int64_t> ExactP99(const PathRun& path, size_t index) {
+  if (!path.exact || index >= path.exact->threads.size()) return std::nullopt;
+  constexpr double kP99[] = {99.0};
+  auto v = PickPercentiles(*path.exact, path.exact->threads[index], kP99);
+  if (!v) return std::nullopt;
+  return v->front();
 }
 
 std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& inject) {
@@ -233,7 +294,10 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
     path_json["threads"] = nlohmann::json::array();
     uint64_t missed = 0;
     uint64_t skipped = 0;
-    for (const auto& p : path.probes) {
+    const ExactPathPercentiles none;
+    const ExactPathPercentiles& exact = path.exact ? *path.exact : none;
+    for (size_t pi = 0; pi < path.probes.size(); ++pi) {
+      const ProbeResult& p = path.probes[pi];
       nlohmann::json t;
       nlohmann::json hist = nlohmann::json::object();
       if (p.linear) {
@@ -255,7 +319,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["priority"] = p.priority;
       t["interval_ns"] = p.interval_ns;
       t["tid"] = p.tid;
-      t["stats"] = SummaryJson(p.histogram);
+      t["stats"] = SummaryJson(p.histogram, ExactList(path, ListAt(exact.threads, pi)));
       AddBounds(t["stats"], p.bounds);
       if (p.latencies_not_printed > 0) t["latencies_not_printed"] = p.latencies_not_printed;
       t["periods_elapsed"] = p.periods_elapsed;
@@ -281,22 +345,30 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       if (HasPerPeriod(p) && !p.bounds.Any()) {
         // Beside the per-wake-up (cyclictest) statistics: one entry per period, each skipped
         // period with its own lateness (docs/latency-json.md#per-period).
-        t["per_period"] = {{"periods", p.histogram.count() + p.skipped_histogram.count()},
-                           {"skipped_periods", p.skipped_histogram.count()},
-                           {"stats", SummaryJson(PerPeriodHistogram(p))},
-                           {"skipped_stats", SummaryJson(p.skipped_histogram)},
-                           {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
+        t["per_period"] = {
+            {"periods", p.histogram.count() + p.skipped_histogram.count()},
+            {"skipped_periods", p.skipped_histogram.count()},
+            {"stats", SummaryJson(PerPeriodHistogram(p),
+                                  ExactList(path, ListAt(exact.threads_per_period, pi)))},
+            {"skipped_stats", SummaryJson(p.skipped_histogram)},
+            {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
       }
       missed += p.missed_activations;
       skipped += p.skipped_periods;
       path_json["threads"].push_back(num_threads);
       threads[std::to_string(num_threads++)] = std::move(t);
     }
-    nlohmann::json all = SummaryJson(MergedHistogram(path));
+    nlohmann::json all = SummaryJson(MergedHistogram(path), ExactList(path, exact.all));
     AddBounds(all, MergeBounds(path.probes));
     all["missed_activations"] = missed;
     all["skipped_periods"] = skipped;
-    if (PathHasPerPeriod(path)) all["per_period"] = SummaryJson(MergedPerPeriodHistogram(path));
+    if (PathHasPerPeriod(path)) {
+      all["per_period"] =
+          SummaryJson(MergedPerPeriodHistogram(path), ExactList(path, exact.all_per_period));
+    }
+    if (!exact.per_period_note.empty()) {
+      all["per_period_percentiles_not_exact"] = exact.per_period_note;
+    }
     path_json["all_threads"] = all;
     paths.push_back(std::move(path_json));
   }
@@ -315,7 +387,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   r["dma_latency"] = run.dma_latency;
   if (!run.samples_error.empty()) r["samples_error"] = run.samples_error;
   r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
-  r["percentile_method"] = std::string(stats::kPercentileMethod);
+  r["percentile_method"] = RunMethodStatement(run);
   r["histogram"] = {{"kind", "log-linear"},
                     {"sub_bucket_bits", Histogram::kSubBucketBits},
                     {"exact_below_ns", Histogram::kSubBuckets},
@@ -356,8 +428,9 @@ std::string HumanNs(double ns) {
 
 std::string FormatSummary(const LatencyRun& run) {
   std::string out;
-  auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped) {
-    const stats::Summary s = stats::Summarize(h);
+  auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped,
+                 const ExactValues& exact) {
+    const stats::Summary s = SummaryOf(h, exact);
     out += fmt::format(
         "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n", name, s.count,
         HumanNs(static_cast<double>(s.min_ns)), HumanNs(static_cast<double>(s.percentile_ns[0])),
@@ -375,27 +448,40 @@ std::string FormatSummary(const LatencyRun& run) {
     Histogram all;
     uint64_t missed = 0;
     uint64_t skipped = 0;
-    for (const auto& p : path.probes) {
+    const ExactPathPercentiles none;
+    const ExactPathPercentiles& exact = path.exact ? *path.exact : none;
+    for (size_t pi = 0; pi < path.probes.size(); ++pi) {
+      const ProbeResult& p = path.probes[pi];
       const std::string name =
           p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
-      row(name, p.histogram, p.missed_activations, p.skipped_periods);
+      row(name, p.histogram, p.missed_activations, p.skipped_periods,
+          ExactList(path, ListAt(exact.threads, pi)));
       all.Merge(p.histogram);
       missed += p.missed_activations;
       skipped += p.skipped_periods;
     }
-    if (path.probes.size() > 1) row("all", all, missed, skipped);
+    if (path.probes.size() > 1) row("all", all, missed, skipped, ExactList(path, exact.all));
     if (PathHasPerPeriod(path)) {
       // The same columns, one entry per period: a stall of k periods weighs k + 1 times.
       out += "per period: every period, each skipped one late from its deadline to the wake-up\n";
       out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
                          "thread", "periods", "min", "p50", "p99", "p99.9", "p99.99", "max", "mean",
                          "stddev", "missed/skipped");
-      for (const auto& p : path.probes) {
+      for (size_t pi = 0; pi < path.probes.size(); ++pi) {
+        const ProbeResult& p = path.probes[pi];
         const std::string name =
             p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
-        row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods);
+        row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods,
+            ExactList(path, ListAt(exact.threads_per_period, pi)));
       }
-      if (path.probes.size() > 1) row("all", MergedPerPeriodHistogram(path), missed, skipped);
+      if (path.probes.size() > 1) {
+        row("all", MergedPerPeriodHistogram(path), missed, skipped,
+            ExactList(path, exact.all_per_period));
+      }
+      if (!exact.per_period_note.empty()) {
+        out += fmt::format("per period percentiles: bucket edges, not exact: {}\n",
+                           exact.per_period_note);
+      }
     } else {
       out += "per period: unknown (the skipped periods' latencies are not in this result)\n";
     }
@@ -407,7 +493,8 @@ std::string FormatSummary(const LatencyRun& run) {
                        "p99", "p99.9", "max", "missed");
     for (const auto& path : run.paths) {
       const Histogram all = MergedHistogram(path);
-      const stats::Summary s = stats::Summarize(all);
+      const stats::Summary s =
+          SummaryOf(all, path.exact ? ExactList(path, path.exact->all) : std::nullopt);
       uint64_t missed = 0;
       for (const auto& p : path.probes) missed += p.missed_activations;
       out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", path.wake, s.count,
@@ -418,7 +505,7 @@ std::string FormatSummary(const LatencyRun& run) {
     }
     out += '\n';
   }
-  out += fmt::format("percentiles: {}\n", stats::kPercentileMethod);
+  out += fmt::format("percentiles: {}\n", RunMethodStatement(run));
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
   for (const auto& w : run.warnings) out += fmt::format("warning: {}\n", w);
   if (run.interrupted) out += "note: interrupted; these results cover the time that ran\n";

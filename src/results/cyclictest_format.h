@@ -1,6 +1,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/histogram.h"
@@ -34,8 +35,11 @@ std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t
                                      uint64_t missed);
 
 /// The final rtpulse status line of a probe: p99 from its histogram (nearest rank, bucket
-/// upper edge), Miss its missed activations.
-std::string FinalStatusLine(const ProbeResult& probe, bool nsecs);
+/// upper edge), or `exact_p99_ns` when the samples log gave it; Miss its missed activations.
+std::string FinalStatusLine(const ProbeResult& probe, bool nsecs,
+                            std::optional<int64_t> exact_p99_ns = std::nullopt);
+/// The exact p99 of `path.probes[index]` from its samples log, if the path has one.
+std::optional<int64_t> ExactP99(const PathRun& path, size_t index);
 
 /// "# injected 20, detected 20 (>= 1.50 ms) on T0": --inject's ground truth against what
 /// the probe measured.

@@ -140,6 +140,23 @@ inline Histogram PerPeriodHistogram(const ProbeResult& p) {
   return h;
 }
 
+/// A path's percentiles computed exactly from its samples log (nearest rank: the sample of
+/// that rank itself, not its bucket's upper edge; docs/percentiles.md). Each list holds one
+/// value per entry of `percentiles`, in its order; an empty list was not computed (the
+/// bucket edges stand).
+struct ExactPathPercentiles {
+  std::vector<double> percentiles;                       ///< In percent.
+  std::vector<std::vector<int64_t>> threads;             ///< threads[i] for PathRun::probes[i].
+  std::vector<int64_t> all;                              ///< All threads, per wake-up.
+  std::vector<std::vector<int64_t>> threads_per_period;  ///< Per period, per thread.
+  std::vector<int64_t> all_per_period;                   ///< Per period, all threads.
+  /// Why the per-period percentiles are not exact (the log and the skipped periods'
+  /// histogram disagree), when they are not.
+  std::string per_period_note;
+  uint64_t passes = 0;    ///< Passes over the log, all streams together.
+  uint64_t max_held = 0;  ///< Most samples held in memory at once.
+};
+
 /// One wake path's run across all probe threads.
 struct PathRun {
   std::string wake;
@@ -147,6 +164,8 @@ struct PathRun {
   int64_t end_realtime_ns = 0;
   int64_t duration_ns = 0;  ///< Measured run time (monotonic).
   std::vector<ProbeResult> probes;
+  /// With a samples log (`latency --samples`): exact percentiles in place of bucket edges.
+  std::optional<ExactPathPercentiles> exact;
 };
 
 /// The bounds of statistics over several probes' samples together (a summary row): each

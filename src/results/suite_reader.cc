@@ -164,6 +164,19 @@ ScenarioStatus StatusFromName(const std::string& name) {
   return ScenarioStatus::kFailed;
 }
 
+/// A scenario's `key` block of exact percentiles (result.json), if it has one.
+std::optional<ExactPercentileValues> ExactFromJson(const json& scenario, const char* key) {
+  auto e = scenario.find(key);
+  if (e == scenario.end() || !e->is_object()) return std::nullopt;
+  ExactPercentileValues v;
+  v.median_ns = FieldOr<int64_t>(*e, "median_ns", 0);
+  v.p95_ns = FieldOr<int64_t>(*e, "p95_ns", 0);
+  v.p99_ns = FieldOr<int64_t>(*e, "p99_ns", 0);
+  v.p999_ns = FieldOr<int64_t>(*e, "p99.9_ns", 0);
+  v.p9999_ns = FieldOr<int64_t>(*e, "p99.99_ns", 0);
+  return v;
+}
+
 }  // namespace
 
 Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
@@ -287,15 +300,8 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.warnings = FieldOr<std::vector<std::string>>(sj, "warnings", {});
     s.cpu_busy = sj.value("cpu_busy", json());
     s.samples_file = FieldOr<std::string>(sj, "samples_file", "");
-    if (auto e = sj.find("exact_percentiles"); e != sj.end() && e->is_object()) {
-      ExactPercentileValues v;
-      v.median_ns = FieldOr<int64_t>(*e, "median_ns", 0);
-      v.p95_ns = FieldOr<int64_t>(*e, "p95_ns", 0);
-      v.p99_ns = FieldOr<int64_t>(*e, "p99_ns", 0);
-      v.p999_ns = FieldOr<int64_t>(*e, "p99.9_ns", 0);
-      v.p9999_ns = FieldOr<int64_t>(*e, "p99.99_ns", 0);
-      s.exact_percentiles = v;
-    }
+    s.exact_percentiles = ExactFromJson(sj, "exact_percentiles");
+    s.exact_per_period_percentiles = ExactFromJson(sj, "exact_per_period_percentiles");
     if (auto l = sj.find("latency"); l != sj.end() && l->is_object()) {
       auto run = LatencyRunFromJson(*l);
       if (!run)

@@ -47,10 +47,34 @@ std::string PercentileText(int64_t ns, const StatBounds& bounds) {
 }
 
 nlohmann::json PerPeriodJson(const PerPeriodStats& s) {
-  return {{"periods", s.periods},           {"min_ns", s.min_ns},      {"mean_ns", s.mean_ns},
-          {"median_ns", s.median_ns},       {"p95_ns", s.p95_ns},      {"p99_ns", s.p99_ns},
-          {"p99.9_ns", s.p999_ns},          {"p99.99_ns", s.p9999_ns}, {"max_ns", s.max_ns},
-          {"jitter_stddev_ns", s.stddev_ns}};
+  return {{"periods", s.periods},
+          {"min_ns", s.min_ns},
+          {"mean_ns", s.mean_ns},
+          {"median_ns", s.median_ns},
+          {"p95_ns", s.p95_ns},
+          {"p99_ns", s.p99_ns},
+          {"p99.9_ns", s.p999_ns},
+          {"p99.99_ns", s.p9999_ns},
+          {"max_ns", s.max_ns},
+          {"jitter_stddev_ns", s.stddev_ns},
+          {"percentile_method", s.percentiles_exact ? "exact" : "bucket_upper_edge"}};
+}
+
+nlohmann::json ExactJson(const ExactPercentileValues& e) {
+  return {{"median_ns", e.median_ns},
+          {"p95_ns", e.p95_ns},
+          {"p99_ns", e.p99_ns},
+          {"p99.9_ns", e.p999_ns},
+          {"p99.99_ns", e.p9999_ns}};
+}
+
+/// The statement for rows named `names`, of which `exact` are exact samples.
+std::string Statement(const std::vector<std::string>& names,
+                      const std::vector<std::string>& exact) {
+  if (exact.empty()) return std::string(stats::kPercentileMethod);
+  if (exact.size() == names.size()) return std::string(stats::kExactPercentileMethod);
+  return fmt::format("{} for {}; the others: {}", stats::kExactPercentileMethod,
+                     fmt::join(exact, ", "), stats::kPercentileMethod);
 }
 
 nlohmann::json StatsJson(const ScenarioStats& s) {
@@ -128,7 +152,8 @@ void PooledJitterBound(const std::vector<ProbeResult>& probes, ScenarioStats& ro
 
 /// All threads' periods together, each skipped period with its own lateness; none when a
 /// thread's per-period latencies are not known.
-std::optional<PerPeriodStats> SummarizePerPeriod(const PathRun& path) {
+std::optional<PerPeriodStats> SummarizePerPeriod(
+    const PathRun& path, const std::optional<ExactPercentileValues>& exact) {
   if (path.probes.empty()) return std::nullopt;
   Histogram all;
   for (const auto& p : path.probes) {
@@ -143,6 +168,15 @@ std::optional<PerPeriodStats> SummarizePerPeriod(const PathRun& path) {
   out.mean_ns = s.mean_ns;
   out.stddev_ns = s.stddev_ns;
   out.max_ns = s.max_ns;
+  if (exact) {
+    out.percentiles_exact = true;
+    out.median_ns = exact->median_ns;
+    out.p95_ns = exact->p95_ns;
+    out.p99_ns = exact->p99_ns;
+    out.p999_ns = exact->p999_ns;
+    out.p9999_ns = exact->p9999_ns;
+    return out;
+  }
   out.median_ns = all.Percentile(50.0);
   out.p95_ns = all.Percentile(95.0);
   out.p99_ns = all.Percentile(99.0);
@@ -191,7 +225,9 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       row.p999_ns = all.Percentile(99.9);
       row.p9999_ns = all.Percentile(99.99);
     }
-    row.per_period = SummarizePerPeriod(path);
+    const bool one_path = scenario.latency->paths.size() == 1;
+    row.per_period =
+        SummarizePerPeriod(path, one_path ? scenario.exact_per_period_percentiles : std::nullopt);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -200,14 +236,25 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
 }  // namespace
 
 std::string MethodStatement(const std::vector<ScenarioStats>& rows) {
+  std::vector<std::string> names;
   std::vector<std::string> exact;
   for (const auto& r : rows) {
+    names.push_back(r.scenario);
     if (r.percentiles_exact) exact.push_back(r.scenario);
   }
-  if (exact.empty()) return std::string(stats::kPercentileMethod);
-  if (exact.size() == rows.size()) return std::string(stats::kExactPercentileMethod);
-  return fmt::format("{} for {}; the others: {}", stats::kExactPercentileMethod,
-                     fmt::join(exact, ", "), stats::kPercentileMethod);
+  return Statement(names, exact);
+}
+
+std::string PerPeriodMethodStatement(const std::vector<ScenarioStats>& rows) {
+  std::vector<std::string> names;
+  std::vector<std::string> exact;
+  for (const auto& r : rows) {
+    if (!r.per_period) continue;
+    names.push_back(r.scenario);
+    if (r.per_period->percentiles_exact) exact.push_back(r.scenario);
+  }
+  if (names.empty()) return "unknown (no per-period statistics)";
+  return Statement(names, exact);
 }
 
 const char* ScenarioStatusName(ScenarioStatus status) {
@@ -252,6 +299,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
   if (!suite.tune_ab.is_null()) j["tune_ab"] = suite.tune_ab;
   j["warnings"] = suite.warnings;
   j["percentile_method"] = MethodStatement(SummarizeScenarios(suite));
+  j["per_period_percentile_method"] = PerPeriodMethodStatement(SummarizeScenarios(suite));
   nlohmann::json scenarios = nlohmann::json::array();
   for (const auto& s : suite.scenarios) {
     nlohmann::json o;
@@ -270,13 +318,9 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     o["warnings"] = s.warnings;
     o["cpu_busy"] = s.cpu_busy;
     o["samples_file"] = s.samples_file;
-    if (s.exact_percentiles) {
-      const ExactPercentileValues& e = *s.exact_percentiles;
-      o["exact_percentiles"] = {{"median_ns", e.median_ns},
-                                {"p95_ns", e.p95_ns},
-                                {"p99_ns", e.p99_ns},
-                                {"p99.9_ns", e.p999_ns},
-                                {"p99.99_ns", e.p9999_ns}};
+    if (s.exact_percentiles) o["exact_percentiles"] = ExactJson(*s.exact_percentiles);
+    if (s.exact_per_period_percentiles) {
+      o["exact_per_period_percentiles"] = ExactJson(*s.exact_per_period_percentiles);
     }
     // The checkpoint flag says the numbers are a snapshot of a measurement still running
     // when the file was written (a killed run leaves exactly this).
@@ -307,6 +351,7 @@ nlohmann::json StatisticalSummaryJson(const SuiteResult& suite) {
           {"status", suite.status},
           {"units", "ns"},
           {"percentile_method", MethodStatement(summary)},
+          {"per_period_percentile_method", PerPeriodMethodStatement(summary)},
           {"jitter", "population standard deviation of the latency"},
           {"scenarios", rows}};
 }
@@ -375,6 +420,9 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
       "\nlatencies in microseconds, all measuring threads together; jitter = standard "
       "deviation (population)\n";
   out += fmt::format("percentiles: {}\n", MethodStatement(rows));
+  if (any_per_period) {
+    out += fmt::format("per-period percentiles: {}\n", PerPeriodMethodStatement(rows));
+  }
   out += "missed = wake-ups after the next deadline; skipped = periods with no wake-up\n";
   if (!bound_notes.empty()) {
     out +=

@@ -58,6 +58,9 @@ struct ScenarioResult {
   /// Exact percentiles from samples_file, for a scenario with one wake path; absent: the
   /// summary's percentiles are bucket upper edges.
   std::optional<ExactPercentileValues> exact_percentiles;
+  /// The same for the per-period statistics (docs/latency.md#per-period-statistics);
+  /// absent: their percentiles are bucket upper edges.
+  std::optional<ExactPercentileValues> exact_per_period_percentiles;
 };
 
 /// A whole `rtpulse suite` run: what result.json holds.
@@ -94,6 +97,8 @@ struct PerPeriodStats {
   int64_t p9999_ns = 0;
   int64_t max_ns = 0;
   double stddev_ns = 0;
+  /// The percentiles are exact samples (from the samples log), not bucket upper edges.
+  bool percentiles_exact = false;
 };
 
 /// One row of statistical_summary: a scenario (and wake path, when several ran), all
@@ -133,6 +138,9 @@ std::vector<ScenarioStats> SummarizeScenarios(const SuiteResult& suite);
 /// row's percentiles are exact, the bucket-edge statement when none is, both (naming the
 /// exact scenarios) when mixed. Every output of the rows carries it.
 std::string MethodStatement(const std::vector<ScenarioStats>& rows);
+/// The same for the rows' per-period statistics (rows without them are left out; "unknown"
+/// when no row has them).
+std::string PerPeriodMethodStatement(const std::vector<ScenarioStats>& rows);
 
 nlohmann::json ToJson(const SuiteResult& suite);
 /// statistical_summary.txt: the table in microseconds, the method statement, the notes.

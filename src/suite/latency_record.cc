@@ -1,6 +1,12 @@
 #include "suite/latency_record.h"
 
+#include <fmt/format.h>
+
+#include <optional>
 #include <utility>
+
+#include "measure/wake_path.h"
+#include "results/log_percentiles.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -18,7 +24,12 @@ struct ProbeRecordWithImportFields : measure::ProbeRecord {
   bool per_period_unknown;
 };
 static_assert(sizeof(ProbeRecordWithImportFields) == sizeof(results::ProbeResult));
-static_assert(sizeof(measure::PathRecord) == sizeof(results::PathRun));
+// PathRun's exact percentiles (last) come from the samples log after the run, not from the
+// probes.
+struct PathRecordWithLogFields : measure::PathRecord {
+  std::optional<results::ExactPathPercentiles> exact;
+};
+static_assert(sizeof(PathRecordWithLogFields) == sizeof(results::PathRun));
 static_assert(sizeof(measure::BreakRecord) == sizeof(results::BreakTrace));
 
 results::LinearHistogram ToLinear(measure::LinearHistogramRecord&& record) {
@@ -104,6 +115,33 @@ results::LatencyRun ToLatencyRun(measure::RunRecord&& record) {
   out.dma_latency = std::move(record.dma_latency);
   out.samples_error = std::move(record.samples_error);
   return out;
+}
+
+std::vector<std::string> AddLogPercentiles(results::LatencyRun& run,
+                                           const std::string& samples_path,
+                                           std::span<const double> percentiles) {
+  std::vector<std::string> warnings;
+  for (auto& path : run.paths) {
+    results::LogPercentileRequest request;
+    request.samples_path = samples_path;
+    if (auto wake = measure::WakePathFromName(path.wake)) {
+      request.wake_path = static_cast<uint8_t>(*wake);
+    }
+    request.percentiles = percentiles;
+    auto exact = results::ExactPercentilesFromLog(path, request);
+    if (!exact) {
+      warnings.push_back(fmt::format("{}: percentiles are histogram bucket edges, not exact: {}",
+                                     path.wake, exact.error().message));
+      continue;
+    }
+    if (!exact->per_period_note.empty()) {
+      warnings.push_back(
+          fmt::format("{}: per-period percentiles are histogram bucket edges, not exact: {}",
+                      path.wake, exact->per_period_note));
+    }
+    path.exact = std::move(*exact);
+  }
+  return warnings;
 }
 
 }  // namespace rtpulse::suite

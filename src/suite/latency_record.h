@@ -3,6 +3,10 @@
 // lowest module that may see both: the real-time library never includes results.
 #pragma once
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "measure/recorder.h"
 #include "results/latency_result.h"
 
@@ -22,5 +26,13 @@ results::PathRun ToPathRun(const measure::PathRecord& record);
 /// empty for the caller: rtpulse_version, cmdline, the system facts (FillSystem) and
 /// return_code.
 results::LatencyRun ToLatencyRun(measure::RunRecord&& record);
+
+/// Every path's exact `percentiles` from the run's samples log (results::ExactPercentilesFromLog,
+/// each path's records picked by their wake path) in `run.paths[i].exact`, in place of the
+/// bucket edges. Returns a warning for each path whose log does not hold its samples (the
+/// bucket edges then stand) and for per-period percentiles that stay bucket edges.
+std::vector<std::string> AddLogPercentiles(results::LatencyRun& run,
+                                           const std::string& samples_path,
+                                           std::span<const double> percentiles);
 
 }  // namespace rtpulse::suite

@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
+#include "results/log_percentiles.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 
@@ -45,6 +46,31 @@ class Relay final : public measure::RunObserver {
   int64_t checkpoint_ns_;
   const std::function<void(results::PathRun, size_t)>& checkpoint_;
 };
+
+/// What a scenario's outputs show: stats::kPercentiles (cyclictest.json, the latency block)
+/// and the summary rows' results::kSummaryPercentiles, one selection for both.
+constexpr double kLoggedPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
+
+std::optional<results::ExactPercentileValues> SummaryValues(
+    const results::ExactPathPercentiles& exact, const std::vector<int64_t>& list) {
+  auto v = results::PickPercentiles(exact, list, results::kSummaryPercentiles);
+  if (!v) return std::nullopt;
+  return results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+}
+
+/// Exact percentiles from the scenario's samples.bin in place of bucket edges (streaming
+/// passes, never the whole log in memory): every path's in its latency block, and the
+/// summary's when the scenario has one path.
+void AddExactPercentiles(const std::string& samples_path, Measured& out) {
+  for (auto& w : AddLogPercentiles(out.latency, samples_path, kLoggedPercentiles)) {
+    out.warnings.push_back(std::move(w));
+  }
+  if (out.latency.paths.size() == 1 && out.latency.paths.front().exact) {
+    const results::ExactPathPercentiles& e = *out.latency.paths.front().exact;
+    out.exact_percentiles = SummaryValues(e, e.all);
+    out.exact_per_period_percentiles = SummaryValues(e, e.all_per_period);
+  }
+}
 
 }  // namespace
 
@@ -103,6 +129,7 @@ Expected<Measured> LatencyWorkload::Measure(
   measure::LatencyPlan plan = plan_;
   plan.duration_ns = duration_ns;
   std::unique_ptr<measure::SampleSink> sink;
+  bool sink_opened = false;
   if (settings_.samples) {
     measure::SamplesFileInfo info;
     info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
@@ -112,6 +139,7 @@ Expected<Measured> LatencyWorkload::Measure(
       out.warnings.push_back("no per-sample log: " + opened.error().message);
     } else {
       sink = std::move(*opened);
+      sink_opened = true;
       out.samples_file = name + "/samples.bin";
     }
   }
@@ -132,8 +160,10 @@ Expected<Measured> LatencyWorkload::Measure(
   results::LatencyRun m = ToLatencyRun(std::move(*measured));
   FillRunFacts(m);
   out.interrupted = m.interrupted;
+  const bool logged = sink_opened && m.samples_error.empty();
   if (!m.samples_error.empty()) out.warnings.push_back(m.samples_error);
   out.latency = std::move(m);
+  if (logged) AddExactPercentiles(dir + "/samples.bin", out);
   return out;
 }
 

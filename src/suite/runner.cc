@@ -250,6 +250,8 @@ void Run::MeasureScenario(size_t index) {
   }
   for (auto& w : measured->warnings) r.warnings.push_back(std::move(w));
   r.samples_file = measured->samples_file;
+  r.exact_percentiles = measured->exact_percentiles;
+  r.exact_per_period_percentiles = measured->exact_per_period_percentiles;
   results::LatencyRun& m = measured->latency;
   m.warnings.insert(m.warnings.begin(), result_.warnings.begin(), result_.warnings.end());
   m.return_code = measured->interrupted ? ToInt(ExitCode::kInterrupted) : 0;

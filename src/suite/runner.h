@@ -119,6 +119,10 @@ struct Measured {
   bool interrupted = false;
   std::vector<std::string> warnings;  ///< e.g. the per-sample log could not be written.
   std::string samples_file;           ///< Relative to the run folder; "" when none.
+  /// From samples_file (one wake path only): the summary's exact percentiles, per wake-up
+  /// and per period (results::ScenarioResult's fields of the same names).
+  std::optional<results::ExactPercentileValues> exact_percentiles;
+  std::optional<results::ExactPercentileValues> exact_per_period_percentiles;
 };
 
 /// What runs under a scenario's loads: the latency probes today, the control loop and the

@@ -297,5 +297,79 @@ TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {
   EXPECT_NE(r.err.find("--bootstrap 0"), std::string::npos) << r.err;
 }
 
+/// Scenario() with a 3.2 ms stall on thread 0 that swallowed three 1 ms periods (each late
+/// 2.2, 1.2 and 0.2 ms: docs/latency.md#per-period-statistics) and no other skipped period, so
+/// its per-period statistics are known.
+ScenarioResult StalledScenario(const std::string& name, uint64_t seed) {
+  ScenarioResult s = Scenario(name, 10'000, 294'000, seed);
+  auto& probes = s.latency->paths[0].probes;
+  probes[0].histogram.Record(3'200'000);
+  for (int64_t late : {2'200'000, 1'200'000, 200'000}) probes[0].skipped_histogram.Record(late);
+  probes[0].missed_activations = 1;
+  probes[0].skipped_periods = 3;
+  probes[1].missed_activations = 0;
+  probes[1].skipped_periods = 0;
+  for (auto& p : probes) p.periods_elapsed = p.histogram.count() + p.skipped_periods;
+  return s;
+}
+
+TEST_F(CompareCliTest, PerPeriodRowsSitBesideThePerWakeUpOnesAndImportsReadUnknown) {
+  ScenarioResult own = StalledScenario("idle", 11);
+  ScenarioResult exact = StalledScenario("idle", 12);
+  exact.exact_per_period_percentiles =
+      results::ExactPercentileValues{9'001, 9'002, 9'003, 9'004, 9'005};
+  ScenarioResult imported = StalledScenario("idle", 13);
+  for (auto& p : imported.latency->paths[0].probes) p.per_period_unknown = true;
+  const std::string a = WriteRun("own", {own});
+  const std::string b = WriteRun("exact", {exact});
+  const std::string c = WriteRun("imported", {imported});
+  const auto r = testutil::RunRtpulse({"compare", a, b, c, "--json", "-", "--bootstrap", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& runs = j["scenarios"][0]["runs"];
+  // Hand computation: every wake-up plus the three swallowed periods.
+  uint64_t samples = 0;
+  int64_t sum = 0;
+  for (const auto& p : own.latency->paths[0].probes) {
+    samples += p.histogram.count();
+    sum += p.histogram.sum();
+  }
+  const auto& per = runs[0]["per_period"];
+  EXPECT_EQ(per["periods"], samples + 3);
+  EXPECT_EQ(runs[0]["samples"], samples);
+  EXPECT_EQ(per["max_ns"].get<double>(), 3'200'000.0);
+  EXPECT_NEAR(
+      per["mean_ns"].get<double>(),
+      static_cast<double>(sum + 2'200'000 + 1'200'000 + 200'000) / static_cast<double>(samples + 3),
+      1e-6);
+  EXPECT_GT(per["mean_ns"].get<double>(), runs[0]["mean_ns"].get<double>());
+  EXPECT_EQ(per["percentile_method"], "bucket_upper_edge");
+  // The exact per-period percentiles of result.json stand in for the bucket edges.
+  EXPECT_EQ(runs[1]["per_period"]["percentile_method"], "exact");
+  EXPECT_EQ(runs[1]["per_period"]["p50_ns"].get<double>(), 9'001.0);
+  EXPECT_EQ(runs[1]["per_period"]["p99_ns"].get<double>(), 9'003.0);
+  EXPECT_EQ(runs[1]["per_period"]["p99.9_ns"].get<double>(), 9'004.0);
+  EXPECT_EQ(runs[1]["percentile_method"], "bucket_upper_edge");  // per wake-up not exact
+  EXPECT_TRUE(runs[2]["per_period"].is_null());
+  EXPECT_NE(j["per_period_percentile_method"].get<std::string>().find("for exact idle"),
+            std::string::npos)
+      << j["per_period_percentile_method"];
+
+  const auto text = testutil::RunRtpulse({"compare", a, b, c, "--bootstrap", "10"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t block = text.out.find("  per period (every period, each skipped one late");
+  ASSERT_NE(block, std::string::npos) << text.out;
+  EXPECT_LT(text.out.find("  missed/skipped"), block);  // the per-wake-up rows come first
+  const size_t periods = text.out.find("  periods ", block);
+  ASSERT_NE(periods, std::string::npos);
+  const std::string row = text.out.substr(periods, text.out.find('\n', periods) - periods);
+  EXPECT_NE(row.find(std::to_string(samples + 3)), std::string::npos) << row;
+  EXPECT_NE(row.find("unknown"), std::string::npos) << row;
+  const size_t max_row = text.out.find("  max (us)", periods);
+  ASSERT_NE(max_row, std::string::npos);
+  EXPECT_NE(text.out.substr(max_row, 40).find("3200.00"), std::string::npos)
+      << text.out.substr(max_row, 80);
+}
+
 }  // namespace
 }  // namespace rtpulse::cli

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -694,6 +695,201 @@ TEST_F(LatencyRunTest, PerPeriodStatisticsMatchTheSamplesLogWhenInjectionsSkipPe
     // One entry per period: every wake-up plus every period a stall swallowed.
     EXPECT_EQ(t["stats"]["count"].get<uint64_t>() + skipped, periods.size());
   }
+}
+
+// ---- Exact percentiles from the samples log (issue 10 item 5) ----
+
+/// HumanNs of results/cyclictest_format.cc, as the text summary prints a latency.
+std::string HumanNsText(double ns) {
+  char buf[32];
+  const double a = std::fabs(ns);
+  if (a < 1e3) {
+    std::snprintf(buf, sizeof(buf), "%.0f ns", ns);
+  } else if (a < 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.1f us", ns / 1e3);
+  } else if (a < 1e9) {
+    std::snprintf(buf, sizeof(buf), "%.2f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f s", ns / 1e9);
+  }
+  return buf;
+}
+
+/// The columns of the text summary's row `name` in the table after `heading`, the value and
+/// unit of each latency joined again ("3.04 ms").
+std::vector<std::string> SummaryRow(const std::string& text, const std::string& heading,
+                                    const std::string& name) {
+  const size_t table = text.find(heading);
+  if (table == std::string::npos) return {};
+  const size_t at = text.find("# " + name + " ", table);
+  if (at == std::string::npos) return {};
+  std::istringstream line(text.substr(at + 2, text.find('\n', at) - at - 2));
+  std::vector<std::string> tokens;
+  for (std::string t; line >> t;) tokens.push_back(t);
+  std::vector<std::string> cols;
+  size_t k = name.find(' ') == std::string::npos ? 1 : 2;  // "T0 cpu0" is two tokens
+  cols.push_back(tokens.at(k++));                          // samples / periods
+  for (; k + 1 < tokens.size(); k += 2) cols.push_back(tokens[k] + " " + tokens[k + 1]);
+  return cols;
+}
+
+TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
+  TempDir dir;
+  // Two threads, 5 ms stalls injected into a 1 ms period: per period, every stall adds
+  // about five entries, so the per-period tail differs from the per-wake-up one.
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "5ms@5Hz", "--json", dir.File("e.json"), "--samples", dir.File("e.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("e.json")));
+  std::string threads;
+  for (const auto& [i, t] : j["thread"].items()) {
+    threads += (threads.empty() ? "" : ",") + i + ":" +
+               std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
+               std::to_string(t["periods_elapsed"].get<uint64_t>());
+  }
+  // python3 over the raw file, nothing of rtpulse: sorted latencies, nearest ranks.
+  auto py = testutil::RunProcess({"/usr/bin/env", "python3",
+                                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+                                  dir.File("e.bin"), "--threads", threads, "--wake", "0"});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const auto truth = nlohmann::json::parse(py.out);
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"p50_ns", "p50"},     {"p90_ns", "p90"},       {"p99_ns", "p99"},
+      {"p99.9_ns", "p99.9"}, {"p99.99_ns", "p99.99"}, {"p99.999_ns", "p99.999"}};
+  auto expect_stream = [&](const nlohmann::json& stats, const nlohmann::json& want,
+                           const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(stats["percentile_method"], "exact");
+    EXPECT_EQ(stats["count"], want["count"]);
+    EXPECT_EQ(stats["min_ns"], want["min"]);
+    EXPECT_EQ(stats["max_ns"], want["max"]);
+    for (const auto& [field, p] : keys) EXPECT_EQ(stats[field], want[p]) << field;
+  };
+  uint64_t skipped = 0;
+  for (const auto& [i, t] : j["thread"].items()) {
+    expect_stream(t["stats"], truth["threads"][i]["wakeup"], "thread " + i + " per wake-up");
+    expect_stream(t["per_period"]["stats"], truth["threads"][i]["period"],
+                  "thread " + i + " per period");
+    skipped += t["skipped_periods"].get<uint64_t>();
+  }
+  ASSERT_GE(skipped, 20u);  // ground truth: the stalls did swallow periods
+  const auto& all = j["rtpulse"]["paths"][0]["all_threads"];
+  expect_stream(all, truth["all"], "all threads per wake-up");
+  expect_stream(all["per_period"], truth["all_per_period"], "all threads per period");
+  EXPECT_NE(all["per_period"]["p99_ns"], all["p99_ns"]);  // the stalls weigh per period
+  EXPECT_NE(
+      j["rtpulse"]["percentile_method"].get<std::string>().find("exact (from the samples log)"),
+      std::string::npos);
+  EXPECT_EQ(j["rtpulse"]["percentile_method"].get<std::string>().find("bucket"), std::string::npos);
+
+  // The text summary prints the same values, per wake-up and per period, and says so.
+  EXPECT_NE(r.out.find("# percentiles: nearest-rank (rank = ceil(p/100*N)); value = the sample "
+                       "of that rank, exact (from the samples log)"),
+            std::string::npos)
+      << r.out;
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"per wake-up (cyclictest)", "all"}, {"per period: every period", "all_per_period"}};
+  for (const auto& [heading, stream] : tables) {
+    SCOPED_TRACE(heading);
+    const auto cols = SummaryRow(r.out, heading, "all");
+    ASSERT_GE(cols.size(), 7u) << r.out;
+    const auto& want = truth[stream];
+    EXPECT_EQ(cols[0], std::to_string(want["count"].get<uint64_t>()));
+    EXPECT_EQ(cols[1], HumanNsText(want["min"].get<double>()));
+    EXPECT_EQ(cols[2], HumanNsText(want["p50"].get<double>()));
+    EXPECT_EQ(cols[3], HumanNsText(want["p99"].get<double>()));
+    EXPECT_EQ(cols[4], HumanNsText(want["p99.9"].get<double>()));
+    EXPECT_EQ(cols[5], HumanNsText(want["p99.99"].get<double>()));
+    EXPECT_EQ(cols[6], HumanNsText(want["max"].get<double>()));
+  }
+}
+
+TEST_F(LatencyRunTest, WithoutASamplesLogPercentilesStayBucketEdgesAndSaySo) {
+  TempDir dir;
+  auto r =
+      RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q", "--json", dir.File("b.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
+  EXPECT_NE(j["rtpulse"]["percentile_method"].get<std::string>().find("upper edge"),
+            std::string::npos);
+  for (const auto& [i, t] : j["thread"].items())
+    EXPECT_FALSE(t["stats"].contains("percentile_method"));
+  EXPECT_NE(r.out.find("value = upper edge of its log-linear histogram bucket"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesidePerWakeUp) {
+  TempDir dir;
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
+                       "5ms@5Hz", "--json", dir.File("s.json"), "--samples", dir.File("s.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  std::string threads;
+  for (const auto& [i, t] : j["thread"].items()) {
+    threads += (threads.empty() ? "" : ",") + i + ":" +
+               std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
+               std::to_string(t["periods_elapsed"].get<uint64_t>());
+  }
+  auto py = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+       dir.File("s.bin"), "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const auto truth = nlohmann::json::parse(py.out);
+  const auto& wake = truth["all"];
+  const auto& period = truth["all_per_period"];
+  ASSERT_GT(period["count"].get<uint64_t>(), wake["count"].get<uint64_t>() + 20);  // stalls
+
+  // compare reads the latency file back (histograms only: its percentiles are bucket edges,
+  // and it says so); counts, min, max and mean are exact against python.
+  auto cmp = RunRtpulse(
+      {"compare", dir.File("s.json"), dir.File("s.json"), "--json", "-", "--bootstrap", "10"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const auto c = nlohmann::json::parse(cmp.out);
+  const auto& side = c["scenarios"][0]["runs"][0];
+  EXPECT_EQ(side["samples"], wake["count"]);
+  EXPECT_EQ(side["max_ns"], wake["max"]);
+  const auto& per = side["per_period"];
+  EXPECT_EQ(per["periods"], period["count"]);
+  EXPECT_EQ(per["max_ns"].get<double>(), period["max"].get<double>());
+  EXPECT_NEAR(per["mean_ns"].get<double>(), period["mean"].get<double>(), 1e-3);
+  EXPECT_EQ(per["percentile_method"], "bucket_upper_edge");
+  for (const auto& [key, p] : std::vector<std::pair<std::string, std::string>>{
+           {"p50_ns", "p50"}, {"p99_ns", "p99"}, {"p99.9_ns", "p99.9"}}) {
+    const double got = per[key].get<double>();
+    const double want = period[p].get<double>();
+    EXPECT_GE(got, want) << key;
+    EXPECT_LE(got, want * (1 + 1.0 / 512) + 1) << key;
+  }
+  EXPECT_NE(c["per_period_percentile_method"].get<std::string>().find("upper edge"),
+            std::string::npos);
+  auto text = RunRtpulse({"compare", dir.File("s.json"), dir.File("s.json"), "--bootstrap", "10"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  per period (every period, each skipped one late from its deadline to "
+                          "the wake-up; the rows above are per wake-up, as cyclictest counts)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  periods  "), std::string::npos) << text.out;
+
+  // The report's per-period table, beside the per-wake-up one.
+  auto rep = RunRtpulse({"report", dir.File("s.json"), "--out", dir.File("r"), "--formats", "svg"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const std::string html = ReadFile(dir.File("r/report/index.html"));
+  const size_t wake_table = html.find("<table id=\"summary\">");
+  const size_t period_table = html.find("<table id=\"summary-per-period\">");
+  ASSERT_NE(wake_table, std::string::npos);
+  ASSERT_NE(period_table, std::string::npos);
+  EXPECT_LT(wake_table, period_table);
+  EXPECT_NE(html.find("Per wake-up (cyclictest)"), std::string::npos);
+  char count_and_min[96];
+  std::snprintf(count_and_min, sizeof(count_and_min), "<td>%llu</td><td>%.1f</td>",
+                static_cast<unsigned long long>(period["count"].get<uint64_t>()),
+                period["min"].get<double>() / 1000.0);
+  EXPECT_NE(html.find(count_and_min, period_table), std::string::npos)
+      << html.substr(period_table, 900);
+  const std::string tex = ReadFile(dir.File("r/tables/summary.tex"));
+  EXPECT_NE(tex.find(" & " + std::to_string(period["count"].get<uint64_t>()) + " & "),
+            std::string::npos)
+      << tex;
 }
 
 }  // namespace

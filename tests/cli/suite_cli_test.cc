@@ -205,6 +205,107 @@ TEST_F(SuiteTest, RunWritesTheWholeResultsTree) {
   EXPECT_TRUE(Leftovers(marker).empty());
 }
 
+/// python3 over a scenario's samples.bin (tests/cli/samples_truth.py, nothing of rtpulse):
+/// the nearest ranks of the summary's percentiles, per wake-up and per period.
+json SamplesTruth(const std::string& samples, const json& latency) {
+  std::string threads;
+  for (const auto& [i, t] : latency["thread"].items()) {
+    threads += (threads.empty() ? "" : ",") + i + ":" +
+               std::to_string(t["interval_ns"].get<int64_t>()) + ":" +
+               std::to_string(t["periods_elapsed"].get<uint64_t>());
+  }
+  auto py = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+       samples, "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
+  EXPECT_EQ(py.exit_code, 0) << py.err;
+  return py.exit_code == 0 ? json::parse(py.out) : json::object();
+}
+
+/// "12.3": a report table's microseconds.
+std::string UsCell(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", static_cast<double>(ns) / 1000.0);
+  return buf;
+}
+
+TEST_F(SuiteTest, SamplesMakeEveryOutputsPercentilesExactPerWakeUpAndPerPeriod) {
+  TempDir dir;
+  const std::string out = dir.File("run");
+  auto r = RunRtpulse({"suite", "--scenarios", "idle", "--duration", "2s", "--settle", "0s",
+                       "--monitor-interval", "500ms", "--out", out, "--samples", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json result = ReadJson(out + "/result.json");
+  const json& scenario = result["scenarios"][0];
+  const json truth = SamplesTruth(out + "/idle/samples.bin", scenario["latency"]);
+  const std::vector<std::pair<std::string, std::string>> keys = {{"median_ns", "p50"},
+                                                                 {"p95_ns", "p95"},
+                                                                 {"p99_ns", "p99"},
+                                                                 {"p99.9_ns", "p99.9"},
+                                                                 {"p99.99_ns", "p99.99"}};
+  const json summary = ReadJson(out + "/statistical_summary.json");
+  for (const json* row : {&scenario["summary"][0], &summary["scenarios"][0]}) {
+    EXPECT_EQ((*row)["percentile_method"], "exact");
+    EXPECT_EQ((*row)["samples"], truth["all"]["count"]);
+    EXPECT_EQ((*row)["per_period"]["percentile_method"], "exact");
+    EXPECT_EQ((*row)["per_period"]["periods"], truth["all_per_period"]["count"]);
+    for (const auto& [field, p] : keys) {
+      EXPECT_EQ((*row)[field], truth["all"][p]) << field;
+      EXPECT_EQ((*row)["per_period"][field], truth["all_per_period"][p]) << "per period " << field;
+    }
+  }
+  for (const auto& [field, p] : keys) {
+    EXPECT_EQ(scenario["exact_percentiles"][field], truth["all"][p]) << field;
+    EXPECT_EQ(scenario["exact_per_period_percentiles"][field], truth["all_per_period"][p]) << field;
+  }
+  EXPECT_EQ(result["percentile_method"],
+            "nearest-rank (rank = ceil(p/100*N)); value = the sample of that rank, exact (from the "
+            "samples log)");
+  EXPECT_EQ(result["per_period_percentile_method"], result["percentile_method"]);
+  const std::string text = ReadFile(out + "/statistical_summary.txt");
+  EXPECT_NE(text.find("\nper-period percentiles: nearest-rank (rank = ceil(p/100*N)); value = the "
+                      "sample of that rank, exact"),
+            std::string::npos)
+      << text;
+
+  // The report (read back from result.json) and compare show the same exact values.
+  auto rep = RunRtpulse({"report", out, "--formats", "svg"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const std::string html = ReadFile(out + "/report/index.html");
+  const size_t table = html.find("<table id=\"summary-per-period\">");
+  ASSERT_NE(table, std::string::npos);
+  const size_t row = html.find("<tr><td class=\"l\">idle (abs)</td>", table);
+  ASSERT_NE(row, std::string::npos) << html.substr(table, 800);
+  const std::string cells = html.substr(row, html.find("</tr>", row) - row);
+  const auto& pp = truth["all_per_period"];
+  EXPECT_NE(cells.find("<td>" + std::to_string(pp["count"].get<uint64_t>()) + "</td><td>" +
+                       UsCell(pp["min"].get<int64_t>()) + "</td>"),
+            std::string::npos)
+      << cells;
+  std::string percentiles;
+  for (const char* p : {"p50", "p95", "p99", "p99.9", "p99.99"}) {
+    percentiles += "<td>" + UsCell(pp[p].get<int64_t>()) + "</td>";
+  }
+  percentiles += "<td>" + UsCell(pp["max"].get<int64_t>()) + "</td>";
+  EXPECT_NE(cells.find(percentiles), std::string::npos) << cells << "\nwant " << percentiles;
+  EXPECT_NE(html.find("Per-period percentiles: nearest-rank (rank = ceil(p/100*N)); value = the "
+                      "sample of that rank, exact"),
+            std::string::npos);
+  const std::string tex = ReadFile(out + "/tables/summary.tex");
+  EXPECT_NE(tex.find("\\label{tab:rtpulse-summary-per-period}"), std::string::npos) << tex;
+
+  auto cmp = RunRtpulse({"compare", out, out, "--json", "-", "--bootstrap", "10"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const json c = json::parse(cmp.out);
+  const json& side = c["scenarios"][0]["runs"][0];
+  EXPECT_EQ(side["percentile_method"], "exact");
+  EXPECT_EQ(side["p99_ns"], truth["all"]["p99"]);
+  EXPECT_EQ(side["p99.99_ns"], truth["all"]["p99.99"]);
+  EXPECT_EQ(side["per_period"]["percentile_method"], "exact");
+  EXPECT_EQ(side["per_period"]["periods"], pp["count"]);
+  EXPECT_EQ(side["per_period"]["p99_ns"].get<double>(), pp["p99"].get<double>());
+  EXPECT_EQ(side["per_period"]["max_ns"].get<double>(), pp["max"].get<double>());
+}
+
 TEST_F(SuiteTest, ListShowsTheScenariosAndRunsNothing) {
   TempDir dir;
   auto r = RunRtpulse({"suite", "--list", "--quick", "--out", dir.File("x")});

@@ -427,6 +427,46 @@ TEST(ReportTest, MonitorFiguresMarkScenarioStartsAndReadTheScenarioColumn) {
   EXPECT_TRUE(old->scenario.empty());
   ASSERT_EQ(old->columns.size(), 2u);
   EXPECT_EQ(old->columns[0].values, log->columns[0].values);
+TEST(ReportTest, PerPeriodTablesSitBesideThePerWakeUpOnesAndSayUnknownWithout) {
+  results::SuiteResult suite = Suite();
+  // Scenario "idle": each thread's three skipped periods were late 100, 200 and 300 us, and its
+  // samples log gave exact per-period percentiles; the second scenario has no per-period data.
+  for (auto& p : suite.scenarios[0].latency->paths[0].probes) {
+    for (int64_t late : {100'000, 200'000, 300'000}) p.skipped_histogram.Record(late);
+  }
+  suite.scenarios[0].exact_per_period_percentiles =
+      results::ExactPercentileValues{5'000, 6'000, 7'000, 8'000, 9'000};
+  // Hand computation: 2 x (2021 samples + 3 skipped) periods, the min 4.0 us of thread 0, the
+  // max 617.8 us (1500 + 4000 + 612345 ns) of thread 1.
+  const std::string html = RenderHtml(suite, HtmlInputs{});
+  const size_t wake = html.find("<table id=\"summary\">");
+  const size_t table = html.find("<table id=\"summary-per-period\">");
+  ASSERT_NE(wake, std::string::npos);
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(wake, table);
+  EXPECT_NE(html.find("Per wake-up (cyclictest)"), std::string::npos);
+  const size_t idle =
+      html.find("<tr><td class=\"l\">idle (nanosleep)</td><td>4048</td><td>4.0</td>", table);
+  ASSERT_NE(idle, std::string::npos) << html.substr(table, 1200);
+  const std::string row = html.substr(idle, html.find("</tr>", idle) - idle);
+  EXPECT_NE(row.find("<td>5.0</td><td>6.0</td><td>7.0</td><td>8.0</td><td>9.0</td><td>617.8</td>"),
+            std::string::npos)
+      << row;
+  EXPECT_NE(html.find("cpu_50%&amp;&lt;x&gt; (nanosleep)</td><td class=\"l\" colspan=\"10\">"
+                      "unknown",
+                      table),
+            std::string::npos);
+  EXPECT_NE(html.find("Per-period percentiles: nearest-rank (rank = ceil(p/100*N)); value = the "
+                      "sample of that rank, exact (from the samples log)."),
+            std::string::npos);
+
+  const std::string tex = SummaryTableTex(suite);
+  EXPECT_NE(tex.find("idle (nanosleep) & 4048 & 4.0 & "), std::string::npos) << tex;
+  EXPECT_NE(tex.find(" & 5.0 & 6.0 & 7.0 & 8.0 & 9.0 & 617.8 & "), std::string::npos) << tex;
+  EXPECT_NE(tex.find("cpu\\_50\\%\\&<x> (nanosleep) & \\multicolumn{10}{l}{unknown} \\\\"),
+            std::string::npos)
+      << tex;
+  EXPECT_NE(tex.find("\\caption{Scheduling latency per scenario, per wake-up"), std::string::npos);
 }
 
 TEST(ReportTest, BadRunIsAUsageError) {

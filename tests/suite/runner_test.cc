@@ -136,7 +136,7 @@ class FakeWorkload final : public Workload {
     EXPECT_EQ(checkpoint_ns, 3'000'000'000);
     if (w_.measure_fails.count(name) > 0) return Failure("probe thread could not start");
     results::LatencyRun run;
-    run.paths.push_back({"abs", 1, 2, 3'000'000, {}});
+    run.paths.push_back({"abs", 1, 2, 3'000'000, {}, std::nullopt});
     results::ProbeResult probe;
     probe.wake = "abs";
     probe.interval_ns = 1'000'000;
