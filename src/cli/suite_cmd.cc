@@ -22,7 +22,9 @@
 #include "core/parse.h"
 #include "core/version.h"
 #include "measure/engine.h"
+#include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
+#include "stats/budget.h"
 #include "suite/latency_workload.h"
 #include "suite/runner.h"
 #include "suite/services.h"
@@ -52,6 +54,7 @@ struct SuiteOptions {
   bool samples = false;
   bool quiet = false;
   bool list = false;
+  std::string budget;
 };
 
 /// The runner's plan plus what the latency workload needs.
@@ -175,6 +178,11 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   p.cpus = std::move(*cpus);
   if (o.rt_throttling_off && !o.tune) {
     return UsageError("--no-rt-throttling is a tuning: add --tune");
+  }
+  if (!o.budget.empty()) {
+    auto budget = stats::ParseBudget(o.budget);
+    if (!budget) return UsageError("--budget: " + budget.error().message);
+    p.budget = *budget;
   }
   p.strict = o.strict;
   p.tune = o.tune;
@@ -319,9 +327,14 @@ int RunSuite(const SuiteOptions& o) {
     return ToInt(outcome.code);  // stopped before any scenario ran; the runner said why
   }
   std::fputs(results::FormatStatisticalSummary(outcome.result).c_str(), stdout);
+  const results::Verdict verdict = results::JudgeSuite(outcome.result, plan.suite.budget);
+  std::fputs(("\n" + results::FormatVerdict(verdict)).c_str(), stdout);
   for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
   fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
+  if (outcome.code == ExitCode::kOk && plan.suite.budget && !verdict.Met()) {
+    return ToInt(ExitCode::kBudgetNotMet);
+  }
   return ToInt(outcome.code);
 }
 
@@ -352,10 +365,14 @@ Runner SetupSuite(CLI::App& sub) {
   sub.add_flag("--samples", o->samples, "also log every sample to <scenario>/samples.bin");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_flag("--list", o->list, "print the scenarios that would run, then exit");
+  sub.add_option("--budget", o->budget,
+                 "judge every scenario: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the "
+                 "max); exit 4 when not met (docs/budget.md)");
   sub.allow_extras(false);
   sub.footer(
       "Exit codes: 0 every scenario complete, 1 a scenario failed (or --strict refused),\n"
       "            2 bad usage or input (nothing run), 3 missing privilege or resource,\n"
+      "            4 --budget not met (every scenario ran; the verdict says which failed),\n"
       "            130 interrupted (results for what ran are written and marked).\n"
       "Docs: docs/suite.md, docs/suite-config.md, docs/result-json.md.");
   return [o] { return RunSuite(*o); };
