@@ -146,9 +146,12 @@ std::optional<int64_t> GuaranteedMargin(int64_t budget_ns, const ValueRange& val
 
 uint64_t SamplesNeeded(std::optional<double> percentile) {
   if (!percentile) return 0;
-  // 10 / (1 - 0.9999) is 100000.0000008 in floating point: round away the noise first.
+  // 10 / (1 - 0.9999) is 100000.0000008 in floating point, 10 / (1 - 0.99999) 999999.99999:
+  // a whole number within rounding noise is that number, anything else rounds up.
   const double needed = 10.0 / (1.0 - *percentile / 100.0);
-  return static_cast<uint64_t>(std::ceil(needed - 1e-6 * needed));
+  const double nearest = std::round(needed);
+  if (std::fabs(needed - nearest) <= 1e-9 * needed) return static_cast<uint64_t>(nearest);
+  return static_cast<uint64_t>(std::ceil(needed));
 }
 
 }  // namespace rtpulse::stats

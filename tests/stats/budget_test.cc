@@ -33,7 +33,9 @@ TEST(BudgetParseTest, AcceptsEveryDocumentedForm) {
     ASSERT_TRUE(b.has_value()) << b.error().message;
     EXPECT_EQ(b->latency_ns, c.latency_ns);
     ASSERT_EQ(b->percentile.has_value(), c.percentile.has_value());
-    if (c.percentile) EXPECT_TRUE(ExactlyEqual(*b->percentile, *c.percentile));
+    if (c.percentile) {
+      EXPECT_TRUE(ExactlyEqual(*b->percentile, *c.percentile));
+    }
     EXPECT_EQ(FormatBudget(*b), c.canonical);
     // The canonical spelling reads back to the same budget (result.json keeps it).
     auto again = ParseBudget(FormatBudget(*b));
@@ -90,7 +92,9 @@ TEST(BudgetRankRangeTest, HoldsTheTrueNearestRankValueAndEndsAtThePrintedPercent
     EXPECT_EQ(*r.hi_ns, h.Percentile(p));  // the value every other output prints
     // One bucket: at most 1/512 of its lower edge wide, one value wide below 512 ns.
     EXPECT_LE(*r.hi_ns - *r.lo_ns, *r.lo_ns / 512 + 1);
-    if (truth < 512) EXPECT_TRUE(r.exact());
+    if (truth < 512) {
+      EXPECT_TRUE(r.exact());
+    }
   }
   const ValueRange max = RankRange(h, std::nullopt);
   EXPECT_TRUE(max.exact());
@@ -102,10 +106,17 @@ TEST(BudgetRankRangeTest, ClampsToTheExactExtremesAndSeesNegativeLatencies) {
   Histogram h;
   h.RecordN(-700, 3);
   h.RecordN(1'000'003, 997);
-  // Every sample in the one bucket above: min and max pin it to the exact value.
+  // The rank lies in the bucket of the maximum: the exact max is its upper end, the bucket's
+  // lower edge its lower end (other samples of that bucket could lie below the max).
   const ValueRange top = RankRange(h, 99.0);
-  EXPECT_TRUE(top.exact());
   EXPECT_EQ(*top.hi_ns, 1'000'003);
+  EXPECT_EQ(*top.lo_ns, Histogram::MagnitudeRange(Histogram::IndexOf(1'000'003)).lo);
+  EXPECT_FALSE(top.exact());
+  // One value only: min = max pins the bucket to it.
+  Histogram same;
+  same.RecordN(1'000'003, 1000);
+  EXPECT_TRUE(RankRange(same, 99.0).exact());
+  EXPECT_EQ(*RankRange(same, 99.0).lo_ns, 1'000'003);
   const ValueRange low = RankRange(h, 0.2);  // rank 2 of 1000: a negative sample
   ASSERT_TRUE(low.lo_ns && low.hi_ns);
   EXPECT_EQ(*low.lo_ns, -700);
