@@ -15,6 +15,7 @@ std::string VerdictUs(int64_t ns) {
 
 /// "100 us", "2 ms", "12.345 us": the budget's latency as the overall line says it.
 std::string BudgetLatencyText(int64_t ns) {
+  if (ns % 1'000'000'000 == 0) return fmt::format("{} s", ns / 1'000'000'000);
   if (ns >= 1'000'000 && ns % 1'000'000 == 0) return fmt::format("{} ms", ns / 1'000'000);
   if (ns % 1000 == 0) return fmt::format("{} us", ns / 1000);
   return VerdictUs(ns) + " us";

@@ -81,7 +81,9 @@ Expected<Budget> ParseBudget(std::string_view text) {
 std::string FormatBudget(const Budget& budget) {
   const int64_t ns = budget.latency_ns;
   std::string latency;
-  if (ns % 1'000'000 == 0) {
+  if (ns % 1'000'000'000 == 0) {
+    latency = fmt::format("{}s", ns / 1'000'000'000);
+  } else if (ns % 1'000'000 == 0) {
     latency = fmt::format("{}ms", ns / 1'000'000);
   } else if (ns % 1000 == 0) {
     latency = fmt::format("{}us", ns / 1000);

@@ -25,7 +25,8 @@ TEST(BudgetParseTest, AcceptsEveryDocumentedForm) {
       {"50us", 50'000, std::nullopt, "50us@max"},
       {"50us@max", 50'000, std::nullopt, "50us@max"},
       {" 120ns@p99.999 ", 120, 99.999, "120ns@p99.999"},
-      {"1s@p0.5", 1'000'000'000, 0.5, "1000ms@p0.5"},
+      {"1s@p0.5", 1'000'000'000, 0.5, "1s@p0.5"},
+      {"2000ms", 2'000'000'000, std::nullopt, "2s@max"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
