@@ -45,7 +45,8 @@ constexpr const char* kExitCodes =
     "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
     "            130 interrupted (partial results written).\n"
     "Docs: docs/ in the source tree (cli.md, suite.md, latency.md, report.md, compare.md,\n"
-    "      import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md, result-json.md).";
+    "      import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md, result-json.md,\n"
+    "      budget.md).";
 
 std::string g_invocation;
 

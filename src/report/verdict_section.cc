@@ -58,8 +58,8 @@ HtmlSection VerdictHtmlSection(const results::Verdict& v) {
   if (const std::string worst = results::VerdictWorstLine(v); !worst.empty()) {
     html += "<p>" + HtmlEscape(worst) + "</p>\n";
   }
-  html += "<table>\n<tr><th>scenario</th><th>verdict</th><th>judged</th><th>" +
-          HtmlEscape(stat) + "</th><th>margin</th><th>support</th></tr>\n";
+  html += "<table>\n<tr><th>scenario</th><th>verdict</th><th>judged</th><th>" + HtmlEscape(stat) +
+          "</th><th>margin</th><th>support</th></tr>\n";
   for (const auto& r : v.rows) {
     const std::string outcome = r.outcome ? stats::OutcomeName(*r.outcome) : "";
     std::string support = r.Supported() ? "ok" : results::SupportNote(r, v.percentile);
@@ -84,14 +84,15 @@ std::string VerdictTableTex(const results::Verdict& v) {
   const std::string stat = stats::StatisticLabel(v.percentile);
   std::string tex =
       "% rtpulse verdict (written by rtpulse report). Needs \\usepackage{booktabs}.\n"
-      "% " + VerdictHeading(v) + "\n% " + kVerdictRule + "\n";
+      "% " +
+      VerdictHeading(v) + "\n% " + kVerdictRule + "\n";
   for (const auto& r : v.rows) {
     if (!r.Supported()) tex += "% " + r.name + ": " + results::SupportNote(r, v.percentile) + "\n";
   }
   tex += "\\begin{table}[htbp]\n\\centering\n\\small\n";
-  tex += fmt::format("\\caption{{Verdict: {}}}\n\\label{{tab:rtpulse-verdict}}\n",
-                     LatexEscape(v.budget ? stats::FormatBudget(*v.budget)
-                                          : "no budget, ranked by " + stat));
+  tex += fmt::format(
+      "\\caption{{Verdict: {}}}\n\\label{{tab:rtpulse-verdict}}\n",
+      LatexEscape(v.budget ? stats::FormatBudget(*v.budget) : "no budget, ranked by " + stat));
   tex += "\\begin{tabular}{llrlll}\n\\toprule\n";
   tex += "Scenario & Verdict & Count & " + LatexEscape(stat) +
          " & Margin & Supported \\\\\n\\midrule\n";
@@ -99,8 +100,8 @@ std::string VerdictTableTex(const results::Verdict& v) {
     const std::string value = VerdictLatexCell(results::VerdictValueText(r.value, r.outcome));
     const std::string margin = VerdictLatexCell(VerdictMarginCell(r));
     tex += fmt::format("{} & {} & {} & {} & {} & {} \\\\\n", LatexEscape(r.name),
-                       r.outcome ? stats::OutcomeName(*r.outcome) : "-", r.count,
-                       value, margin, r.Supported() ? "yes" : "no");
+                       r.outcome ? stats::OutcomeName(*r.outcome) : "-", r.count, value, margin,
+                       r.Supported() ? "yes" : "no");
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
   return tex;

@@ -113,9 +113,8 @@ std::string MarginText(const VerdictRow& row) {
 
 bool Verdict::Met() const {
   if (!budget || rows.empty() || !not_measured.empty()) return false;
-  return std::all_of(rows.begin(), rows.end(), [](const VerdictRow& r) {
-    return r.outcome == stats::Outcome::kPass;
-  });
+  return std::all_of(rows.begin(), rows.end(),
+                     [](const VerdictRow& r) { return r.outcome == stats::Outcome::kPass; });
 }
 
 Verdict JudgeSuite(const SuiteResult& suite, const std::optional<stats::Budget>& budget) {
@@ -142,7 +141,8 @@ Verdict JudgeLatencyRun(const LatencyRun& run, const std::optional<stats::Budget
   Verdict v = EmptyVerdict(budget);
   v.noun = "wake path";
   const std::string status = run.interrupted ? "interrupted" : "complete";
-  for (const auto& path : run.paths) v.rows.push_back(JudgePathRow(path.wake, status, path, nullptr, v));
+  for (const auto& path : run.paths)
+    v.rows.push_back(JudgePathRow(path.wake, status, path, nullptr, v));
   return v;
 }
 
@@ -150,7 +150,8 @@ std::string VerdictValueText(const stats::ValueRange& value,
                              std::optional<stats::Outcome> outcome) {
   if (!value.lo_ns && !value.hi_ns) return "unknown";
   if (value.exact()) return VerdictUs(*value.lo_ns) + " us";
-  if (outcome == stats::Outcome::kFail && value.lo_ns) return ">= " + VerdictUs(*value.lo_ns) + " us";
+  if (outcome == stats::Outcome::kFail && value.lo_ns)
+    return ">= " + VerdictUs(*value.lo_ns) + " us";
   if (outcome == stats::Outcome::kUndecided && value.lo_ns && value.hi_ns) {
     return fmt::format("in [{}, {}] us", VerdictUs(*value.lo_ns), VerdictUs(*value.hi_ns));
   }
@@ -175,8 +176,9 @@ std::string VerdictOverallLine(const Verdict& v) {
   if (!v.budget) return "";
   const std::string stat = stats::StatisticLabel(v.percentile);
   const std::string at = v.percentile ? "at " + stat : "at the maximum";
-  if (v.rows.empty()) return fmt::format("{} {}: nothing was measured, no verdict",
-                                         BudgetLatencyText(v.budget->latency_ns), at);
+  if (v.rows.empty())
+    return fmt::format("{} {}: nothing was measured, no verdict",
+                       BudgetLatencyText(v.budget->latency_ns), at);
   size_t passed = 0;
   std::string failed;
   std::string undecided;
@@ -191,8 +193,7 @@ std::string VerdictOverallLine(const Verdict& v) {
     if (!r.Supported()) unsupported.push_back(r.name);
   }
   const size_t total = v.rows.size() + v.not_measured.size();
-  std::string line = fmt::format("{} {} {} in {} of {} {}{}{}",
-                                 v.Met() ? "meets" : "does not meet",
+  std::string line = fmt::format("{} {} {} in {} of {} {}{}{}", v.Met() ? "meets" : "does not meet",
                                  BudgetLatencyText(v.budget->latency_ns), at, passed, total,
                                  Plural(v.noun, total), failed, undecided);
   if (!v.not_measured.empty()) {
@@ -217,7 +218,8 @@ std::string VerdictWorstLine(const Verdict& v) {
   const std::string stat = stats::StatisticLabel(v.percentile);
   const int64_t w = *worst->value.hi_ns;
   const int64_t b = *best->value.hi_ns;
-  const std::string ratio = b > 0 ? fmt::format(" ({:.2f} x)", static_cast<double>(w) / static_cast<double>(b)) : "";
+  const std::string ratio =
+      b > 0 ? fmt::format(" ({:.2f} x)", static_cast<double>(w) / static_cast<double>(b)) : "";
   return fmt::format("worst: {}, {} {}, {} us{} above the best, {} ({})", worst->name, stat,
                      VerdictValueText(worst->value, std::nullopt), VerdictUs(w - b), ratio,
                      best->name, VerdictValueText(best->value, std::nullopt));
@@ -234,10 +236,9 @@ std::string FormatVerdict(const Verdict& v) {
                        Plural(v.noun, 2), stat);
   }
   for (const auto& r : v.rows) {
-    std::string line = fmt::format("  {:<16} {:<10} {:<12} {} {}", r.name,
-                                   r.outcome ? stats::OutcomeName(*r.outcome) : "",
-                                   r.per_period ? "per period" : "per wake-up", stat,
-                                   VerdictValueText(r.value, r.outcome));
+    std::string line = fmt::format(
+        "  {:<16} {:<10} {:<12} {} {}", r.name, r.outcome ? stats::OutcomeName(*r.outcome) : "",
+        r.per_period ? "per period" : "per wake-up", stat, VerdictValueText(r.value, r.outcome));
     if (r.outcome) line += ", " + MarginText(r);
     out += line + "\n";
     if (!r.bound_reason.empty()) out += "      bounded: " + r.bound_reason + "\n";
@@ -267,20 +268,20 @@ nlohmann::json VerdictJson(const Verdict& v) {
   };
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v.rows) {
-    nlohmann::json o = {{"name", r.name},
-                        {"status", r.status},
-                        {"basis", r.per_period ? "per_period" : "per_wake_up"},
-                        {"count", r.count},
-                        {"value_ns", opt(r.value.hi_ns)},
-                        {"value_lower_ns", opt(r.value.lo_ns)},
-                        {"value_exact", r.value.exact()},
-                        {"value_from_samples", r.from_samples},
-                        {"verdict", r.outcome ? nlohmann::json(stats::OutcomeName(*r.outcome))
-                                              : nlohmann::json()},
-                        {"margin_ns", opt(r.margin_ns)},
-                        {"supported", r.Supported()},
-                        {"samples_needed", r.samples_needed},
-                        {"periods_per_s", r.periods_per_s}};
+    nlohmann::json o = {
+        {"name", r.name},
+        {"status", r.status},
+        {"basis", r.per_period ? "per_period" : "per_wake_up"},
+        {"count", r.count},
+        {"value_ns", opt(r.value.hi_ns)},
+        {"value_lower_ns", opt(r.value.lo_ns)},
+        {"value_exact", r.value.exact()},
+        {"value_from_samples", r.from_samples},
+        {"verdict", r.outcome ? nlohmann::json(stats::OutcomeName(*r.outcome)) : nlohmann::json()},
+        {"margin_ns", opt(r.margin_ns)},
+        {"supported", r.Supported()},
+        {"samples_needed", r.samples_needed},
+        {"periods_per_s", r.periods_per_s}};
     if (!r.bound_reason.empty()) o["bound_reason"] = r.bound_reason;
     if (!r.Supported() && r.periods_per_s > 0) {
       o["duration_needed_s"] = static_cast<double>(r.samples_needed) / r.periods_per_s;

@@ -26,11 +26,11 @@ struct VerdictRow {
   /// Judged per period (every period once, a skipped one late from its deadline); false: per
   /// wake-up, because the per-period latencies are not known (imports).
   bool per_period = false;
-  uint64_t count = 0;          ///< Periods (per period) or samples (per wake-up) judged.
-  stats::ValueRange value;     ///< Where the statistic's true value lies.
-  bool from_samples = false;   ///< The value is the exact sample from the samples log.
-  std::string bound_reason;    ///< Why an end of `value` is unknown (imports), or "".
-  double periods_per_s = 0;    ///< All threads together (sum of 1/interval); 0: unknown.
+  uint64_t count = 0;                     ///< Periods (per period) or samples (per wake-up) judged.
+  stats::ValueRange value;                ///< Where the statistic's true value lies.
+  bool from_samples = false;              ///< The value is the exact sample from the samples log.
+  std::string bound_reason;               ///< Why an end of `value` is unknown (imports), or "".
+  double periods_per_s = 0;               ///< All threads together (sum of 1/interval); 0: unknown.
   std::optional<stats::Outcome> outcome;  ///< With a budget.
   std::optional<int64_t> margin_ns;       ///< stats::GuaranteedMargin, with a budget.
   uint64_t samples_needed = 0;            ///< stats::SamplesNeeded of the statistic.
@@ -71,8 +71,7 @@ std::string SupportNote(const VerdictRow& row, std::optional<double> percentile)
 /// The value as the verdict states it, on the side that decides `outcome`: "45.123 us"
 /// (exact), "<= 45.123 us" (upper end: PASS, or no budget), ">= 150.000 us" (lower end:
 /// FAIL), "in [99.900, 100.095] us" (UNDECIDED), "unknown".
-std::string VerdictValueText(const stats::ValueRange& value,
-                             std::optional<stats::Outcome> outcome);
+std::string VerdictValueText(const stats::ValueRange& value, std::optional<stats::Outcome> outcome);
 
 /// result.json's and latency --json's `verdict` (docs/result-json.md#verdict).
 nlohmann::json VerdictJson(const Verdict& verdict);

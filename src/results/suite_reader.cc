@@ -261,8 +261,9 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.status = run->interrupted ? ScenarioStatus::kInterrupted : ScenarioStatus::kComplete;
     s.latency = std::move(*run);
     suite.scenarios.push_back(std::move(s));
-    if (auto b = SavedBudget(j); !b) return fail(b.error());
-    else suite.budget = *b;
+    auto budget = SavedBudget(j);
+    if (!budget) return fail(budget.error());
+    suite.budget = *budget;
     return suite;
   }
   if (!j.is_object() || FieldOr<std::string>(j, "schema", "") != kSuiteSchema) {
@@ -319,8 +320,9 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     }
     suite.scenarios.push_back(std::move(s));
   }
-  if (auto b = SavedBudget(j); !b) return fail(b.error());
-  else suite.budget = *b;
+  auto budget = SavedBudget(j);
+  if (!budget) return fail(budget.error());
+  suite.budget = *budget;
   return suite;
 }
 

@@ -16,7 +16,8 @@ constexpr std::string_view kBudgetForms =
     "@pNN.NN or @max, e.g. '100us@p99.99', '2ms@p99' or '50us' (the maximum)";
 
 Error BudgetError(std::string_view text, const std::string& what) {
-  return UsageError(fmt::format("invalid budget '{}': {}; {}", Printable(text), what, kBudgetForms));
+  return UsageError(
+      fmt::format("invalid budget '{}': {}; {}", Printable(text), what, kBudgetForms));
 }
 
 /// "p99.99" -> 99.99: digits with at most one dot, strictly between 0 and 100.

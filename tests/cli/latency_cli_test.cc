@@ -718,7 +718,8 @@ TEST_F(LatencyRunTest, BudgetVerdictMatchesThePerPeriodSamplesAndSetsTheExitCode
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   std::ofstream(dir.File("b.csv")) << csv.out;
   const std::string check = std::string(RTPULSE_TEST_DATA) + "/budget/verdict_check.py";
-  auto checked = testutil::RunProcess({"/usr/bin/env", "python3", check, json_file, dir.File("b.csv")});
+  auto checked =
+      testutil::RunProcess({"/usr/bin/env", "python3", check, json_file, dir.File("b.csv")});
   EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   EXPECT_EQ(checked.out.rfind("checked p99 ", 0), 0u) << checked.out;
 

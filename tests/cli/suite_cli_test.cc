@@ -185,13 +185,13 @@ TEST_F(SuiteTest, BudgetVerdictIsPrintedSavedAndSetsTheExitCode) {
   // Per period: every period once, samples + skipped periods of the summary row.
   const json& summary = result["scenarios"][0]["summary"][0];
   EXPECT_EQ(row["count"].get<uint64_t>(), summary["per_period"]["periods"].get<uint64_t>());
-  EXPECT_LE(row["value_lower_ns"].get<int64_t>(), summary["per_period"]["median_ns"].get<int64_t>());
+  EXPECT_LE(row["value_lower_ns"].get<int64_t>(),
+            summary["per_period"]["median_ns"].get<int64_t>());
   EXPECT_EQ(row["value_ns"].get<int64_t>(), summary["per_period"]["median_ns"].get<int64_t>());
 
   auto pass = RunRtpulse({"report", out, "--budget", "3600s", "--formats", "svg"});
   EXPECT_EQ(pass.exit_code, 0) << pass.err << pass.out;
-  EXPECT_NE(pass.out.find("meets 3600 s at the maximum in 1 of 1 scenario"),
-            std::string::npos)
+  EXPECT_NE(pass.out.find("meets 3600 s at the maximum in 1 of 1 scenario"), std::string::npos)
       << pass.out;
   const std::string html = ReadFile(out + "/report/index.html");
   EXPECT_NE(html.find("id=\"verdict\""), std::string::npos);

@@ -80,9 +80,9 @@ TEST(BudgetVerdictTest, AStallCannotPassBySwallowingPeriods) {
   EXPECT_EQ(*w.rows[0].value.hi_ns, edge);
   EXPECT_EQ(w.rows[0].outcome, stats::Outcome::kPass);
   EXPECT_EQ(w.rows[0].margin_ns, 100'000 - edge);
-  EXPECT_NE(FormatVerdict(w).find(fmt::format("per wake-up  p99.9 <= {:.3f} us, margin >= {:.3f} us",
-                                              static_cast<double>(edge) / 1e3,
-                                              static_cast<double>(100'000 - edge) / 1e3)),
+  EXPECT_NE(FormatVerdict(w).find(fmt::format(
+                "per wake-up  p99.9 <= {:.3f} us, margin >= {:.3f} us",
+                static_cast<double>(edge) / 1e3, static_cast<double>(100'000 - edge) / 1e3)),
             std::string::npos)
       << FormatVerdict(w);
   EXPECT_EQ(VerdictJson(w)["rows"][0]["basis"], "per_wake_up");
@@ -102,8 +102,10 @@ TEST(BudgetVerdictTest, OverallLineCountsPassesAndNamesFailuresAndWhatDidNotRun)
   EXPECT_EQ(v.rows[0].outcome, stats::Outcome::kPass);
   EXPECT_EQ(v.rows[0].margin_ns, 80'000);
   const std::string lo = fmt::format("{:.3f}", static_cast<double>(*v.rows[1].value.lo_ns) / 1e3);
-  EXPECT_EQ(VerdictOverallLine(v), "does not meet 100 us at p99.9 in 1 of 3 scenarios; heavy "
-                                   "fails: p99.9 >= " + lo + " us; not measured: thermal");
+  EXPECT_EQ(VerdictOverallLine(v),
+            "does not meet 100 us at p99.9 in 1 of 3 scenarios; heavy "
+            "fails: p99.9 >= " +
+                lo + " us; not measured: thermal");
   EXPECT_EQ(v.not_measured, std::vector<std::string>{"thermal"});
   EXPECT_FALSE(v.Met());
 
@@ -127,8 +129,7 @@ TEST(BudgetVerdictTest, WithoutABudgetTheWorstScenarioAndByHowMuch) {
   EXPECT_EQ(VerdictWorstLine(v),
             fmt::format("worst: heavy, p99.9 <= {:.3f} us, {:.3f} us ({:.2f} x) above the best, "
                         "idle (20.000 us)",
-                        static_cast<double>(worst) / 1e3,
-                        static_cast<double>(worst - 20'000) / 1e3,
+                        static_cast<double>(worst) / 1e3, static_cast<double>(worst - 20'000) / 1e3,
                         static_cast<double>(worst) / 20'000.0));
   EXPECT_TRUE(VerdictJson(v)["budget"].is_null());
   EXPECT_TRUE(VerdictJson(v)["met"].is_null());

@@ -132,16 +132,16 @@ TEST(BudgetJudgeTest, TheRuleOnEveryKindOfRange) {
     std::optional<int64_t> margin_ns;
   };
   const Case cases[] = {
-      {{100, 100}, 100, Outcome::kPass, 0},          // exact, at the budget: meets it
-      {{101, 101}, 100, Outcome::kFail, -1},         // exact, 1 ns over
-      {{90, 99}, 100, Outcome::kPass, 1},            // upper edge below: pass, margin >= 1
-      {{99, 101}, 100, Outcome::kUndecided, {}},     // straddles the budget
-      {{100, 101}, 100, Outcome::kUndecided, {}},    // lower edge at the budget
-      {{101, 120}, 100, Outcome::kFail, -1},         // lower edge above: over by >= 1
-      {{50, std::nullopt}, 100, Outcome::kUndecided, {}},  // a lower bound below
-      {{150, std::nullopt}, 100, Outcome::kFail, -50},     // a lower bound above
-      {{std::nullopt, 50}, 100, Outcome::kPass, 50},       // an upper bound below
-      {{std::nullopt, 150}, 100, Outcome::kUndecided, {}}, // an upper bound above
+      {{100, 100}, 100, Outcome::kPass, 0},                 // exact, at the budget: meets it
+      {{101, 101}, 100, Outcome::kFail, -1},                // exact, 1 ns over
+      {{90, 99}, 100, Outcome::kPass, 1},                   // upper edge below: pass, margin >= 1
+      {{99, 101}, 100, Outcome::kUndecided, {}},            // straddles the budget
+      {{100, 101}, 100, Outcome::kUndecided, {}},           // lower edge at the budget
+      {{101, 120}, 100, Outcome::kFail, -1},                // lower edge above: over by >= 1
+      {{50, std::nullopt}, 100, Outcome::kUndecided, {}},   // a lower bound below
+      {{150, std::nullopt}, 100, Outcome::kFail, -50},      // a lower bound above
+      {{std::nullopt, 50}, 100, Outcome::kPass, 50},        // an upper bound below
+      {{std::nullopt, 150}, 100, Outcome::kUndecided, {}},  // an upper bound above
       {{std::nullopt, std::nullopt}, 100, Outcome::kUndecided, {}},
   };
   for (const auto& c : cases) {
