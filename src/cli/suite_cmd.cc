@@ -328,7 +328,9 @@ int RunSuite(const SuiteOptions& o) {
   }
   std::fputs(results::FormatStatisticalSummary(outcome.result).c_str(), stdout);
   const results::Verdict verdict = results::JudgeSuite(outcome.result, plan.suite.budget);
-  std::fputs(("\n" + results::FormatVerdict(verdict)).c_str(), stdout);
+  if (const std::string text = results::FormatVerdict(verdict); !text.empty()) {
+    std::fputs(("\n" + text).c_str(), stdout);
+  }
   for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
   fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);

@@ -21,7 +21,7 @@ std::string BudgetLatencyText(int64_t ns) {
   return VerdictUs(ns) + " us";
 }
 
-std::string Plural(const std::string& noun, size_t n) {
+std::string VerdictPlural(const std::string& noun, size_t n) {
   return n == 1 ? noun : noun + "s";
 }
 
@@ -162,7 +162,7 @@ std::string VerdictValueText(const stats::ValueRange& value,
 std::string SupportNote(const VerdictRow& row, std::optional<double> percentile) {
   if (row.Supported()) return "";
   const std::string unit = row.per_period ? "periods" : "samples";
-  std::string how_long = "the period is not recorded, so how long a run that needs is unknown";
+  std::string how_long = "how long a run that takes is unknown (the result has no period)";
   if (row.periods_per_s > 0) {
     how_long = VerdictDurationText(static_cast<double>(row.samples_needed) / row.periods_per_s) +
                " at this period";
@@ -195,7 +195,7 @@ std::string VerdictOverallLine(const Verdict& v) {
   const size_t total = v.rows.size() + v.not_measured.size();
   std::string line = fmt::format("{} {} {} in {} of {} {}{}{}", v.Met() ? "meets" : "does not meet",
                                  BudgetLatencyText(v.budget->latency_ns), at, passed, total,
-                                 Plural(v.noun, total), failed, undecided);
+                                 VerdictPlural(v.noun, total), failed, undecided);
   if (!v.not_measured.empty()) {
     line += fmt::format("; not measured: {}", fmt::join(v.not_measured, ", "));
   }
@@ -226,6 +226,7 @@ std::string VerdictWorstLine(const Verdict& v) {
 }
 
 std::string FormatVerdict(const Verdict& v) {
+  if (!v.budget && v.rows.size() < 2) return "";  // nothing judged, nothing to rank
   const std::string stat = stats::StatisticLabel(v.percentile);
   std::string out;
   if (v.budget) {
@@ -233,7 +234,7 @@ std::string FormatVerdict(const Verdict& v) {
                        BudgetLatencyText(v.budget->latency_ns));
   } else {
     out += fmt::format("verdict: no budget (--budget LATENCY[@PERCENTILE]); {} by {}\n",
-                       Plural(v.noun, 2), stat);
+                       VerdictPlural(v.noun, 2), stat);
   }
   for (const auto& r : v.rows) {
     std::string line = fmt::format(

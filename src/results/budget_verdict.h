@@ -58,7 +58,8 @@ Verdict JudgeSuite(const SuiteResult& suite, const std::optional<stats::Budget>&
 Verdict JudgeLatencyRun(const LatencyRun& run, const std::optional<stats::Budget>& budget);
 
 /// The text lines: per row the verdict and margin, the support mark, the overall line
-/// ("meets 100 us at p99.99 in 4 of 5 scenarios; heavy fails: ...") and the worst line.
+/// ("meets 100 us at p99.99 in 4 of 5 scenarios; heavy fails: ...") and the worst line; ""
+/// without a budget and with fewer than two rows (nothing to judge or rank).
 std::string FormatVerdict(const Verdict& verdict);
 /// The overall line alone (with a budget), e.g. for the report's heading; "" without one.
 std::string VerdictOverallLine(const Verdict& verdict);

@@ -42,7 +42,7 @@ ScenarioResult VerdictScenario(const std::string& name, std::vector<ProbeResult>
   return s;
 }
 
-stats::Budget Parsed(const char* text) {
+stats::Budget ParsedBudget(const char* text) {
   auto b = stats::ParseBudget(text);
   EXPECT_TRUE(b.has_value());
   return *b;
@@ -54,7 +54,7 @@ TEST(BudgetVerdictTest, AStallCannotPassBySwallowingPeriods) {
   // 0 ms, 10000 x 20 us, 1..29 ms, 30 ms: rank 10021 is 20 ms.
   SuiteResult suite;
   suite.scenarios.push_back(VerdictScenario("heavy", {VerdictProbe(10'000, true)}));
-  const Verdict v = JudgeSuite(suite, Parsed("100us@p99.9"));
+  const Verdict v = JudgeSuite(suite, ParsedBudget("100us@p99.9"));
   ASSERT_EQ(v.rows.size(), 1u);
   const VerdictRow& r = v.rows[0];
   EXPECT_TRUE(r.per_period);
@@ -70,7 +70,7 @@ TEST(BudgetVerdictTest, AStallCannotPassBySwallowingPeriods) {
   // The same result imported (per-period latencies unknown): judged per wake-up, and the
   // text and JSON say so.
   suite.scenarios[0].latency->paths[0].probes[0].per_period_unknown = true;
-  const Verdict w = JudgeSuite(suite, Parsed("100us@p99.9"));
+  const Verdict w = JudgeSuite(suite, ParsedBudget("100us@p99.9"));
   EXPECT_FALSE(w.rows[0].per_period);
   EXPECT_EQ(w.rows[0].count, 10'001u);
   // 20 us exactly, in a bucket [.., 20031]: the exact min pins the lower end, the bucket's upper
@@ -97,7 +97,7 @@ TEST(BudgetVerdictTest, OverallLineCountsPassesAndNamesFailuresAndWhatDidNotRun)
   thermal.name = "thermal";
   thermal.status = ScenarioStatus::kFailed;
   suite.scenarios.push_back(thermal);
-  const Verdict v = JudgeSuite(suite, Parsed("100us@p99.9"));
+  const Verdict v = JudgeSuite(suite, ParsedBudget("100us@p99.9"));
   ASSERT_EQ(v.rows.size(), 2u);
   EXPECT_EQ(v.rows[0].outcome, stats::Outcome::kPass);
   EXPECT_EQ(v.rows[0].margin_ns, 80'000);
@@ -111,7 +111,7 @@ TEST(BudgetVerdictTest, OverallLineCountsPassesAndNamesFailuresAndWhatDidNotRun)
 
   // Without the failed and unmeasured ones every row passes: met, exit 0.
   suite.scenarios.resize(1);
-  const Verdict met = JudgeSuite(suite, Parsed("100us@p99.9"));
+  const Verdict met = JudgeSuite(suite, ParsedBudget("100us@p99.9"));
   EXPECT_TRUE(met.Met());
   EXPECT_EQ(VerdictOverallLine(met), "meets 100 us at p99.9 in 1 of 1 scenario");
   EXPECT_EQ(VerdictJson(met)["met"], true);
@@ -134,7 +134,7 @@ TEST(BudgetVerdictTest, WithoutABudgetTheWorstScenarioAndByHowMuch) {
   EXPECT_TRUE(VerdictJson(v)["budget"].is_null());
   EXPECT_TRUE(VerdictJson(v)["met"].is_null());
   // With the maximum as the statistic the worst line compares exact maxima.
-  const Verdict max = JudgeSuite(suite, Parsed("1ms"));
+  const Verdict max = JudgeSuite(suite, ParsedBudget("1ms"));
   EXPECT_EQ(VerdictWorstLine(max),
             "worst: heavy, max 30000.000 us, 29980.000 us (1500.00 x) above the best, idle "
             "(20.000 us)");
@@ -146,7 +146,7 @@ TEST(BudgetVerdictTest, UnsupportedPercentileIsMarkedWithTheRunLengthItNeeds) {
   SuiteResult suite;
   suite.scenarios.push_back(
       VerdictScenario("idle", {VerdictProbe(20'000, false), VerdictProbe(20'000, false)}));
-  const Verdict v = JudgeSuite(suite, Parsed("100us@p99.99"));
+  const Verdict v = JudgeSuite(suite, ParsedBudget("100us@p99.99"));
   const VerdictRow& r = v.rows[0];
   EXPECT_EQ(r.count, 40'000u);
   EXPECT_EQ(r.samples_needed, 100'000u);
@@ -161,7 +161,7 @@ TEST(BudgetVerdictTest, UnsupportedPercentileIsMarkedWithTheRunLengthItNeeds) {
             std::string::npos);
   EXPECT_DOUBLE_EQ(VerdictJson(v)["rows"][0]["duration_needed_s"].get<double>(), 50.0);
   // The maximum needs no minimum count.
-  EXPECT_TRUE(JudgeSuite(suite, Parsed("100us")).rows[0].Supported());
+  EXPECT_TRUE(JudgeSuite(suite, ParsedBudget("100us")).rows[0].Supported());
 }
 
 TEST(BudgetVerdictTest, SamplesLogValuesAreExactAndOnlyWhereTheyAreThePerPeriodOnes) {
@@ -169,17 +169,17 @@ TEST(BudgetVerdictTest, SamplesLogValuesAreExactAndOnlyWhereTheyAreThePerPeriodO
   suite.scenarios.push_back(VerdictScenario("idle", {VerdictProbe(20'000, false)}));
   ExactPercentileValues e{20'000, 20'000, 20'000, 19'999, 20'000};
   suite.scenarios[0].exact_percentiles = e;
-  const Verdict v = JudgeSuite(suite, Parsed("19999ns@p99.9"));
+  const Verdict v = JudgeSuite(suite, ParsedBudget("19999ns@p99.9"));
   EXPECT_TRUE(v.rows[0].from_samples);
   EXPECT_TRUE(v.rows[0].value.exact());
   EXPECT_EQ(v.rows[0].outcome, stats::Outcome::kPass);
   EXPECT_EQ(v.rows[0].margin_ns, 0);
   // A percentile the log did not keep comes from the histogram.
-  EXPECT_FALSE(JudgeSuite(suite, Parsed("19999ns@p99.5")).rows[0].from_samples);
+  EXPECT_FALSE(JudgeSuite(suite, ParsedBudget("19999ns@p99.5")).rows[0].from_samples);
   // With skipped periods the log's per-wake-up values are not the per-period ones.
   suite.scenarios[0] = VerdictScenario("idle", {VerdictProbe(10'000, true)});
   suite.scenarios[0].exact_percentiles = e;
-  EXPECT_FALSE(JudgeSuite(suite, Parsed("19999ns@p99.9")).rows[0].from_samples);
+  EXPECT_FALSE(JudgeSuite(suite, ParsedBudget("19999ns@p99.9")).rows[0].from_samples);
 }
 
 TEST(BudgetVerdictTest, ImportBoundsWidenTheValueAndNeverFailOnTheWrongSide) {
@@ -192,12 +192,12 @@ TEST(BudgetVerdictTest, ImportBoundsWidenTheValueAndNeverFailOnTheWrongSide) {
   p.bounds.percentiles_lower_from_ns = 100'000;
   p.bounds.reasons.push_back("5 samples clipped at the histogram's 100 us limit");
   suite.scenarios.push_back(VerdictScenario("ct", {p}));
-  const Verdict above = JudgeSuite(suite, Parsed("200us@p99.9"));
+  const Verdict above = JudgeSuite(suite, ParsedBudget("200us@p99.9"));
   EXPECT_FALSE(above.rows[0].value.hi_ns.has_value());
   EXPECT_EQ(above.rows[0].outcome, stats::Outcome::kUndecided);
   EXPECT_NE(above.rows[0].bound_reason.find("clipped"), std::string::npos);
-  EXPECT_EQ(JudgeSuite(suite, Parsed("50us@p99.9")).rows[0].outcome, stats::Outcome::kFail);
-  EXPECT_EQ(JudgeSuite(suite, Parsed("50us@p50")).rows[0].outcome, stats::Outcome::kPass);
+  EXPECT_EQ(JudgeSuite(suite, ParsedBudget("50us@p99.9")).rows[0].outcome, stats::Outcome::kFail);
+  EXPECT_EQ(JudgeSuite(suite, ParsedBudget("50us@p50")).rows[0].outcome, stats::Outcome::kPass);
 }
 
 TEST(BudgetVerdictTest, LatencyRunsAreJudgedPerWakePath) {
@@ -208,7 +208,7 @@ TEST(BudgetVerdictTest, LatencyRunsAreJudgedPerWakePath) {
     path.probes.push_back(VerdictProbe(20'000, std::string(wake) == "timerfd"));
     run.paths.push_back(std::move(path));
   }
-  const Verdict v = JudgeLatencyRun(run, Parsed("100us@p99.9"));
+  const Verdict v = JudgeLatencyRun(run, ParsedBudget("100us@p99.9"));
   ASSERT_EQ(v.rows.size(), 2u);
   EXPECT_EQ(v.rows[0].name, "abs");
   EXPECT_EQ(v.rows[0].outcome, stats::Outcome::kPass);
@@ -220,7 +220,7 @@ TEST(BudgetVerdictTest, ResultJsonKeepsTheBudgetAndItsVerdict) {
   SuiteResult suite;
   suite.status = "complete";
   suite.scenarios.push_back(VerdictScenario("heavy", {VerdictProbe(10'000, true)}));
-  suite.budget = Parsed("100us@p99.9");
+  suite.budget = ParsedBudget("100us@p99.9");
   const nlohmann::json j = ToJson(suite);
   EXPECT_EQ(j["verdict"]["budget"], "100us@p99.9");
   EXPECT_EQ(j["verdict"]["rows"][0]["verdict"], "FAIL");
