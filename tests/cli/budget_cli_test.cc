@@ -26,8 +26,8 @@ class ReportBudgetTest : public ::testing::Test {
     std::ofstream values(dir_.File("known.txt"));
     for (int us = 20000; us >= 1; --us) values << us << "\n";
     values.close();
-    auto r = RunRtpulse({"import", dir_.File("known.txt"), "--format", "values", "--unit", "us",
-                         "--out", run_});
+    auto r = RunRtpulse(
+        {"import", dir_.File("known.txt"), "--format", "values", "--unit", "us", "--out", run_});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   testutil::ProcessResult Report(const std::string& budget) {
