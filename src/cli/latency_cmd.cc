@@ -94,6 +94,8 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const results::Verdict verdict = results::JudgeLatencyRun(run, budget);
   nlohmann::json document = results::ToJson(run, o.nsecs);
   document["verdict"] = results::VerdictJson(verdict);
+  const bool budget_not_met = exit_code == ToInt(ExitCode::kOk) && budget && !verdict.Met();
+  if (budget_not_met) document["return_code"] = ToInt(ExitCode::kBudgetNotMet);
   if (json_stdout) {
     std::fputs((document.dump(2) + "\n").c_str(), stdout);
   } else if (!o.json.empty()) {
@@ -136,7 +138,8 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const std::string summary = results::FormatSummary(run) + results::FormatVerdict(verdict);
   std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), text);
   std::fflush(stdout);
-  if (exit_code == ToInt(ExitCode::kOk) && budget && !verdict.Met()) {
+  // A budget not met is exit 4 only when nothing else went wrong (a failed write says 1).
+  if (budget_not_met && exit_code == ToInt(ExitCode::kOk)) {
     return ToInt(ExitCode::kBudgetNotMet);
   }
   return exit_code;

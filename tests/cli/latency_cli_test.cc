@@ -712,6 +712,7 @@ TEST_F(LatencyRunTest, BudgetVerdictMatchesThePerPeriodSamplesAndSetsTheExitCode
   ASSERT_EQ(v["rows"].size(), 1u) << v.dump(1);
   EXPECT_EQ(v["budget"], "50us@p99");
   EXPECT_EQ(r.exit_code, v["met"].get<bool>() ? 0 : 4) << r.err;
+  EXPECT_EQ(j["return_code"].get<int>(), r.exit_code);
   EXPECT_NE(r.out.find("# verdict: budget 50us@p99"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(v["overall"].get<std::string>()), std::string::npos) << r.out;
   auto csv = RunRtpulse({"samples", "--csv", dir.File("b.bin")});
