@@ -13,7 +13,9 @@
 #include "core/version.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
+#include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
+#include "stats/budget.h"
 #include "stats/summary.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
@@ -40,6 +42,12 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
   auto plan = BuildLatencyPlan(o, probe.online_cpus);
   if (!plan) return ReportError(plan.error());
+  std::optional<stats::Budget> budget;
+  if (!o.budget.empty()) {
+    auto parsed = stats::ParseBudget(o.budget);
+    if (!parsed) return ReportError(UsageError("--budget: " + parsed.error().message));
+    budget = *parsed;
+  }
 
   std::unique_ptr<measure::SampleSink> sink;
   if (!o.samples.empty()) {
@@ -91,10 +99,15 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
 
   int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
   if (!run.samples_error.empty()) exit_code = ToInt(ExitCode::kFailure);
+  const results::Verdict verdict = results::JudgeLatencyRun(run, budget);
+  nlohmann::json document = results::ToJson(run, o.nsecs);
+  document["verdict"] = results::VerdictJson(verdict);
+  const bool budget_not_met = exit_code == ToInt(ExitCode::kOk) && budget && !verdict.Met();
+  if (budget_not_met) document["return_code"] = ToInt(ExitCode::kBudgetNotMet);
   if (json_stdout) {
-    std::fputs((results::ToJson(run, o.nsecs).dump(2) + "\n").c_str(), stdout);
+    std::fputs((document.dump(2) + "\n").c_str(), stdout);
   } else if (!o.json.empty()) {
-    if (Status s = WriteFileAtomic(o.json, results::ToJson(run, o.nsecs).dump(2) + "\n"); !s) {
+    if (Status s = WriteFileAtomic(o.json, document.dump(2) + "\n"); !s) {
       exit_code = ReportError(s.error());
     }
   }
@@ -132,9 +145,13 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     fmt::print(text, "# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
                o.nsecs ? run.breaktrace->latency_ns : run.breaktrace->latency_ns / 1000);
   }
-  const std::string summary = results::FormatSummary(run);
+  const std::string summary = results::FormatSummary(run) + results::FormatVerdict(verdict);
   std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), text);
   std::fflush(stdout);
+  // A budget not met is exit 4 only when nothing else went wrong (a failed write says 1).
+  if (budget_not_met && exit_code == ToInt(ExitCode::kOk)) {
+    return ToInt(ExitCode::kBudgetNotMet);
+  }
   return exit_code;
 }
 

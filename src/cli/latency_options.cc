@@ -156,6 +156,9 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
   sub.add_option("--inject", o.inject,
                  "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
+  sub.add_option("--budget", o.budget,
+                 "judge the run: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the max); "
+                 "exit 4 when not met (docs/budget.md)");
   sub.add_option("--dl-runtime", o.dl_runtime_us,
                  "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
 }

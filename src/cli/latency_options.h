@@ -53,6 +53,7 @@ struct LatencyOptions {
   std::string wake;     ///< --wake a,b,...
   std::string samples;  ///< --samples FILE
   std::string inject;   ///< --inject DELAY@RATE
+  std::string budget;   ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)
   std::optional<int64_t> dl_runtime_us;
 };
 

@@ -10,7 +10,9 @@
 #include "cli/command.h"
 #include "report/html_page.h"
 #include "report/report.h"
+#include "results/budget_verdict.h"
 #include "results/suite_reader.h"
+#include "stats/budget.h"
 #include "stats/evt.h"
 
 namespace rtpulse::cli {
@@ -21,6 +23,7 @@ struct ReportCliOptions {
   std::string out;
   std::string formats = "png,svg,pdf";
   bool no_html = false;
+  std::string budget;
 };
 
 /// The report's worst-case section: rtpulse wcet's analysis of every scenario that logged
@@ -58,6 +61,11 @@ int RunReport(const ReportCliOptions& o) {
   auto formats = report::ParseImageFormats(o.formats);
   if (!formats) return ReportError(formats.error());
   report::ReportOptions options;
+  if (!o.budget.empty()) {
+    auto budget = stats::ParseBudget(o.budget);
+    if (!budget) return ReportError(UsageError("--budget: " + budget.error().message));
+    options.budget = *budget;
+  }
   options.out_dir = o.out;
   options.formats = *formats;
   options.html = !o.no_html;
@@ -68,7 +76,11 @@ int RunReport(const ReportCliOptions& o) {
   if (!written) return ReportError(written.error());
   for (const auto& note : written->notes) std::fprintf(stderr, "rtpulse: note: %s\n", note.c_str());
   for (const auto& path : written->written) std::printf("%s\n", path.c_str());
-  return 0;
+  if (!options.budget) return ToInt(ExitCode::kOk);
+  // The verdict the user asked for, after the files: its lines start with "verdict:", two
+  // blanks, "meets"/"does not meet", "worst:" or "per period", never with a path.
+  std::fputs(results::FormatVerdict(written->verdict).c_str(), stdout);
+  return ToInt(written->verdict.Met() ? ExitCode::kOk : ExitCode::kBudgetNotMet);
 }
 
 }  // namespace
@@ -82,6 +94,9 @@ Runner SetupReport(CLI::App& sub) {
   sub.add_option("--formats", o->formats, "image formats, any of png,svg,pdf")
       ->capture_default_str();
   sub.add_flag("--no-html", o->no_html, "figures and tables only");
+  sub.add_option("--budget", o->budget,
+                 "judge the run: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the max); "
+                 "prints the verdict, exit 4 when not met (docs/budget.md)");
   return [o] { return RunReport(*o); };
 }
 

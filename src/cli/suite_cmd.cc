@@ -22,7 +22,9 @@
 #include "core/parse.h"
 #include "core/version.h"
 #include "measure/engine.h"
+#include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
+#include "stats/budget.h"
 #include "suite/latency_workload.h"
 #include "suite/runner.h"
 #include "suite/services.h"
@@ -56,6 +58,7 @@ struct SuiteOptions {
   bool samples = false;
   bool quiet = false;
   bool list = false;
+  std::string budget;
 };
 
 /// The runner's plan plus what the latency workload needs.
@@ -196,6 +199,11 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
     return UsageError(
         "--tune-ab compares one wake path per block: give --wake with one path (e.g. --wake "
         "abs)");
+  }
+  if (!o.budget.empty()) {
+    auto budget = stats::ParseBudget(o.budget);
+    if (!budget) return UsageError("--budget: " + budget.error().message);
+    p.budget = *budget;
   }
   p.strict = o.strict;
   p.tune = o.tune;
@@ -389,9 +397,16 @@ int RunSuite(const SuiteOptions& o) {
   if (!outcome.result.tune_ab.is_null()) {
     std::fputs(("\n" + suite::FormatTuneAb(outcome.result.tune_ab)).c_str(), stdout);
   }
+  const results::Verdict verdict = results::JudgeSuite(outcome.result, plan.suite.budget);
+  if (const std::string text = results::FormatVerdict(verdict); !text.empty()) {
+    std::fputs(("\n" + text).c_str(), stdout);
+  }
   for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
   fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
+  if (outcome.code == ExitCode::kOk && plan.suite.budget && !verdict.Met()) {
+    return ToInt(ExitCode::kBudgetNotMet);
+  }
   return ToInt(outcome.code);
 }
 
@@ -430,10 +445,14 @@ Runner SetupSuite(CLI::App& sub) {
   sub.add_flag("--samples", o->samples, "also log every sample to <scenario>/samples.bin");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_flag("--list", o->list, "print the scenarios that would run, then exit");
+  sub.add_option("--budget", o->budget,
+                 "judge every scenario: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the "
+                 "max); exit 4 when not met (docs/budget.md)");
   sub.allow_extras(false);
   sub.footer(
       "Exit codes: 0 every scenario complete, 1 a scenario failed (or --strict refused),\n"
       "            2 bad usage or input (nothing run), 3 missing privilege or resource,\n"
+      "            4 --budget not met (every scenario ran; the verdict says which failed),\n"
       "            130 interrupted (results for what ran are written and marked).\n"
       "Docs: docs/suite.md, docs/suite-config.md, docs/result-json.md.");
   return [o] { return RunSuite(*o); };

@@ -9,6 +9,7 @@
 #include "report/latex_table.h"
 #include "report/monitor_log.h"
 #include "report/run_figures.h"
+#include "report/verdict_section.h"
 #include "results/suite_reader.h"
 
 namespace rtpulse::report {
@@ -134,6 +135,17 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
   if (Status s = WriteFileAtomic(tex, SummaryTableTex(*suite)); !s) return s.error();
   output.written.push_back(tex);
   html.tables.push_back("../tables/summary.tex");
+  output.verdict = results::JudgeSuite(*suite, options.budget ? options.budget : suite->budget);
+  const std::string verdict_tex = tables_dir + "/verdict.tex";
+  if (Status s = WriteFileAtomic(verdict_tex, VerdictTableTex(output.verdict)); !s) {
+    return s.error();
+  }
+  output.written.push_back(verdict_tex);
+  html.tables.push_back("../tables/verdict.tex");
+  html.extra_sections.insert(html.extra_sections.begin(),
+                             [verdict = output.verdict](const results::SuiteResult&) {
+                               return std::vector<HtmlSection>{VerdictHtmlSection(verdict)};
+                             });
   if (options.html) {
     if (Status s = MakeDir(report_dir); !s) return s.error();
     const std::string index = report_dir + "/index.html";

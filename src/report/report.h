@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "report/figure.h"
 #include "report/html_page.h"
+#include "results/budget_verdict.h"
+#include "stats/budget.h"
 
 namespace rtpulse::report {
 
@@ -18,11 +20,14 @@ struct ReportOptions {
   const CommandRunner* runner = nullptr;  ///< gnuplot runner; null = the real one.
   /// Later analyses (EVT / worst-case estimate, ...) add their HTML sections here.
   std::vector<ExtraSectionsFn> extra_sections;
+  /// --budget: judge the run against it; none: the budget the run was judged against, if any.
+  std::optional<stats::Budget> budget;
 };
 
 struct ReportOutput {
   std::vector<std::string> written;  ///< Every file written, in order.
   std::vector<std::string> notes;    ///< Figures skipped or reduced, and why.
+  results::Verdict verdict;          ///< What tables/verdict.tex and the page's Verdict say.
 };
 
 /// `rtpulse report`: reads RUN (a results folder, a result.json or a latency --json file,

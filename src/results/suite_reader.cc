@@ -238,6 +238,21 @@ std::string RunFolder(const std::string& path) {
   return parent.empty() ? "." : parent.string();
 }
 
+namespace {
+
+/// The budget a run was judged against (`verdict.budget`), none when it had none.
+Expected<std::optional<stats::Budget>> SavedBudget(const json& j) {
+  const auto v = j.find("verdict");
+  if (v == j.end() || !v->is_object()) return std::optional<stats::Budget>{};
+  const auto b = v->find("budget");
+  if (b == v->end() || !b->is_string()) return std::optional<stats::Budget>{};
+  auto budget = stats::ParseBudget(b->get<std::string>());
+  if (!budget) return UsageError("verdict.budget: " + budget.error().message);
+  return std::optional<stats::Budget>{*budget};
+}
+
+}  // namespace
+
 Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
   std::error_code ec;
   const std::string file = fs::is_directory(path, ec) ? path + "/result.json" : path;
@@ -259,6 +274,9 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     s.status = run->interrupted ? ScenarioStatus::kInterrupted : ScenarioStatus::kComplete;
     s.latency = std::move(*run);
     suite.scenarios.push_back(std::move(s));
+    auto budget = SavedBudget(j);
+    if (!budget) return fail(budget.error());
+    suite.budget = *budget;
     return suite;
   }
   if (!j.is_object() || FieldOr<std::string>(j, "schema", "") != kSuiteSchema) {
@@ -310,6 +328,9 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
     }
     suite.scenarios.push_back(std::move(s));
   }
+  auto budget = SavedBudget(j);
+  if (!budget) return fail(budget.error());
+  suite.budget = *budget;
   return suite;
 }
 

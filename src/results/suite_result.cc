@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/histogram.h"
+#include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
 #include "stats/summary.h"
 
@@ -339,6 +340,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     scenarios.push_back(std::move(o));
   }
   j["scenarios"] = scenarios;
+  j["verdict"] = VerdictJson(JudgeSuite(suite, suite.budget));
   return j;
 }
 

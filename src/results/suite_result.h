@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "results/latency_result.h"
+#include "stats/budget.h"
 
 namespace rtpulse::results {
 
@@ -82,6 +83,9 @@ struct SuiteResult {
   nlohmann::json tune_ab;
   std::vector<std::string> warnings;  ///< Environment and pre-flight warnings, verbatim.
   std::vector<ScenarioResult> scenarios;
+  /// `suite --budget`: what result.json's `verdict` judges (docs/budget.md); none: the
+  /// verdict only ranks the scenarios.
+  std::optional<stats::Budget> budget;
 };
 
 /// Per period (docs/latency.md#per-period-statistics): one entry per period, each skipped

@@ -127,6 +127,7 @@ std::optional<RunOutcome> Run::Prepare() {
 
   result_.rtpulse_version = plan_.version;
   result_.cmdline = plan_.invocation;
+  result_.budget = plan_.budget;
   result_.start_realtime_ns = Now();
   result_.config = ConfigJson(plan_);
   if (services_.workload != nullptr) result_.config.update(services_.workload->ConfigJson());

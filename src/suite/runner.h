@@ -157,6 +157,8 @@ struct SuitePlan {
   std::optional<TuneAbPlan> tune_ab;
   std::string invocation;  ///< The command line, for result files.
   std::string version;     ///< rtpulse version, for result files.
+  /// --budget: result.json's verdict judges it (docs/budget.md).
+  std::optional<stats::Budget> budget;
 };
 
 /// How the runner reaches the machine. `tune` may be empty when the plan has no tuning.

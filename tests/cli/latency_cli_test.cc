@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/cyclictest_intervals.h"
@@ -101,7 +102,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--policy", "realtime"}, "realtime"}, BadInput{{"--tracemark"}, "-b"},
         BadInput{{"-h", "0"}, "0"}, BadInput{{"--nonsense"}, "--nonsense"},
         BadInput{{"-l", "x"}, "x"}, BadInput{{"--wake", ""}, "--wake"},
-        BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"}),
+        BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"},
+        BadInput{{"--budget", "100"}, "'100' has no unit"},
+        BadInput{{"--budget", "100us@p101"}, "'p101'"}, BadInput{{"--budget", "@p0"}, "'p0'"}),
     BadInputName);
 
 TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {
@@ -890,6 +893,48 @@ TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesideP
   EXPECT_NE(tex.find(" & " + std::to_string(period["count"].get<uint64_t>()) + " & "),
             std::string::npos)
       << tex;
+}
+
+// Issue 11 item 3: the verdict of a real run, cross-checked by tests/data/budget/verdict_check.py
+// against the samples log (per-period nearest rank, the rule, margin, support, run length),
+// then re-judged from the saved JSON by `report --budget` on both sides of the measured value.
+TEST_F(LatencyRunTest, BudgetVerdictMatchesThePerPeriodSamplesAndSetsTheExitCode) {
+  TempDir dir;
+  const std::string json_file = dir.File("b.json");
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "2s", "-q", "--budget", "50us@p99",
+                       "--json", json_file, "--samples", dir.File("b.bin")});
+  const auto j = nlohmann::json::parse(ReadFile(json_file));
+  const auto& v = j["verdict"];
+  ASSERT_EQ(v["rows"].size(), 1u) << v.dump(1);
+  EXPECT_EQ(v["budget"], "50us@p99");
+  EXPECT_EQ(r.exit_code, v["met"].get<bool>() ? 0 : 4) << r.err;
+  EXPECT_EQ(j["return_code"].get<int>(), r.exit_code);
+  EXPECT_NE(r.out.find("# verdict: budget 50us@p99"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(v["overall"].get<std::string>()), std::string::npos) << r.out;
+  auto csv = RunRtpulse({"samples", "--csv", dir.File("b.bin")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::ofstream(dir.File("b.csv")) << csv.out;
+  const std::string check = std::string(RTPULSE_TEST_DATA) + "/budget/verdict_check.py";
+  auto checked =
+      testutil::RunProcess({"/usr/bin/env", "python3", check, json_file, dir.File("b.csv")});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_EQ(checked.out.rfind("checked p99 ", 0), 0u) << checked.out;
+
+  // The saved run judged again: above the measured p99's upper end it passes (exit 0), below
+  // its lower end it fails (exit 4), both per period as measured.
+  const int64_t hi = v["rows"][0]["value_ns"].get<int64_t>();
+  const int64_t lo = v["rows"][0]["value_lower_ns"].get<int64_t>();
+  for (const auto& [budget_ns, code, word] :
+       std::vector<std::tuple<int64_t, int, std::string>>{{hi, 0, "PASS"}, {lo - 1, 4, "FAIL"}}) {
+    const std::string budget = std::to_string(budget_ns) + "ns@p99";
+    auto rep = RunRtpulse({"report", json_file, "--budget", budget, "--out", dir.File("rep"),
+                           "--formats", "svg", "--no-html"});
+    SCOPED_TRACE(budget);
+    EXPECT_EQ(rep.exit_code, code) << rep.err << rep.out;
+    EXPECT_NE(rep.out.find(word + "       per period   p99"), std::string::npos) << rep.out;
+    const std::string tex = ReadFile(dir.File("rep/tables/verdict.tex"));
+    EXPECT_NE(tex.find(word), std::string::npos) << tex;
+  }
 }
 
 }  // namespace

@@ -306,6 +306,57 @@ TEST_F(SuiteTest, SamplesMakeEveryOutputsPercentilesExactPerWakeUpAndPerPeriod) 
   EXPECT_EQ(side["per_period"]["max_ns"].get<double>(), pp["max"].get<double>());
 }
 
+// Issue 11 item 3: a budget no real wake-up can meet (1 ns at p50) fails with exit 4, and
+// result.json keeps the budget and its verdict; `report --budget` judges the saved folder
+// again (a budget of an hour at the maximum passes, exit 0) and without --budget the
+// report's verdict is the saved budget's.
+TEST_F(SuiteTest, BudgetVerdictIsPrintedSavedAndSetsTheExitCode) {
+  TempDir dir;
+  const std::string out = dir.File("run");
+  const std::string marker = Marker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  auto r = RunRtpulse({"suite", "--scenarios", "idle", "--duration", "2s", "--settle", "1s",
+                       "--out", out, "--budget", "1ns@p50", "-q"},
+                      options);
+  EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
+  EXPECT_NE(r.out.find("does not meet 0.001 us at p50 in 0 of 1 scenario; idle fails: p50 >= "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("results: " + out), std::string::npos) << r.out;
+  const json result = ReadJson(out + "/result.json");
+  EXPECT_EQ(result["status"], "complete");
+  const json& v = result["verdict"];
+  EXPECT_EQ(v["budget"], "1ns@p50");
+  EXPECT_EQ(v["met"], false);
+  ASSERT_EQ(v["rows"].size(), 1u);
+  const json& row = v["rows"][0];
+  EXPECT_EQ(row["verdict"], "FAIL");
+  EXPECT_EQ(row["basis"], "per_period");
+  EXPECT_EQ(row["margin_ns"].get<int64_t>(), 1 - row["value_lower_ns"].get<int64_t>());
+  // Per period: every period once, samples + skipped periods of the summary row.
+  const json& summary = result["scenarios"][0]["summary"][0];
+  EXPECT_EQ(row["count"].get<uint64_t>(), summary["per_period"]["periods"].get<uint64_t>());
+  EXPECT_LE(row["value_lower_ns"].get<int64_t>(),
+            summary["per_period"]["median_ns"].get<int64_t>());
+  EXPECT_EQ(row["value_ns"].get<int64_t>(), summary["per_period"]["median_ns"].get<int64_t>());
+
+  auto pass = RunRtpulse({"report", out, "--budget", "3600s", "--formats", "svg"});
+  EXPECT_EQ(pass.exit_code, 0) << pass.err << pass.out;
+  EXPECT_NE(pass.out.find("meets 3600 s at the maximum in 1 of 1 scenario"), std::string::npos)
+      << pass.out;
+  const std::string html = ReadFile(out + "/report/index.html");
+  EXPECT_NE(html.find("id=\"verdict\""), std::string::npos);
+  EXPECT_NE(html.find("Budget 3600s@max: meets"), std::string::npos);
+  auto saved = RunRtpulse({"report", out, "--formats", "svg"});
+  EXPECT_EQ(saved.exit_code, 0) << saved.err;  // no --budget asked: the report is written
+  EXPECT_NE(ReadFile(out + "/tables/verdict.tex").find("1ns@p50"), std::string::npos);
+  auto bad = RunRtpulse({"report", out, "--budget", "@p0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("'p0' is not above p0"), std::string::npos) << bad.err;
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
 TEST_F(SuiteTest, ListShowsTheScenariosAndRunsNothing) {
   TempDir dir;
   auto r = RunRtpulse({"suite", "--list", "--quick", "--out", dir.File("x")});
@@ -360,6 +411,8 @@ TEST_F(SuiteTest, BadInputIsOneErrorLineExitTwoAndNothingStarted) {
       {{"--config", dir.File("syntax.toml")}, "syntax.toml:2"},
       {{"--checkpoint-interval", "60s"}, "10 s"},
       {{"--no-rt-throttling"}, "--tune"},
+      {{"--budget", "100us@p101"}, "'p101'"},
+      {{"--budget", "100"}, "'100' has no unit"},
   };
   const std::string marker = Marker();
   for (const auto& c : cases) {

@@ -427,6 +427,8 @@ TEST(ReportTest, MonitorFiguresMarkScenarioStartsAndReadTheScenarioColumn) {
   EXPECT_TRUE(old->scenario.empty());
   ASSERT_EQ(old->columns.size(), 2u);
   EXPECT_EQ(old->columns[0].values, log->columns[0].values);
+}
+
 TEST(ReportTest, PerPeriodTablesSitBesideThePerWakeUpOnesAndSayUnknownWithout) {
   results::SuiteResult suite = Suite();
   // Scenario "idle": each thread's three skipped periods were late 100, 200 and 300 us, and its
