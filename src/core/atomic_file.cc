@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,22 +13,48 @@
 
 namespace rtpulse {
 
-Status WriteFileAtomic(const std::string& path, std::string_view content) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return WriteError("cannot write", path, errno);
-  HandOver(fd);
+namespace {
+
+/// Writes all of `content` to `fd`: 0, or the errno of the failed write.
+int WriteAllTo(int fd, std::string_view content) {
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return WriteError("cannot write", path, err);
+      return errno;
     }
     done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+/// `path` names something other than a regular file (/dev/null, /dev/stdout, a FIFO, a
+/// terminal): it is written in place. A rename would replace the device node or pipe with a
+/// regular file (as root, /dev/null itself), and its owner is not changed.
+Status WriteInPlace(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return WriteError("cannot write", path, errno);
+  const int err = WriteAllTo(fd, content);
+  if (::close(fd) != 0 && err == 0) return WriteError("cannot flush", path, errno);
+  return err == 0 ? Status::Ok() : WriteError("cannot write", path, err);
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return WriteInPlace(path, content);
+  }
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return WriteError("cannot write", path, errno);
+  HandOver(fd);
+  if (const int err = WriteAllTo(fd, content); err != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return WriteError("cannot write", path, err);
   }
   const bool synced = ::fsync(fd) == 0;
   const int sync_err = errno;

@@ -10,7 +10,9 @@ namespace rtpulse {
 /// Writes `content` to `path` atomically: a temporary file in the same folder (handed over to
 /// the user who ran sudo, core/file_owner.h), fsync, then rename over the target. A reader
 /// (or a crash) sees the old file or the new one, never half. A permission or read-only
-/// failure is `ExitCode::kResource` with the fix (core/file_owner.h `WriteError`).
+/// failure is `ExitCode::kResource` with the fix (core/file_owner.h `WriteError`). A path that
+/// names a device, FIFO or terminal (`--json /dev/stdout`, `/dev/null`) is written in place:
+/// renaming over it would replace the device node itself.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
 /// Checks up front that `path` can be created (its folder exists and is writable), so a run

@@ -270,6 +270,15 @@ size_t SampleRing::Drain(SampleRecord* out, size_t max) {
 Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
                                                       const SamplesFileInfo& info) {
   if (Status s = CheckWritable(path); !s) return s.error();
+  // The log is renamed into place when complete and read again for the exact percentiles:
+  // a device or FIFO cannot be either (a rename as root would replace /dev/null itself).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return UsageError(fmt::format(
+        "samples file '{}' is not a regular file: give a file path (the log is read again "
+        "after the run); leave --samples out to keep no log",
+        path));
+  }
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return WriteError("cannot create samples file", tmp, errno);

@@ -1,7 +1,9 @@
 #include "core/atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,6 +115,38 @@ TEST_F(AtomicFileTest, TargetThatIsAFolderFailsAndCleansUp) {
   EXPECT_TRUE(fs::is_directory(path));
   ExpectNoTempFiles();
   EXPECT_EQ(Names(), std::vector<std::string>{"results"});
+}
+
+// `rtpulse load --json /dev/null` run as root once renamed a regular file over /dev/null.
+// Devices, FIFOs and terminals are written in place and stay what they were.
+TEST_F(AtomicFileTest, AFifoIsWrittenInPlaceNotReplaced) {
+  const std::string path = PathOf("pipe");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  // This end keeps the FIFO open for reading, so the writer's open does not block.
+  const int reader = ::open(path.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(WriteFileAtomic(path, "through the pipe").ok());
+  char buf[64] = {};
+  const ssize_t n = ::read(reader, buf, sizeof buf);
+  ::close(reader);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ExpectNoTempFiles();
+}
+
+TEST_F(AtomicFileTest, ACharacterDeviceIsWrittenInPlaceNotReplaced) {
+  const std::string path = PathOf("null");
+  if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "cannot create a device node here (needs root and CAP_MKNOD)";
+  }
+  ASSERT_TRUE(WriteFileAtomic(path, "gone").ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device node was replaced by a file";
+  EXPECT_EQ(st.st_rdev, makedev(1, 3));
+  ExpectNoTempFiles();
 }
 
 // ---- CheckWritable ----------------------------------------------------------------------

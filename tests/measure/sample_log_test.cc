@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -563,6 +564,23 @@ TEST_F(SamplesFileTest, OpenInAMissingFolderFailsUpFront) {
   ASSERT_FALSE(sink);
   EXPECT_EQ(sink.error().code, ExitCode::kUsage);
   EXPECT_NE(sink.error().message.find("does not exist"), std::string::npos);
+}
+
+TEST_F(SamplesFileTest, ADeviceOrFifoIsRefusedAndLeftAsItWas) {
+  // A rename onto /dev/null as root would replace the device: refused before anything.
+  const std::string fifo = (dir_ / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto sink = OpenSamplesFile(fifo, kInfo);
+  ASSERT_FALSE(sink);
+  EXPECT_EQ(sink.error().code, ExitCode::kUsage);
+  EXPECT_NE(sink.error().message.find("'" + fifo + "' is not a regular file"), std::string::npos)
+      << sink.error().message;
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_),
+                          std::filesystem::directory_iterator()),
+            1);
 }
 
 // ---- Verbose sink -----------------------------------------------------------------------
