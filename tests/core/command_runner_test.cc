@@ -79,7 +79,7 @@ TEST(CommandRunnerTest, CapturesStdoutStderrAndExitCode) {
 
 TEST(CommandRunnerTest, PassesArgumentsAndGivesAnEmptyStdin) {
   const SystemCommandRunner runner;
-  const auto out = runner.Run({"/bin/sh", "-c", "echo \"$1|$2\"; cat", "sh", "a b", "c"}, 30s);
+  const auto out = runner.Run({"/bin/sh", "-c", "echo \"$1|$2\"; cat", "sh", "a b", "c"}, 5s);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->out, "a b|c\n") << "cat must see end of file at once";
   EXPECT_EQ(out->exit_code, 0);
