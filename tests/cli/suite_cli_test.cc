@@ -1,7 +1,6 @@
 // rtpulse suite, end to end: the real binary, real loads, real SCHED_FIFO probes, real files.
 // Latency values are never asserted (the VM's host steals time); structure, counts that must
 // add up, and what is left behind are.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -28,32 +27,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testutil::MarkedProcesses;
 using testutil::ProcessOptions;
 using testutil::ProcessResult;
 using testutil::ReadFile;
 using testutil::RunRtpulse;
 using testutil::TempDir;
-
-/// Every process whose environment holds `marker` (the suite, its loads, stress-ng, the
-/// tuning guardian: they all inherit it), other than zombies.
-std::set<int> MarkedProcesses(const std::string& marker) {
-  std::set<int> pids;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (dirent* e = readdir(proc)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream env(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-    if (text.find(marker) == std::string::npos) continue;
-    const std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
-    pids.insert(pid);
-  }
-  closedir(proc);
-  return pids;
-}
 
 /// Waits up to 5 s for every marked process to be gone; returns what is left.
 std::set<int> Leftovers(const std::string& marker) {

@@ -48,26 +48,6 @@ std::vector<int> CmdGroupMembers(int pgid) {
   return out;
 }
 
-/// Processes whose environment holds `marker`, zombies excluded.
-std::set<int> CmdMarked(const std::string& marker) {
-  std::set<int> out;
-  DIR* dir = opendir("/proc");
-  if (dir == nullptr) return out;
-  while (dirent* e = readdir(dir)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream env(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-    if (text.find(marker) == std::string::npos) continue;
-    const std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
-    const size_t paren = stat.rfind(')');
-    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
-    out.insert(pid);
-  }
-  closedir(dir);
-  return out;
-}
-
 std::string StatusField(int pid, const std::string& key) {
   std::istringstream lines(ReadFile("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(lines, line);) {
@@ -261,7 +241,7 @@ TEST(CommandLoad, SigintToRtpulseLoadLeavesNoProcessBehind) {
   EXPECT_NE(r.out.find("cmd"), std::string::npos) << r.out;
   std::set<int> left;
   for (int i = 0; i < 100; ++i) {
-    left = CmdMarked(marker);
+    left = testutil::MarkedProcesses(marker);
     if (left.empty()) break;
     std::this_thread::sleep_for(20ms);
   }

@@ -1,5 +1,6 @@
 #include "support/subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -213,6 +215,25 @@ std::string ReadFile(const std::string& path) {
 
 bool IsRoot() {
   return geteuid() == 0;
+}
+
+std::set<int> MarkedProcesses(const std::string& marker) {
+  std::set<int> pids;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* e = readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::ifstream env(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+    if (text.find(marker) == std::string::npos) continue;
+    const std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
+    pids.insert(pid);
+  }
+  closedir(proc);
+  return pids;
 }
 
 }  // namespace rtpulse::testutil

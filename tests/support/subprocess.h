@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,10 @@ class TempDir {
 
 std::string ReadFile(const std::string& path);
 bool IsRoot();
+
+/// Every live process (zombies excluded, this one too) whose environment holds `marker`:
+/// a test puts a unique NAME=value into a child's environment and every process the child
+/// starts inherits it, so what is left after a stop is found however it was reparented.
+std::set<int> MarkedProcesses(const std::string& marker);
 
 }  // namespace rtpulse::testutil
