@@ -55,7 +55,8 @@ void ApplyImportBounds(const StatBounds& bounds, std::optional<double> percentil
 }
 
 VerdictRow JudgePathRow(std::string name, std::string status, const PathRun& path,
-                        const ExactPercentileValues* exact, const Verdict& verdict) {
+                        const ExactPercentileValues* exact,
+                        const ExactPercentileValues* exact_per_period, const Verdict& verdict) {
   VerdictRow row;
   row.name = std::move(name);
   row.status = std::move(status);
@@ -72,11 +73,25 @@ VerdictRow JudgePathRow(std::string name, std::string status, const PathRun& pat
   row.count = h.count();
   row.samples_needed = stats::SamplesNeeded(verdict.percentile);
   row.value = stats::RankRange(h, verdict.percentile);
-  // The samples log's exact values are per wake-up: they are the per-period ones only when
-  // no period was skipped.
-  if (exact != nullptr && verdict.percentile && row.count > 0 &&
-      (!row.per_period || skipped == 0)) {
-    if (auto v = ExactValueFor(*exact, *verdict.percentile)) {
+  if (verdict.percentile && row.count > 0) {
+    std::optional<int64_t> v;
+    if (path.exact) {
+      // The path's own samples-log values: per period (rebuilt from the log's seq gaps) when
+      // that is what is judged and they were computed, else per wake-up where that is the
+      // same distribution.
+      const auto& e = *path.exact;
+      const std::vector<int64_t>& list = row.per_period && skipped > 0 ? e.all_per_period : e.all;
+      for (size_t i = 0; i < e.percentiles.size() && i < list.size(); ++i) {
+        if (ExactlyEqual(e.percentiles[i], *verdict.percentile)) v = list[i];
+      }
+    } else if (row.per_period && skipped > 0 && exact_per_period != nullptr) {
+      v = ExactValueFor(*exact_per_period, *verdict.percentile);
+    } else if (exact != nullptr && (!row.per_period || skipped == 0)) {
+      // The scenario's samples-log values are per wake-up: they are the per-period ones
+      // only when no period was skipped.
+      v = ExactValueFor(*exact, *verdict.percentile);
+    }
+    if (v) {
       row.value = {*v, *v};
       row.from_samples = true;
     }
@@ -130,8 +145,11 @@ Verdict JudgeSuite(const SuiteResult& suite, const std::optional<stats::Budget>&
     for (const auto& path : s.latency->paths) {
       const ExactPercentileValues* exact =
           one_path && s.exact_percentiles ? &*s.exact_percentiles : nullptr;
+      const ExactPercentileValues* exact_per_period =
+          one_path && s.exact_per_period_percentiles ? &*s.exact_per_period_percentiles : nullptr;
       v.rows.push_back(JudgePathRow(several_paths ? s.name + "/" + path.wake : s.name,
-                                    ScenarioStatusName(s.status), path, exact, v));
+                                    ScenarioStatusName(s.status), path, exact, exact_per_period,
+                                    v));
     }
   }
   return v;
@@ -142,7 +160,7 @@ Verdict JudgeLatencyRun(const LatencyRun& run, const std::optional<stats::Budget
   v.noun = "wake path";
   const std::string status = run.interrupted ? "interrupted" : "complete";
   for (const auto& path : run.paths)
-    v.rows.push_back(JudgePathRow(path.wake, status, path, nullptr, v));
+    v.rows.push_back(JudgePathRow(path.wake, status, path, nullptr, nullptr, v));
   return v;
 }
 

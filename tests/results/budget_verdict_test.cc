@@ -182,6 +182,38 @@ TEST(BudgetVerdictTest, SamplesLogValuesAreExactAndOnlyWhereTheyAreThePerPeriodO
   EXPECT_FALSE(JudgeSuite(suite, ParsedBudget("19999ns@p99.9")).rows[0].from_samples);
 }
 
+TEST(BudgetVerdictTest, PerPeriodSamplesLogValuesAreUsedWhenPeriodsWereSkipped) {
+  // The stall probe: per period p99.9 is 20 ms from the histogram (rank 10021 of 10031, see
+  // AStallCannotPassBySwallowingPeriods). A samples log's exact per-period value replaces the
+  // bucket range: from the scenario (suite) or from the path itself (latency --samples).
+  SuiteResult suite;
+  suite.scenarios.push_back(VerdictScenario("heavy", {VerdictProbe(10'000, true)}));
+  suite.scenarios[0].exact_per_period_percentiles =
+      ExactPercentileValues{20'000, 20'000, 20'000, 20'000'000, 29'000'000};
+  const Verdict v = JudgeSuite(suite, ParsedBudget("20ms@p99.9"));
+  ASSERT_EQ(v.rows.size(), 1u);
+  EXPECT_TRUE(v.rows[0].per_period);
+  EXPECT_TRUE(v.rows[0].from_samples);
+  EXPECT_EQ(v.rows[0].value.lo_ns, 20'000'000);
+  EXPECT_EQ(v.rows[0].value.hi_ns, 20'000'000);
+  EXPECT_EQ(v.rows[0].outcome, stats::Outcome::kPass);
+
+  LatencyRun run;
+  run.paths.push_back(suite.scenarios[0].latency->paths[0]);
+  ExactPathPercentiles e;
+  e.percentiles = {99.0, 99.9};
+  e.all = {20'000, 20'000};                 // per wake-up: not what is judged here
+  e.all_per_period = {20'000, 19'999'999};  // a made-up value the histogram cannot give
+  run.paths[0].exact = e;
+  const Verdict l = JudgeLatencyRun(run, ParsedBudget("20ms@p99.9"));
+  EXPECT_TRUE(l.rows[0].from_samples);
+  EXPECT_EQ(l.rows[0].value.hi_ns, 19'999'999);
+  EXPECT_EQ(l.rows[0].margin_ns, 1);
+  // Per-period values not computed (empty list): the histogram's range stands.
+  run.paths[0].exact->all_per_period.clear();
+  EXPECT_FALSE(JudgeLatencyRun(run, ParsedBudget("20ms@p99.9")).rows[0].from_samples);
+}
+
 TEST(BudgetVerdictTest, ImportBoundsWidenTheValueAndNeverFailOnTheWrongSide) {
   // An import whose histogram clipped at 100 us: the p99.9 value recorded at the limit is a
   // lower bound, so it can only fail a budget below it and never pass one above it.
