@@ -39,7 +39,7 @@ class LogFile {
     std::array<std::byte, samples_format::kHeaderBytes> header{};
     samples_format::EncodeHeader(SamplesFileInfo{}, header.data());
     std::fwrite(header.data(), 1, header.size(), f);
-    std::fwrite(records_.data(), sizeof(SampleRecord), records_.size(), f);
+    if (!records_.empty()) std::fwrite(records_.data(), sizeof(SampleRecord), records_.size(), f);
     std::array<std::byte, samples_format::kTrailerBytes> trailer{};
     samples_format::EncodeTrailer(records_.size(), 0, false, trailer.data());
     std::fwrite(trailer.data(), 1, trailer.size(), f);
