@@ -137,33 +137,45 @@ Expected<std::unique_ptr<SuiteMonitor>> OpenMonitor(const FsRoot& root, const st
   return std::unique_ptr<SuiteMonitor>(std::move(monitor));
 }
 
+namespace {
+
+/// --tune's options for these CPUs and journal; the callers add what differs.
+sys::TuneOptions SuiteTuneOptions(const std::vector<int>& measured_cpus,
+                                  const std::vector<int>& online_cpus,
+                                  const std::string& journal_path) {
+  sys::TuneOptions tune;
+  tune.measured_cpus = measured_cpus;
+  tune.online_cpus = online_cpus;
+  tune.journal_path = journal_path;
+  return tune;
+}
+
+Expected<std::unique_ptr<SuiteTuning>> ApplySuiteTuneOptions(const FsRoot& root,
+                                                             const sys::TuneOptions& tune) {
+  auto applied = sys::Tuning::Apply(root, tune);
+  if (!applied) return applied.error();
+  return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
                                                    const std::vector<int>& measured_cpus,
                                                    const std::vector<int>& online_cpus,
                                                    bool rt_throttling_off,
                                                    const std::string& journal_path) {
-  sys::TuneOptions tune;
-  tune.measured_cpus = measured_cpus;
-  tune.online_cpus = online_cpus;
+  sys::TuneOptions tune = SuiteTuneOptions(measured_cpus, online_cpus, journal_path);
   tune.rt_throttling_off = rt_throttling_off;
-  tune.journal_path = journal_path;
-  auto applied = sys::Tuning::Apply(root, tune);
-  if (!applied) return applied.error();
-  return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
+  return ApplySuiteTuneOptions(root, tune);
 }
 
 Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKnob knob,
                                                  const std::vector<int>& measured_cpus,
                                                  const std::vector<int>& online_cpus,
                                                  const std::string& journal_path) {
-  sys::TuneOptions tune;
-  tune.measured_cpus = measured_cpus;
-  tune.online_cpus = online_cpus;
+  sys::TuneOptions tune = SuiteTuneOptions(measured_cpus, online_cpus, journal_path);
   tune.only = knob;
-  tune.journal_path = journal_path;
-  auto applied = sys::Tuning::Apply(root, tune);
-  if (!applied) return applied.error();
-  return std::unique_ptr<SuiteTuning>(std::make_unique<AppliedTuning>(std::move(*applied)));
+  return ApplySuiteTuneOptions(root, tune);
 }
 
 bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
