@@ -1,0 +1,1 @@
+#include "control/control_loop.h"

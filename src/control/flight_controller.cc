@@ -1,0 +1,1 @@
+#include "control/flight_controller.h"

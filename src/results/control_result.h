@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+// The files `rtpulse control` leaves in each configuration's scenario folder
+// (docs/control.md), and their readers:
+//   response_times.txt      one response time per line, whole microseconds rounded down
+//   jobs.csv                the per-job log (ns), documented columns
+//   statistical_report.txt  the study's table (Count ... P99) over exactly the values of
+//                           response_times.txt, then rtpulse's full statistics
+namespace rtpulse::results {
+
+/// One job of the per-job log (CLOCK_MONOTONIC ns). Latency = start - release, execution =
+/// end - start, response = end - release.
+struct ControlJobRow {
+  uint64_t job = 0;
+  int64_t release_ns = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t skipped_before = 0;
+  bool miss = false;
+};
+
+/// The study's statistics over integer microsecond values: sum, mean, median (the mean of the
+/// two middle values for an even count), population or sample stddev as named, P90 and P99 by
+/// the rule named in the file (nearest rank).
+struct StudyStats {
+  uint64_t count = 0;
+  int64_t sum_us = 0;
+  double mean_us = 0;
+  double median_us = 0;
+  int64_t min_us = 0;
+  int64_t max_us = 0;
+  double stddev_us = 0;
+  int64_t p90_us = 0;
+  int64_t p99_us = 0;
+};
+
+/// Usage error on no values.
+Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us);
+
+/// Response times in whole microseconds, rounded down, in job order.
+std::vector<int64_t> ResponseTimesUs(const std::vector<ControlJobRow>& rows);
+
+Status WriteResponseTimes(const std::string& path, const std::vector<ControlJobRow>& rows);
+Status WriteJobLog(const std::string& path, const std::vector<ControlJobRow>& rows);
+/// Reads jobs.csv back; a malformed line is an error naming the file and line.
+Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path);
+
+/// What a configuration adds beyond the study's table, for statistical_report.txt.
+struct ControlScenarioFacts {
+  std::string configuration;  ///< e.g. "fifo:99, no stress".
+  int64_t period_ns = 0;
+  int64_t deadline_ns = 0;
+  uint64_t releases = 0;
+  uint64_t skipped = 0;
+  uint64_t misses = 0;
+  bool interrupted = false;
+  std::vector<std::string> notes;  ///< Throttling, calibration caveat, warnings.
+};
+
+/// statistical_report.txt: the study's block, then wake-up latency, execution and response
+/// p50 ... p99.999 and max (nearest rank over the ns values), misses, skipped, notes.
+std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
+                                    const ControlScenarioFacts& facts);
+Status WriteStatisticalReport(const std::string& path, const std::vector<ControlJobRow>& rows,
+                              const ControlScenarioFacts& facts);
+
+/// One configuration's line in the summary table printed at the end of a run.
+struct ControlSummaryRow {
+  std::string scenario;
+  std::string configuration;
+  uint64_t jobs = 0;
+  uint64_t skipped = 0;
+  uint64_t misses = 0;
+  double mean_response_us = 0;
+  int64_t p99_response_us = 0;
+  int64_t max_response_us = 0;
+  int64_t max_latency_us = 0;
+  double median_exec_us = 0;
+};
+
+ControlSummaryRow SummarizeControlScenario(const std::string& scenario,
+                                           const std::string& configuration,
+                                           const std::vector<ControlJobRow>& rows,
+                                           uint64_t skipped);
+std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows);
+
+}  // namespace rtpulse::results

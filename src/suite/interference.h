@@ -1,0 +1,94 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "measure/perf_counters.h"
+#include "stats/inflation.h"
+
+// `rtpulse control --interference` (docs/control.md): the same control job isolated, with a
+// CPU-only load on the other CPUs, with a memory-bandwidth load on the other CPUs, and with a
+// load on its own CPU, in interleaved repetitions; execution-time inflation per condition
+// against the isolated baseline, with a confidence interval, the counters of every run, and a
+// plain sentence saying what the numbers show.
+namespace rtpulse::suite {
+
+enum class InterferenceCondition { kIsolated, kCpuOther, kMemoryOther, kOwnCpu };
+
+/// "isolated", "cpu-other", "memory-other", "own-cpu" (scenario names).
+std::string_view ConditionName(InterferenceCondition condition);
+/// One line for people: "CPU-only load on the other CPUs".
+std::string_view ConditionDescription(InterferenceCondition condition);
+
+struct InterferencePlan {
+  int cpu = 0;                  ///< The job's CPU.
+  std::vector<int> other_cpus;  ///< Where the cross-CPU loads run (not empty).
+  uint64_t jobs_per_run = 2'500;
+  int repetitions = 5;
+  size_t work_set_bytes = 0;  ///< At least twice the last-level cache (the CLI checks).
+  size_t llc_bytes = 0;       ///< As found (0: unknown), recorded.
+  std::vector<InterferenceCondition> conditions{
+      InterferenceCondition::kIsolated, InterferenceCondition::kCpuOther,
+      InterferenceCondition::kMemoryOther, InterferenceCondition::kOwnCpu};
+};
+
+/// The loads of a condition, in the suite's load SPEC syntax (docs/loads.md).
+std::vector<std::string> ConditionLoads(InterferenceCondition condition,
+                                        const InterferencePlan& plan);
+
+/// The run order: every repetition runs each condition once, the order rotated from one
+/// repetition to the next, so slow drifts (temperature, frequency) hit every condition alike.
+std::vector<std::pair<InterferenceCondition, int>> InterferenceOrder(const InterferencePlan& plan);
+
+/// What one run under one condition measured.
+struct InterferenceRun {
+  InterferenceCondition condition = InterferenceCondition::kIsolated;
+  int repetition = 0;
+  std::vector<int64_t> exec_ns;  ///< Per job.
+  std::vector<measure::CounterReading> counters;
+  std::vector<std::string> warnings;
+};
+
+/// One condition over all its repetitions.
+struct ConditionResult {
+  InterferenceCondition condition = InterferenceCondition::kIsolated;
+  std::vector<double> repetition_medians_ns;
+  stats::Inflation inflation;  ///< Against the isolated runs (0 % for the baseline itself).
+  /// Counters summed over the repetitions, per job (value / jobs), in enum order.
+  std::vector<measure::CounterReading> counters;
+  uint64_t jobs = 0;
+};
+
+struct InterferenceReport {
+  InterferencePlan plan;
+  std::vector<ConditionResult> conditions;
+  std::vector<std::string> warnings;
+  bool interrupted = false;
+  std::string verdict;  ///< InterferenceVerdict(*this).
+};
+
+/// Runs one condition once (the CLI gives the real one: loads started, the control loop run,
+/// loads stopped).
+using RunCondition = std::function<Expected<InterferenceRun>(InterferenceCondition, int)>;
+
+/// Runs every (condition, repetition) of InterferenceOrder through `run`, stopping early when
+/// `stop` is set (interrupted, with what was measured), and computes the report.
+Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const RunCondition& run,
+                                             const std::atomic<bool>& stop);
+
+/// The plain sentence: "exec time +31 % [27, 35] with memory traffic on other CPUs, +1 % [-1,
+/// 3] with CPU-only load there: contention in the shared memory system, not scheduling", or
+/// what else the intervals support (no measurable effect, scheduling on its own CPU, ...).
+std::string InterferenceVerdict(const InterferenceReport& report);
+
+nlohmann::json InterferenceToJson(const InterferenceReport& report);
+/// The table and verdict, as printed and saved in interference.txt.
+std::string FormatInterference(const InterferenceReport& report);
+
+}  // namespace rtpulse::suite
