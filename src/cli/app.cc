@@ -26,6 +26,10 @@ constexpr std::array kCommands = {
             &SetupLatency},
     Command{"suite", "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
             &SetupSuite},
+    Command{"control",
+            "run a 250 Hz flight-control job under scheduling policies and loads: response "
+            "times, deadline misses, control cost",
+            &SetupControl},
     Command{"report", "figures, LaTeX tables and an HTML page from a run's results", &SetupReport},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
@@ -46,7 +50,7 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
     "            130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, suite.md, latency.md, report.md, compare.md,\n"
+    "Docs: docs/ in the source tree (cli.md, suite.md, control.md, latency.md, report.md, compare.md,\n"
     "      import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md, result-json.md,\n"
     "      budget.md).";
 

@@ -57,6 +57,7 @@ Runner SetupLoad(CLI::App& sub);
 Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
 Runner SetupSuite(CLI::App& sub);
+Runner SetupControl(CLI::App& sub);
 Runner SetupCompare(CLI::App& sub);
 Runner SetupImport(CLI::App& sub);
 Runner SetupReport(CLI::App& sub);

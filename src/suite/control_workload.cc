@@ -1,0 +1,639 @@
+#include "suite/control_workload.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/parse.h"
+#include "load/spec.h"
+#include "measure/perf_counters.h"
+#include "measure/sample_log.h"
+#include "results/log_percentiles.h"
+#include "suite/facts.h"
+#include "suite/latency_record.h"
+#include "suite/services.h"
+
+namespace rtpulse::suite {
+namespace {
+
+/// The controller's Step() as the loop's job.
+class ControllerJob final : public control::JobBody {
+ public:
+  explicit ControllerJob(control::FlightController& controller) : controller_(controller) {}
+  void Run(uint64_t k) override { controller_.Step(k); }
+
+ private:
+  control::FlightController& controller_;
+};
+
+/// SIGINT/SIGTERM, blocked by the CLI (measure::BlockRunSignals), taken here synchronously.
+bool ControlStopSignalWithin(int64_t timeout_ns) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerSec),
+                         static_cast<long>(timeout_ns % kNsPerSec)};
+  const int sig = sigtimedwait(&set, nullptr, &timeout);
+  return sig == SIGINT || sig == SIGTERM;
+}
+
+/// A controller as `settings` describe it (work set and calibrated passes applied).
+Expected<std::unique_ptr<control::FlightController>> BuildController(
+    const ControlSettings& settings) {
+  const double dt_s = static_cast<double>(settings.period_ns) / 1e9;
+  auto controller = std::make_unique<control::FlightController>(
+      control::ControllerConfig::Defaults(dt_s), settings.seed);
+  if (settings.work_set_bytes > 0) {
+    if (Status s = controller->SetWorkSet(settings.work_set_bytes, settings.work_set_mode); !s) {
+      return s.error();
+    }
+  }
+  if (settings.calibration) controller->SetExtraPasses(settings.calibration->passes);
+  return controller;
+}
+
+control::ControlLoopPlan LoopPlan(const ControlSettings& settings,
+                                  const ControlConfiguration& config) {
+  control::ControlLoopPlan plan;
+  plan.policy = config.policy;
+  plan.path = config.policy.kind == control::PolicySpec::Kind::kDeadline
+                  ? measure::WakePath::kDeadline
+                  : config.path;
+  plan.period_ns = settings.period_ns;
+  plan.deadline_ns = settings.deadline_ns;
+  plan.jobs = settings.jobs;
+  plan.cpu = settings.cpu;
+  plan.lock_memory = true;
+  plan.inject_every = settings.inject_every;
+  plan.inject_ns = settings.inject_ns;
+  return plan;
+}
+
+/// Runs the loop on its own thread while this one takes signals and calls `tick` about
+/// every 100 ms with the live counters.
+Expected<control::ControlRunRecord> RunLoopWatched(const control::ControlLoopPlan& plan,
+                                                   control::JobBody& body,
+                                                   std::atomic<bool>& stop,
+                                                   const std::function<void(
+                                                       const control::ControlLive&)>& tick) {
+  control::ControlLive live;
+  std::optional<Expected<control::ControlRunRecord>> result;
+  std::atomic<bool> done{false};
+  std::thread loop([&] {
+    result.emplace(control::RunControlLoop(plan, body, stop, &live));
+    done.store(true, std::memory_order_release);
+  });
+  while (!done.load(std::memory_order_acquire)) {
+    if (ControlStopSignalWithin(100 * kNsPerMs)) stop.store(true);
+    if (tick) tick(live);
+  }
+  loop.join();
+  return std::move(*result);
+}
+
+std::vector<results::ControlJobRow> RowsOf(const control::ControlRunRecord& record) {
+  std::vector<results::ControlJobRow> rows;
+  rows.reserve(record.jobs.size());
+  for (size_t i = 0; i < record.jobs.size(); ++i) {
+    const control::JobTiming& j = record.jobs[i];
+    rows.push_back({i, j.release_ns, j.start_ns, j.end_ns, j.skipped_before, j.miss});
+  }
+  return rows;
+}
+
+const char* PolicyKindName(control::PolicySpec::Kind kind) {
+  switch (kind) {
+    case control::PolicySpec::Kind::kOther:
+      return "other";
+    case control::PolicySpec::Kind::kFifo:
+      return "fifo";
+    case control::PolicySpec::Kind::kRr:
+      return "rr";
+    case control::PolicySpec::Kind::kDeadline:
+      return "deadline";
+  }
+  return "unknown";
+}
+
+/// The scenario's probe: the response time c - r of every job in `histogram`; for every
+/// release skipped after job i, c_i minus that release (how far into it the job that ran over
+/// it ended) in `skipped_histogram`: the per-period rule of the samples log (a record followed
+/// by a gap of k periods gives latency - T, ..., latency - kT), so both agree.
+results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
+                                   const ControlSettings& settings,
+                                   const control::ControlLoopPlan& plan) {
+  results::ProbeResult p;
+  p.index = 0;
+  p.cpu = settings.cpu;
+  p.tid = record.tid;
+  p.policy = PolicyKindName(plan.policy.kind);
+  p.priority = plan.policy.kind == control::PolicySpec::Kind::kOther ? 0 : plan.policy.priority;
+  p.interval_ns = settings.period_ns;
+  p.wake = std::string(measure::WakePathName(plan.path));
+  for (size_t i = 0; i < record.jobs.size(); ++i) {
+    const control::JobTiming& j = record.jobs[i];
+    p.histogram.Record(j.end_ns - j.release_ns);
+    if (i + 1 < record.jobs.size()) {
+      for (uint32_t s = 1; s <= record.jobs[i + 1].skipped_before; ++s) {
+        p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
+      }
+    }
+    if (i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0) {
+      ++p.missed_activations;
+    }
+    p.last_latency_ns = j.end_ns - j.release_ns;
+  }
+  p.periods_elapsed = record.releases;
+  p.skipped_periods = record.skipped;
+  p.degraded = record.degraded;
+  p.notes = record.warnings;
+  return p;
+}
+
+/// samples.bin with one record per job: expected = release r, actual = completion c, so the
+/// file's "latency" is the response time and `rtpulse wcet` reads it as any samples log.
+Status WriteResponseSamples(const std::string& path, const control::ControlRunRecord& record,
+                            int cpu, measure::WakePath wake) {
+  SamplesFileInfo info;
+  info.start_realtime_ns = record.start_realtime_ns;
+  info.start_monotonic_ns = record.jobs.empty() ? MonotonicNs() : record.jobs.front().release_ns;
+  auto sink = measure::OpenSamplesFile(path, info);
+  if (!sink) return sink.error();
+  std::vector<SampleRecord> out;
+  out.reserve(record.jobs.size());
+  uint64_t seq = 0;
+  for (size_t i = 0; i < record.jobs.size(); ++i) {
+    const control::JobTiming& j = record.jobs[i];
+    seq += (i == 0 ? 0 : 1) + j.skipped_before;
+    SampleRecord r{};
+    r.seq = seq;
+    r.expected_ns = j.release_ns;
+    r.actual_ns = j.end_ns;
+    r.thread = 0;
+    r.cpu = static_cast<uint16_t>(std::max(cpu, 0));
+    r.wake_path = static_cast<uint8_t>(wake);
+    const bool overran = i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0;
+    r.flags = overran ? SampleRecord::kMissed : 0;
+    out.push_back(r);
+  }
+  if (Status s = (*sink)->Write(out.data(), out.size()); !s) return s;
+  return (*sink)->Finish(0, record.interrupted);
+}
+
+/// A 1 us histogram as [[us, count], ...] (non-empty classes, values rounded down).
+nlohmann::json MicrosecondHistogram(const std::vector<int64_t>& values_ns) {
+  std::map<int64_t, uint64_t> classes;
+  for (const int64_t v : values_ns) {
+    const int64_t us = v >= 0 ? v / kNsPerUs : -((-v + kNsPerUs - 1) / kNsPerUs);
+    ++classes[us];
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [us, n] : classes) out.push_back({us, n});
+  return out;
+}
+
+nlohmann::json CountersJson(const std::vector<measure::CounterReading>& counters) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& c : counters) {
+    const std::string name(measure::CounterName(c.counter));
+    if (c.supported) {
+      out[name] = {{"value", c.value}, {"multiplexed", c.multiplexed}};
+    } else {
+      out[name] = {{"value", nullptr}, {"unsupported", c.unsupported}};
+    }
+  }
+  return out;
+}
+
+nlohmann::json CalibrationJson(const ControlSettings& settings) {
+  if (!settings.calibration) return nullptr;
+  const control::Calibration& c = *settings.calibration;
+  return {{"target_ns", settings.exec_ns},
+          {"extra_passes", c.passes},
+          {"measured_ns", c.measured_ns},
+          {"one_pass_ns", c.base_ns},
+          {"caveat",
+           "calibrated once on this CPU at its frequency then (before any load): a different "
+           "frequency or governor changes the execution time"}};
+}
+
+nlohmann::json CostJson(const ControlOutcome& outcome, const stats::ReplaySettings& replay) {
+  if (!outcome.cost) return {{"error", outcome.cost_error}};
+  const stats::ReplayResult& r = *outcome.cost;
+  return {{"settings", stats::DescribeReplaySettings(replay)},
+          {"cost", r.cost},
+          {"ideal_cost", r.ideal_cost},
+          {"cost_increase_pct", r.cost_increase_pct},
+          {"peak_error_rad", r.peak_error_rad},
+          {"ideal_peak_error_rad", r.ideal_peak_error_rad},
+          {"worst_stall_ns", r.worst_stall_ns},
+          {"jobs", r.jobs},
+          {"skipped", r.skipped},
+          {"horizon_s", r.horizon_s},
+          {"summary", stats::DescribeReplayResult(r)}};
+}
+
+std::string WorkSetModeName(control::WorkSetMode mode) {
+  return mode == control::WorkSetMode::kRandom ? "random" : "streaming";
+}
+
+}  // namespace
+
+std::vector<stats::ReplayJob> ReplayJobsFromRows(const std::vector<results::ControlJobRow>& rows) {
+  std::vector<stats::ReplayJob> jobs;
+  jobs.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    // A skipped release before the first job is no release of this run.
+    if (i > 0) {
+      for (uint32_t s = 0; s < rows[i].skipped_before; ++s) jobs.push_back({0, 0, false});
+    }
+    jobs.push_back({rows[i].start_ns - rows[i].release_ns, rows[i].end_ns - rows[i].release_ns,
+                    true});
+  }
+  return jobs;
+}
+
+size_t LastLevelCacheBytes(const FsRoot& root) {
+  size_t largest = 0;
+  const std::string base = "/sys/devices/system/cpu/cpu0/cache";
+  for (const std::string& entry : root.List(base)) {
+    if (!entry.starts_with("index")) continue;
+    const auto text = root.ReadLine(base + "/" + entry + "/size");
+    if (!text || text->empty()) continue;
+    std::string_view t = TrimBlanks(*text);
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+    if (ec != std::errc{}) continue;
+    const std::string_view unit(end, static_cast<size_t>(t.data() + t.size() - end));
+    uint64_t scale = 1;
+    if (unit == "K") scale = 1024;
+    if (unit == "M") scale = 1024 * 1024;
+    if (unit == "G") scale = 1024ULL * 1024 * 1024;
+    largest = std::max<size_t>(largest, n * scale);
+  }
+  return largest;
+}
+
+std::optional<uint64_t> MemAvailableBytes(const FsRoot& root) {
+  const auto text = root.Read("/proc/meminfo");
+  if (!text) return std::nullopt;
+  const auto at = text->find("MemAvailable:");
+  if (at == std::string::npos) return std::nullopt;
+  uint64_t kb = 0;
+  const char* p = text->data() + at + 13;
+  while (*p == ' ' || *p == '\t') ++p;
+  const auto [end, ec] = std::from_chars(p, text->data() + text->size(), kb);
+  if (ec != std::errc{}) return std::nullopt;
+  return kb * 1024;
+}
+
+Expected<control::Calibration> CalibrateOnCpu(const ControlSettings& settings) {
+  ControlSettings uncalibrated = settings;
+  uncalibrated.calibration.reset();
+  auto controller = BuildController(uncalibrated);
+  if (!controller) return controller.error();
+  cpu_set_t before;
+  const bool had_mask = sched_getaffinity(0, sizeof(before), &before) == 0;
+  if (settings.cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(static_cast<size_t>(settings.cpu), &one);
+    sched_setaffinity(0, sizeof(one), &one);
+  }
+  auto calibration = control::CalibrateExec(**controller, settings.exec_ns);
+  if (had_mask) sched_setaffinity(0, sizeof(before), &before);
+  if (!calibration) {
+    return Error{calibration.error().code, "--exec: " + calibration.error().message};
+  }
+  return calibration;
+}
+
+ControlWorkload::ControlWorkload(ControlSettings settings, sys::SystemInfo info,
+                                 std::string version, std::string invocation)
+    : settings_(std::move(settings)),
+      info_(std::move(info)),
+      version_(std::move(version)),
+      invocation_(std::move(invocation)) {
+  if (settings_.calibration) {
+    notes_.push_back(fmt::format(
+        "--exec {} us: {} extra passes ({} ns measured), calibrated on CPU {} at its frequency "
+        "then; another frequency changes the execution time",
+        settings_.exec_ns / kNsPerUs, settings_.calibration->passes,
+        settings_.calibration->measured_ns, settings_.cpu));
+  }
+  if (settings_.inject_every > 0) {
+    notes_.push_back(fmt::format(
+        "--inject-exec {}:{}ns (a test aid): every {}th job runs {} ns longer", settings_.inject_every,
+        settings_.inject_ns, settings_.inject_every, settings_.inject_ns));
+  }
+}
+
+nlohmann::json ControlWorkload::ConfigJson() const {
+  nlohmann::json configurations = nlohmann::json::array();
+  for (const auto& c : settings_.configurations) {
+    configurations.push_back({{"scenario", c.scenario},
+                              {"policy", control::FormatPolicySpec(c.policy)},
+                              {"wake", measure::WakePathName(c.path)},
+                              {"loaded", c.loaded}});
+  }
+  return {{"workload", "control"},
+          {"policy", "per scenario"},
+          {"interval_us", settings_.period_ns / kNsPerUs},
+          {"period_ns", settings_.period_ns},
+          {"deadline_ns", settings_.deadline_ns > 0 ? settings_.deadline_ns : settings_.period_ns},
+          {"jobs", settings_.jobs},
+          {"cpu", settings_.cpu},
+          {"work_set_bytes", settings_.work_set_bytes},
+          {"work_set_mode", WorkSetModeName(settings_.work_set_mode)},
+          {"latency_quantity", "response time (completion - release) of the control job"},
+          {"configurations", configurations},
+          {"loads", settings_.load_specs}};
+}
+
+Expected<Measured> ControlWorkload::Measure(
+    const std::string& dir, const std::string& name, int64_t /*duration_ns*/,
+    int64_t checkpoint_ns, const std::function<void(const results::LatencyRun&)>& checkpoint,
+    Progress& progress) {
+  const auto found =
+      std::find_if(settings_.configurations.begin(), settings_.configurations.end(),
+                   [&](const ControlConfiguration& c) { return c.scenario == name; });
+  if (found == settings_.configurations.end()) {
+    return Failure(fmt::format("no control configuration for scenario '{}'", name));
+  }
+  const ControlConfiguration& config = *found;
+  auto controller = BuildController(settings_);
+  if (!controller) return controller.error();
+  ControllerJob job(**controller);
+  control::ControlLoopPlan plan = LoopPlan(settings_, config);
+  measure::ThreadCounters counters;
+  std::vector<measure::CounterReading> readings;
+  std::string counters_error;
+  plan.before_loop = [&] {
+    if (Status s = counters.Open(0); !s) {
+      counters_error = s.error().message;
+      return;
+    }
+    counters.Enable();
+  };
+  plan.after_loop = [&] {
+    if (!counters_error.empty()) return;
+    counters.Disable();
+    readings = counters.Read();
+  };
+
+  // Checkpoints carry progress only: the loop hands its job timings over when it ends, so a
+  // killed run keeps this configuration's job count, not its response times.
+  results::LatencyRun partial;
+  partial.rtpulse_version = version_;
+  partial.cmdline = invocation_;
+  FillSystem(info_, partial);
+  partial.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  const int64_t start_ns = MonotonicNs();
+  int64_t next_checkpoint_ns = start_ns + checkpoint_ns;
+  std::atomic<bool> stop{false};
+  const auto tick = [&](const control::ControlLive& live) {
+    const int64_t now = MonotonicNs();
+    if (progress.WantsTicks()) {
+      LiveStatus s;
+      s.elapsed_ns = now - start_ns;
+      s.samples = live.jobs.load(std::memory_order_relaxed);
+      s.max_ns = live.max_response_ns.load(std::memory_order_relaxed);
+      s.missed = live.misses.load(std::memory_order_relaxed);
+      progress.Measuring(s);
+    }
+    if (checkpoint_ns > 0 && now >= next_checkpoint_ns) {
+      next_checkpoint_ns = now + checkpoint_ns;
+      results::PathRun path;
+      path.wake = std::string(measure::WakePathName(plan.path));
+      path.start_realtime_ns = partial.start_realtime_ns;
+      path.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+      path.duration_ns = now - start_ns;
+      results::ProbeResult p;
+      p.cpu = settings_.cpu;
+      p.interval_ns = settings_.period_ns;
+      p.wake = path.wake;
+      p.notes.push_back(fmt::format(
+          "checkpoint: {} jobs so far; response times are written when the configuration ends",
+          live.jobs.load(std::memory_order_relaxed)));
+      path.probes.push_back(std::move(p));
+      partial.paths.assign(1, std::move(path));
+      partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+      checkpoint(partial);
+    }
+  };
+  auto ran = RunLoopWatched(plan, job, stop, tick);
+  if (!ran) return ran.error();
+  const control::ControlRunRecord& record = *ran;
+  const int64_t end_ns = MonotonicNs();
+
+  ControlOutcome outcome;
+  outcome.scenario = name;
+  outcome.configuration = config.configuration;
+  outcome.rows = RowsOf(record);
+  outcome.releases = record.releases;
+  outcome.skipped = record.skipped;
+  outcome.misses = record.misses;
+  outcome.interrupted = record.interrupted;
+  stats::ReplaySettings replay;
+  replay.period_ns = settings_.period_ns;
+  if (outcome.rows.empty()) {
+    outcome.cost_error = "no job ran";
+  } else {
+    auto cost = stats::ReplayControlCost(ReplayJobsFromRows(outcome.rows), replay);
+    if (cost) {
+      outcome.cost = *cost;
+    } else {
+      outcome.cost_error = cost.error().message;
+    }
+  }
+
+  Measured out;
+  out.interrupted = record.interrupted;
+  for (const auto& w : record.warnings) out.warnings.push_back(w);
+  const auto keep = [&](const Status& s) {
+    if (!s) out.warnings.push_back(s.error().message);
+  };
+  results::ControlScenarioFacts facts;
+  facts.configuration = config.configuration;
+  facts.period_ns = settings_.period_ns;
+  facts.deadline_ns = settings_.deadline_ns > 0 ? settings_.deadline_ns : settings_.period_ns;
+  facts.releases = record.releases;
+  facts.skipped = record.skipped;
+  facts.misses = record.misses;
+  facts.interrupted = record.interrupted;
+  facts.notes = notes_;
+  if (!record.rt_throttling.empty()) facts.notes.push_back(record.rt_throttling);
+  if (record.deadline_overruns) {
+    facts.notes.push_back(
+        fmt::format("SCHED_DEADLINE overruns signalled by the kernel: {}", *record.deadline_overruns));
+  }
+  for (const auto& w : record.warnings) facts.notes.push_back(w);
+  if (!outcome.rows.empty()) {
+    keep(results::WriteResponseTimes(dir + "/response_times.txt", outcome.rows));
+    keep(results::WriteStatisticalReport(dir + "/statistical_report.txt", outcome.rows, facts));
+  }
+  keep(results::WriteJobLog(dir + "/jobs.csv", outcome.rows));
+  if (Status s = WriteResponseSamples(dir + "/samples.bin", record, settings_.cpu, plan.path); s) {
+    out.samples_file = name + "/samples.bin";
+  } else {
+    out.warnings.push_back("no samples.bin: " + s.error().message);
+  }
+
+  std::vector<int64_t> latency_ns, exec_ns, response_ns;
+  for (const auto& j : record.jobs) {
+    latency_ns.push_back(j.start_ns - j.release_ns);
+    exec_ns.push_back(j.end_ns - j.start_ns);
+    response_ns.push_back(j.end_ns - j.release_ns);
+  }
+  nlohmann::json control_json = {
+      {"scenario", name},
+      {"configuration", config.configuration},
+      {"policy", control::FormatPolicySpec(config.policy)},
+      {"applied_policy", record.applied_policy},
+      {"wake", measure::WakePathName(plan.path)},
+      {"loaded", config.loaded},
+      {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()},
+      {"cpu", settings_.cpu},
+      {"tid", record.tid},
+      {"period_ns", settings_.period_ns},
+      {"deadline_ns", facts.deadline_ns},
+      {"jobs_planned", settings_.jobs},
+      {"jobs", record.jobs.size()},
+      {"releases", record.releases},
+      {"skipped", record.skipped},
+      {"misses", record.misses},
+      {"interrupted", record.interrupted},
+      {"degraded", record.degraded},
+      {"warnings", record.warnings},
+      {"rt_throttling", record.rt_throttling},
+      {"deadline_overruns", record.deadline_overruns ? nlohmann::json(*record.deadline_overruns)
+                                                     : nlohmann::json(nullptr)},
+      {"work_set", {{"bytes", settings_.work_set_bytes},
+                    {"mode", WorkSetModeName(settings_.work_set_mode)}}},
+      {"calibration", CalibrationJson(settings_)},
+      {"inject", settings_.inject_every > 0
+                     ? nlohmann::json{{"every", settings_.inject_every},
+                                      {"extra_ns", settings_.inject_ns}}
+                     : nlohmann::json(nullptr)},
+      {"counters", counters_error.empty() ? CountersJson(readings)
+                                          : nlohmann::json{{"error", counters_error}}},
+      {"control_cost", CostJson(outcome, replay)},
+      {"checksum", (*controller)->checksum()},
+      {"latency_quantity", "response time c - r (result.json's latency of this scenario)"},
+      {"histograms_us",
+       {{"wakeup_latency", MicrosecondHistogram(latency_ns)},
+        {"execution", MicrosecondHistogram(exec_ns)},
+        {"response", MicrosecondHistogram(response_ns)}}}};
+  keep(WriteFileAtomic(dir + "/control.json", control_json.dump(2) + "\n"));
+
+  results::LatencyRun& m = out.latency;
+  m.rtpulse_version = version_;
+  m.cmdline = invocation_;
+  FillSystem(info_, m);
+  m.start_realtime_ns = record.start_realtime_ns;
+  m.end_realtime_ns = record.end_realtime_ns;
+  m.interrupted = record.interrupted;
+  m.degraded = record.degraded;
+  m.warnings = record.warnings;
+  results::PathRun path;
+  path.wake = std::string(measure::WakePathName(plan.path));
+  path.start_realtime_ns = record.start_realtime_ns;
+  path.end_realtime_ns = record.end_realtime_ns;
+  path.duration_ns = end_ns - start_ns;
+  path.probes.push_back(ResponseProbe(record, settings_, plan));
+  m.paths.push_back(std::move(path));
+  if (!out.samples_file.empty()) {
+    constexpr double kControlPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
+    for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", kControlPercentiles)) {
+      out.warnings.push_back(std::move(w));
+    }
+    if (m.paths.front().exact) {
+      const results::ExactPathPercentiles& e = *m.paths.front().exact;
+      const auto pick = [&](const std::vector<int64_t>& list)
+          -> std::optional<results::ExactPercentileValues> {
+        auto v = results::PickPercentiles(e, list, results::kSummaryPercentiles);
+        if (!v) return std::nullopt;
+        return results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+      };
+      out.exact_percentiles = pick(e.all);
+      out.exact_per_period_percentiles = pick(e.all_per_period);
+    }
+  }
+  outcomes_.push_back(std::move(outcome));
+  return out;
+}
+
+RunCondition MakeInterferenceRunner(const InterferencePlan& plan, const ControlSettings& settings,
+                                    std::atomic<bool>& stop, const std::string& log_dir) {
+  return [plan, settings, &stop, log_dir](InterferenceCondition condition,
+                                          int repetition) -> Expected<InterferenceRun> {
+    InterferenceRun run;
+    run.condition = condition;
+    run.repetition = repetition;
+    Scenario scenario;
+    scenario.name = std::string(ConditionName(condition));
+    for (const std::string& text : ConditionLoads(condition, plan)) {
+      auto spec = load::ParseLoadSpec(text);
+      if (!spec) return spec.error();
+      scenario.loads.push_back(std::move(*spec));
+      scenario.load_specs.push_back(text);
+    }
+    std::unique_ptr<ScenarioLoads> loads;
+    if (!scenario.loads.empty()) {
+      loads = StartableLoads(scenario, log_dir);
+      if (Status s = loads->Start(); !s) return s.error();
+      // The loads' processes start and reach their working set before the job runs.
+      if (ControlStopSignalWithin(500 * kNsPerMs)) stop.store(true);
+    }
+    ControlSettings s = settings;
+    s.jobs = plan.jobs_per_run;
+    s.cpu = plan.cpu;
+    s.work_set_bytes = plan.work_set_bytes;
+    auto controller = BuildController(s);
+    if (!controller) {
+      if (loads) loads->Stop();
+      return controller.error();
+    }
+    ControllerJob job(**controller);
+    control::ControlLoopPlan loop = LoopPlan(s, s.configurations.front());
+    measure::ThreadCounters counters;
+    std::string counters_error;
+    loop.before_loop = [&] {
+      if (Status st = counters.Open(0); !st) {
+        counters_error = st.error().message;
+        return;
+      }
+      counters.Enable();
+    };
+    loop.after_loop = [&] {
+      if (!counters_error.empty()) return;
+      counters.Disable();
+      run.counters = counters.Read();
+    };
+    auto ran = stop.load() ? Expected<control::ControlRunRecord>(control::ControlRunRecord{})
+                           : RunLoopWatched(loop, job, stop, {});
+    if (loads) {
+      loads->Stop();
+      for (auto& w : loads->Warnings()) run.warnings.push_back(std::move(w));
+    }
+    if (!ran) return ran.error();
+    if (!counters_error.empty()) run.warnings.push_back("counters: " + counters_error);
+    for (auto& w : ran->warnings) run.warnings.push_back(std::move(w));
+    run.exec_ns.reserve(ran->jobs.size());
+    for (const auto& j : ran->jobs) run.exec_ns.push_back(j.end_ns - j.start_ns);
+    return run;
+  };
+}
+
+}  // namespace rtpulse::suite
