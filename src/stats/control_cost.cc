@@ -221,7 +221,9 @@ struct CostEvent {
   }
 };
 
-int64_t SecondsToNs(double s) { return std::llround(s * 1e9); }
+int64_t SecondsToNs(double s) {
+  return std::llround(s * 1e9);
+}
 
 /// The gust torque at t (right-continuous: an edge belongs to the interval it starts).
 double CostDisturbanceAt(const ReplaySettings& s, int64_t t_ns) {
@@ -344,8 +346,7 @@ Status CheckReplaySettings(const ReplaySettings& s) {
     return CostSettingError("period", static_cast<double>(s.period_ns), "give a period > 0 ns");
   }
   if (s.peak_step_ns <= 0) {
-    return CostSettingError("peak step", static_cast<double>(s.peak_step_ns),
-                            "give a step > 0 ns");
+    return CostSettingError("peak step", static_cast<double>(s.peak_step_ns), "give a step > 0 ns");
   }
   if (!positive(s.inertia_kg_m2)) return CostSettingError("inertia", s.inertia_kg_m2, "use > 0");
   if (!positive(s.torque_per_unit_nm)) {
@@ -358,17 +359,17 @@ Status CheckReplaySettings(const ReplaySettings& s) {
     return CostSettingError("gain", std::isfinite(s.kp) ? s.kd : s.kp, "use a finite gain");
   }
   if (!non_negative(s.q_angle) || !non_negative(s.q_rate) || !non_negative(s.r_command)) {
-    return CostSettingError(
-        "cost weight", !non_negative(s.q_angle) ? s.q_angle
-                       : !non_negative(s.q_rate) ? s.q_rate
-                                                 : s.r_command,
-        "weights are >= 0");
+    return CostSettingError("cost weight",
+                            !non_negative(s.q_angle)  ? s.q_angle
+                            : !non_negative(s.q_rate) ? s.q_rate
+                                                      : s.r_command,
+                            "weights are >= 0");
   }
   if (!std::isfinite(s.initial_angle_rad) || !std::isfinite(s.disturbance_nm)) {
-    return CostSettingError("initial angle or disturbance",
-                            std::isfinite(s.initial_angle_rad) ? s.disturbance_nm
-                                                               : s.initial_angle_rad,
-                            "use a finite value");
+    return CostSettingError(
+        "initial angle or disturbance",
+        std::isfinite(s.initial_angle_rad) ? s.disturbance_nm : s.initial_angle_rad,
+        "use a finite value");
   }
   if (!non_negative(s.disturbance_at_s)) {
     return CostSettingError("disturbance start", s.disturbance_at_s, "use >= 0 s");
@@ -454,9 +455,8 @@ std::string DescribeReplaySettings(const ReplaySettings& s) {
       "initial angle {} rad\n",
       s.q_angle, s.q_rate, s.r_command, s.initial_angle_rad);
   if (s.disturbance_repeat_s > 0) {
-    out += fmt::format("disturbance: {} N m gusts of {} s every {} s from {} s\n",
-                       s.disturbance_nm, s.disturbance_on_s, s.disturbance_repeat_s,
-                       s.disturbance_at_s);
+    out += fmt::format("disturbance: {} N m gusts of {} s every {} s from {} s\n", s.disturbance_nm,
+                       s.disturbance_on_s, s.disturbance_repeat_s, s.disturbance_at_s);
   } else if (s.disturbance_on_s > 0) {
     out += fmt::format("disturbance: one {} N m gust of {} s at {} s\n", s.disturbance_nm,
                        s.disturbance_on_s, s.disturbance_at_s);
@@ -475,13 +475,13 @@ std::string DescribeReplaySettings(const ReplaySettings& s) {
 
 std::string DescribeReplayResult(const ReplayResult& r) {
   constexpr double kDegPerRad = 180.0 / 3.14159265358979323846;
-  const std::string cost =
-      std::isnan(r.cost_increase_pct)
-          ? std::string("cost vs ideal timing unknown (the ideal cost is 0)")
-          : fmt::format("{:+.1f} % cost vs ideal timing", r.cost_increase_pct);
-  std::string out = fmt::format("{}; worst stall {:.1f} ms, peak error {:.2f} deg (ideal {:.2f} deg)",
-                                cost, static_cast<double>(r.worst_stall_ns) * 1e-6,
-                                r.peak_error_rad * kDegPerRad, r.ideal_peak_error_rad * kDegPerRad);
+  const std::string cost = std::isnan(r.cost_increase_pct)
+                               ? std::string("cost vs ideal timing unknown (the ideal cost is 0)")
+                               : fmt::format("{:+.1f} % cost vs ideal timing", r.cost_increase_pct);
+  std::string out =
+      fmt::format("{}; worst stall {:.1f} ms, peak error {:.2f} deg (ideal {:.2f} deg)", cost,
+                  static_cast<double>(r.worst_stall_ns) * 1e-6, r.peak_error_rad * kDegPerRad,
+                  r.ideal_peak_error_rad * kDegPerRad);
   if (r.beyond_horizon > 0) {
     out += fmt::format("; {} actuation(s) after the horizon not replayed", r.beyond_horizon);
   }

@@ -32,16 +32,16 @@ struct ReplaySettings {
   /// (kDefaultKp, kDefaultKd).
   double kp = 0;
   double kd = 0;
-  double q_angle = 1.0;   ///< Cost weights: angle^2 (rad^2), rate^2, command^2, per second.
+  double q_angle = 1.0;  ///< Cost weights: angle^2 (rad^2), rate^2, command^2, per second.
   double q_rate = 0.01;
   double r_command = 0.01;
   /// Angle at r_0. A nonzero value is the peak error of every replay (the peak counts from r_0).
   double initial_angle_rad = 0;
-  double disturbance_nm = 0.02;   ///< Step gust torque ...
-  double disturbance_at_s = 0.2;  ///< ... from this time on ...
-  double disturbance_on_s = 0.25;  ///< ... lasting this long (0: for ever, a single step) ...
+  double disturbance_nm = 0.02;       ///< Step gust torque ...
+  double disturbance_at_s = 0.2;      ///< ... from this time on ...
+  double disturbance_on_s = 0.25;     ///< ... lasting this long (0: for ever, a single step) ...
   double disturbance_repeat_s = 0.5;  ///< ... repeated with this period (0: once).
-  double horizon_s = 0;  ///< 0: the releases' span, jobs x period.
+  double horizon_s = 0;               ///< 0: the releases' span, jobs x period.
   /// The peak error is evaluated at every event and at least this often (ns).
   int64_t peak_step_ns = 500'000;
 };
@@ -54,14 +54,14 @@ inline constexpr double kDefaultKd = 0.1932;
 
 /// What the replay found.
 struct ReplayResult {
-  double cost = 0;        ///< Integral of x'Qx + u'Ru under the measured timing.
-  double ideal_cost = 0;  ///< The same under ideal timing.
+  double cost = 0;               ///< Integral of x'Qx + u'Ru under the measured timing.
+  double ideal_cost = 0;         ///< The same under ideal timing.
   double cost_increase_pct = 0;  ///< NaN when the ideal cost is 0 (no relative number).
-  double peak_error_rad = 0;  ///< Max |angle| under the measured timing.
+  double peak_error_rad = 0;     ///< Max |angle| under the measured timing.
   double ideal_peak_error_rad = 0;
   int64_t worst_stall_ns = 0;  ///< Longest time between two actuations.
-  uint64_t jobs = 0;     ///< Executed releases.
-  uint64_t skipped = 0;  ///< Releases no job served (the output was held).
+  uint64_t jobs = 0;           ///< Executed releases.
+  uint64_t skipped = 0;        ///< Releases no job served (the output was held).
   /// Executed jobs whose actuation fell after the horizon (not replayed, counted).
   uint64_t beyond_horizon = 0;
   double horizon_s = 0;

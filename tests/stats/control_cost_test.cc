@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/subprocess.h"
@@ -26,8 +27,42 @@ ReplayResult MustReplay(const std::vector<ReplayJob>& jobs, const ReplaySettings
   return r ? *r : ReplayResult{};
 }
 
-/// tests/stats/control_cost_truth.py over the same jobs: scipy's expm and Gauss-Legendre
-/// quadrature, its own model from the documented parameters (nothing of rtpulse).
+/// Runs tests/stats/control_cost_truth.py (scipy's expm and Gauss-Legendre quadrature, its own
+/// model from the documented parameters, nothing of rtpulse) on `what`: a jobs file or
+/// "design".
+nlohmann::json RunTruth(const std::string& what, const ReplaySettings& s, int64_t horizon_ns) {
+  auto num = [](double v) { return fmt::format("{:.17g}", v); };
+  const std::vector<std::pair<const char*, std::string>> options = {
+      {"--period-ns", std::to_string(s.period_ns)},
+      {"--horizon-ns", std::to_string(horizon_ns)},
+      {"--peak-step-ns", std::to_string(s.peak_step_ns)},
+      {"--inertia", num(s.inertia_kg_m2)},
+      {"--torque", num(s.torque_per_unit_nm)},
+      {"--tau", num(s.motor_time_constant_s)},
+      {"--kp", num(s.kp > 0 ? s.kp : 1.656)},  // The documented default gains.
+      {"--kd", num(s.kd > 0 ? s.kd : 0.1932)},
+      {"--q-angle", num(s.q_angle)},
+      {"--q-rate", num(s.q_rate)},
+      {"--r-command", num(s.r_command)},
+      {"--initial-angle", num(s.initial_angle_rad)},
+      {"--dist", num(s.disturbance_nm)},
+      {"--dist-at", num(s.disturbance_at_s)},
+      {"--dist-on", num(s.disturbance_on_s)},
+      {"--dist-repeat", num(s.disturbance_repeat_s)},
+  };
+  std::vector<std::string> argv = {
+      "/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/stats/control_cost_truth.py",
+      what};
+  for (const auto& [flag, value] : options) {
+    argv.emplace_back(flag);
+    argv.push_back(value);
+  }
+  const auto r = testutil::RunProcess(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+/// The truth's replay of `jobs` under `s`, both timings.
 nlohmann::json Truth(const std::vector<ReplayJob>& jobs, const ReplaySettings& s) {
   testutil::TempDir dir;
   {
@@ -37,32 +72,9 @@ nlohmann::json Truth(const std::vector<ReplayJob>& jobs, const ReplaySettings& s
           << '\n';
     }
   }
-  auto num = [](double v) { return fmt::format("{:.17g}", v); };
   const int64_t horizon_ns = s.horizon_s > 0 ? std::llround(s.horizon_s * 1e9)
                                              : static_cast<int64_t>(jobs.size()) * s.period_ns;
-  const std::vector<std::string> argv = {
-      "/usr/bin/python3",
-      std::string(RTPULSE_SOURCE_DIR) + "/tests/stats/control_cost_truth.py",
-      dir.File("jobs.csv"),
-      "--period-ns", std::to_string(s.period_ns),
-      "--horizon-ns", std::to_string(horizon_ns),
-      "--peak-step-ns", std::to_string(s.peak_step_ns),
-      "--inertia", num(s.inertia_kg_m2),
-      "--torque", num(s.torque_per_unit_nm),
-      "--tau", num(s.motor_time_constant_s),
-      "--kp", num(s.kp > 0 ? s.kp : 1.656),  // The documented default gains.
-      "--kd", num(s.kd > 0 ? s.kd : 0.1932),
-      "--q-angle", num(s.q_angle),
-      "--q-rate", num(s.q_rate),
-      "--r-command", num(s.r_command),
-      "--initial-angle", num(s.initial_angle_rad),
-      "--dist", num(s.disturbance_nm),
-      "--dist-at", num(s.disturbance_at_s),
-      "--dist-on", num(s.disturbance_on_s),
-      "--dist-repeat", num(s.disturbance_repeat_s)};
-  const auto r = testutil::RunProcess(argv);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  return RunTruth(dir.File("jobs.csv"), s, horizon_ns);
 }
 
 void ExpectMatchesTruth(const ReplayResult& r, const nlohmann::json& t) {
@@ -104,6 +116,15 @@ TEST(ControlCostTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_NEAR(s.torque_per_unit_nm * kDefaultKp / j_tau, 9000.0, 1e-9);
 }
 
+TEST(ControlCostTest, DefaultGainsAreStableWithMargin) {
+  // docs/control.md: per-period eigenvalue moduli 0.943 under ideal timing, 0.948 with a full
+  // period of delay (scipy, from the model's parameters).
+  const auto design = RunTruth("design", ReplaySettings{}, 0);
+  ASSERT_TRUE(design.contains("no_delay")) << design.dump();
+  EXPECT_NEAR(design["no_delay"].get<double>(), 0.943, 5e-4);
+  EXPECT_NEAR(design["period_delay"].get<double>(), 0.948, 5e-4);
+}
+
 TEST(ControlCostTest, ZeroDelayCostsTheIdeal) {
   const ReplayResult r = MustReplay(ConstantJobs(1000, 0, 0));
   EXPECT_GT(r.ideal_cost, 0.0);
@@ -115,8 +136,7 @@ TEST(ControlCostTest, ZeroDelayCostsTheIdeal) {
   EXPECT_EQ(r.skipped, 0u);
   EXPECT_EQ(r.beyond_horizon, 0u);
   EXPECT_DOUBLE_EQ(r.horizon_s, 4.0);
-  EXPECT_EQ(DescribeReplayResult(r).rfind("+0.0 % cost vs ideal timing; worst stall 4.0 ms", 0),
-            0u)
+  EXPECT_EQ(DescribeReplayResult(r).rfind("+0.0 % cost vs ideal timing; worst stall 4.0 ms", 0), 0u)
       << DescribeReplayResult(r);
 }
 

@@ -6,11 +6,12 @@ is propagated with scipy.linalg.expm and the cost integral is Gauss-Legendre qua
 x'Qx + u'Ru along the exact trajectory inside every interval (not Van Loan), so the C++
 replay is checked against a different integration method.
 
-usage: control_cost_truth.py JOBS_CSV --period-ns N --inertia J --torque K --tau T --kp P
+usage: control_cost_truth.py JOBS_CSV|design --period-ns N --inertia J --torque K --tau T --kp P
        --kd D --q-angle QA --q-rate QR --r-command R --initial-angle A --dist NM --dist-at S
        --dist-on S --dist-repeat S --horizon-ns N --peak-step-ns N
 JOBS_CSV: one line per release, "sample_offset_ns,actuation_offset_ns,executed(0/1)".
-Prints JSON: cost, ideal_cost, peak_rad, ideal_peak_rad, worst_stall_ns for both timings.
+"design" instead of a file prints the loop's per-period eigenvalue moduli (no delay, a full period of delay).
+Otherwise prints JSON: cost, ideal_cost, peak_rad, ideal_peak_rad, worst_stall_ns for both timings.
 """
 import argparse
 import json
@@ -139,8 +140,30 @@ def replay(model, jobs, a):
     return cost, peak, stall
 
 
+def design(a):
+    """Per-period closed-loop eigenvalue moduli under ideal timing and a full period of delay."""
+    model = Model(a)
+    h = a.period_ns * 1e-9
+    out = {}
+    for name, delay in [("no_delay", 0.0), ("period_delay", h)]:
+        # z = [x, u held, u pending]: sample (pending = -K x), hold `delay`, actuate, hold rest.
+        sample = np.eye(5)
+        sample[4, :] = [-a.kp, -a.kd, 0.0, 0.0, 0.0]
+        hold = [np.eye(5), np.eye(5)]
+        for i, t in enumerate([delay, h - delay]):
+            hold[i][:4, :4] = scipy.linalg.expm(model.M[:4, :4] * t)
+        actuate = np.eye(5)
+        actuate[3, :] = [0.0, 0.0, 0.0, 0.0, 1.0]
+        step = hold[1] @ actuate @ hold[0] @ sample
+        out[name] = float(max(abs(np.linalg.eigvals(step))))
+    return out
+
+
 def main():
     a = parse()
+    if a.jobs == "design":
+        print(json.dumps(design(a)))
+        return
     jobs = read_jobs(a.jobs)
     model = Model(a)
     cost, peak, stall = replay(model, jobs, a)
