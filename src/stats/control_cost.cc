@@ -221,16 +221,16 @@ struct CostEvent {
   }
 };
 
-int64_t SecondsToNs(double s) {
+int64_t CostSecondsToNs(double s) {
   return std::llround(s * 1e9);
 }
 
 /// The gust torque at t (right-continuous: an edge belongs to the interval it starts).
 double CostDisturbanceAt(const ReplaySettings& s, int64_t t_ns) {
-  const int64_t at = SecondsToNs(s.disturbance_at_s);
+  const int64_t at = CostSecondsToNs(s.disturbance_at_s);
   if (t_ns < at) return 0;
-  const int64_t on = SecondsToNs(s.disturbance_on_s);
-  const int64_t repeat = SecondsToNs(s.disturbance_repeat_s);
+  const int64_t on = CostSecondsToNs(s.disturbance_on_s);
+  const int64_t repeat = CostSecondsToNs(s.disturbance_repeat_s);
   const int64_t phase = repeat > 0 ? (t_ns - at) % repeat : t_ns - at;
   return (on == 0 || phase < on) ? s.disturbance_nm : 0.0;
 }
@@ -240,9 +240,9 @@ void AddCostMarks(const ReplaySettings& s, int64_t horizon_ns, std::vector<CostE
   for (int64_t t = s.peak_step_ns; t < horizon_ns; t += s.peak_step_ns) {
     events.push_back({t, kNoJob, CostEventKind::kMark});
   }
-  const int64_t at = SecondsToNs(s.disturbance_at_s);
-  const int64_t on = SecondsToNs(s.disturbance_on_s);
-  const int64_t repeat = SecondsToNs(s.disturbance_repeat_s);
+  const int64_t at = CostSecondsToNs(s.disturbance_at_s);
+  const int64_t on = CostSecondsToNs(s.disturbance_on_s);
+  const int64_t repeat = CostSecondsToNs(s.disturbance_repeat_s);
   for (int64_t start = at; start < horizon_ns; start += repeat) {
     events.push_back({start, kNoJob, CostEventKind::kMark});
     if (on > 0 && start + on < horizon_ns) {
@@ -266,14 +266,14 @@ double EffectiveKd(const ReplaySettings& s) {
   return ExactlyEqual(s.kd, 0.0) ? kDefaultKd : s.kd;
 }
 
-int64_t HorizonNs(const std::vector<ReplayJob>& jobs, const ReplaySettings& s) {
-  if (s.horizon_s > 0) return SecondsToNs(s.horizon_s);
+int64_t CostHorizonNs(const std::vector<ReplayJob>& jobs, const ReplaySettings& s) {
+  if (s.horizon_s > 0) return CostSecondsToNs(s.horizon_s);
   return static_cast<int64_t>(jobs.size()) * s.period_ns;
 }
 
 CostRun SimulateCost(const std::vector<ReplayJob>& jobs, const ReplaySettings& s,
                      CostPlant& plant) {
-  const int64_t horizon_ns = HorizonNs(jobs, s);
+  const int64_t horizon_ns = CostHorizonNs(jobs, s);
   std::vector<CostEvent> events;
   events.reserve(2 * jobs.size() + static_cast<size_t>(horizon_ns / s.peak_step_ns) + 16);
   CostRun run;
@@ -413,12 +413,31 @@ Status CheckReplayJobs(const std::vector<ReplayJob>& jobs) {
   return Status::Ok();
 }
 
+/// The peak-evaluation points are held in memory with the events: a horizon that needs more
+/// than this many is refused rather than exhausting it (40 s at 0.5 ms needs 80,000).
+constexpr double kMaxCostPoints = 2e7;
+
+Status CheckReplaySize(const std::vector<ReplayJob>& jobs, const ReplaySettings& s) {
+  const double horizon_s =
+      s.horizon_s > 0 ? s.horizon_s
+                      : static_cast<double>(jobs.size()) * static_cast<double>(s.period_ns) * 1e-9;
+  const double points = horizon_s / (static_cast<double>(s.peak_step_ns) * 1e-9);
+  if (points > kMaxCostPoints) {
+    return UsageError(fmt::format(
+        "control cost: a horizon of {} s evaluated every {} ms needs {:.3g} points, more than "
+        "{:.0e}; give a shorter horizon or a longer peak step",
+        horizon_s, static_cast<double>(s.peak_step_ns) * 1e-6, points, kMaxCostPoints));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<ReplayResult> ReplayControlCost(const std::vector<ReplayJob>& jobs,
                                          const ReplaySettings& settings) {
   if (Status st = CheckReplaySettings(settings); !st) return st.error();
   if (Status st = CheckReplayJobs(jobs); !st) return st.error();
+  if (Status st = CheckReplaySize(jobs, settings); !st) return st.error();
   CostPlant plant(settings);
   const std::vector<ReplayJob> ideal_jobs(jobs.size(), ReplayJob{});
   const CostRun ideal = SimulateCost(ideal_jobs, settings, plant);
@@ -433,7 +452,7 @@ Expected<ReplayResult> ReplayControlCost(const std::vector<ReplayJob>& jobs,
   r.worst_stall_ns = measured.worst_stall_ns;
   r.beyond_horizon = measured.beyond_horizon;
   for (const ReplayJob& j : jobs) (j.executed ? r.jobs : r.skipped) += 1;
-  r.horizon_s = static_cast<double>(HorizonNs(jobs, settings)) * 1e-9;
+  r.horizon_s = static_cast<double>(CostHorizonNs(jobs, settings)) * 1e-9;
   return r;
 }
 

@@ -67,8 +67,10 @@ struct ReplayResult {
   double horizon_s = 0;
 };
 
-/// Replays `jobs` (in release order, one per grid point). Usage error: no job, an offset that
-/// is negative or an actuation before its sampling, a settings value out of range.
+/// Replays `jobs` (in release order, one per grid point), then the same count under ideal
+/// timing. Usage error (naming the job or the setting): no job, an executed job's offset that
+/// is negative or an actuation before its sampling, a settings value out of range, a horizon
+/// needing more than 2e7 peak-evaluation points.
 Expected<ReplayResult> ReplayControlCost(const std::vector<ReplayJob>& jobs,
                                          const ReplaySettings& settings);
 

@@ -302,6 +302,9 @@ TEST(ControlCostTest, BadInputNamesTheJobAndTheFix) {
   ReplaySettings gust;
   gust.disturbance_on_s = 0.6;  // Longer than its 0.5 s repeat.
   expect_usage(ConstantJobs(10, 0, 0), gust, {"disturbance repeat 0.5", "duration <= repeat"});
+  ReplaySettings endless;
+  endless.horizon_s = 1e300;
+  expect_usage(ConstantJobs(10, 0, 0), endless, {"horizon of 1e+300 s", "shorter horizon"});
 }
 
 }  // namespace
