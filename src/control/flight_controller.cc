@@ -1,1 +1,447 @@
 #include "control/flight_controller.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <new>
+#include <numbers>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "core/clock.h"
+
+namespace rtpulse::control {
+namespace {
+
+constexpr double kTwoPi = 2 * std::numbers::pi;
+constexpr double kDeg = std::numbers::pi / 180;
+constexpr size_t kLineBytes = 64;
+
+uint64_t FcSplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/// Uniform noise of standard deviation `std` for (seed, k, channel): a pure function.
+double FcNoise(uint64_t seed, uint64_t k, uint64_t channel, double std) {
+  uint64_t bits = FcSplitMix64(seed ^ FcSplitMix64(k * 8 + channel));
+  double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+  return (2 * u - 1) * std * std::numbers::sqrt3;
+}
+
+/// One sinusoid of the manoeuvre: amplitude (rad), period (s), phase (rad).
+struct FcWave {
+  double amplitude, period_s, phase;
+};
+/// roll, pitch, yaw: each a sum of a slow and a faster sinusoid.
+constexpr FcWave kManoeuvre[3][2] = {
+    {{0.20, 5.0, 0.0}, {0.05, 1.3, 0.0}},
+    {{0.15, 7.0, 0.5}, {0.04, 1.7, 0.0}},
+    {{0.50, 11.0, 0.0}, {0.00, 1.0, 0.0}},
+};
+
+/// Angle and its rate of change for axis `axis` at time t.
+std::pair<double, double> FcAngleAndRate(int axis, double t) {
+  double angle = 0, rate = 0;
+  for (const FcWave& w : kManoeuvre[axis]) {
+    double omega = kTwoPi / w.period_s;
+    angle += w.amplitude * std::sin(omega * t + w.phase);
+    rate += w.amplitude * omega * std::cos(omega * t + w.phase);
+  }
+  return {angle, rate};
+}
+
+uint64_t FcFold(uint64_t sum, double value) {
+  return (sum ^ std::bit_cast<uint64_t>(value)) * 0x100000001B3ULL;
+}
+
+double FcWrapPi(double a) {
+  return std::remainder(a, kTwoPi);
+}
+
+double FcClamp(double v, double limit) {
+  return limit > 0 ? std::clamp(v, -limit, limit) : v;
+}
+
+}  // namespace
+
+// --- SyntheticImu ---------------------------------------------------------------------------
+
+SyntheticImu::SyntheticImu(uint64_t seed, double dt_s) : seed_(seed), dt_s_(dt_s) {}
+
+Attitude SyntheticImu::TrueAttitude(uint64_t k) const {
+  double t = static_cast<double>(k) * dt_s_;
+  return {FcAngleAndRate(0, t).first, FcAngleAndRate(1, t).first, FcAngleAndRate(2, t).first};
+}
+
+ImuSample SyntheticImu::TrueSample(uint64_t k) const {
+  double t = static_cast<double>(k) * dt_s_;
+  auto [phi, dphi] = FcAngleAndRate(0, t);
+  auto [theta, dtheta] = FcAngleAndRate(1, t);
+  auto [psi, dpsi] = FcAngleAndRate(2, t);
+  (void)psi;
+  ImuSample s;
+  // Body rates from Z-Y-X Euler rates.
+  s.gyro[0] = dphi - dpsi * std::sin(theta);
+  s.gyro[1] = dtheta * std::cos(phi) + dpsi * std::sin(phi) * std::cos(theta);
+  s.gyro[2] = -dtheta * std::sin(phi) + dpsi * std::cos(phi) * std::cos(theta);
+  // Specific force when hovering in place: -g times the world's down axis in body axes.
+  s.accel[0] = kGravity * std::sin(theta);
+  s.accel[1] = -kGravity * std::sin(phi) * std::cos(theta);
+  s.accel[2] = -kGravity * std::cos(phi) * std::cos(theta);
+  return s;
+}
+
+ImuSample SyntheticImu::Sample(uint64_t k) const {
+  ImuSample s = TrueSample(k);
+  for (int i = 0; i < 3; ++i) {
+    s.gyro[i] += kGyroBias[i] + FcNoise(seed_, k, static_cast<uint64_t>(i), kGyroNoiseStd);
+    s.accel[i] += FcNoise(seed_, k, static_cast<uint64_t>(3 + i), kAccelNoiseStd);
+  }
+  return s;
+}
+
+// --- MahonyFilter ---------------------------------------------------------------------------
+
+MahonyFilter::MahonyFilter(double kp, double ki) : kp_(kp), ki_(ki) {}
+
+void MahonyFilter::Reset() {
+  q_[0] = 1;
+  q_[1] = q_[2] = q_[3] = 0;
+  integral_[0] = integral_[1] = integral_[2] = 0;
+}
+
+void MahonyFilter::Update(const ImuSample& imu, double dt_s) {
+  double& q0 = q_[0];
+  double& q1 = q_[1];
+  double& q2 = q_[2];
+  double& q3 = q_[3];
+  double g[3] = {imu.gyro[0], imu.gyro[1], imu.gyro[2]};
+  // Measured down direction: the accelerometer reads minus gravity.
+  double d[3] = {-imu.accel[0], -imu.accel[1], -imu.accel[2]};
+  double norm = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  if (norm > 0) {  // free fall: no gravity reference, gyro only
+    for (double& c : d) c /= norm;
+    // Estimated down direction: the world's z axis in body axes.
+    double v[3] = {2 * (q1 * q3 - q0 * q2), 2 * (q0 * q1 + q2 * q3),
+                   q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3};
+    double e[3] = {d[1] * v[2] - d[2] * v[1], d[2] * v[0] - d[0] * v[2],
+                   d[0] * v[1] - d[1] * v[0]};
+    for (int i = 0; i < 3; ++i) {
+      integral_[i] += ki_ * e[i] * dt_s;
+      g[i] += kp_ * e[i] + integral_[i];
+    }
+  }
+  // q' = q * (0, w) / 2
+  double h = 0.5 * dt_s;
+  double a = q0, b = q1, c = q2;
+  q0 += h * (-b * g[0] - c * g[1] - q3 * g[2]);
+  q1 += h * (a * g[0] + c * g[2] - q3 * g[1]);
+  q2 += h * (a * g[1] - b * g[2] + q3 * g[0]);
+  q3 += h * (a * g[2] + b * g[1] - c * g[0]);
+  double qn = std::sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+  for (double& x : q_) x /= qn;
+}
+
+Attitude MahonyFilter::attitude() const {
+  const double q0 = q_[0], q1 = q_[1], q2 = q_[2], q3 = q_[3];
+  Attitude a;
+  a.roll = std::atan2(2 * (q0 * q1 + q2 * q3), 1 - 2 * (q1 * q1 + q2 * q2));
+  a.pitch = std::asin(std::clamp(2 * (q0 * q2 - q3 * q1), -1.0, 1.0));
+  a.yaw = std::atan2(2 * (q0 * q3 + q1 * q2), 1 - 2 * (q2 * q2 + q3 * q3));
+  return a;
+}
+
+// --- Pid ------------------------------------------------------------------------------------
+
+Pid::Pid(const PidGains& gains) : gains_(gains) {}
+
+void Pid::Reset() {
+  integral_ = 0;
+  previous_error_ = 0;
+  first_ = true;
+}
+
+double Pid::Step(double error, double dt_s) {
+  integral_ = FcClamp(integral_ + gains_.ki * error * dt_s, gains_.i_limit);
+  double derivative = first_ ? 0 : gains_.kd * (error - previous_error_) / dt_s;
+  first_ = false;
+  previous_error_ = error;
+  return FcClamp(gains_.kp * error + integral_ + derivative, gains_.out_limit);
+}
+
+// --- Mixer ----------------------------------------------------------------------------------
+
+MotorOutputs MixQuadX(double throttle, double roll, double pitch, double yaw) {
+  MotorOutputs out;
+  double t = std::clamp(throttle, 0.0, 1.0);
+  out.saturated = throttle < 0 || throttle > 1;
+  const double part[4] = {-roll + pitch + yaw, roll - pitch + yaw, roll + pitch - yaw,
+                          -roll - pitch - yaw};
+  double scale = 1;
+  for (double p : part) {
+    if (t + p > 1) scale = std::min(scale, (1 - t) / p);
+    if (t + p < 0) scale = std::min(scale, t / -p);
+  }
+  if (scale < 1) out.saturated = true;
+  for (int i = 0; i < 4; ++i) out.motor[i] = std::clamp(t + scale * part[i], 0.0, 1.0);
+  return out;
+}
+
+Attitude ScriptedSetpoint(double t_s) {
+  double phase = std::fmod(t_s, 8.0);
+  if (phase < 2) return {};
+  if (phase < 4) return {10 * kDeg, 0, 0};
+  if (phase < 6) return {0, 10 * kDeg, 0};
+  return {-10 * kDeg, 0, 20 * kDeg};
+}
+
+ControllerConfig ControllerConfig::Defaults(double dt_s) {
+  ControllerConfig c;
+  c.dt_s = dt_s;
+  for (int axis = 0; axis < 2; ++axis) {
+    c.angle[axis] = {.kp = 6.0, .ki = 0, .kd = 0, .i_limit = 0, .out_limit = 3.5};
+    c.rate[axis] = {.kp = 0.15, .ki = 0.2, .kd = 0.002, .i_limit = 0.1, .out_limit = 0.5};
+  }
+  c.angle[2] = {.kp = 3.0, .ki = 0, .kd = 0, .i_limit = 0, .out_limit = 1.75};
+  c.rate[2] = {.kp = 0.2, .ki = 0.1, .kd = 0, .i_limit = 0.1, .out_limit = 0.3};
+  c.hover_throttle = 0.5;
+  return c;
+}
+
+// --- Work set -------------------------------------------------------------------------------
+
+Status CheckWorkSetFits(size_t bytes, const FsRoot& root) {
+  auto meminfo = root.Read("/proc/meminfo");
+  if (!meminfo) return Status::Ok();
+  std::string_view text = *meminfo;
+  constexpr std::string_view kKey = "MemAvailable:";
+  size_t at = text.find(kKey);
+  if (at == std::string_view::npos) return Status::Ok();
+  std::string_view rest = text.substr(at + kKey.size());
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  uint64_t kib = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
+  if (ec != std::errc()) return Status::Ok();
+  (void)end;
+  uint64_t available = kib * 1024;
+  if (bytes <= available) return Status::Ok();
+  return UsageError(fmt::format(
+      "--work-set {} bytes is larger than the memory available ({} bytes, MemAvailable in "
+      "/proc/meminfo); give a work set below {} bytes",
+      bytes, available, available));
+}
+
+FlightController::State::State(const ControllerConfig& c, uint64_t seed)
+    : config(c),
+      imu(seed, c.dt_s),
+      angle{Pid(c.angle[0]), Pid(c.angle[1]), Pid(c.angle[2])},
+      rate{Pid(c.rate[0]), Pid(c.rate[1]), Pid(c.rate[2])},
+      scratch_angle{Pid(c.angle[0]), Pid(c.angle[1]), Pid(c.angle[2])},
+      scratch_rate{Pid(c.rate[0]), Pid(c.rate[1]), Pid(c.rate[2])},
+      checksum(FcSplitMix64(seed)) {}
+
+FlightController::FlightController(const ControllerConfig& config, uint64_t seed)
+    : state_(config, seed), seed_(seed) {}
+
+Status FlightController::SetWorkSet(size_t bytes, WorkSetMode mode) {
+  if (bytes != 0 && (bytes < kLineBytes || bytes % kLineBytes != 0)) {
+    return UsageError(fmt::format(
+        "--work-set {} bytes is not a whole number of 64-byte cache lines; give 0 (none) or "
+        "a multiple of 64 (e.g. {} or 64K, 1M)",
+        bytes, std::max<size_t>(kLineBytes, bytes / kLineBytes * kLineBytes)));
+  }
+  std::vector<WorkLine> lines;
+  try {
+    lines.resize(bytes / kLineBytes);  // value-initialised: every page is touched here
+  } catch (const std::bad_alloc&) {
+    return ResourceError(fmt::format(
+        "cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
+  } catch (const std::length_error&) {
+    return ResourceError(fmt::format(
+        "cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
+  }
+  size_t n = lines.size();
+  for (size_t i = 0; i < n; ++i) lines[i].next = i;
+  // Sattolo's shuffle: a uniformly random permutation with a single cycle through all lines.
+  uint64_t counter = FcSplitMix64(seed_ ^ 0x5A77010ULL);
+  for (size_t i = n; i > 1; --i) {
+    size_t j = static_cast<size_t>(FcSplitMix64(counter++) % (i - 1));
+    std::swap(lines[i - 1].next, lines[j].next);
+  }
+  work_set_ = std::move(lines);
+  mode_ = mode;
+  return Status::Ok();
+}
+
+uint64_t FlightController::TouchWorkSet() {
+  uint64_t sum = 0;
+  size_t n = work_set_.size();
+  if (n == 0) return 0;
+  WorkLine* lines = work_set_.data();
+  if (mode_ == WorkSetMode::kStreaming) {
+    for (size_t i = 0; i < n; ++i) sum += ++lines[i].visits;
+  } else {
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      WorkLine& line = lines[at];
+      sum = sum * 31 + ++line.visits;
+      at = line.next;  // the next load depends on this one
+    }
+    sum += at;
+  }
+  return sum;
+}
+
+double FlightController::ExtraPass(const ImuSample& imu, const Attitude& setpoint) {
+  State& s = state_;
+  s.scratch_filter.Update(imu, s.config.dt_s);
+  Attitude a = s.scratch_filter.attitude();
+  const double angle_error[3] = {setpoint.roll - a.roll, setpoint.pitch - a.pitch,
+                                 FcWrapPi(setpoint.yaw - a.yaw)};
+  double sum = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    double rate_sp = s.scratch_angle[axis].Step(angle_error[axis], s.config.dt_s);
+    sum += s.scratch_rate[axis].Step(rate_sp - imu.gyro[axis], s.config.dt_s);
+  }
+  return sum;
+}
+
+MotorOutputs FlightController::Step(uint64_t k) {
+  State& s = state_;
+  const double dt = s.config.dt_s;
+  ImuSample imu = s.imu.Sample(k);
+  s.filter.Update(imu, dt);
+  s.estimate = s.filter.attitude();
+  Attitude sp = ScriptedSetpoint(static_cast<double>(k) * dt);
+  const double angle_error[3] = {sp.roll - s.estimate.roll, sp.pitch - s.estimate.pitch,
+                                 FcWrapPi(sp.yaw - s.estimate.yaw)};
+  double torque[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    double rate_sp = s.angle[axis].Step(angle_error[axis], dt);
+    torque[axis] = s.rate[axis].Step(rate_sp - imu.gyro[axis], dt);
+  }
+  MotorOutputs out = MixQuadX(s.config.hover_throttle, torque[0], torque[1], torque[2]);
+
+  double extra = 0;
+  for (uint32_t p = 0; p < s.extra_passes; ++p) extra += ExtraPass(imu, sp);
+  uint64_t touched = TouchWorkSet();
+
+  uint64_t sum = s.checksum;
+  for (double m : out.motor) sum = FcFold(sum, m);
+  sum = FcFold(sum, s.estimate.roll);
+  sum = FcFold(sum, s.estimate.pitch);
+  sum = FcFold(sum, s.estimate.yaw);
+  sum = (sum ^ (out.saturated ? 1 : 0) ^ touched) * 0x100000001B3ULL;
+  if (s.extra_passes > 0) sum = FcFold(sum, extra);  // so the compiler cannot drop them
+  s.checksum = sum;
+  return out;
+}
+
+// --- Calibration ----------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kCalibrationWarmup = 50;
+constexpr int kCalibrationRuns = 201;
+/// A measurement takes about this long at most (fewer runs when one Step() is long).
+constexpr int64_t kCalibrationBudgetNs = 200 * kNsPerMs;
+
+/// Median CLOCK_MONOTONIC time of `runs` Step() calls (after a warm-up), continuing at job
+/// `*k`. `times` is reused between calls.
+int64_t FcMedianStepNs(FlightController& c, uint64_t* k, int runs, std::vector<int64_t>* times) {
+  const int warmup = runs < kCalibrationRuns ? kCalibrationWarmup / 5 : kCalibrationWarmup;
+  for (int i = 0; i < warmup; ++i) c.Step((*k)++);
+  times->clear();
+  for (int i = 0; i < runs; ++i) {
+    int64_t t0 = MonotonicNs();
+    c.Step((*k)++);
+    times->push_back(MonotonicNs() - t0);
+  }
+  auto mid = times->begin() + static_cast<std::ptrdiff_t>(times->size() / 2);
+  std::nth_element(times->begin(), mid, times->end());
+  return *mid;
+}
+
+int FcRunsFor(int64_t step_ns) {
+  int64_t runs = kCalibrationBudgetNs / std::max<int64_t>(step_ns, 1);
+  runs = std::clamp<int64_t>(runs, 21, kCalibrationRuns);
+  return static_cast<int>(runs | 1);  // odd: one middle value
+}
+
+}  // namespace
+
+Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target_ns) {
+  if (target_ns <= 0) {
+    return UsageError(fmt::format(
+        "--exec {} ns is not a positive time; give the job's target execution time, e.g. "
+        "--exec 200us",
+        target_ns));
+  }
+  // Calibrate on the controller itself (its work set is the memory the job really touches)
+  // and put its state back afterwards: the filter, the PIDs and the checksum as they were,
+  // and every work-set line's visit count less the calibration's steps.
+  const FlightController::State saved = controller.state_;
+  const uint32_t saved_passes = controller.extra_passes();
+  uint64_t k = 0;
+  std::vector<int64_t> times;
+  times.reserve(kCalibrationRuns);
+  auto measure = [&](uint32_t passes, int runs) {
+    controller.SetExtraPasses(passes);
+    return FcMedianStepNs(controller, &k, runs, &times);
+  };
+  Calibration result;
+  result.base_ns = measure(0, kCalibrationRuns);
+  Status status = Status::Ok();
+  if (target_ns < result.base_ns) {
+    status = UsageError(fmt::format(
+        "--exec {:g} us is below the job's own execution time here ({:g} us with no extra "
+        "passes, median of {} runs); give at least {:g} us, or leave --exec out",
+        static_cast<double>(target_ns) / kNsPerUs,
+        static_cast<double>(result.base_ns) / kNsPerUs, kCalibrationRuns,
+        static_cast<double>(result.base_ns) / kNsPerUs));
+  } else {
+    auto close_enough = [&](int64_t ns) {
+      return std::abs(static_cast<double>(ns - target_ns)) <=
+             0.05 * static_cast<double>(target_ns);
+    };
+    uint32_t passes = 0;
+    int64_t ns = result.base_ns;
+    // Doubling until the target is passed (or hit), then bisection between the last two.
+    uint32_t lo = 0;
+    uint32_t hi = 1;
+    constexpr uint32_t kMaxPasses = 1U << 24;
+    while (!close_enough(ns) && hi <= kMaxPasses) {
+      ns = measure(hi, FcRunsFor(ns));
+      passes = hi;
+      if (ns >= target_ns || close_enough(ns)) break;
+      lo = hi;
+      hi *= 2;
+    }
+    while (!close_enough(ns) && hi - lo > 1) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      ns = measure(mid, FcRunsFor(ns));
+      passes = mid;
+      if (ns < target_ns) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    result.passes = passes;
+    result.measured_ns = measure(passes, FcRunsFor(ns));
+  }
+  controller.state_ = saved;
+  controller.SetExtraPasses(status.ok() ? result.passes : saved_passes);
+  for (auto& line : controller.work_set_) line.visits -= k;
+  if (!status.ok()) return status.error();
+  return result;
+}
+
+}  // namespace rtpulse::control
