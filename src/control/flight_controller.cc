@@ -17,9 +17,9 @@
 namespace rtpulse::control {
 namespace {
 
-constexpr double kTwoPi = 2 * std::numbers::pi;
-constexpr double kDeg = std::numbers::pi / 180;
-constexpr size_t kLineBytes = 64;
+constexpr double kFcTwoPi = 2 * std::numbers::pi;
+constexpr double kFcDeg = std::numbers::pi / 180;
+constexpr size_t kFcLineBytes = 64;
 
 uint64_t FcSplitMix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -40,7 +40,7 @@ struct FcWave {
   double amplitude, period_s, phase;
 };
 /// roll, pitch, yaw: each a sum of a slow and a faster sinusoid.
-constexpr FcWave kManoeuvre[3][2] = {
+constexpr FcWave kFcManoeuvre[3][2] = {
     {{0.20, 5.0, 0.0}, {0.05, 1.3, 0.0}},
     {{0.15, 7.0, 0.5}, {0.04, 1.7, 0.0}},
     {{0.50, 11.0, 0.0}, {0.00, 1.0, 0.0}},
@@ -49,8 +49,8 @@ constexpr FcWave kManoeuvre[3][2] = {
 /// Angle and its rate of change for axis `axis` at time t.
 std::pair<double, double> FcAngleAndRate(int axis, double t) {
   double angle = 0, rate = 0;
-  for (const FcWave& w : kManoeuvre[axis]) {
-    double omega = kTwoPi / w.period_s;
+  for (const FcWave& w : kFcManoeuvre[axis]) {
+    double omega = kFcTwoPi / w.period_s;
     angle += w.amplitude * std::sin(omega * t + w.phase);
     rate += w.amplitude * omega * std::cos(omega * t + w.phase);
   }
@@ -62,7 +62,7 @@ uint64_t FcFold(uint64_t sum, double value) {
 }
 
 double FcWrapPi(double a) {
-  return std::remainder(a, kTwoPi);
+  return std::remainder(a, kFcTwoPi);
 }
 
 double FcClamp(double v, double limit) {
@@ -102,7 +102,7 @@ ImuSample SyntheticImu::Sample(uint64_t k) const {
   ImuSample s = TrueSample(k);
   for (int i = 0; i < 3; ++i) {
     s.gyro[i] += kGyroBias[i] + FcNoise(seed_, k, static_cast<uint64_t>(i), kGyroNoiseStd);
-    s.accel[i] += FcNoise(seed_, k, static_cast<uint64_t>(3 + i), kAccelNoiseStd);
+    s.accel[i] += FcNoise(seed_, k, 3 + static_cast<uint64_t>(i), kAccelNoiseStd);
   }
   return s;
 }
@@ -131,8 +131,7 @@ void MahonyFilter::Update(const ImuSample& imu, double dt_s) {
     // Estimated down direction: the world's z axis in body axes.
     double v[3] = {2 * (q1 * q3 - q0 * q2), 2 * (q0 * q1 + q2 * q3),
                    q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3};
-    double e[3] = {d[1] * v[2] - d[2] * v[1], d[2] * v[0] - d[0] * v[2],
-                   d[0] * v[1] - d[1] * v[0]};
+    double e[3] = {d[1] * v[2] - d[2] * v[1], d[2] * v[0] - d[0] * v[2], d[0] * v[1] - d[1] * v[0]};
     for (int i = 0; i < 3; ++i) {
       integral_[i] += ki_ * e[i] * dt_s;
       g[i] += kp_ * e[i] + integral_[i];
@@ -197,9 +196,9 @@ MotorOutputs MixQuadX(double throttle, double roll, double pitch, double yaw) {
 Attitude ScriptedSetpoint(double t_s) {
   double phase = std::fmod(t_s, 8.0);
   if (phase < 2) return {};
-  if (phase < 4) return {10 * kDeg, 0, 0};
-  if (phase < 6) return {0, 10 * kDeg, 0};
-  return {-10 * kDeg, 0, 20 * kDeg};
+  if (phase < 4) return {10 * kFcDeg, 0, 0};
+  if (phase < 6) return {0, 10 * kFcDeg, 0};
+  return {-10 * kFcDeg, 0, 20 * kFcDeg};
 }
 
 ControllerConfig ControllerConfig::Defaults(double dt_s) {
@@ -251,21 +250,21 @@ FlightController::FlightController(const ControllerConfig& config, uint64_t seed
     : state_(config, seed), seed_(seed) {}
 
 Status FlightController::SetWorkSet(size_t bytes, WorkSetMode mode) {
-  if (bytes != 0 && (bytes < kLineBytes || bytes % kLineBytes != 0)) {
+  if (bytes != 0 && (bytes < kFcLineBytes || bytes % kFcLineBytes != 0)) {
     return UsageError(fmt::format(
         "--work-set {} bytes is not a whole number of 64-byte cache lines; give 0 (none) or "
         "a multiple of 64 (e.g. {} or 64K, 1M)",
-        bytes, std::max<size_t>(kLineBytes, bytes / kLineBytes * kLineBytes)));
+        bytes, std::max<size_t>(kFcLineBytes, bytes / kFcLineBytes * kFcLineBytes)));
   }
   std::vector<WorkLine> lines;
   try {
-    lines.resize(bytes / kLineBytes);  // value-initialised: every page is touched here
+    lines.resize(bytes / kFcLineBytes);  // value-initialised: every page is touched here
   } catch (const std::bad_alloc&) {
-    return ResourceError(fmt::format(
-        "cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
+    return ResourceError(
+        fmt::format("cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
   } catch (const std::length_error&) {
-    return ResourceError(fmt::format(
-        "cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
+    return ResourceError(
+        fmt::format("cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
   }
   size_t n = lines.size();
   for (size_t i = 0; i < n; ++i) lines[i].next = i;
@@ -348,15 +347,15 @@ MotorOutputs FlightController::Step(uint64_t k) {
 
 namespace {
 
-constexpr int kCalibrationWarmup = 50;
-constexpr int kCalibrationRuns = 201;
+constexpr int kFcCalibrationWarmup = 50;
+constexpr int kFcCalibrationRuns = 201;
 /// A measurement takes about this long at most (fewer runs when one Step() is long).
-constexpr int64_t kCalibrationBudgetNs = 200 * kNsPerMs;
+constexpr int64_t kFcCalibrationBudgetNs = 200 * kNsPerMs;
 
 /// Median CLOCK_MONOTONIC time of `runs` Step() calls (after a warm-up), continuing at job
 /// `*k`. `times` is reused between calls.
 int64_t FcMedianStepNs(FlightController& c, uint64_t* k, int runs, std::vector<int64_t>* times) {
-  const int warmup = runs < kCalibrationRuns ? kCalibrationWarmup / 5 : kCalibrationWarmup;
+  const int warmup = runs < kFcCalibrationRuns ? kFcCalibrationWarmup / 5 : kFcCalibrationWarmup;
   for (int i = 0; i < warmup; ++i) c.Step((*k)++);
   times->clear();
   for (int i = 0; i < runs; ++i) {
@@ -370,8 +369,8 @@ int64_t FcMedianStepNs(FlightController& c, uint64_t* k, int runs, std::vector<i
 }
 
 int FcRunsFor(int64_t step_ns) {
-  int64_t runs = kCalibrationBudgetNs / std::max<int64_t>(step_ns, 1);
-  runs = std::clamp<int64_t>(runs, 21, kCalibrationRuns);
+  int64_t runs = kFcCalibrationBudgetNs / std::max<int64_t>(step_ns, 1);
+  runs = std::clamp<int64_t>(runs, 21, kFcCalibrationRuns);
   return static_cast<int>(runs | 1);  // odd: one middle value
 }
 
@@ -391,33 +390,31 @@ Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target
   const uint32_t saved_passes = controller.extra_passes();
   uint64_t k = 0;
   std::vector<int64_t> times;
-  times.reserve(kCalibrationRuns);
+  times.reserve(kFcCalibrationRuns);
   auto measure = [&](uint32_t passes, int runs) {
     controller.SetExtraPasses(passes);
     return FcMedianStepNs(controller, &k, runs, &times);
   };
   Calibration result;
-  result.base_ns = measure(0, kCalibrationRuns);
+  result.base_ns = measure(0, kFcCalibrationRuns);
   Status status = Status::Ok();
   if (target_ns < result.base_ns) {
     status = UsageError(fmt::format(
         "--exec {:g} us is below the job's own execution time here ({:g} us with no extra "
         "passes, median of {} runs); give at least {:g} us, or leave --exec out",
-        static_cast<double>(target_ns) / kNsPerUs,
-        static_cast<double>(result.base_ns) / kNsPerUs, kCalibrationRuns,
-        static_cast<double>(result.base_ns) / kNsPerUs));
+        static_cast<double>(target_ns) / kNsPerUs, static_cast<double>(result.base_ns) / kNsPerUs,
+        kFcCalibrationRuns, static_cast<double>(result.base_ns) / kNsPerUs));
   } else {
     auto close_enough = [&](int64_t ns) {
-      return std::abs(static_cast<double>(ns - target_ns)) <=
-             0.05 * static_cast<double>(target_ns);
+      return std::abs(static_cast<double>(ns - target_ns)) <= 0.05 * static_cast<double>(target_ns);
     };
     uint32_t passes = 0;
     int64_t ns = result.base_ns;
     // Doubling until the target is passed (or hit), then bisection between the last two.
     uint32_t lo = 0;
     uint32_t hi = 1;
-    constexpr uint32_t kMaxPasses = 1U << 24;
-    while (!close_enough(ns) && hi <= kMaxPasses) {
+    constexpr uint32_t kFcMaxPasses = 1U << 24;
+    while (!close_enough(ns) && hi <= kFcMaxPasses) {
       ns = measure(hi, FcRunsFor(ns));
       passes = hi;
       if (ns >= target_ns || close_enough(ns)) break;

@@ -37,10 +37,10 @@ struct Attitude {
 /// The noise comes from a counter-based generator (splitmix64 of seed and k), so no state.
 class SyntheticImu {
  public:
-  static constexpr double kGravity = 9.80665;                  ///< m/s^2
+  static constexpr double kGravity = 9.80665;                     ///< m/s^2
   static constexpr double kGyroBias[3] = {0.004, -0.003, 0.002};  ///< rad/s
-  static constexpr double kGyroNoiseStd = 0.01;                ///< rad/s, uniform
-  static constexpr double kAccelNoiseStd = 0.05;               ///< m/s^2, uniform
+  static constexpr double kGyroNoiseStd = 0.01;                   ///< rad/s, uniform
+  static constexpr double kAccelNoiseStd = 0.05;                  ///< m/s^2, uniform
 
   SyntheticImu(uint64_t seed, double dt_s);
   ImuSample Sample(uint64_t k) const;

@@ -84,7 +84,8 @@ TEST_P(FlightControllerAllocTest, StepAllocatesNothing) {
 INSTANTIATE_TEST_SUITE_P(BothModes, FlightControllerAllocTest,
                          ::testing::Values(WorkSetMode::kStreaming, WorkSetMode::kRandom),
                          [](const auto& param_info) {
-                           return param_info.param == WorkSetMode::kStreaming ? "streaming" : "random";
+                           return param_info.param == WorkSetMode::kStreaming ? "streaming"
+                                                                              : "random";
                          });
 
 TEST(FlightControllerAllocCounterTest, TheCounterSeesPlainAndAlignedAllocations) {

@@ -90,11 +90,12 @@ TEST(SyntheticImuTest, IntegratingTheTrueGyroReproducesTheTrueAttitude) {
     for (size_t i = 0; i < 4; ++i) q[i] += fine / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
     if ((n + 1) % 250 == 0) {
       Attitude t = imu.TrueAttitude(2 * (n + 1));
-      double roll = std::atan2(2 * (q[0] * q[1] + q[2] * q[3]), 1 - 2 * (q[1] * q[1] + q[2] * q[2]));
+      double roll =
+          std::atan2(2 * (q[0] * q[1] + q[2] * q[3]), 1 - 2 * (q[1] * q[1] + q[2] * q[2]));
       double pitch = std::asin(2 * (q[0] * q[2] - q[3] * q[1]));
       double yaw = std::atan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] * q[2] + q[3] * q[3]));
-      worst = std::max({worst, std::abs(roll - t.roll), std::abs(pitch - t.pitch),
-                        std::abs(yaw - t.yaw)});
+      worst = std::max(
+          {worst, std::abs(roll - t.roll), std::abs(pitch - t.pitch), std::abs(yaw - t.yaw)});
     }
   }
   EXPECT_LT(worst, 1e-6) << "rad";
@@ -192,9 +193,9 @@ TEST(PidTest, IntegralIsClampedAndUnwindsAtOnce) {
 TEST(PidTest, DerivativeActsOnTheErrorWithoutAFirstStepKick) {
   // Values exact in binary, so the expectations are exact.
   Pid p({.kp = 1, .ki = 0, .kd = 0.5, .i_limit = 0, .out_limit = 0});
-  EXPECT_EQ(p.Step(1.0, 0.125), 1.0);           // no previous error: D = 0
-  EXPECT_EQ(p.Step(1.25, 0.125), 1.25 + 1.0);   // 0.5 * 0.25 / 0.125
-  EXPECT_EQ(p.Step(1.75, 0.125), 1.75 + 2.0);   // 0.5 * 0.5 / 0.125
+  EXPECT_EQ(p.Step(1.0, 0.125), 1.0);          // no previous error: D = 0
+  EXPECT_EQ(p.Step(1.25, 0.125), 1.25 + 1.0);  // 0.5 * 0.25 / 0.125
+  EXPECT_EQ(p.Step(1.75, 0.125), 1.75 + 2.0);  // 0.5 * 0.5 / 0.125
   EXPECT_EQ(p.Step(1.75, 0.125), 1.75);
   EXPECT_EQ(p.Step(1.25, 0.125), 1.25 - 2.0);
   p.Reset();
@@ -353,8 +354,8 @@ TEST(FlightControllerTest, TheEstimateTracksAndTheMotorsAnswerTheSetpoint) {
     }
     if (k >= 500) {
       Attitude t = truth.TrueAttitude(k);
-      worst = std::max({worst, std::abs(c.estimate().roll - t.roll),
-                        std::abs(c.estimate().pitch - t.pitch)});
+      worst = std::max(
+          {worst, std::abs(c.estimate().roll - t.roll), std::abs(c.estimate().pitch - t.pitch)});
     }
   }
   EXPECT_LT(worst, 1 * kDeg);
@@ -506,8 +507,7 @@ TEST(CalibrateExecTest, TargetBelowOnePassIsAUsageErrorNamingBoth) {
   auto cal = CalibrateExec(c, 1);
   ASSERT_FALSE(cal.has_value());
   EXPECT_EQ(cal.error().code, ExitCode::kUsage);
-  EXPECT_NE(cal.error().message.find("--exec 0.001 us"), std::string::npos)
-      << cal.error().message;
+  EXPECT_NE(cal.error().message.find("--exec 0.001 us"), std::string::npos) << cal.error().message;
   EXPECT_NE(cal.error().message.find("with no extra passes"), std::string::npos);
   EXPECT_EQ(c.extra_passes(), 3u);  // untouched
   auto zero = CalibrateExec(c, 0);
