@@ -98,6 +98,14 @@ ImuSample SyntheticImu::TrueSample(uint64_t k) const {
   return s;
 }
 
+AttitudeCommand SyntheticImu::Command(uint64_t k) const {
+  AttitudeCommand c;
+  c.attitude = TrueAttitude(k);
+  ImuSample truth = TrueSample(k);
+  for (size_t i = 0; i < 3; ++i) c.rate[i] = truth.gyro[i];
+  return c;
+}
+
 ImuSample SyntheticImu::Sample(uint64_t k) const {
   ImuSample s = TrueSample(k);
   for (int i = 0; i < 3; ++i) {
@@ -191,14 +199,6 @@ MotorOutputs MixQuadX(double throttle, double roll, double pitch, double yaw) {
   if (scale < 1) out.saturated = true;
   for (int i = 0; i < 4; ++i) out.motor[i] = std::clamp(t + scale * part[i], 0.0, 1.0);
   return out;
-}
-
-Attitude ScriptedSetpoint(double t_s) {
-  double phase = std::fmod(t_s, 8.0);
-  if (phase < 2) return {};
-  if (phase < 4) return {10 * kFcDeg, 0, 0};
-  if (phase < 6) return {0, 10 * kFcDeg, 0};
-  return {-10 * kFcDeg, 0, 20 * kFcDeg};
 }
 
 ControllerConfig ControllerConfig::Defaults(double dt_s) {
@@ -298,18 +298,29 @@ uint64_t FlightController::TouchWorkSet() {
   return sum;
 }
 
-double FlightController::ExtraPass(const ImuSample& imu, const Attitude& setpoint) {
+namespace {
+
+/// The cascade on the three axes: angle error -> rate setpoint (+ feedforward) -> torque.
+void FcCascade(Pid* angle, Pid* rate, const Attitude& estimate, const ImuSample& imu,
+               const AttitudeCommand& command, double dt, double* torque) {
+  const double angle_error[3] = {command.attitude.roll - estimate.roll,
+                                 command.attitude.pitch - estimate.pitch,
+                                 FcWrapPi(command.attitude.yaw - estimate.yaw)};
+  for (size_t axis = 0; axis < 3; ++axis) {
+    double rate_sp = angle[axis].Step(angle_error[axis], dt) + command.rate[axis];
+    torque[axis] = rate[axis].Step(rate_sp - imu.gyro[axis], dt);
+  }
+}
+
+}  // namespace
+
+double FlightController::ExtraPass(const ImuSample& imu, const AttitudeCommand& command) {
   State& s = state_;
   s.scratch_filter.Update(imu, s.config.dt_s);
-  Attitude a = s.scratch_filter.attitude();
-  const double angle_error[3] = {setpoint.roll - a.roll, setpoint.pitch - a.pitch,
-                                 FcWrapPi(setpoint.yaw - a.yaw)};
-  double sum = 0;
-  for (int axis = 0; axis < 3; ++axis) {
-    double rate_sp = s.scratch_angle[axis].Step(angle_error[axis], s.config.dt_s);
-    sum += s.scratch_rate[axis].Step(rate_sp - imu.gyro[axis], s.config.dt_s);
-  }
-  return sum;
+  double torque[3];
+  FcCascade(s.scratch_angle, s.scratch_rate, s.scratch_filter.attitude(), imu, command,
+            s.config.dt_s, torque);
+  return torque[0] + torque[1] + torque[2];
 }
 
 MotorOutputs FlightController::Step(uint64_t k) {
@@ -318,18 +329,13 @@ MotorOutputs FlightController::Step(uint64_t k) {
   ImuSample imu = s.imu.Sample(k);
   s.filter.Update(imu, dt);
   s.estimate = s.filter.attitude();
-  Attitude sp = ScriptedSetpoint(static_cast<double>(k) * dt);
-  const double angle_error[3] = {sp.roll - s.estimate.roll, sp.pitch - s.estimate.pitch,
-                                 FcWrapPi(sp.yaw - s.estimate.yaw)};
+  AttitudeCommand command = s.imu.Command(k);
   double torque[3];
-  for (int axis = 0; axis < 3; ++axis) {
-    double rate_sp = s.angle[axis].Step(angle_error[axis], dt);
-    torque[axis] = s.rate[axis].Step(rate_sp - imu.gyro[axis], dt);
-  }
+  FcCascade(s.angle, s.rate, s.estimate, imu, command, dt, torque);
   MotorOutputs out = MixQuadX(s.config.hover_throttle, torque[0], torque[1], torque[2]);
 
   double extra = 0;
-  for (uint32_t p = 0; p < s.extra_passes; ++p) extra += ExtraPass(imu, sp);
+  for (uint32_t p = 0; p < s.extra_passes; ++p) extra += ExtraPass(imu, command);
   uint64_t touched = TouchWorkSet();
 
   uint64_t sum = s.checksum;
@@ -349,29 +355,93 @@ namespace {
 
 constexpr int kFcCalibrationWarmup = 50;
 constexpr int kFcCalibrationRuns = 201;
-/// A measurement takes about this long at most (fewer runs when one Step() is long).
+constexpr int kFcCalibrationMinRuns = 5;
+/// One measurement times about this much at most (fewer runs when one Step() is long).
 constexpr int64_t kFcCalibrationBudgetNs = 200 * kNsPerMs;
+constexpr uint32_t kFcMaxPasses = 1U << 24;
+/// Passes timed to estimate the cost of one pass (the search's first guess).
+constexpr uint32_t kFcProbePasses = 16;
 
-/// Median CLOCK_MONOTONIC time of `runs` Step() calls (after a warm-up), continuing at job
-/// `*k`. `times` is reused between calls.
-int64_t FcMedianStepNs(FlightController& c, uint64_t* k, int runs, std::vector<int64_t>* times) {
-  const int warmup = runs < kFcCalibrationRuns ? kFcCalibrationWarmup / 5 : kFcCalibrationWarmup;
-  for (int i = 0; i < warmup; ++i) c.Step((*k)++);
-  times->clear();
-  for (int i = 0; i < runs; ++i) {
-    int64_t t0 = MonotonicNs();
-    c.Step((*k)++);
-    times->push_back(MonotonicNs() - t0);
+/// Times Step() on one controller, continuing at job `k`, and remembers how many jobs it ran.
+class FcStepTimer {
+ public:
+  explicit FcStepTimer(FlightController& c) : c_(c) { times_.reserve(kFcCalibrationRuns); }
+
+  /// Median CLOCK_MONOTONIC time of Step() with `passes`: up to 201 runs after a warm-up,
+  /// fewer when one job is long (about 0.2 s of timing per measurement).
+  int64_t MedianNs(uint32_t passes) {
+    c_.SetExtraPasses(passes);
+    int64_t first = TimeOne();
+    int64_t runs = kFcCalibrationBudgetNs / std::max<int64_t>(first, 1);
+    runs = std::clamp<int64_t>(runs, kFcCalibrationMinRuns, kFcCalibrationRuns) | 1;
+    int64_t warmup = std::min<int64_t>(kFcCalibrationWarmup, runs / 4);
+    for (int64_t i = 0; i < warmup; ++i) c_.Step(k_++);
+    times_.clear();
+    for (int64_t i = 0; i < runs; ++i) times_.push_back(TimeOne());
+    auto mid = times_.begin() + static_cast<std::ptrdiff_t>(times_.size() / 2);
+    std::nth_element(times_.begin(), mid, times_.end());
+    last_runs_ = static_cast<int>(runs);
+    return *mid;
   }
-  auto mid = times->begin() + static_cast<std::ptrdiff_t>(times->size() / 2);
-  std::nth_element(times->begin(), mid, times->end());
-  return *mid;
-}
+  uint64_t jobs() const { return k_; }
+  int last_runs() const { return last_runs_; }
 
-int FcRunsFor(int64_t step_ns) {
-  int64_t runs = kFcCalibrationBudgetNs / std::max<int64_t>(step_ns, 1);
-  runs = std::clamp<int64_t>(runs, 21, kFcCalibrationRuns);
-  return static_cast<int>(runs | 1);  // odd: one middle value
+ private:
+  int64_t TimeOne() {
+    int64_t t0 = MonotonicNs();
+    c_.Step(k_++);
+    return MonotonicNs() - t0;
+  }
+  FlightController& c_;
+  std::vector<int64_t> times_;
+  uint64_t k_ = 0;
+  int last_runs_ = 0;
+};
+
+/// The search: bracket the target between two pass counts (starting from a linear guess,
+/// doubling or halving), then bisect; the answer is the measured count closest to the target.
+uint32_t FcSearchPasses(FcStepTimer& timer, int64_t target_ns, int64_t base_ns) {
+  auto error = [&](int64_t ns) { return std::abs(static_cast<double>(ns - target_ns)); };
+  const double tolerance = 0.05 * static_cast<double>(target_ns);
+  uint32_t best = 0;
+  double best_error = error(base_ns);
+  auto measure = [&](uint32_t passes) {
+    int64_t ns = timer.MedianNs(passes);
+    if (error(ns) < best_error) {
+      best = passes;
+      best_error = error(ns);
+    }
+    return ns;
+  };
+  if (best_error <= tolerance) return best;
+  int64_t probe_ns = measure(kFcProbePasses);
+  if (best_error <= tolerance) return best;
+  double per_pass = std::max(1.0, static_cast<double>(probe_ns - base_ns) / kFcProbePasses);
+  double guess = static_cast<double>(target_ns - base_ns) / per_pass;
+  uint32_t lo = 0, hi = 0;  // time(lo) < target <= time(hi)
+  uint32_t at = static_cast<uint32_t>(std::clamp(guess, 1.0, static_cast<double>(kFcMaxPasses)));
+  if (measure(at) < target_ns) {
+    lo = at;
+    for (hi = std::min(kFcMaxPasses, 2 * at); best_error > tolerance; hi = 2 * hi) {
+      if (measure(hi) >= target_ns || hi >= kFcMaxPasses) break;
+      lo = hi;
+    }
+  } else {
+    hi = at;
+    for (lo = at / 2; best_error > tolerance && lo > 0; lo /= 2) {
+      if (measure(lo) < target_ns) break;
+      hi = lo;
+    }
+  }
+  while (best_error > tolerance && hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (measure(mid) < target_ns) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -385,58 +455,26 @@ Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target
   }
   // Calibrate on the controller itself (its work set is the memory the job really touches)
   // and put its state back afterwards: the filter, the PIDs and the checksum as they were,
-  // and every work-set line's visit count less the calibration's steps.
+  // and every work-set line's visit count less the calibration's jobs.
   const FlightController::State saved = controller.state_;
   const uint32_t saved_passes = controller.extra_passes();
-  uint64_t k = 0;
-  std::vector<int64_t> times;
-  times.reserve(kFcCalibrationRuns);
-  auto measure = [&](uint32_t passes, int runs) {
-    controller.SetExtraPasses(passes);
-    return FcMedianStepNs(controller, &k, runs, &times);
-  };
+  FcStepTimer timer(controller);
   Calibration result;
-  result.base_ns = measure(0, kFcCalibrationRuns);
+  result.base_ns = timer.MedianNs(0);
   Status status = Status::Ok();
   if (target_ns < result.base_ns) {
     status = UsageError(fmt::format(
         "--exec {:g} us is below the job's own execution time here ({:g} us with no extra "
         "passes, median of {} runs); give at least {:g} us, or leave --exec out",
         static_cast<double>(target_ns) / kNsPerUs, static_cast<double>(result.base_ns) / kNsPerUs,
-        kFcCalibrationRuns, static_cast<double>(result.base_ns) / kNsPerUs));
+        timer.last_runs(), static_cast<double>(result.base_ns) / kNsPerUs));
   } else {
-    auto close_enough = [&](int64_t ns) {
-      return std::abs(static_cast<double>(ns - target_ns)) <= 0.05 * static_cast<double>(target_ns);
-    };
-    uint32_t passes = 0;
-    int64_t ns = result.base_ns;
-    // Doubling until the target is passed (or hit), then bisection between the last two.
-    uint32_t lo = 0;
-    uint32_t hi = 1;
-    constexpr uint32_t kFcMaxPasses = 1U << 24;
-    while (!close_enough(ns) && hi <= kFcMaxPasses) {
-      ns = measure(hi, FcRunsFor(ns));
-      passes = hi;
-      if (ns >= target_ns || close_enough(ns)) break;
-      lo = hi;
-      hi *= 2;
-    }
-    while (!close_enough(ns) && hi - lo > 1) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      ns = measure(mid, FcRunsFor(ns));
-      passes = mid;
-      if (ns < target_ns) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    result.passes = passes;
-    result.measured_ns = measure(passes, FcRunsFor(ns));
+    result.passes = FcSearchPasses(timer, target_ns, result.base_ns);
+    result.measured_ns = timer.MedianNs(result.passes);
   }
   controller.state_ = saved;
   controller.SetExtraPasses(status.ok() ? result.passes : saved_passes);
-  for (auto& line : controller.work_set_) line.visits -= k;
+  for (auto& line : controller.work_set_) line.visits -= timer.jobs();
   if (!status.ok()) return status.error();
   return result;
 }

@@ -29,6 +29,13 @@ struct Attitude {
   double yaw = 0;
 };
 
+/// A setpoint for the cascade: attitude for the angle loop, body rates (rad/s) fed forward
+/// to the rate loop.
+struct AttitudeCommand {
+  Attitude attitude;
+  double rate[3] = {0, 0, 0};
+};
+
 /// Deterministic synthetic IMU: a scripted manoeuvre (documented in docs/control.md) plus
 /// seeded noise. Sample k is a pure function of (seed, k, dt), so two runs of the same job
 /// compute exactly the same numbers whatever their timing. The gyro reads the true body rates
@@ -46,6 +53,11 @@ class SyntheticImu {
   ImuSample Sample(uint64_t k) const;
   /// The noiseless, unbiased sample (the true body rates and specific force).
   ImuSample TrueSample(uint64_t k) const;
+  /// The job's setpoint at sample k: the manoeuvre's attitude and body rates, as a pilot or a
+  /// trajectory generator commands them (the rates are the rate loop's feedforward). The IMU
+  /// shows a vehicle flying that command, so the controller regulates what is left: the
+  /// estimator's error, the gyro bias and the noise.
+  AttitudeCommand Command(uint64_t k) const;
   /// The attitude the manoeuvre really has at sample k (ground truth for the estimator).
   Attitude TrueAttitude(uint64_t k) const;
 
@@ -60,7 +72,7 @@ class SyntheticImu {
 /// one. Yaw is not observable from gravity, so it is the integrated gyro alone.
 class MahonyFilter {
  public:
-  MahonyFilter(double kp = 2.0, double ki = 0.005);  // NOLINT(google-explicit-constructor)
+  explicit MahonyFilter(double kp = 2.0, double ki = 0.005);
   void Update(const ImuSample& imu, double dt_s);
   Attitude attitude() const;
   /// Body-to-world quaternion (w, x, y, z).
@@ -119,10 +131,6 @@ struct MotorOutputs {
 /// scaled down by the largest factor that keeps all four in range, the collective is kept,
 /// and `saturated` is set. A throttle outside [0, 1] is clamped and also sets `saturated`.
 MotorOutputs MixQuadX(double throttle, double roll, double pitch, double yaw);
-
-/// The job's scripted attitude setpoint at time t (s), an 8 s cycle: level for 2 s, roll
-/// +10 deg for 2 s, pitch +10 deg for 2 s, then roll -10 deg with yaw +20 deg for 2 s.
-Attitude ScriptedSetpoint(double t_s);
 
 /// The controller's tuning: angle loop (outer, rad -> rad/s) and rate loop (inner,
 /// rad/s -> normalised torque), per axis roll, pitch, yaw.
@@ -209,7 +217,7 @@ class FlightController {
     uint64_t checksum = 0;
   };
   uint64_t TouchWorkSet();
-  double ExtraPass(const ImuSample& imu, const Attitude& setpoint);
+  double ExtraPass(const ImuSample& imu, const AttitudeCommand& command);
 
   State state_;
   uint64_t seed_;
