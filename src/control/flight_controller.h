@@ -225,12 +225,16 @@ class FlightController {
   WorkSetMode mode_ = WorkSetMode::kStreaming;
 };
 
-/// Calibrates `controller` in the calling thread (medians of timed Step() runs: with no extra
-/// passes, then doubling and bisection of the passes until the median is within 5 % of the
-/// target) and sets its passes. The controller's numerics are left as they were (its state
-/// is saved and restored), so a calibrated job computes what an uncalibrated one does. The
-/// result holds on this CPU at its current frequency only: docs/control.md says so, and the
-/// run records it. A target below one pass's time is a usage error naming both.
+/// Calibrates `controller` in the calling thread and sets its passes: medians of timed Step()
+/// runs with no extra passes, then a linear first guess, bracketing and bisection until the
+/// median is within 5 % of the target; the closest count wins and is timed once more
+/// (measured_ns). Call it in the job's thread after its RT set-up (before the first job),
+/// so it times the job under its policy and on its CPU: in a SCHED_OTHER thread on a busy
+/// machine the medians include other processes' time. The controller's numerics are left as
+/// they were (its state is saved and restored), so a calibrated job computes what an
+/// uncalibrated one with the same passes does. The result holds on this CPU at its current
+/// frequency only: docs/control.md says so, and the run records it. A target below one
+/// pass's time is a usage error naming both (the passes are then left as they were).
 Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target_ns);
 
 }  // namespace rtpulse::control
