@@ -253,8 +253,8 @@ Status FlightController::SetWorkSet(size_t bytes, WorkSetMode mode) {
   if (bytes != 0 && (bytes < kFcLineBytes || bytes % kFcLineBytes != 0)) {
     return UsageError(fmt::format(
         "--work-set {} bytes is not a whole number of 64-byte cache lines; give 0 (none) or "
-        "a multiple of 64 (e.g. {} or 64K, 1M)",
-        bytes, std::max<size_t>(kFcLineBytes, bytes / kFcLineBytes * kFcLineBytes)));
+        "a multiple of 64, e.g. {}",
+        bytes, (bytes / kFcLineBytes + 1) * kFcLineBytes));
   }
   std::vector<WorkLine> lines;
   try {

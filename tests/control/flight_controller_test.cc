@@ -401,7 +401,10 @@ TEST(WorkSetTest, BadSizesAreUsageErrorsNamingTheValue) {
     EXPECT_NE(s.error().message.find("--work-set " + std::to_string(bytes) + " bytes"),
               std::string::npos)
         << s.error().message;
-    EXPECT_NE(s.error().message.find("multiple of 64"), std::string::npos);
+    EXPECT_NE(
+        s.error().message.find("multiple of 64, e.g. " + std::to_string((bytes / 64 + 1) * 64)),
+        std::string::npos)
+        << s.error().message;
   }
   EXPECT_TRUE(c.SetWorkSet(0, WorkSetMode::kRandom).ok());
   EXPECT_TRUE(c.SetWorkSet(64, WorkSetMode::kRandom).ok());
