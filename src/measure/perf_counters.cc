@@ -105,8 +105,8 @@ std::string NotOfferedReason(Counter counter, int err) {
   if (err == ENOSYS) return "not supported here: this kernel has no perf events (ENOSYS)";
   if (IsHardwareCounter(counter)) {
     return "not supported here: the kernel offers no hardware counter '" +
-           std::string(CounterName(counter)) +
-           "' (no PMU, e.g. in a VM, or not on this CPU) (" + PerfErrnoName(err) + ")";
+           std::string(CounterName(counter)) + "' (no PMU, e.g. in a VM, or not on this CPU) (" +
+           PerfErrnoName(err) + ")";
   }
   return "not supported here: the kernel does not count '" + std::string(CounterName(counter)) +
          "' (" + PerfErrnoName(err) + ")";
@@ -191,9 +191,8 @@ Status ThreadCounters::Open(pid_t tid) {
           return Failure("perf counters: thread " + std::to_string(tid) +
                          " does not exist (ESRCH); open them while the thread runs");
         }
-        return Failure("perf counters: opening '" + name + "' for thread " +
-                       std::to_string(tid) + " failed: " + std::strerror(err) + " (" +
-                       PerfErrnoName(err) + ")");
+        return Failure("perf counters: opening '" + name + "' for thread " + std::to_string(tid) +
+                       " failed: " + std::strerror(err) + " (" + PerfErrnoName(err) + ")");
       }
     }
     fds_.push_back(fd);

@@ -29,10 +29,14 @@ enum class Counter {
 
 /// Every Counter, in enum order.
 inline constexpr Counter kAllCounters[] = {
-    Counter::kInstructions,          Counter::kCycles,
-    Counter::kCacheReferences,       Counter::kCacheMisses,
-    Counter::kStalledCyclesFrontend, Counter::kStalledCyclesBackend,
-    Counter::kContextSwitches,       Counter::kCpuMigrations,
+    Counter::kInstructions,
+    Counter::kCycles,
+    Counter::kCacheReferences,
+    Counter::kCacheMisses,
+    Counter::kStalledCyclesFrontend,
+    Counter::kStalledCyclesBackend,
+    Counter::kContextSwitches,
+    Counter::kCpuMigrations,
     Counter::kPageFaults,
 };
 

@@ -69,10 +69,10 @@ LogMedian InflationLogMedian(std::vector<int64_t> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   LogMedian out;
-  out.median = n % 2 == 1 ? static_cast<double>(values[n / 2])
-                          : (static_cast<double>(values[n / 2 - 1]) +
-                             static_cast<double>(values[n / 2])) /
-                                2.0;
+  out.median =
+      n % 2 == 1
+          ? static_cast<double>(values[n / 2])
+          : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
   const double nd = static_cast<double>(n);
   const auto a = static_cast<size_t>(std::max(1.0, std::round(nd / 2 - std::sqrt(nd))));
   const double low = std::log(static_cast<double>(values[a - 1]));
@@ -105,8 +105,7 @@ Expected<Inflation> ExecInflation(const std::vector<int64_t>& base_ns,
                                   const std::vector<int64_t>& cond_ns, double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
     return UsageError(fmt::format(
-        "confidence {} is not a probability strictly between 0 and 1; give e.g. 0.95",
-        confidence));
+        "confidence {} is not a probability strictly between 0 and 1; give e.g. 0.95", confidence));
   }
   if (Status s = CheckInflationSide(base_ns, "baseline"); !s) return s.error();
   if (Status s = CheckInflationSide(cond_ns, "condition"); !s) return s.error();

@@ -51,8 +51,8 @@ std::vector<CounterReading> SumCounters(const std::vector<const RunSummary*>& ru
     }
     if (!total.supported) {
       if (have > 0) {
-        total.unsupported = fmt::format("counted in only {} of {} runs ({})", have, runs.size(),
-                                        total.unsupported);
+        total.unsupported =
+            fmt::format("counted in only {} of {} runs ({})", have, runs.size(), total.unsupported);
       }
       total.value = 0;
       total.multiplexed = false;
@@ -217,20 +217,18 @@ Status ValidateInterferencePlan(const InterferencePlan& plan) {
   }
   if (std::find(plan.other_cpus.begin(), plan.other_cpus.end(), plan.cpu) !=
       plan.other_cpus.end()) {
-    return UsageError(fmt::format(
-        "the other CPUs ({}) include the job's CPU {}; give them without it", FormatCpuList(
-                                                                              plan.other_cpus),
-        plan.cpu));
+    return UsageError(
+        fmt::format("the other CPUs ({}) include the job's CPU {}; give them without it",
+                    FormatCpuList(plan.other_cpus), plan.cpu));
   }
   if (plan.repetitions < 1) {
-    return UsageError(
-        fmt::format("{} repetitions; give at least 1 (5 or more for stable medians)",
-                    plan.repetitions));
+    return UsageError(fmt::format("{} repetitions; give at least 1 (5 or more for stable medians)",
+                                  plan.repetitions));
   }
   if (plan.jobs_per_run < 10) {
-    return UsageError(fmt::format(
-        "{} jobs per run; the inflation interval needs at least 10 (give e.g. 2500)",
-        plan.jobs_per_run));
+    return UsageError(
+        fmt::format("{} jobs per run; the inflation interval needs at least 10 (give e.g. 2500)",
+                    plan.jobs_per_run));
   }
   if (plan.llc_bytes > 0 && plan.work_set_bytes < 2 * plan.llc_bytes) {
     return UsageError(fmt::format(
@@ -364,9 +362,10 @@ std::string InterferenceVerdict(const InterferenceReport& report) {
   }
   for (const ConditionResult* r : {memory, cpu, own}) {
     if (Down(r)) {
-      parts.push_back(fmt::format("exec time {} with {}: faster than isolated, which load should "
-                                  "not make it (a clock-frequency change between runs?)",
-                                  Pct(r), ConditionDescription(r->condition)));
+      parts.push_back(
+          fmt::format("exec time {} with {}: faster than isolated, which load should "
+                      "not make it (a clock-frequency change between runs?)",
+                      Pct(r), ConditionDescription(r->condition)));
     }
   }
   if (parts.empty()) {
@@ -438,8 +437,8 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
                         {"failed_runs", c.failed_runs},
                         {"jobs", c.jobs},
                         {"repetition_medians_ns", c.repetition_medians_ns},
-                        {"median_exec_ns", c.jobs > 0 ? nlohmann::json(c.median_exec_ns)
-                                                      : nlohmann::json(nullptr)}};
+                        {"median_exec_ns",
+                         c.jobs > 0 ? nlohmann::json(c.median_exec_ns) : nlohmann::json(nullptr)}};
     if (c.has_inflation) {
       const auto& i = c.inflation;
       j["inflation"] = {{"pct", i.pct},
@@ -477,8 +476,8 @@ std::string FormatInterference(const InterferenceReport& report) {
                                 "median exec", "inflation [95 % CI]");
   for (const ConditionResult& c : report.conditions) {
     const int planned = c.runs + c.failed_runs;
-    const std::string runs = c.failed_runs > 0 ? fmt::format("{}/{}", c.runs, planned)
-                                               : fmt::format("{}", c.runs);
+    const std::string runs =
+        c.failed_runs > 0 ? fmt::format("{}/{}", c.runs, planned) : fmt::format("{}", c.runs);
     const std::string median =
         c.jobs > 0 ? fmt::format("{:.2f} us", c.median_exec_ns / 1000.0) : std::string("-");
     std::string inflation;
@@ -526,8 +525,8 @@ std::string FormatInterference(const InterferenceReport& report) {
   out += "(* scaled: the counter was multiplexed; u: user mode only)\n";
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   if (report.interrupted) {
-    out += fmt::format("interrupted after {} of {} runs\n", report.runs.size(),
-                       report.planned_runs);
+    out +=
+        fmt::format("interrupted after {} of {} runs\n", report.runs.size(), report.planned_runs);
   }
   out += "\n" + report.verdict + "\n";
   return out;

@@ -25,8 +25,8 @@ int ParanoidLevelNow() {
   return level;
 }
 
-#define SKIP_UNLESS_KERNEL_COUNTING()                                                 \
-  if (geteuid() != 0 && ParanoidLevelNow() >= 2)                                      \
+#define SKIP_UNLESS_KERNEL_COUNTING()                                                  \
+  if (geteuid() != 0 && ParanoidLevelNow() >= 2)                                       \
   GTEST_SKIP() << "counting kernel events needs root or perf_event_paranoid <= 1 (is " \
                << ParanoidLevelNow() << ")"
 
@@ -70,8 +70,8 @@ TEST(PerfCountersRtTest, PageFaultsAtLeastTheFreshPagesTouched) {
   SKIP_UNLESS_KERNEL_COUNTING();
   constexpr size_t kPages = 64;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* map = mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* map =
+      mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   madvise(map, kPages * page, MADV_NOHUGEPAGE);  // One fault per page, not one per 2 MiB.
   ThreadCounters counters;
@@ -144,8 +144,7 @@ TEST(PerfCountersRtTest, UnprivilegedCountingSaysWhatTheKernelRefused) {
     const auto faults = CounterOf(all, Counter::kPageFaults);
     if (!faults.supported || faults.value == 0) fail("page faults: " + faults.unsupported);
     if (paranoid >= 2) {
-      const std::string want = "not permitted: perf_event_paranoid is " +
-                               std::to_string(paranoid);
+      const std::string want = "not permitted: perf_event_paranoid is " + std::to_string(paranoid);
       if (cs.supported) fail("context switches counted although kernel mode is refused");
       if (cs.unsupported.rfind(want, 0) != 0 || cs.unsupported.find("fix:") == std::string::npos)
         fail("context switches: " + cs.unsupported);

@@ -92,8 +92,11 @@ TEST(InflationTest, AgreesWithAnIndependentScipyComputation) {
     size_t base_n, cond_n;
     double factor, confidence;
   };
-  const Case cases[] = {{10, 10, 1.0, 0.95},   {11, 25, 1.05, 0.95},   {49, 50, 0.97, 0.9},
-                        {1000, 999, 1.31, 0.95}, {12'500, 12'500, 1.01, 0.99}};
+  const Case cases[] = {{10, 10, 1.0, 0.95},
+                        {11, 25, 1.05, 0.95},
+                        {49, 50, 0.97, 0.9},
+                        {1000, 999, 1.31, 0.95},
+                        {12'500, 12'500, 1.01, 0.99}};
   uint64_t seed = 7;
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << c.base_n << " vs " << c.cond_n << " x" << c.factor);

@@ -92,8 +92,8 @@ double MedianByHand(std::vector<int64_t> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(n / 2), v.end());
   const double upper = static_cast<double>(v[n / 2]);
   if (n % 2 == 1) return upper;
-  const double lower = static_cast<double>(*std::max_element(v.begin(), v.begin() +
-                                                              static_cast<ptrdiff_t>(n / 2)));
+  const double lower =
+      static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(n / 2)));
   return (lower + upper) / 2;
 }
 
@@ -224,11 +224,14 @@ TEST(InterferenceTest, InflationsAreExecInflationOnThePooledJobs) {
     const ConditionResult& r = ResultOf(*report, c);
     const std::string inflation =
         c == IC::kIsolated ? "baseline" : stats::FormatInflation(r.inflation);
-    const std::string row = fmt::format("{:<14}{:>7}{:>9}{:>14}  {}", ConditionName(c), 5, 2000,
-                                        fmt::format("{:.2f} us", r.median_exec_ns / 1000), inflation);
+    const std::string row =
+        fmt::format("{:<14}{:>7}{:>9}{:>14}  {}", ConditionName(c), 5, 2000,
+                    fmt::format("{:.2f} us", r.median_exec_ns / 1000), inflation);
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
   }
-  EXPECT_NE(table.find(fmt::format("context-switches        {:>14}", fmt::format("{:.3f}", 2015 / 2000.0))), std::string::npos)
+  EXPECT_NE(table.find(fmt::format("context-switches        {:>14}",
+                                   fmt::format("{:.3f}", 2015 / 2000.0))),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("instructions            not supported here: no PMU (ENOENT)"),
             std::string::npos)
@@ -240,8 +243,8 @@ TEST(InterferenceTest, InflationsAreExecInflationOnThePooledJobs) {
   EXPECT_EQ(json["plan"]["loads"]["memory-other"][0], "memory:cpus=0,2-3,mb=64");
   EXPECT_TRUE(json["conditions"][0]["inflation"].is_null());
   EXPECT_EQ(json["conditions"][2]["name"], "memory-other");
-  EXPECT_TRUE(ExactlyEqual(json["conditions"][2]["inflation"]["pct"].get<double>(),
-                           memory.inflation.pct));
+  EXPECT_TRUE(
+      ExactlyEqual(json["conditions"][2]["inflation"]["pct"].get<double>(), memory.inflation.pct));
   EXPECT_TRUE(json["conditions"][2]["counters"][0]["value"].is_null());
   EXPECT_EQ(json["conditions"][2]["counters"][6]["value"], fake.context_switches[IC::kMemoryOther]);
   EXPECT_EQ(json["verdict"], report->verdict);
@@ -312,8 +315,7 @@ TEST(InterferenceTest, AFailedRunIsRecordedAndTheOthersStillCount) {
   EXPECT_EQ(memory.failed_runs, 1);
   EXPECT_EQ(memory.jobs, 1600u);
   ASSERT_TRUE(memory.has_inflation);
-  auto truth =
-      stats::ExecInflation(fake.returned[IC::kIsolated], fake.returned[IC::kMemoryOther]);
+  auto truth = stats::ExecInflation(fake.returned[IC::kIsolated], fake.returned[IC::kMemoryOther]);
   EXPECT_TRUE(ExactlyEqual(memory.inflation.pct, truth->pct));
   ASSERT_FALSE(report->warnings.empty());
   EXPECT_EQ(report->warnings[0],
@@ -344,10 +346,17 @@ TEST(InterferenceTest, BadPlansAreUsageErrorsNamingTheValue) {
   };
   const Case cases[] = {
       {[](InterferencePlan& p) { p.other_cpus.clear(); }, "no other CPUs"},
-      {[](InterferencePlan& p) { p.other_cpus = {0, 1}; }, "include the job's CPU 1"},
-      {[](InterferencePlan& p) { p.conditions = {IC::kCpuOther, IC::kMemoryOther}; },
+      {[](InterferencePlan& p) {
+         p.other_cpus = {0, 1};
+       },
+       "include the job's CPU 1"},
+      {[](InterferencePlan& p) {
+         p.conditions = {IC::kCpuOther, IC::kMemoryOther};
+       },
        "no 'isolated' baseline"},
-      {[](InterferencePlan& p) { p.conditions = {IC::kIsolated, IC::kOwnCpu, IC::kOwnCpu}; },
+      {[](InterferencePlan& p) {
+         p.conditions = {IC::kIsolated, IC::kOwnCpu, IC::kOwnCpu};
+       },
        "'own-cpu' is given twice"},
       {[](InterferencePlan& p) { p.conditions.clear(); }, "no interference conditions"},
       {[](InterferencePlan& p) { p.repetitions = 0; }, "0 repetitions"},
