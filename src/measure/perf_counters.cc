@@ -14,12 +14,12 @@
 namespace rtpulse::measure {
 namespace {
 
-struct CounterEvent {
+struct PerfCounterEvent {
   uint32_t type;
   uint64_t config;
 };
 
-CounterEvent EventOf(Counter counter) {
+PerfCounterEvent PerfEventOf(Counter counter) {
   switch (counter) {
     case Counter::kInstructions:
       return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
@@ -73,7 +73,7 @@ std::string PerfErrnoName(int err) {
   }
 }
 
-std::string ParanoidLevel() {
+std::string PerfParanoidLevel() {
   const auto level = FsRoot::System().ReadLine("/proc/sys/kernel/perf_event_paranoid");
   if (!level || level->empty()) return "unknown (/proc/sys/kernel/perf_event_paranoid unreadable)";
   return *level;
@@ -82,7 +82,7 @@ std::string ParanoidLevel() {
 int OpenPerfEvent(Counter counter, pid_t tid, bool exclude_kernel) {
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof attr);
-  const CounterEvent event = EventOf(counter);
+  const PerfCounterEvent event = PerfEventOf(counter);
   attr.type = event.type;
   attr.size = sizeof attr;
   attr.config = event.config;
@@ -93,15 +93,15 @@ int OpenPerfEvent(Counter counter, pid_t tid, bool exclude_kernel) {
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
-bool NotOffered(int err) {
+bool PerfNotOffered(int err) {
   return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == ENOSYS;
 }
 
-bool Refused(int err) {
+bool PerfRefused(int err) {
   return err == EACCES || err == EPERM;
 }
 
-std::string NotOfferedReason(Counter counter, int err) {
+std::string PerfNotOfferedReason(Counter counter, int err) {
   if (err == ENOSYS) return "not supported here: this kernel has no perf events (ENOSYS)";
   if (IsHardwareCounter(counter)) {
     return "not supported here: the kernel offers no hardware counter '" +
@@ -112,8 +112,9 @@ std::string NotOfferedReason(Counter counter, int err) {
          "' (" + PerfErrnoName(err) + ")";
 }
 
-std::string RefusedReason(int err) {
-  return "not permitted: perf_event_paranoid is " + ParanoidLevel() + " (" + PerfErrnoName(err) +
+std::string PerfRefusedReason(int err) {
+  return "not permitted: perf_event_paranoid is " + PerfParanoidLevel() + " (" +
+         PerfErrnoName(err) +
          "; fix: run as root or with CAP_PERFMON, or sysctl kernel.perf_event_paranoid=1)";
 }
 
@@ -144,7 +145,7 @@ std::string_view CounterName(Counter counter) {
 }
 
 bool IsHardwareCounter(Counter counter) {
-  return EventOf(counter).type == PERF_TYPE_HARDWARE;
+  return PerfEventOf(counter).type == PERF_TYPE_HARDWARE;
 }
 
 ThreadCounters::~ThreadCounters() {
@@ -173,17 +174,17 @@ Status ThreadCounters::Open(pid_t tid) {
     // would read 0, a false value, so they are reported as refused instead.
     const bool user_mode_meaningful =
         counter != Counter::kContextSwitches && counter != Counter::kCpuMigrations;
-    if (fd < 0 && Refused(err) && user_mode_meaningful) {
+    if (fd < 0 && PerfRefused(err) && user_mode_meaningful) {
       fd = OpenPerfEvent(counter, tid, /*exclude_kernel=*/true);
       err = fd < 0 ? errno : 0;
       user_only = fd >= 0;
     }
     std::string why;
     if (fd < 0) {
-      if (NotOffered(err)) {
-        why = NotOfferedReason(counter, err);
-      } else if (Refused(err)) {
-        why = RefusedReason(err);
+      if (PerfNotOffered(err)) {
+        why = PerfNotOfferedReason(counter, err);
+      } else if (PerfRefused(err)) {
+        why = PerfRefusedReason(err);
       } else {
         const std::string name(CounterName(counter));
         CloseAll();

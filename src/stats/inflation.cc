@@ -57,7 +57,7 @@ double InflationBinomialHalfCdf(size_t n, size_t j) {
   return std::min(1.0, sum);
 }
 
-struct LogMedian {
+struct InflationLogMedianEstimate {
   double median = 0;
   double se_log = 0;  ///< Standard error of ln(median).
 };
@@ -65,10 +65,10 @@ struct LogMedian {
 /// The median and the order-statistic standard error of its logarithm (Price & Bonett 2002):
 /// a = round(n/2 - sqrt(n)) (at least 1), se = (ln y(n-a+1) - ln y(a)) / (2 z0) with
 /// z0 = Phi^-1(1 - P(Binomial(n, 1/2) <= a - 1)).
-LogMedian InflationLogMedian(std::vector<int64_t> values) {
+InflationLogMedianEstimate InflationLogMedian(std::vector<int64_t> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
-  LogMedian out;
+  InflationLogMedianEstimate out;
   out.median =
       n % 2 == 1
           ? static_cast<double>(values[n / 2])
@@ -109,8 +109,8 @@ Expected<Inflation> ExecInflation(const std::vector<int64_t>& base_ns,
   }
   if (Status s = CheckInflationSide(base_ns, "baseline"); !s) return s.error();
   if (Status s = CheckInflationSide(cond_ns, "condition"); !s) return s.error();
-  const LogMedian base = InflationLogMedian(base_ns);
-  const LogMedian cond = InflationLogMedian(cond_ns);
+  const InflationLogMedianEstimate base = InflationLogMedian(base_ns);
+  const InflationLogMedianEstimate cond = InflationLogMedian(cond_ns);
   const double z = InflationNormalQuantile(1 - (1 - confidence) / 2);
   const double log_ratio = std::log(cond.median) - std::log(base.median);
   const double se = std::sqrt(base.se_log * base.se_log + cond.se_log * cond.se_log);

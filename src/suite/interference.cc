@@ -21,12 +21,12 @@ double InterferenceMedian(std::vector<int64_t> v) {
                     : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
 }
 
-bool HasCondition(const InterferencePlan& plan, InterferenceCondition c) {
+bool InterferenceHasCondition(const InterferencePlan& plan, InterferenceCondition c) {
   return std::find(plan.conditions.begin(), plan.conditions.end(), c) != plan.conditions.end();
 }
 
 /// Counters summed over runs: a counter is supported only if every run had it.
-std::vector<CounterReading> SumCounters(const std::vector<const RunSummary*>& runs) {
+std::vector<CounterReading> InterferenceSumCounters(const std::vector<const RunSummary*>& runs) {
   std::vector<CounterReading> sum;
   for (const measure::Counter counter : measure::kAllCounters) {
     CounterReading total;
@@ -63,9 +63,10 @@ std::vector<CounterReading> SumCounters(const std::vector<const RunSummary*>& ru
   return sum;
 }
 
-ConditionResult Summarise(InterferenceCondition condition, const std::vector<RunSummary>& runs,
-                          const std::vector<std::vector<int64_t>>& pooled_by_condition,
-                          const std::vector<int64_t>& pooled_isolated) {
+ConditionResult InterferenceSummarise(InterferenceCondition condition,
+                                      const std::vector<RunSummary>& runs,
+                                      const std::vector<std::vector<int64_t>>& pooled_by_condition,
+                                      const std::vector<int64_t>& pooled_isolated) {
   ConditionResult out;
   out.condition = condition;
   std::vector<const RunSummary*> measured;
@@ -82,7 +83,7 @@ ConditionResult Summarise(InterferenceCondition condition, const std::vector<Run
   }
   const auto& pooled = pooled_by_condition[static_cast<size_t>(condition)];
   out.median_exec_ns = InterferenceMedian(pooled);
-  out.counters = SumCounters(measured);
+  out.counters = InterferenceSumCounters(measured);
   for (const CounterReading& c : out.counters) {
     out.counters_per_job.push_back(c.supported && out.jobs > 0 ? static_cast<double>(c.value) /
                                                                      static_cast<double>(out.jobs)
@@ -99,60 +100,61 @@ ConditionResult Summarise(InterferenceCondition condition, const std::vector<Run
   return out;
 }
 
-const ConditionResult* FindCondition(const InterferenceReport& report, InterferenceCondition c) {
+const ConditionResult* InterferenceFindCondition(const InterferenceReport& report,
+                                                 InterferenceCondition c) {
   for (const auto& r : report.conditions) {
     if (r.condition == c && r.has_inflation) return &r;
   }
   return nullptr;
 }
 
-bool Up(const ConditionResult* r) {
+bool InterferenceUp(const ConditionResult* r) {
   return r != nullptr && r->inflation.ci_low_pct > 0;
 }
-bool Down(const ConditionResult* r) {
+bool InterferenceDown(const ConditionResult* r) {
   return r != nullptr && r->inflation.ci_high_pct < 0;
 }
-std::string Pct(const ConditionResult* r) {
+std::string InterferencePct(const ConditionResult* r) {
   return stats::FormatInflation(r->inflation);
 }
 
 /// The cross-CPU part of the verdict (memory-other against cpu-other), or "" when neither is
 /// above 0.
-std::string CrossCpuVerdict(const ConditionResult* memory, const ConditionResult* cpu) {
+std::string InterferenceCrossCpuVerdict(const ConditionResult* memory, const ConditionResult* cpu) {
   if (memory != nullptr && cpu == nullptr) {
-    if (!Up(memory)) return "";
+    if (!InterferenceUp(memory)) return "";
     return fmt::format(
         "exec time {} with memory traffic on other CPUs (no CPU-only condition was run, so it "
         "is not separated from load on other CPUs as such)",
-        Pct(memory));
+        InterferencePct(memory));
   }
   if (memory == nullptr && cpu != nullptr) {
-    if (!Up(cpu)) return "";
+    if (!InterferenceUp(cpu)) return "";
     return fmt::format(
         "exec time {} with CPU-only load on the other CPUs: load elsewhere slows the job "
         "(shared clock or power, or the hypervisor)",
-        Pct(cpu));
+        InterferencePct(cpu));
   }
-  if (memory == nullptr || (!Up(memory) && !Up(cpu))) return "";
+  if (memory == nullptr || (!InterferenceUp(memory) && !InterferenceUp(cpu))) return "";
   const bool separated = memory->inflation.ci_low_pct > cpu->inflation.ci_high_pct;
   const std::string numbers =
       fmt::format("exec time {} with memory traffic on other CPUs, {} with CPU-only load there",
-                  Pct(memory), Pct(cpu));
-  if (Up(memory) && separated && !Up(cpu)) {
+                  InterferencePct(memory), InterferencePct(cpu));
+  if (InterferenceUp(memory) && separated && !InterferenceUp(cpu)) {
     return numbers + ": contention in the shared memory system, not scheduling";
   }
-  if (Up(memory) && separated) {
+  if (InterferenceUp(memory) && separated) {
     return numbers +
            ": mostly contention in the shared memory system, plus a slow-down from any load on "
            "the other CPUs (shared clock or power, or the hypervisor)";
   }
-  if (Up(memory) && Up(cpu)) {
+  if (InterferenceUp(memory) && InterferenceUp(cpu)) {
     return numbers +
            ": any load on the other CPUs slows the job, memory traffic no more than CPU-only "
            "load (shared clock or power, or the hypervisor; not the memory system in "
            "particular)";
   }
-  if (Up(memory)) {
+  if (InterferenceUp(memory)) {
     return numbers +
            ": probably contention in the shared memory system, but the two intervals overlap; "
            "more repetitions or jobs would separate them";
@@ -204,7 +206,7 @@ Status ValidateInterferencePlan(const InterferencePlan& plan) {
       }
     }
   }
-  if (!HasCondition(plan, InterferenceCondition::kIsolated)) {
+  if (!InterferenceHasCondition(plan, InterferenceCondition::kIsolated)) {
     return UsageError(
         "the interference conditions have no 'isolated' baseline; every inflation is against "
         "it, so add it");
@@ -319,16 +321,17 @@ Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const
   if (!any_measured && first_error) return *first_error;
   const auto& isolated = pooled[static_cast<size_t>(InterferenceCondition::kIsolated)];
   for (const InterferenceCondition c : plan.conditions) {
-    report.conditions.push_back(Summarise(c, report.runs, pooled, isolated));
+    report.conditions.push_back(InterferenceSummarise(c, report.runs, pooled, isolated));
   }
   report.verdict = InterferenceVerdict(report);
   return report;
 }
 
 std::string InterferenceVerdict(const InterferenceReport& report) {
-  const ConditionResult* memory = FindCondition(report, InterferenceCondition::kMemoryOther);
-  const ConditionResult* cpu = FindCondition(report, InterferenceCondition::kCpuOther);
-  const ConditionResult* own = FindCondition(report, InterferenceCondition::kOwnCpu);
+  const ConditionResult* memory =
+      InterferenceFindCondition(report, InterferenceCondition::kMemoryOther);
+  const ConditionResult* cpu = InterferenceFindCondition(report, InterferenceCondition::kCpuOther);
+  const ConditionResult* own = InterferenceFindCondition(report, InterferenceCondition::kOwnCpu);
   std::string prefix;
   if (report.interrupted || static_cast<int>(report.runs.size()) < report.planned_runs) {
     prefix = fmt::format("partial ({} of {} runs): ", report.runs.size(), report.planned_runs);
@@ -339,39 +342,40 @@ std::string InterferenceVerdict(const InterferenceReport& report) {
            "(see the table for why)";
   }
   std::vector<std::string> parts;
-  const std::string cross = CrossCpuVerdict(memory, cpu);
+  const std::string cross = InterferenceCrossCpuVerdict(memory, cpu);
   if (!cross.empty()) parts.push_back(cross);
-  if (Up(own)) {
+  if (InterferenceUp(own)) {
     if (cross.empty()) {
       std::string others;
-      if (memory != nullptr) others += fmt::format("memory traffic {}", Pct(memory));
+      if (memory != nullptr) others += fmt::format("memory traffic {}", InterferencePct(memory));
       if (cpu != nullptr) {
-        others += fmt::format("{}CPU-only {}", others.empty() ? "" : ", ", Pct(cpu));
+        others += fmt::format("{}CPU-only {}", others.empty() ? "" : ", ", InterferencePct(cpu));
       }
       parts.push_back(fmt::format(
           "exec time {} with load on its own CPU, nothing measurable from load on the other "
           "CPUs{}: scheduling on its own CPU (preemption inside the job, or cache sharing), "
           "not the shared memory system",
-          Pct(own), others.empty() ? "" : " (" + others + ")"));
+          InterferencePct(own), others.empty() ? "" : " (" + others + ")"));
     } else {
       parts.push_back(fmt::format(
           "{} with load on its own CPU: scheduling on its own CPU adds to it (preemption "
           "inside the job, or cache sharing)",
-          Pct(own)));
+          InterferencePct(own)));
     }
   }
   for (const ConditionResult* r : {memory, cpu, own}) {
-    if (Down(r)) {
+    if (InterferenceDown(r)) {
       parts.push_back(
           fmt::format("exec time {} with {}: faster than isolated, which load should "
                       "not make it (a clock-frequency change between runs?)",
-                      Pct(r), ConditionDescription(r->condition)));
+                      InterferencePct(r), ConditionDescription(r->condition)));
     }
   }
   if (parts.empty()) {
     std::vector<std::string> each;
     for (const ConditionResult* r : {memory, cpu, own}) {
-      if (r != nullptr) each.push_back(fmt::format("{} {}", ConditionName(r->condition), Pct(r)));
+      if (r != nullptr)
+        each.push_back(fmt::format("{} {}", ConditionName(r->condition), InterferencePct(r)));
     }
     return prefix + fmt::format("no measurable effect: every interval contains 0 ({})",
                                 fmt::join(each, ", "));
@@ -381,7 +385,7 @@ std::string InterferenceVerdict(const InterferenceReport& report) {
 
 namespace {
 
-nlohmann::json CounterJson(const CounterReading& c, std::optional<double> per_job) {
+nlohmann::json InterferenceCounterJson(const CounterReading& c, std::optional<double> per_job) {
   nlohmann::json j = {{"name", std::string(measure::CounterName(c.counter))},
                       {"supported", c.supported}};
   if (c.supported) {
@@ -422,7 +426,8 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
       j["jobs"] = r.jobs;
       j["median_exec_ns"] = r.median_exec_ns;
       j["counters"] = nlohmann::json::array();
-      for (const auto& c : r.counters) j["counters"].push_back(CounterJson(c, std::nullopt));
+      for (const auto& c : r.counters)
+        j["counters"].push_back(InterferenceCounterJson(c, std::nullopt));
       j["warnings"] = r.warnings;
     } else {
       j["error"] = r.error;
@@ -455,7 +460,7 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
     }
     j["counters"] = nlohmann::json::array();
     for (size_t k = 0; k < c.counters.size(); ++k) {
-      j["counters"].push_back(CounterJson(c.counters[k], c.counters_per_job[k]));
+      j["counters"].push_back(InterferenceCounterJson(c.counters[k], c.counters_per_job[k]));
     }
     conditions.push_back(std::move(j));
   }
