@@ -272,6 +272,27 @@ std::vector<std::pair<InterferenceCondition, int>> InterferenceOrder(const Inter
   return order;
 }
 
+InterferenceRun InterferenceRunFromRecord(InterferenceCondition condition, int repetition,
+                                          const control::ControlRunRecord& record,
+                                          std::vector<measure::CounterReading> counters) {
+  InterferenceRun run;
+  run.condition = condition;
+  run.repetition = repetition;
+  run.exec_ns.reserve(record.jobs.size());
+  for (const control::JobTiming& job : record.jobs)
+    run.exec_ns.push_back(job.end_ns - job.start_ns);
+  run.counters = std::move(counters);
+  run.warnings = record.warnings;
+  if (record.degraded) {
+    run.warnings.emplace_back("the real-time set-up was degraded (see the warnings above)");
+  }
+  if (record.interrupted) {
+    run.warnings.push_back(
+        fmt::format("the loop was interrupted after {} jobs", record.jobs.size()));
+  }
+  return run;
+}
+
 Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const RunCondition& run,
                                              const std::atomic<bool>& stop) {
   if (Status s = ValidateInterferencePlan(plan); !s) return s.error();

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/control_loop.h"
 #include "core/error.h"
 #include "measure/perf_counters.h"
 #include "stats/inflation.h"
@@ -62,6 +63,13 @@ struct InterferenceRun {
   std::vector<measure::CounterReading> counters;
   std::vector<std::string> warnings;
 };
+
+/// A run from what the control loop recorded: exec_ns[k] = c_k - s_k for every job, the
+/// thread's counters as read after the loop, and the record's warnings, plus one when the
+/// loop was interrupted or its RT set-up degraded.
+InterferenceRun InterferenceRunFromRecord(InterferenceCondition condition, int repetition,
+                                          const control::ControlRunRecord& record,
+                                          std::vector<measure::CounterReading> counters);
 
 /// One condition over all its repetitions.
 struct ConditionResult {

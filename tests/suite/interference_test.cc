@@ -113,6 +113,33 @@ TEST(InterferenceTest, NamesAndDescriptions) {
   EXPECT_EQ(ConditionDescription(IC::kCpuOther), "CPU-only load on the other CPUs");
 }
 
+TEST(InterferenceTest, ARunFromTheLoopsRecordTakesExecAsEndMinusStart) {
+  control::ControlRunRecord record;
+  const int64_t starts[] = {1'000, 4'001'500, 8'000'900};
+  const int64_t execs[] = {120'000, 95'500, 131'250};
+  for (size_t k = 0; k < 3; ++k) {
+    control::JobTiming job;
+    job.release_ns = static_cast<int64_t>(k) * 4'000'000;
+    job.start_ns = starts[k];
+    job.end_ns = starts[k] + execs[k];
+    record.jobs.push_back(job);
+  }
+  record.warnings = {"RT throttling is on"};
+  record.interrupted = true;
+  CounterReading cs;
+  cs.counter = Counter::kContextSwitches;
+  cs.supported = true;
+  cs.value = 3;
+  const auto run = InterferenceRunFromRecord(IC::kOwnCpu, 4, record, {cs});
+  EXPECT_EQ(run.condition, IC::kOwnCpu);
+  EXPECT_EQ(run.repetition, 4);
+  EXPECT_EQ(run.exec_ns, (std::vector<int64_t>{120'000, 95'500, 131'250}));
+  ASSERT_EQ(run.counters.size(), 1u);
+  EXPECT_EQ(run.counters[0].value, 3u);
+  EXPECT_EQ(run.warnings, (std::vector<std::string>{"RT throttling is on",
+                                                    "the loop was interrupted after 3 jobs"}));
+}
+
 TEST(InterferenceTest, OrderInterleavesAndRotatesPerRepetition) {
   const auto order = InterferenceOrder(FourConditions(4));
   const std::vector<std::pair<IC, int>> want = {
