@@ -387,8 +387,9 @@ std::string InterferenceVerdict(const InterferenceReport& report) {
   for (const ConditionResult* r : {memory, cpu, own}) {
     if (InterferenceDown(r)) {
       parts.push_back(
-          fmt::format("exec time {} with {}: faster than isolated, which load should "
-                      "not make it (a clock-frequency change between runs?)",
+          fmt::format("exec time {} with {}: faster than isolated: a busy machine "
+                      "keeps its CPUs out of deep idle states and at higher clocks (in a VM, the "
+                      "vCPU stays scheduled)",
                       InterferencePct(r), ConditionDescription(r->condition)));
     }
   }

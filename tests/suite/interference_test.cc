@@ -483,7 +483,8 @@ TEST(InterferenceTest, VerdictSaysWhatTheIntervalsSupport) {
        "cpu-other -0.2 % [-1.0, 0.6], own-cpu +0.0 % [-0.4, 0.4])"},
       {WithIntervals(A{-3, -5, -1}, A{0, -1, 1}, std::nullopt),
        "exec time -3.0 % [-5.0, -1.0] with memory-bandwidth load on the other CPUs: faster than "
-       "isolated, which load should not make it (a clock-frequency change between runs?)"},
+       "isolated: a busy machine keeps its CPUs out of deep idle states and at higher clocks (in a "
+       "VM, the vCPU stays scheduled)"},
       {WithIntervals(A{40, 30, 50}, std::nullopt, std::nullopt),
        "exec time +40.0 % [30.0, 50.0] with memory traffic on other CPUs (no CPU-only condition "
        "was run, so it is not separated from load on other CPUs as such)"},
