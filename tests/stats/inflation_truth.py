@@ -3,8 +3,8 @@
 
 Reads a file of two lines, "base v1 v2 ..." and "cond v1 v2 ...", and an optional confidence
 as the second argument, and prints "base_median cond_median pct ci_low_pct ci_high_pct" for
-Price & Bonett's (2002) interval for a ratio of two independent medians, computed with numpy
-and scipy (statistics.median, scipy.stats.norm/binom).
+Price & Bonett's (2002) interval for a ratio of two independent medians, computed with the
+standard library and scipy (statistics.median, scipy.stats.norm and binom).
 """
 import math
 import statistics
