@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -85,9 +85,8 @@ struct ControlQuantile {
   const char* label;
   double percentile;
 };
-constexpr ControlQuantile kControlQuantiles[] = {{"p50", 50},       {"p90", 90},
-                                                 {"p99", 99},       {"p99.9", 99.9},
-                                                 {"p99.99", 99.99}, {"p99.999", 99.999}};
+constexpr ControlQuantile kControlQuantiles[] = {
+    {"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}, {"p99.99", 99.99}, {"p99.999", 99.999}};
 
 std::string ControlDurationBlock(const std::string& heading, std::vector<int64_t> values_ns) {
   std::sort(values_ns.begin(), values_ns.end());
@@ -128,10 +127,10 @@ Expected<int64_t> ControlParseInt(std::string_view field, const std::string& whe
   const char* end = field.data() + field.size();
   auto [ptr, ec] = std::from_chars(field.data(), end, value);
   if (field.empty() || ec != std::errc() || ptr != end) {
-    return UsageError(fmt::format("{}: {} '{}' is not a whole number of {} (jobs.csv holds "
-                                  "integers only; rewrite it with rtpulse control)",
-                                  where, column, Printable(field),
-                                  std::strcmp(column, "miss") == 0 ? "0 or 1" : "ns"));
+    return UsageError(fmt::format(
+        "{}: {} '{}' is not a whole number of {} (jobs.csv holds "
+        "integers only; rewrite it with rtpulse control)",
+        where, column, Printable(field), std::strcmp(column, "miss") == 0 ? "0 or 1" : "ns"));
   }
   return value;
 }
@@ -150,8 +149,8 @@ std::vector<std::string_view> ControlSplitCsv(std::string_view line) {
   }
 }
 
-constexpr const char* kControlColumns[] = {"job",       "release_ns",  "start_ns",
-                                           "end_ns",    "latency_ns",  "exec_ns",
+constexpr const char* kControlColumns[] = {"job",         "release_ns",     "start_ns",
+                                           "end_ns",      "latency_ns",     "exec_ns",
                                            "response_ns", "skipped_before", "miss"};
 
 Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string& where) {
@@ -169,8 +168,8 @@ Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string
   }
   if (v[0] < 0) return UsageError(fmt::format("{}: job {} is negative", where, v[0]));
   if (v[7] < 0 || v[7] > UINT32_MAX) {
-    return UsageError(fmt::format("{}: skipped_before {} is out of range (0 to {})", where, v[7],
-                                  UINT32_MAX));
+    return UsageError(
+        fmt::format("{}: skipped_before {} is out of range (0 to {})", where, v[7], UINT32_MAX));
   }
   if (v[8] != 0 && v[8] != 1) {
     return UsageError(fmt::format("{}: miss '{}' is not 0 or 1", where, v[8]));
@@ -194,8 +193,8 @@ Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string
                 {"response_ns", v[6], d->response_ns, "end_ns - release_ns"}};
   for (const auto& c : checks) {
     if (c.written != c.derived) {
-      return UsageError(fmt::format("{}: {} {} is not {} = {}", where, c.column, c.written, c.rule,
-                                    c.derived));
+      return UsageError(
+          fmt::format("{}: {} {} is not {} = {}", where, c.column, c.written, c.rule, c.derived));
     }
   }
   int64_t sum = 0;
@@ -367,23 +366,23 @@ std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
   out += fmt::format("Period: {} us\n", ControlUsText(facts.period_ns));
   out += fmt::format("Deadline: {} us\n", ControlUsText(facts.deadline_ns));
   const uint64_t accounted = rows.size() + facts.skipped;
-  out += fmt::format("Releases: {}{}\n", facts.releases,
-                     accounted == facts.releases
-                         ? std::string()
-                         : fmt::format(" (WARNING: jobs + skipped = {}, not the releases)",
-                                       accounted));
+  out += fmt::format(
+      "Releases: {}{}\n", facts.releases,
+      accounted == facts.releases
+          ? std::string()
+          : fmt::format(" (WARNING: jobs + skipped = {}, not the releases)", accounted));
   out += fmt::format("Jobs: {}\n", rows.size());
-  out += fmt::format("Skipped releases: {}{}\n", facts.skipped,
-                     skipped_rows == facts.skipped
-                         ? std::string()
-                         : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {})",
-                                       skipped_rows));
-  out += fmt::format("Deadline misses: {} (end > release + deadline; skipped releases are "
-                     "counted above, not here){}\n",
-                     misses,
-                     misses == facts.misses
-                         ? std::string()
-                         : fmt::format(" (WARNING: the loop counted {})", facts.misses));
+  out += fmt::format(
+      "Skipped releases: {}{}\n", facts.skipped,
+      skipped_rows == facts.skipped
+          ? std::string()
+          : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {})", skipped_rows));
+  out += fmt::format(
+      "Deadline misses: {} (end > release + deadline; skipped releases are "
+      "counted above, not here){}\n",
+      misses,
+      misses == facts.misses ? std::string()
+                             : fmt::format(" (WARNING: the loop counted {})", facts.misses));
   out += fmt::format("Interrupted: {}\n",
                      facts.interrupted ? "yes: partial results, the run was stopped" : "no");
   if (facts.notes.empty()) {
@@ -430,21 +429,18 @@ ControlSummaryRow SummarizeControlScenario(const std::string& scenario,
 }
 
 std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
-  const std::vector<std::string> head = {"scenario",      "configuration", "jobs",
-                                         "skipped",       "misses",        "mean resp us",
-                                         "p99 resp us",   "max resp us",   "max latency us",
-                                         "median exec us"};
+  const std::vector<std::string> head = {
+      "scenario",     "configuration", "jobs",        "skipped",        "misses",
+      "mean resp us", "p99 resp us",   "max resp us", "max latency us", "median exec us"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
     const bool any = r.jobs > 0;
     auto or_na = [&](std::string text) { return any ? text : std::string("n/a"); };
-    cells.push_back({r.scenario, r.configuration, std::to_string(r.jobs),
-                     std::to_string(r.skipped), std::to_string(r.misses),
-                     or_na(fmt::format("{:.2f}", r.mean_response_us)),
-                     or_na(std::to_string(r.p99_response_us)),
-                     or_na(std::to_string(r.max_response_us)),
-                     or_na(std::to_string(r.max_latency_us)),
-                     or_na(fmt::format("{:.3f}", r.median_exec_us))});
+    cells.push_back(
+        {r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
+         std::to_string(r.misses), or_na(fmt::format("{:.2f}", r.mean_response_us)),
+         or_na(std::to_string(r.p99_response_us)), or_na(std::to_string(r.max_response_us)),
+         or_na(std::to_string(r.max_latency_us)), or_na(fmt::format("{:.3f}", r.median_exec_us))});
   }
   std::vector<size_t> width(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
@@ -455,7 +451,8 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
     std::string out;
     for (size_t c = 0; c < row.size(); ++c) {
       // Names left-aligned, numbers right-aligned.
-      out += c < 2 ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
+      out +=
+          c < 2 ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
       out += c + 1 < row.size() ? "  " : "";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();

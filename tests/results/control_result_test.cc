@@ -56,9 +56,9 @@ void WriteText(const std::string& path, const std::string& text) {
 
 TEST(ControlResultTest, ResponseTimesAreWholeMicrosecondsRoundedDown) {
   testutil::TempDir dir;
-  const std::vector<ControlJobRow> rows = {JobRow(0, 0, 0, 0),         JobRow(1, 4000000, 400, 599),
-                                           JobRow(2, 8000000, 1000, 0),    JobRow(3, 12000000, 1, 1998),
-                                           JobRow(4, 16000000, 123, 4000000)};
+  const std::vector<ControlJobRow> rows = {
+      JobRow(0, 0, 0, 0), JobRow(1, 4000000, 400, 599), JobRow(2, 8000000, 1000, 0),
+      JobRow(3, 12000000, 1, 1998), JobRow(4, 16000000, 123, 4000000)};
   EXPECT_EQ(ResponseTimesUs(rows), (std::vector<int64_t>{0, 0, 1, 1, 4000}));
   ASSERT_TRUE(WriteResponseTimes(dir.File("response_times.txt"), rows));
   EXPECT_EQ(testutil::ReadFile(dir.File("response_times.txt")), "0\n0\n1\n1\n4000\n");
@@ -98,8 +98,8 @@ TEST(ControlResultTest, JobLogRoundTrips) {
 TEST(ControlResultTest, JobLogLineFormat) {
   ControlJobRow r = JobRow(3, 1'000'000, 2'500, 4'000'000);
   r.skipped_before = 2;
-  EXPECT_EQ(FormatJobLog({r}), std::string(kJobLogHeader) +
-                                   "\n3,1000000,1002500,5002500,2500,4000000,4002500,2,1\n");
+  EXPECT_EQ(FormatJobLog({r}),
+            std::string(kJobLogHeader) + "\n3,1000000,1002500,5002500,2500,4000000,4002500,2,1\n");
 }
 
 TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
@@ -113,8 +113,7 @@ TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
       {"1,5000,5500,7500,500,2000,2500,0,2", "miss '2' is not 0 or 1"},
       {"1,5000,5500,7500,501,2000,2501,0,0", "latency_ns 501 is not start_ns - release_ns = 500"},
       {"1,5000,5500,7500,500,1999,2500,0,0", "exec_ns 1999 is not end_ns - start_ns = 2000"},
-      {"1,5000,5500,7500,500,2000,2499,0,0",
-       "response_ns 2499 is not end_ns - release_ns = 2500"},
+      {"1,5000,5500,7500,500,2000,2499,0,0", "response_ns 2499 is not end_ns - release_ns = 2500"},
       {"1,5000,5500,5400,500,-100,400,0,0", "end 5400 ns lies before its start"},
       {"1,5000,4000,4500,-1000,500,-500,0,0", "end 4500 ns lies before its release"},
       {"0,5000,5500,7500,500,2000,2500,0,0", "job 0 does not follow job 0"},
@@ -128,8 +127,7 @@ TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
     auto rows = ReadJobLog(path);
     ASSERT_FALSE(rows) << line;
     EXPECT_EQ(rows.error().code, ExitCode::kUsage) << line;
-    EXPECT_NE(rows.error().message.find(path + ":3: "), std::string::npos)
-        << rows.error().message;
+    EXPECT_NE(rows.error().message.find(path + ":3: "), std::string::npos) << rows.error().message;
     EXPECT_NE(rows.error().message.find(want), std::string::npos) << rows.error().message;
   }
   WriteText(dir.File("jobs.csv"), "job,release,start\n" + good + "\n");
@@ -294,8 +292,7 @@ TEST(ControlResultTest, StatisticalReportShowsCountsThatDoNotAddUp) {
   EXPECT_NE(text.find("Interrupted: yes: partial results"), std::string::npos);
 
   const std::string empty = FormatStatisticalReport({}, facts);
-  EXPECT_NE(empty.find("Count: 0\n(no job completed: nothing to summarise)\n"),
-            std::string::npos)
+  EXPECT_NE(empty.find("Count: 0\n(no job completed: nothing to summarise)\n"), std::string::npos)
       << empty;
   EXPECT_EQ(empty.find("Mean:"), std::string::npos);
 }
@@ -320,9 +317,10 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
     const std::string report = testutil::ReadFile(dir.File("statistical_report.txt"));
     EXPECT_EQ(report.find("WARNING"), std::string::npos) << report;
 
-    const auto truth = testutil::RunProcess(
-        {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
-         dir.File("response_times.txt"), dir.File("jobs.csv")});
+    const auto truth =
+        testutil::RunProcess({"/usr/bin/env", "python3",
+                              std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
+                              dir.File("response_times.txt"), dir.File("jobs.csv")});
     ASSERT_EQ(truth.exit_code, 0) << truth.err;
     size_t blocks = 0;
     size_t from = 0;
