@@ -233,7 +233,12 @@ Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us) {
     sum_sq += static_cast<Int128>(v) * v;
   }
   s.sum_us = static_cast<int64_t>(sum);
-  s.mean_us = static_cast<double>(static_cast<long double>(sum) / s.count);
+  // Below 2^53 both operands are exact doubles, so the quotient is correctly rounded (what an
+  // exact-fraction mean rounds to, e.g. Python's statistics.mean).
+  constexpr Int128 kExactDouble = Int128{1} << 53;
+  s.mean_us = (sum < kExactDouble && sum > -kExactDouble)
+                  ? static_cast<double>(sum) / static_cast<double>(s.count)
+                  : static_cast<double>(static_cast<long double>(sum) / s.count);
   s.median_us = ControlMedian(sorted);
   s.min_us = sorted.front();
   s.max_us = sorted.back();

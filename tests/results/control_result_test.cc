@@ -15,23 +15,23 @@
 namespace rtpulse::results {
 namespace {
 
-constexpr int64_t kPeriodNs = 4'000'000;
+constexpr int64_t kControlPeriodNs = 4'000'000;
 
-ControlJobRow JobRow(uint64_t job, int64_t release, int64_t latency, int64_t exec,
-                     uint32_t skipped = 0) {
+ControlJobRow ControlRow(uint64_t job, int64_t release, int64_t latency, int64_t exec,
+                         uint32_t skipped = 0) {
   ControlJobRow r;
   r.job = job;
   r.release_ns = release;
   r.start_ns = release + latency;
   r.end_ns = release + latency + exec;
   r.skipped_before = skipped;
-  r.miss = latency + exec > kPeriodNs;
+  r.miss = latency + exec > kControlPeriodNs;
   return r;
 }
 
 /// A deterministic 250 Hz run: varied latencies (some sub-microsecond remainders), every 97th
 /// job overruns by 5 ms (a miss, and the next release skipped).
-std::vector<ControlJobRow> GeneratedRun(size_t jobs) {
+std::vector<ControlJobRow> ControlGeneratedRun(size_t jobs) {
   std::vector<ControlJobRow> rows;
   uint64_t state = 12345;
   auto next = [&](uint64_t mod) {
@@ -43,22 +43,22 @@ std::vector<ControlJobRow> GeneratedRun(size_t jobs) {
   for (size_t k = 0; k < jobs; ++k) {
     const int64_t latency = 1500 + next(80'000);
     const int64_t exec = k % 97 == 50 ? 5'000'000 : 100'000 + next(300'000);
-    rows.push_back(JobRow(k, release, latency, exec, skipped));
-    skipped = latency + exec > kPeriodNs ? 1 : 0;
-    release += kPeriodNs * (1 + skipped);
+    rows.push_back(ControlRow(k, release, latency, exec, skipped));
+    skipped = latency + exec > kControlPeriodNs ? 1 : 0;
+    release += kControlPeriodNs * (1 + skipped);
   }
   return rows;
 }
 
-void WriteText(const std::string& path, const std::string& text) {
+void ControlWriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
 TEST(ControlResultTest, ResponseTimesAreWholeMicrosecondsRoundedDown) {
   testutil::TempDir dir;
   const std::vector<ControlJobRow> rows = {
-      JobRow(0, 0, 0, 0), JobRow(1, 4000000, 400, 599), JobRow(2, 8000000, 1000, 0),
-      JobRow(3, 12000000, 1, 1998), JobRow(4, 16000000, 123, 4000000)};
+      ControlRow(0, 0, 0, 0), ControlRow(1, 4000000, 400, 599), ControlRow(2, 8000000, 1000, 0),
+      ControlRow(3, 12000000, 1, 1998), ControlRow(4, 16000000, 123, 4000000)};
   EXPECT_EQ(ResponseTimesUs(rows), (std::vector<int64_t>{0, 0, 1, 1, 4000}));
   ASSERT_TRUE(WriteResponseTimes(dir.File("response_times.txt"), rows));
   EXPECT_EQ(testutil::ReadFile(dir.File("response_times.txt")), "0\n0\n1\n1\n4000\n");
@@ -66,7 +66,7 @@ TEST(ControlResultTest, ResponseTimesAreWholeMicrosecondsRoundedDown) {
 
 TEST(ControlResultTest, ANegativeResponseIsRefusedNotClamped) {
   testutil::TempDir dir;
-  ControlJobRow bad = JobRow(7, 1'000'000, 10, 10);
+  ControlJobRow bad = ControlRow(7, 1'000'000, 10, 10);
   bad.end_ns = bad.release_ns - 1;  // before its release (and its start)
   const Status s = WriteResponseTimes(dir.File("response_times.txt"), {bad});
   ASSERT_FALSE(s);
@@ -78,7 +78,7 @@ TEST(ControlResultTest, ANegativeResponseIsRefusedNotClamped) {
 
 TEST(ControlResultTest, JobLogRoundTrips) {
   testutil::TempDir dir;
-  const auto rows = GeneratedRun(300);
+  const auto rows = ControlGeneratedRun(300);
   ASSERT_TRUE(WriteJobLog(dir.File("jobs.csv"), rows));
   const std::string text = testutil::ReadFile(dir.File("jobs.csv"));
   EXPECT_EQ(text.substr(0, text.find('\n')), kJobLogHeader);
@@ -96,7 +96,7 @@ TEST(ControlResultTest, JobLogRoundTrips) {
 }
 
 TEST(ControlResultTest, JobLogLineFormat) {
-  ControlJobRow r = JobRow(3, 1'000'000, 2'500, 4'000'000);
+  ControlJobRow r = ControlRow(3, 1'000'000, 2'500, 4'000'000);
   r.skipped_before = 2;
   EXPECT_EQ(FormatJobLog({r}),
             std::string(kJobLogHeader) + "\n3,1000000,1002500,5002500,2500,4000000,4002500,2,1\n");
@@ -123,14 +123,14 @@ TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
   };
   for (const auto& [line, want] : cases) {
     const std::string path = dir.File("jobs.csv");
-    WriteText(path, std::string(kJobLogHeader) + "\n" + good + "\n" + line + "\n");
+    ControlWriteText(path, std::string(kJobLogHeader) + "\n" + good + "\n" + line + "\n");
     auto rows = ReadJobLog(path);
     ASSERT_FALSE(rows) << line;
     EXPECT_EQ(rows.error().code, ExitCode::kUsage) << line;
     EXPECT_NE(rows.error().message.find(path + ":3: "), std::string::npos) << rows.error().message;
     EXPECT_NE(rows.error().message.find(want), std::string::npos) << rows.error().message;
   }
-  WriteText(dir.File("jobs.csv"), "job,release,start\n" + good + "\n");
+  ControlWriteText(dir.File("jobs.csv"), "job,release,start\n" + good + "\n");
   auto header = ReadJobLog(dir.File("jobs.csv"));
   ASSERT_FALSE(header);
   EXPECT_NE(header.error().message.find(dir.File("jobs.csv") + ":1: header"), std::string::npos)
@@ -139,7 +139,7 @@ TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
 
 TEST(ControlResultTest, EmptyInputIsAUsageError) {
   testutil::TempDir dir;
-  WriteText(dir.File("jobs.csv"), "");
+  ControlWriteText(dir.File("jobs.csv"), "");
   auto rows = ReadJobLog(dir.File("jobs.csv"));
   ASSERT_FALSE(rows);
   EXPECT_EQ(rows.error().code, ExitCode::kUsage);
@@ -148,7 +148,7 @@ TEST(ControlResultTest, EmptyInputIsAUsageError) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ExitCode::kUsage);
 
-  WriteText(dir.File("jobs.csv"), std::string(kJobLogHeader) + "\n");
+  ControlWriteText(dir.File("jobs.csv"), std::string(kJobLogHeader) + "\n");
   auto none = ReadJobLog(dir.File("jobs.csv"));
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->empty());
@@ -202,13 +202,13 @@ TEST(ControlResultTest, MinCountForPercentileIsTheNearestRankBound) {
 
 TEST(ControlResultTest, StatisticalReportGolden) {
   // Responses 2.600, 3.999 and 5 000.100 us: the file holds 2, 3, 5000.
-  std::vector<ControlJobRow> rows = {JobRow(0, 1'000'000, 600, 2'000),
-                                     JobRow(1, 5'000'000, 999, 3'000),
-                                     JobRow(2, 13'000'000, 100, 5'000'000, 1)};
+  std::vector<ControlJobRow> rows = {ControlRow(0, 1'000'000, 600, 2'000),
+                                     ControlRow(1, 5'000'000, 999, 3'000),
+                                     ControlRow(2, 13'000'000, 100, 5'000'000, 1)};
   ControlScenarioFacts facts;
   facts.configuration = "fifo:99, no stress";
-  facts.period_ns = kPeriodNs;
-  facts.deadline_ns = kPeriodNs;
+  facts.period_ns = kControlPeriodNs;
+  facts.deadline_ns = kControlPeriodNs;
   facts.releases = 4;
   facts.skipped = 1;
   facts.misses = 1;
@@ -275,7 +275,7 @@ TEST(ControlResultTest, StatisticalReportGolden) {
 }
 
 TEST(ControlResultTest, StatisticalReportShowsCountsThatDoNotAddUp) {
-  const std::vector<ControlJobRow> rows = {JobRow(0, 0, 10, 10)};
+  const std::vector<ControlJobRow> rows = {ControlRow(0, 0, 10, 10)};
   ControlScenarioFacts facts;
   facts.releases = 5;
   facts.skipped = 2;
@@ -301,11 +301,11 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
   for (size_t jobs : {1u, 2u, 9u, 10u, 1500u}) {
     SCOPED_TRACE(jobs);
     testutil::TempDir dir;
-    const auto rows = GeneratedRun(jobs);
+    const auto rows = ControlGeneratedRun(jobs);
     ControlScenarioFacts facts;
     facts.configuration = "rr:50, stress";
-    facts.period_ns = kPeriodNs;
-    facts.deadline_ns = kPeriodNs;
+    facts.period_ns = kControlPeriodNs;
+    facts.deadline_ns = kControlPeriodNs;
     for (const auto& r : rows) {
       facts.skipped += r.skipped_before;
       facts.misses += r.miss ? 1 : 0;
@@ -335,14 +335,23 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
       from = to + 4;
     }
     EXPECT_EQ(blocks, 7u);
+    // The truth can disagree: a response_times.txt whose first value differs is refused.
+    std::string times = testutil::ReadFile(dir.File("response_times.txt"));
+    times.insert(0, "1");
+    ControlWriteText(dir.File("response_times.txt"), times);
+    const auto off =
+        testutil::RunProcess({"/usr/bin/env", "python3",
+                              std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
+                              dir.File("response_times.txt"), dir.File("jobs.csv")});
+    EXPECT_NE(off.exit_code, 0) << off.out;
   }
 }
 
 TEST(ControlResultTest, SummaryTableGolden) {
   // Responses 2.600, 3.999, 5 000.100 us (floor 2, 3, 5000); max latency 999 ns.
-  const std::vector<ControlJobRow> rows = {JobRow(0, 1'000'000, 600, 2'000),
-                                           JobRow(1, 5'000'000, 999, 3'000),
-                                           JobRow(2, 13'000'000, 100, 5'000'000, 1)};
+  const std::vector<ControlJobRow> rows = {ControlRow(0, 1'000'000, 600, 2'000),
+                                           ControlRow(1, 5'000'000, 999, 3'000),
+                                           ControlRow(2, 13'000'000, 100, 5'000'000, 1)};
   const ControlSummaryRow s = SummarizeControlScenario("fifo-99", "fifo:99", rows, 1);
   EXPECT_EQ(s.jobs, 3u);
   EXPECT_EQ(s.skipped, 1u);
