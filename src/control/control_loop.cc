@@ -52,8 +52,7 @@ Expected<int> ParsePolicyNumber(std::string_view text, std::string_view value, i
   }
   if (*n < lo || *n > hi) {
     return UsageError(fmt::format("invalid --policy '{}': {} '{}' is outside {}..{}; {}",
-                                  Printable(value), what, Printable(text), lo, hi,
-                                  kPolicyForms));
+                                  Printable(value), what, Printable(text), lo, hi, kPolicyForms));
   }
   return static_cast<int>(*n);
 }
@@ -67,21 +66,24 @@ Expected<PolicySpec> ParseDeadlineTimes(std::string_view times, std::string_view
   for (int i = 0; i < 3; ++i) {
     const size_t slash = i < 2 ? times.find('/', pos) : std::string_view::npos;
     if (i < 2 && slash == std::string_view::npos) {
-      return UsageError(fmt::format("invalid --policy '{}': deadline needs three times "
-                                    "RUNTIME/DEADLINE/PERIOD, e.g. deadline:400us/4ms/4ms",
-                                    Printable(value)));
+      return UsageError(
+          fmt::format("invalid --policy '{}': deadline needs three times "
+                      "RUNTIME/DEADLINE/PERIOD, e.g. deadline:400us/4ms/4ms",
+                      Printable(value)));
     }
     const std::string_view part = times.substr(pos, i < 2 ? slash - pos : std::string_view::npos);
     if (i == 2 && part.find('/') != std::string_view::npos) {
-      return UsageError(fmt::format("invalid --policy '{}': deadline takes exactly three times "
-                                    "RUNTIME/DEADLINE/PERIOD, e.g. deadline:400us/4ms/4ms",
-                                    Printable(value)));
+      return UsageError(
+          fmt::format("invalid --policy '{}': deadline takes exactly three times "
+                      "RUNTIME/DEADLINE/PERIOD, e.g. deadline:400us/4ms/4ms",
+                      Printable(value)));
     }
     auto ns = ParseTimeNs(part);
     if (!ns) {
-      return UsageError(fmt::format("invalid --policy '{}': {} '{}' is not a time; give a unit "
-                                    "ns, us, ms or s, e.g. deadline:400us/4ms/4ms",
-                                    Printable(value), names[i], Printable(part)));
+      return UsageError(
+          fmt::format("invalid --policy '{}': {} '{}' is not a time; give a unit "
+                      "ns, us, ms or s, e.g. deadline:400us/4ms/4ms",
+                      Printable(value), names[i], Printable(part)));
     }
     if (*ns <= 0) {
       return UsageError(fmt::format("invalid --policy '{}': {} '{}' must be above zero",
@@ -220,7 +222,7 @@ Status ArmControlSource(ControlThread& t, int64_t origin_ns) {
   params.start_ns = origin_ns;
   params.interval_ns = t.plan.period_ns;
   params.cpu = t.plan.cpu;
-  params.policy = policy.kind == PolicySpec::Kind::kRr ? measure::Policy::kRr
+  params.policy = policy.kind == PolicySpec::Kind::kRr     ? measure::Policy::kRr
                   : policy.kind == PolicySpec::Kind::kFifo ? measure::Policy::kFifo
                                                            : measure::Policy::kOther;
   params.priority = policy.priority;
@@ -269,6 +271,7 @@ void RunControlJobs(ControlThread& t, Source& source, Clock clock, int64_t first
   uint64_t misses = 0;
   int64_t max_response = 0;
   int wait_error = 0;
+  bool reanchored = false;
   for (uint64_t k = 0; k < jobs && k < capacity; ++k) {
     if (t.stop.load(std::memory_order_relaxed)) {
       rec.interrupted = true;
@@ -296,8 +299,11 @@ void RunControlJobs(ControlThread& t, Source& source, Clock clock, int64_t first
       // cannot see; the wake-up proves it did. Re-anchor the grid on it (counted).
       ++rec.grid_restarts;
       next = start;
+      reanchored = true;
     }
     const int64_t release = next;
+    const bool release_unknown = reanchored;
+    reanchored = false;
     t.body.Run(k);
     if (every > 0 && k % every == every - 1) SpinUntil(clock, clock.Now() + inject_ns);
     const int64_t end = clock.Now();
@@ -309,6 +315,7 @@ void RunControlJobs(ControlThread& t, Source& source, Clock clock, int64_t first
         k == 0 ? 0u
                : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
     job.miss = end > release + deadline;
+    job.release_unknown = release_unknown;
     rec.jobs.push_back(job);  // within the reserved capacity: no allocation
     skipped += job.skipped_before;
     if (job.miss) ++misses;
@@ -342,15 +349,22 @@ void* ControlThreadMain(void* arg) {
   // sched_setattr) happens before it.
   const int64_t planned_origin = MonotonicNs() + t.plan.period_ns;
   if (Status s = ArmControlSource(t, planned_origin); !s) {
-    t.failure = Error{s.error().code, fmt::format("control loop ({}): {}",
-                                                  measure::WakePathName(t.plan.path),
-                                                  s.error().message)};
+    t.failure =
+        Error{s.error().code, fmt::format("control loop ({}): {}",
+                                          measure::WakePathName(t.plan.path), s.error().message)};
     t.source->Disarm();
     t.finished.store(1, std::memory_order_release);
     measure::SignalReady(t.finished);
     return nullptr;
   }
-  if (const char* note = t.source->note()) rec.warnings.emplace_back(note);
+  // The deadline source's note speaks of the probe's grid restarts; the loop says its own.
+  if (t.source->RestartsGridOnOverrun()) {
+    rec.warnings.emplace_back(
+        "deadline: grid anchored at the clock read before sched_setattr(), so wake-up latency "
+        "is never understated");
+  } else if (const char* note = t.source->note()) {
+    rec.warnings.emplace_back(note);
+  }
   if (auto attr = measure::GetThreadSchedAttr()) {
     rec.applied_policy = FormatSchedAttr(*attr);
   } else {
@@ -366,8 +380,7 @@ void* ControlThreadMain(void* arg) {
       origin + t.plan.period_ns * (1 + std::max<int64_t>(0, (now - origin) / t.plan.period_ns));
   rec.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   if (t.plan.path == measure::WakePath::kAbs) {
-    RunControlJobs(t, static_cast<measure::AbsSleep&>(*t.source), measure::MonotonicClock{},
-                   first);
+    RunControlJobs(t, static_cast<measure::AbsSleep&>(*t.source), measure::MonotonicClock{}, first);
   } else {
     RunControlJobs(t, *t.source, measure::MonotonicClock{}, first);
   }
@@ -386,14 +399,16 @@ void* ControlThreadMain(void* arg) {
 Status ValidateControlPlan(const ControlLoopPlan& plan) {
   const bool deadline = plan.policy.kind == PolicySpec::Kind::kDeadline;
   if (plan.period_ns <= 0) {
-    return UsageError(fmt::format("invalid control period {} ns: give a period above zero, "
-                                  "e.g. 4ms",
-                                  plan.period_ns));
+    return UsageError(
+        fmt::format("invalid control period {} ns: give a period above zero, "
+                    "e.g. 4ms",
+                    plan.period_ns));
   }
   if (plan.deadline_ns < 0) {
-    return UsageError(fmt::format("invalid job deadline {} ns: give 0 (the period) or a time "
-                                  "above zero",
-                                  plan.deadline_ns));
+    return UsageError(
+        fmt::format("invalid job deadline {} ns: give 0 (the period) or a time "
+                    "above zero",
+                    plan.deadline_ns));
   }
   if (deadline && plan.policy.period_ns != plan.period_ns) {
     return UsageError(fmt::format(
@@ -416,8 +431,8 @@ Status ValidateControlPlan(const ControlLoopPlan& plan) {
         "timerfd, posix, itimer, epoll, busy, xthread or deadline");
   }
   if (plan.inject_every > 0 && plan.inject_ns <= 0) {
-    return UsageError(fmt::format("inject_ns {} must be above zero when inject_every is set",
-                                  plan.inject_ns));
+    return UsageError(
+        fmt::format("inject_ns {} must be above zero when inject_every is set", plan.inject_ns));
   }
   if (plan.cpu >= 0) {
     if (Status s = CheckCpuOnline(plan.cpu, FsRoot::System()); !s) return s;
@@ -457,10 +472,9 @@ Expected<PolicySpec> ParsePolicySpec(std::string_view text) {
   static const std::vector<std::string> kNames = {"other", "fifo", "rr", "deadline"};
   if (std::find(kNames.begin(), kNames.end(), name) == kNames.end()) {
     const std::string close = ClosestName(name, kNames);
-    return UsageError(fmt::format("unknown policy '{}' in --policy '{}'{}: {}", Printable(name),
-                                  Printable(value),
-                                  close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close),
-                                  kPolicyForms));
+    return UsageError(fmt::format(
+        "unknown policy '{}' in --policy '{}'{}: {}", Printable(name), Printable(value),
+        close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close), kPolicyForms));
   }
   if (colon == std::string_view::npos || colon + 1 == value.size()) {
     return UsageError(fmt::format("invalid --policy '{}': {} needs a value after ':'; {}",
@@ -526,12 +540,12 @@ Status CheckCpuOnline(int cpu, const FsRoot& root) {
   }
   auto cpus = ParseCpuList(*line);
   if (!cpus) {
-    return UsageError(fmt::format("cannot check that CPU {} is online: {}", cpu,
-                                  cpus.error().message));
+    return UsageError(
+        fmt::format("cannot check that CPU {} is online: {}", cpu, cpus.error().message));
   }
   if (std::find(cpus->begin(), cpus->end(), cpu) == cpus->end()) {
-    return UsageError(fmt::format("CPU {} is not online (online: {}): pick one of those CPUs",
-                                  cpu, FormatCpuList(*cpus)));
+    return UsageError(fmt::format("CPU {} is not online (online: {}): pick one of those CPUs", cpu,
+                                  FormatCpuList(*cpus)));
   }
   return Status::Ok();
 }
@@ -546,8 +560,9 @@ RtThrottling DescribeRtThrottling(const FsRoot& root, bool realtime,
   auto period = period_line ? ParseSignedInt(*period_line, "sched_rt_period_us")
                             : Expected<int64_t>(Failure("unreadable"));
   if (!runtime || !period || *period <= 0) {
-    out.text = "RT throttling unknown: /proc/sys/kernel/sched_rt_runtime_us or "
-               "sched_rt_period_us could not be read";
+    out.text =
+        "RT throttling unknown: /proc/sys/kernel/sched_rt_runtime_us or "
+        "sched_rt_period_us could not be read";
     return out;
   }
   out.known = true;
@@ -568,7 +583,8 @@ RtThrottling DescribeRtThrottling(const FsRoot& root, bool realtime,
   if (!realtime) return out;
   const int64_t threshold_ns = gap_us * kNsPerUs * 9 / 10;
   for (const JobTiming& job : jobs) {
-    if (job.start_ns - job.release_ns >= threshold_ns || job.end_ns - job.start_ns >= threshold_ns) {
+    if (job.start_ns - job.release_ns >= threshold_ns ||
+        job.end_ns - job.start_ns >= threshold_ns) {
       ++out.suspect_jobs;
     }
   }
@@ -617,8 +633,8 @@ Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& 
   if (rec.grid_restarts > 0) {
     rec.warnings.push_back(fmt::format(
         "deadline: the kernel restarted its period {} time(s) after an overrun; the loop "
-        "re-anchored its grid on those wake-ups, whose latency is therefore unknown (recorded "
-        "as 0)",
+        "re-anchored its grid on those wake-ups, whose latency is therefore unknown (their jobs "
+        "are marked release_unknown)",
         rec.grid_restarts));
   }
   const bool realtime =

@@ -22,8 +22,8 @@ namespace rtpulse::control {
 struct PolicySpec {
   enum class Kind { kOther, kFifo, kRr, kDeadline };
   Kind kind = Kind::kFifo;
-  int nice = 0;      ///< kOther: -20..19.
-  int priority = 0;  ///< kFifo, kRr: 1..99.
+  int nice = 0;            ///< kOther: -20..19.
+  int priority = 0;        ///< kFifo, kRr: 1..99.
   int64_t runtime_ns = 0;  ///< kDeadline.
   int64_t deadline_ns = 0;
   int64_t period_ns = 0;
@@ -43,7 +43,6 @@ std::string PolicySlug(const PolicySpec& spec);
 /// Usage error unless `cpu` is listed in /sys/devices/system/cpu/online under `root`.
 Status CheckCpuOnline(int cpu, const FsRoot& root);
 
-
 /// One job as measured (CLOCK_MONOTONIC ns).
 struct JobTiming {
   int64_t release_ns = 0;  ///< r_k: the grid point this job serves.
@@ -53,13 +52,17 @@ struct JobTiming {
   /// past them: r_k - r_{k-1} = (1 + skipped_before) * period.
   uint32_t skipped_before = 0;
   bool miss = false;  ///< c_k > r_k + deadline.
+  /// SCHED_DEADLINE only: the kernel restarted its period before this wake-up, so the loop
+  /// re-anchored its grid here: release_ns is the wake-up time and the job's wake-up latency
+  /// is unknown (not zero); its response and miss count from the wake-up.
+  bool release_unknown = false;
 };
 
 /// RT throttling as configured under `root` (/proc/sys/kernel/sched_rt_runtime_us and
 /// sched_rt_period_us) and the jobs that show its signature (docs/control.md).
 struct RtThrottling {
-  bool known = false;   ///< Both files read and parsed.
-  bool enabled = false; ///< runtime >= 0 and < period.
+  bool known = false;    ///< Both files read and parsed.
+  bool enabled = false;  ///< runtime >= 0 and < period.
   int64_t runtime_us = 0;
   int64_t period_us = 0;
   uint64_t suspect_jobs = 0;  ///< Jobs with a stall as long as the throttled gap.

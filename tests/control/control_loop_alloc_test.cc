@@ -67,9 +67,8 @@ class ControlAllocTest : public ::testing::TestWithParam<measure::WakePath> {
 TEST_P(ControlAllocTest, LoopAllocatesNothing) {
   ControlLoopPlan plan;
   plan.path = GetParam();
-  plan.policy = *ParsePolicySpec(plan.path == measure::WakePath::kDeadline
-                                     ? "deadline:500us/2ms/2ms"
-                                     : "fifo:50");
+  plan.policy = *ParsePolicySpec(
+      plan.path == measure::WakePath::kDeadline ? "deadline:500us/2ms/2ms" : "fifo:50");
   plan.period_ns = 2 * kNsPerMs;
   plan.jobs = 200;
   // Overruns on: the skip path and the miss path run too.

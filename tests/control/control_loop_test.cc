@@ -56,9 +56,9 @@ TEST(PolicySpecTest, ParsesEveryForm) {
 }
 
 TEST(PolicySpecTest, FormatIsCanonicalAndParsesBack) {
-  for (const char* text : {"other:-19", "other:0", "other:5", "fifo:50", "fifo:99", "rr:60",
-                           "deadline:400us/4ms/4ms", "deadline:800us/4ms/4ms",
-                           "deadline:1500ns/3ms/1s"}) {
+  for (const char* text :
+       {"other:-19", "other:0", "other:5", "fifo:50", "fifo:99", "rr:60", "deadline:400us/4ms/4ms",
+        "deadline:800us/4ms/4ms", "deadline:1500ns/3ms/1s"}) {
     const PolicySpec spec = MustParse(text);
     EXPECT_EQ(FormatPolicySpec(spec), text);
     const PolicySpec again = MustParse(FormatPolicySpec(spec));
