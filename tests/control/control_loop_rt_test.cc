@@ -1,7 +1,9 @@
 // The control loop on real threads and real scheduling (root): ground truth from injected
 // overruns, each policy read back from the kernel from outside the thread, stop.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -168,7 +170,23 @@ TEST_P(GroundTruthTest, InjectedOverrunsGiveMissesAndSkippedReleases) {
             "misses=" + std::to_string(rec.misses) + " skipped=" + std::to_string(rec.skipped) +
                 " releases=" + std::to_string(rec.releases) +
                 " injected_misses=10 flags=1 rule=1 grid=1");
-  EXPECT_FALSE(rec.rt_throttling.empty());
+  // The throttling sentence names the settings the kernel has now.
+  std::ifstream runtime_file("/proc/sys/kernel/sched_rt_runtime_us");
+  std::ifstream period_file("/proc/sys/kernel/sched_rt_period_us");
+  long long rt_runtime = 0;
+  long long rt_period = 0;
+  runtime_file >> rt_runtime;
+  period_file >> rt_period;
+  if (rt_runtime >= 0 && rt_runtime < rt_period) {
+    EXPECT_EQ(rec.rt_throttling.rfind(
+                  fmt::format("RT throttling on: {}/{} us", rt_runtime, rt_period), 0),
+              0u)
+        << rec.rt_throttling;
+    EXPECT_NE(rec.rt_throttling.find(fmt::format("{} job(s) stalled", rec.rt_throttle_suspects)),
+              std::string::npos);
+  } else {
+    EXPECT_EQ(rec.rt_throttling.rfind("RT throttling off", 0), 0u) << rec.rt_throttling;
+  }
   EXPECT_GT(rec.end_realtime_ns, rec.start_realtime_ns);
 }
 
@@ -343,6 +361,44 @@ TEST_F(ControlLoopRtTest, StopEndsTheRunWithinAPeriodAndKeepsTheJobs) {
   EXPECT_EQ(run->releases, run->jobs.size() + run->skipped);
   // Within one period (the next release), plus room for a host stall.
   EXPECT_LT(returned_at - stopped_at, plan.period_ns + 100 * kNsPerMs);
+}
+
+/// Without privilege the loop still runs: SCHED_OTHER instead of FIFO, memory unlocked, each
+/// refusal in the warnings, degraded. The child drops root (setuid nobody) first.
+void RunUnprivileged() {
+  if (setgid(65534) != 0 || setuid(65534) != 0) {
+    std::fprintf(stderr, "cannot drop root\n");
+    std::exit(3);
+  }
+  ControlLoopPlan plan;
+  plan.policy = *ParsePolicySpec("fifo:50");
+  plan.period_ns = 2 * kNsPerMs;
+  plan.jobs = 20;
+  ArithmeticBody body;
+  std::atomic<bool> stop{false};
+  auto run = RunControlLoop(plan, body, stop, nullptr);
+  if (!run) {
+    std::fprintf(stderr, "run failed: %s\n", run.error().message.c_str());
+    std::exit(1);
+  }
+  bool said_policy = false;
+  bool said_memory = false;
+  for (const auto& w : run->warnings) {
+    said_policy |= w.find("cannot set policy fifo priority 50") != std::string::npos &&
+                   w.find("ran as SCHED_OTHER instead") != std::string::npos;
+    said_memory |= w.find("memory not locked") != std::string::npos ||
+                   w.find("mlockall failed") != std::string::npos;
+  }
+  std::fprintf(stderr, "degraded=%d applied=%s jobs=%zu policy_warning=%d memory_warning=%d\n",
+               run->degraded ? 1 : 0, run->applied_policy.c_str(), run->jobs.size(),
+               said_policy ? 1 : 0, said_memory ? 1 : 0);
+  std::exit(0);
+}
+
+TEST_F(ControlLoopRtTest, UnprivilegedRunIsDegradedAndSaysWhy) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(RunUnprivileged(), ::testing::ExitedWithCode(0),
+              "degraded=1 applied=other:0 jobs=20 policy_warning=1 memory_warning=1");
 }
 
 }  // namespace
