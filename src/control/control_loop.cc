@@ -13,6 +13,7 @@
 #include <memory>
 #include <utility>
 
+#include "control/control_jobs.h"
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/printable.h"
@@ -246,101 +247,6 @@ Status ArmControlSource(ControlThread& t, int64_t origin_ns) {
   return s;
 }
 
-/// Spins until `clock` passes `until` (the injected extra execution).
-template <typename Clock>
-void SpinUntil(Clock clock, int64_t until) {
-  while (clock.Now() < until) {
-  }
-}
-
-/// The loop. No allocation: record.jobs has its capacity reserved.
-template <typename Source, typename Clock>
-void RunControlJobs(ControlThread& t, Source& source, Clock clock, int64_t first_release) {
-  const ControlLoopPlan& plan = t.plan;
-  ControlRunRecord& rec = t.record;
-  const int64_t period = plan.period_ns;
-  const int64_t deadline = t.deadline_ns;
-  const uint64_t capacity = rec.jobs.capacity();
-  const uint64_t jobs = plan.jobs > 0 ? plan.jobs : capacity;
-  const bool restarts_grid = source.RestartsGridOnOverrun();
-  const uint64_t every = plan.inject_every;
-  const int64_t inject_ns = plan.inject_ns;
-  int64_t next = first_release;
-  int64_t prev_release = 0;
-  uint64_t skipped = 0;
-  uint64_t misses = 0;
-  int64_t max_response = 0;
-  int wait_error = 0;
-  bool reanchored = false;
-  for (uint64_t k = 0; k < jobs && k < capacity; ++k) {
-    if (t.stop.load(std::memory_order_relaxed)) {
-      rec.interrupted = true;
-      break;
-    }
-    measure::WakeResult wake = source.Wait(next);
-    int64_t start = clock.Now();
-    // A periodic timer whose expiry fell inside the skipped releases returns at once: wait
-    // on to the release this job serves.
-    while (wake.error == 0 && !restarts_grid && start < next &&
-           !t.stop.load(std::memory_order_relaxed)) {
-      wake = source.Wait(next);
-      start = clock.Now();
-    }
-    if (wake.error != 0) {
-      wait_error = wake.error;  // reported after the loop (a message allocates)
-      break;
-    }
-    if (t.stop.load(std::memory_order_relaxed)) {
-      rec.interrupted = true;  // the wake-up may be the Interrupt(), not a release
-      break;
-    }
-    if (restarts_grid && start < next) {
-      // SCHED_DEADLINE after an overrun: the kernel restarted its period at a time we
-      // cannot see; the wake-up proves it did. Re-anchor the grid on it (counted).
-      ++rec.grid_restarts;
-      next = start;
-      reanchored = true;
-    }
-    const int64_t release = next;
-    const bool release_unknown = reanchored;
-    reanchored = false;
-    t.body.Run(k);
-    if (every > 0 && k % every == every - 1) SpinUntil(clock, clock.Now() + inject_ns);
-    const int64_t end = clock.Now();
-    JobTiming job;
-    job.release_ns = release;
-    job.start_ns = start;
-    job.end_ns = end;
-    job.skipped_before =
-        k == 0 ? 0u
-               : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
-    job.miss = end > release + deadline;
-    job.release_unknown = release_unknown;
-    rec.jobs.push_back(job);  // within the reserved capacity: no allocation
-    skipped += job.skipped_before;
-    if (job.miss) ++misses;
-    max_response = std::max(max_response, end - release);
-    prev_release = release;
-    // The next release is the first grid point after this job's completion: releases the
-    // job ran past are skipped (and counted in the next job's skipped_before).
-    next = release + period * (1 + std::max<int64_t>(0, (end - release) / period));
-    if (t.live != nullptr) {
-      t.live->jobs.store(k + 1, std::memory_order_relaxed);
-      t.live->skipped.store(skipped, std::memory_order_relaxed);
-      t.live->misses.store(misses, std::memory_order_relaxed);
-      t.live->max_response_ns.store(max_response, std::memory_order_relaxed);
-    }
-  }
-  if (wait_error != 0) {
-    rec.degraded = true;
-    rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
-                                       std::strerror(wait_error), rec.jobs.size()));
-  }
-  rec.skipped = skipped;
-  rec.misses = misses;
-  rec.releases = rec.jobs.size() + skipped;
-}
-
 void* ControlThreadMain(void* arg) {
   auto& t = *static_cast<ControlThread*>(arg);
   ControlRunRecord& rec = t.record;
@@ -378,11 +284,19 @@ void* ControlThreadMain(void* arg) {
   const int64_t now = MonotonicNs();
   const int64_t first =
       origin + t.plan.period_ns * (1 + std::max<int64_t>(0, (now - origin) / t.plan.period_ns));
+  JobLoopParams loop;
+  loop.period_ns = t.plan.period_ns;
+  loop.deadline_ns = t.deadline_ns;
+  loop.jobs = t.plan.jobs;
+  loop.inject_every = t.plan.inject_every;
+  loop.inject_ns = t.plan.inject_ns;
+  loop.first_release_ns = first;
   rec.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   if (t.plan.path == measure::WakePath::kAbs) {
-    RunControlJobs(t, static_cast<measure::AbsSleep&>(*t.source), measure::MonotonicClock{}, first);
+    RunControlJobs(loop, static_cast<measure::AbsSleep&>(*t.source), measure::MonotonicClock{},
+                   t.body, t.stop, t.live, rec);
   } else {
-    RunControlJobs(t, *t.source, measure::MonotonicClock{}, first);
+    RunControlJobs(loop, *t.source, measure::MonotonicClock{}, t.body, t.stop, t.live, rec);
   }
   rec.end_realtime_ns = ClockNs(CLOCK_REALTIME);
   if (t.plan.jobs == 0 && rec.jobs.size() == rec.jobs.capacity() && !rec.interrupted) {
