@@ -28,7 +28,7 @@ struct JobLoopParams {
 
 /// Spins until `clock` passes `until` (the injected extra execution).
 template <typename Clock>
-inline void SpinUntil(Clock clock, int64_t until) {
+inline void SpinInjectedUntil(Clock clock, int64_t until) {
   while (clock.Now() < until) {
   }
 }
@@ -88,7 +88,7 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     const bool release_unknown = reanchored;
     reanchored = false;
     body.Run(k);
-    if (every > 0 && k % every == every - 1) SpinUntil(clock, clock.Now() + inject_ns);
+    if (every > 0 && k % every == every - 1) SpinInjectedUntil(clock, clock.Now() + inject_ns);
     const int64_t end = clock.Now();
     JobTiming job;
     job.release_ns = release;

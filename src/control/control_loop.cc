@@ -344,6 +344,10 @@ Status ValidateControlPlan(const ControlLoopPlan& plan) {
         "wake path 'rel' drifts by each wake-up's latency, so it has no release grid: use abs, "
         "timerfd, posix, itimer, epoll, busy, xthread or deadline");
   }
+  if (plan.jobs > kMaxJobs) {
+    return UsageError(fmt::format("{} jobs is more than one run keeps ({}): run fewer jobs",
+                                  plan.jobs, kMaxJobs));
+  }
   if (plan.inject_every > 0 && plan.inject_ns <= 0) {
     return UsageError(
         fmt::format("inject_ns {} must be above zero when inject_every is set", plan.inject_ns));

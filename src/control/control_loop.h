@@ -83,6 +83,8 @@ class JobBody {
 /// Jobs the loop keeps when plan.jobs is 0 (about 67 min at 4 ms); the run ends there and
 /// says so in its warnings.
 inline constexpr uint64_t kMaxUnboundedJobs = 1'000'000;
+/// The most jobs one run may ask for (their log is reserved up front, 32 B a job).
+inline constexpr uint64_t kMaxJobs = 10'000'000;
 
 /// A validated control run.
 struct ControlLoopPlan {

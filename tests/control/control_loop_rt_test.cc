@@ -235,9 +235,13 @@ ObservedPolicy RunAndObserve(const std::string& policy_text) {
   std::atomic<bool> stop{false};
   ControlLive live;
   std::optional<Expected<ControlRunRecord>> result;
-  std::thread runner([&] { result.emplace(RunControlLoop(plan, body, stop, &live)); });
+  std::atomic<bool> returned{false};
+  std::thread runner([&] {
+    result.emplace(RunControlLoop(plan, body, stop, &live));
+    returned.store(true);
+  });
   const int64_t give_up = MonotonicNs() + 10 * kNsPerSec;
-  while ((tid.load() == 0 || live.jobs.load() < 5) && MonotonicNs() < give_up && !result) {
+  while ((tid.load() == 0 || live.jobs.load() < 5) && MonotonicNs() < give_up && !returned.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   if (tid.load() != 0) {

@@ -244,6 +244,11 @@ TEST(RunControlLoopTest, RejectsBadPlansBeforeAnyThreadStarts) {
   EXPECT_NE(m.find("invalid control period 0 ns"), std::string::npos) << m;
 
   plan.period_ns = 4 * kNsPerMs;
+  plan.jobs = kMaxJobs + 1;
+  m = PlanError(plan);
+  EXPECT_NE(m.find("10000001 jobs is more than one run keeps"), std::string::npos) << m;
+
+  plan.jobs = 10;
   plan.cpu = 4096;  // no machine this runs on has it online
   m = PlanError(plan);
   EXPECT_NE(m.find("CPU 4096 is not online"), std::string::npos) << m;
