@@ -259,7 +259,6 @@ void* ControlThreadMain(void* arg) {
         Error{s.error().code, fmt::format("control loop ({}): {}",
                                           measure::WakePathName(t.plan.path), s.error().message)};
     t.source->Disarm();
-    t.finished.store(1, std::memory_order_release);
     measure::SignalReady(t.finished);
     return nullptr;
   }
@@ -305,7 +304,6 @@ void* ControlThreadMain(void* arg) {
   }
   if (t.plan.after_loop) t.plan.after_loop();
   t.source->Disarm();
-  t.finished.store(1, std::memory_order_release);
   measure::SignalReady(t.finished);
   return nullptr;
 }
