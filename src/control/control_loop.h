@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fs_root.h"
 #include "measure/wake_path.h"
 
 // The periodic control loop of `rtpulse control` (docs/control.md): the measurement engine's
@@ -21,8 +22,8 @@ namespace rtpulse::control {
 struct PolicySpec {
   enum class Kind { kOther, kFifo, kRr, kDeadline };
   Kind kind = Kind::kFifo;
-  int nice = 0;      ///< kOther: -20..19.
-  int priority = 0;  ///< kFifo, kRr: 1..99.
+  int nice = 0;            ///< kOther: -20..19.
+  int priority = 0;        ///< kFifo, kRr: 1..99.
   int64_t runtime_ns = 0;  ///< kDeadline.
   int64_t deadline_ns = 0;
   int64_t period_ns = 0;
@@ -34,8 +35,13 @@ struct PolicySpec {
 Expected<PolicySpec> ParsePolicySpec(std::string_view text);
 /// The canonical text of `spec` ("fifo:99", "deadline:400us/4ms/4ms"), parseable again.
 std::string FormatPolicySpec(const PolicySpec& spec);
-/// A scenario-name-safe form ("fifo-99", "deadline-400us", "other-n19").
+/// A scenario-name-safe form ("fifo-99", "deadline-400us", "other-n19"). A deadline policy
+/// whose DEADLINE or PERIOD differ from each other also names both
+/// ("deadline-400us-3ms-4ms"), so two such policies never share a slug.
 std::string PolicySlug(const PolicySpec& spec);
+
+/// Usage error unless `cpu` is listed in /sys/devices/system/cpu/online under `root`.
+Status CheckCpuOnline(int cpu, const FsRoot& root);
 
 /// One job as measured (CLOCK_MONOTONIC ns).
 struct JobTiming {
@@ -46,7 +52,26 @@ struct JobTiming {
   /// past them: r_k - r_{k-1} = (1 + skipped_before) * period.
   uint32_t skipped_before = 0;
   bool miss = false;  ///< c_k > r_k + deadline.
+  /// SCHED_DEADLINE only: the kernel restarted its period before this wake-up, so the loop
+  /// re-anchored its grid here: release_ns is the wake-up time and the job's wake-up latency
+  /// is unknown (not zero); its response and miss count from the wake-up.
+  bool release_unknown = false;
 };
+
+/// RT throttling as configured under `root` (/proc/sys/kernel/sched_rt_runtime_us and
+/// sched_rt_period_us) and the jobs that show its signature (docs/control.md).
+struct RtThrottling {
+  bool known = false;    ///< Both files read and parsed.
+  bool enabled = false;  ///< runtime >= 0 and < period.
+  int64_t runtime_us = 0;
+  int64_t period_us = 0;
+  uint64_t suspect_jobs = 0;  ///< Jobs with a stall as long as the throttled gap.
+  std::string text;           ///< The sentence for ControlRunRecord::rt_throttling.
+};
+/// Reads the settings and, for a fifo/rr run (`realtime`), counts the jobs whose wake-up
+/// latency or execution time is at least 90 % of the throttled gap (period - runtime).
+RtThrottling DescribeRtThrottling(const FsRoot& root, bool realtime,
+                                  const std::vector<JobTiming>& jobs);
 
 /// The job the loop runs each release. Run() must not allocate or block.
 class JobBody {
@@ -55,13 +80,19 @@ class JobBody {
   virtual void Run(uint64_t k) = 0;
 };
 
+/// Jobs the loop keeps when plan.jobs is 0 (about 67 min at 4 ms); the run ends there and
+/// says so in its warnings.
+inline constexpr uint64_t kMaxUnboundedJobs = 1'000'000;
+/// The most jobs one run may ask for (their log is reserved up front, 32 B a job).
+inline constexpr uint64_t kMaxJobs = 10'000'000;
+
 /// A validated control run.
 struct ControlLoopPlan {
   PolicySpec policy;
   measure::WakePath path = measure::WakePath::kAbs;  ///< kDeadline when policy is deadline.
   int64_t period_ns = 4'000'000;
   int64_t deadline_ns = 0;  ///< 0: the period.
-  uint64_t jobs = 10'000;   ///< Jobs to run (0: until stop).
+  uint64_t jobs = 10'000;   ///< Jobs to run (0: until stop, at most kMaxUnboundedJobs).
   int cpu = -1;             ///< -1: not pinned.
   bool lock_memory = true;
   /// Ground truth for tests: job k with k % inject_every == inject_every - 1 spins
@@ -81,6 +112,11 @@ struct ControlRunRecord {
   uint64_t releases = 0;        ///< Grid points passed: jobs + skipped.
   uint64_t skipped = 0;         ///< Releases no job served (overruns).
   uint64_t misses = 0;          ///< Jobs with c > r + deadline.
+  /// SCHED_DEADLINE only: wake-ups before our grid point, where the kernel restarted its
+  /// period after an overrun; the loop re-anchors its grid there (docs/control.md).
+  uint64_t grid_restarts = 0;
+  /// Jobs with RT throttling's signature (DescribeRtThrottling), fifo/rr runs only.
+  uint64_t rt_throttle_suspects = 0;
   int tid = 0;
   /// The policy as read back from the kernel in the thread (sched_getattr), e.g. "fifo:99".
   std::string applied_policy;
@@ -108,7 +144,9 @@ struct ControlLive {
 /// Runs `plan` on a new thread (RT set-up inside it) and returns when it finished its jobs or
 /// `stop` was set (then `interrupted`, with the jobs so far). Usage errors: a deadline policy
 /// whose period differs from plan.period_ns, a period of 0. Resource errors: the thread or
-/// wake source could not be set up at all.
+/// wake source could not be set up at all. Usage errors also for: a deadline policy on a
+/// path other than kDeadline (or kDeadline without one), the drifting `rel` path (the loop
+/// needs a fixed grid), a negative deadline, an offline plan.cpu.
 Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& body,
                                           const std::atomic<bool>& stop, ControlLive* live);
 

@@ -158,11 +158,13 @@ struct SchedAttr {
   uint64_t sched_deadline;
   uint64_t sched_period;
 };
-constexpr uint32_t kSchedDeadline = 6;
+constexpr uint32_t kSchedDeadline = kSchedDeadlinePolicy;
 }  // namespace
 
-Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns) {
+Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns,
+                         uint64_t flags) {
   SchedAttr attr{};
+  attr.sched_flags = flags;
   attr.size = sizeof(attr);
   attr.sched_policy = kSchedDeadline;
   attr.sched_runtime = static_cast<uint64_t>(runtime_ns);
@@ -178,6 +180,23 @@ Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period
                                           : "")};
   }
   return Status::Ok();
+}
+
+Expected<ThreadSchedAttr> GetThreadSchedAttr(int tid) {
+  SchedAttr attr{};
+  if (syscall(SYS_sched_getattr, tid, &attr, static_cast<unsigned>(sizeof(attr)), 0U) != 0) {
+    return Failure(fmt::format("sched_getattr({}) failed: {}", tid, std::strerror(errno)));
+  }
+  ThreadSchedAttr out;
+  constexpr uint32_t kResetOnFork = 0x40000000;
+  out.policy = static_cast<int>(attr.sched_policy & ~kResetOnFork);
+  out.nice = attr.sched_nice;
+  out.priority = static_cast<int>(attr.sched_priority);
+  out.runtime_ns = static_cast<int64_t>(attr.sched_runtime);
+  out.deadline_ns = static_cast<int64_t>(attr.sched_deadline);
+  out.period_ns = static_cast<int64_t>(attr.sched_period);
+  out.flags = attr.sched_flags;
+  return out;
 }
 
 }  // namespace rtpulse::measure

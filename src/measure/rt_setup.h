@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +46,28 @@ class DmaLatencyGuard {
   int fd_ = -1;
 };
 
-/// `SCHED_DEADLINE` for the calling thread (sched_setattr; glibc has no wrapper).
-Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns);
+/// `SCHED_DEADLINE` for the calling thread (sched_setattr; glibc has no wrapper). `flags` are
+/// sched_attr's sched_flags (e.g. kSchedFlagDlOverrun).
+Status SetThreadDeadline(int64_t runtime_ns, int64_t deadline_ns, int64_t period_ns,
+                         uint64_t flags = 0);
+
+/// SCHED_FLAG_DL_OVERRUN: the kernel sends SIGXCPU when a SCHED_DEADLINE task overruns its
+/// runtime (Linux 4.16+).
+inline constexpr uint64_t kSchedFlagDlOverrun = 0x04;
+
+/// A thread's scheduling as the kernel reports it (sched_getattr).
+struct ThreadSchedAttr {
+  int policy = 0;  ///< SCHED_OTHER, SCHED_FIFO, ..., 6 = SCHED_DEADLINE (reset-on-fork masked).
+  int nice = 0;
+  int priority = 0;
+  int64_t runtime_ns = 0;
+  int64_t deadline_ns = 0;
+  int64_t period_ns = 0;
+  uint64_t flags = 0;
+};
+inline constexpr int kSchedDeadlinePolicy = 6;
+
+/// Reads thread `tid`'s (0: the calling thread's) scheduling with sched_getattr.
+Expected<ThreadSchedAttr> GetThreadSchedAttr(int tid = 0);
 
 }  // namespace rtpulse::measure

@@ -280,8 +280,10 @@ class DeadlineWait final : public WakeSource {
     // The kernel starts the first period inside sched_setattr(); reading the clock before
     // the call puts our origin at or before the kernel's, so latency is never understated.
     const int64_t before = MonotonicNs();
-    if (Status s =
-            SetThreadDeadline(params.deadline_runtime_ns, params.interval_ns, params.interval_ns);
+    if (Status s = SetThreadDeadline(
+            params.deadline_runtime_ns,
+            params.deadline_relative_ns > 0 ? params.deadline_relative_ns : params.interval_ns,
+            params.interval_ns, params.deadline_flags);
         !s) {
       return s;
     }

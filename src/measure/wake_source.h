@@ -23,7 +23,11 @@ struct WakeParams {
   int cpu = -1;             ///< The probe's CPU (-1: not pinned); the xthread waker uses it.
   Policy policy = Policy::kFifo;
   int priority = 0;
-  int64_t deadline_runtime_ns = 0;          ///< SCHED_DEADLINE runtime (deadline path only).
+  int64_t deadline_runtime_ns = 0;  ///< SCHED_DEADLINE runtime (deadline path only).
+  /// SCHED_DEADLINE relative deadline (deadline path only); 0: the period.
+  int64_t deadline_relative_ns = 0;
+  /// SCHED_DEADLINE sched_flags, e.g. kSchedFlagDlOverrun (deadline path only).
+  uint64_t deadline_flags = 0;
   const std::atomic<bool>* stop = nullptr;  ///< Set when the run must end.
 };
 

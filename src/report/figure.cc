@@ -27,10 +27,32 @@ bool ValidName(const std::string& name) {
   });
 }
 
+const std::vector<Box>& SeriesBoxes(const Figure& figure, size_t i) {
+  static const std::vector<Box> kNoBoxes;
+  return i < figure.boxes.size() ? figure.boxes[i] : kNoBoxes;
+}
+
+size_t SeriesPointCount(const Figure& figure, size_t i) {
+  return figure.kind == PlotKind::kBoxes ? SeriesBoxes(figure, i).size()
+                                         : figure.series[i].points.size();
+}
+
 size_t PointCount(const Figure& figure) {
   size_t n = 0;
-  for (const auto& s : figure.series) n += s.points.size();
+  for (size_t i = 0; i < figure.series.size(); ++i) n += SeriesPointCount(figure, i);
   return n;
+}
+
+/// The x offset of series i of n within a category group (kBars, kBoxes): side by side,
+/// centred on the category index, 0.8 wide in all.
+double GroupOffset(size_t i, size_t n) {
+  const double width = 0.8 / static_cast<double>(n);
+  return (static_cast<double>(i) - (static_cast<double>(n) - 1) / 2) * width;
+}
+
+std::string OffsetX(double offset) {
+  if (ExactlyEqual(offset, 0)) return "1";
+  return fmt::format("($1{}{})", offset < 0 ? "" : "+", Num(offset));
 }
 
 bool AnyY2(const Figure& figure) {
@@ -113,11 +135,24 @@ std::string GnuplotQuote(const std::string& text) {
 std::string FigureData(const Figure& figure) {
   std::string out = fmt::format("# {}: {}\n", figure.name, figure.title);
   for (const auto& note : figure.notes) out += "# " + note + "\n";
-  out += fmt::format("# columns: x ({}), y ({})\n", figure.xlabel, figure.ylabel);
+  if (figure.kind == PlotKind::kBoxes) {
+    out += fmt::format(
+        "# columns: x ({}), whisker low, box low, median, box high, whisker high, dot ({})\n",
+        figure.xlabel, figure.ylabel);
+  } else {
+    out += fmt::format("# columns: x ({}), y ({})\n", figure.xlabel, figure.ylabel);
+  }
   for (size_t i = 0; i < figure.series.size(); ++i) {
     const Series& s = figure.series[i];
     if (i > 0) out += "\n\n";
-    out += fmt::format("# index {}: {} ({} points)\n", i, s.title, s.points.size());
+    out += fmt::format("# index {}: {} ({} points)\n", i, s.title, SeriesPointCount(figure, i));
+    if (figure.kind == PlotKind::kBoxes) {
+      for (const Box& b : SeriesBoxes(figure, i)) {
+        out += fmt::format("{} {} {} {} {} {} {}\n", Num(b.x), Num(b.whisker_low), Num(b.box_low),
+                           Num(b.median), Num(b.box_high), Num(b.whisker_high), Num(b.dot));
+      }
+      continue;
+    }
     for (size_t k = 0; k < s.points.size(); ++k) {
       const auto& [x, y] = s.points[k];
       // kSteps: a single blank line breaks the curve over empty classes, so a line across a
@@ -169,10 +204,15 @@ std::string FigureScript(const Figure& figure) {
   gp += "set yrange " + Range(figure.ymin, figure.ymax) + "\n";
   std::string with = "lines lw 1.5";
   if (figure.kind == PlotKind::kSteps) with = "linespoints pt 7 ps 0.4 lw 1.2";
-  if (figure.kind == PlotKind::kBars) {
+  if (figure.kind == PlotKind::kBars || figure.kind == PlotKind::kBoxes) {
     const size_t n = std::max<size_t>(1, figure.series.size());
     const double width = 0.8 / static_cast<double>(n);
-    gp += fmt::format("set boxwidth {}\nset style fill solid 0.8 border -1\n", Num(width));
+    if (figure.kind == PlotKind::kBars) {
+      gp += fmt::format("set boxwidth {}\nset style fill solid 0.8 border -1\n", Num(width));
+    } else {
+      gp += fmt::format("set boxwidth {} absolute\nset style fill solid 0.3 border -1\n",
+                        Num(0.8 * width));
+    }
     std::string tics;
     for (size_t i = 0; i < figure.categories.size(); ++i) {
       // Explicit tic labels are format strings to gnuplot: a literal % must be doubled.
@@ -182,20 +222,30 @@ std::string FigureScript(const Figure& figure) {
     }
     gp += "set xtics (" + tics +
           ")\nset xrange [-0.5:" + Num(static_cast<double>(figure.categories.size()) - 0.5) + "]\n";
-    with = "boxes";
+    with = figure.kind == PlotKind::kBars ? "boxes" : "candlesticks whiskerbars 0.5";
   }
   std::vector<std::string> clauses;
   const size_t n = figure.series.size();
   for (size_t i = 0; i < n; ++i) {
     const Series& s = figure.series[i];
-    if (s.points.empty()) continue;  // gnuplot rejects an empty data block
+    if (SeriesPointCount(figure, i) == 0) continue;  // gnuplot rejects an empty data block
     std::string using_clause = "1:2";
-    if (figure.kind == PlotKind::kBars) {
-      // Series i's bar sits at its slot within the group centred on the category index.
-      const double width = 0.8 / static_cast<double>(n);
-      const double offset = (static_cast<double>(i) - (static_cast<double>(n) - 1) / 2) * width;
-      using_clause = fmt::format("($1{}{}):2", offset < 0 ? "" : "+", Num(offset));
-      if (ExactlyEqual(offset, 0)) using_clause = "1:2";
+    // Series i's bar or box sits at its slot within the group centred on the category index.
+    if (figure.kind == PlotKind::kBars) using_clause = OffsetX(GroupOffset(i, n)) + ":2";
+    if (figure.kind == PlotKind::kBoxes) {
+      // candlesticks: x:box_min:whisker_min:whisker_max:box_max; then the median as a flat
+      // candle and the dot as a point, both in the series' colour.
+      const std::string x = OffsetX(GroupOffset(i, n));
+      const std::string lc = fmt::format(" lc {}", i + 1);
+      clauses.push_back(fmt::format("'{}.dat' index {} using {}:3:2:6:5 with {}{}{} title {}",
+                                    figure.name, i, x, with, lc,
+                                    s.style.empty() ? "" : " " + s.style, GnuplotQuote(s.title)));
+      clauses.push_back(
+          fmt::format("'{}.dat' index {} using {}:4:4:4:4 with candlesticks lw 2.5{} notitle",
+                      figure.name, i, x, lc));
+      clauses.push_back(fmt::format(
+          "'{}.dat' index {} using {}:7 with points pt 7 ps 0.8{} notitle", figure.name, i, x, lc));
+      continue;
     }
     // gnuplot wants the style's modifiers right after `with STYLE`.
     std::string clause = fmt::format("'{}.dat' index {} using {}{} with {}{} title {}", figure.name,

@@ -19,6 +19,21 @@ enum class PlotKind {
   /// an isolated class shows as a dot.
   kSteps,
   kBars,  ///< Grouped bars: x = category index (0, 1, ...), one bar per series in a group.
+  /// Box plots from Figure::boxes: x = category index, one box per series in a group (placed
+  /// side by side as kBars places bars); a box from box_low to box_high with a line at the
+  /// median, whiskers from whisker_low to whisker_high, and a dot at `dot`.
+  kBoxes,
+};
+
+/// One box of a kBoxes figure, in y units.
+struct Box {
+  double x = 0;  ///< Category index.
+  double whisker_low = 0;
+  double box_low = 0;
+  double median = 0;
+  double box_high = 0;
+  double whisker_high = 0;
+  double dot = 0;  ///< Drawn as a point (e.g. the maximum beyond the upper whisker).
 };
 
 /// Image formats gnuplot renders (terminals pngcairo, svg, pdfcairo of Debian's gnuplot-nox).
@@ -59,7 +74,9 @@ struct Figure {
   bool logy = false;
   PlotKind kind = PlotKind::kLines;
   std::vector<Series> series;
-  /// kBars: the x tic label of each category index.
+  /// kBoxes: boxes[i] are series[i]'s boxes (its points are not used); missing = none.
+  std::vector<std::vector<Box>> boxes;
+  /// kBars, kBoxes: the x tic label of each category index.
   std::vector<std::string> categories;
   std::optional<double> xmin, xmax, ymin, ymax;
   /// Written as "# " comment lines at the top of the .dat file (units, how the data was
@@ -84,7 +101,8 @@ struct FigureFiles {
 
 /// The .dat file: the notes as comments, then one gnuplot data block per series (separated
 /// by two blank lines, so `index N` selects series N), each headed by its title. Numbers are
-/// printed with up to 10 significant digits ("%.10g"), so the text is deterministic.
+/// printed with up to 10 significant digits ("%.10g"), so the text is deterministic. kBoxes:
+/// one line per box, "x whisker_low box_low median box_high whisker_high dot".
 std::string FigureData(const Figure& figure);
 
 /// The .gp script: labels, axes, styles and the plot command reading NAME.dat from the

@@ -25,9 +25,21 @@ struct ControlJobRow {
   bool miss = false;
 };
 
+/// jobs.csv's first line; the columns in that order.
+inline constexpr const char* kJobLogHeader =
+    "job,release_ns,start_ns,end_ns,latency_ns,exec_ns,response_ns,skipped_before,miss";
+
+/// The rules statistical_report.txt names (docs/control.md, "Output files").
+inline constexpr const char* kStudyStdDevRule =
+    "StdDev: sample standard deviation (divisor n-1; n/a for one value)";
+inline constexpr const char* kStudyPercentileRule =
+    "P90, P99: nearest rank (the value of rank ceil(p/100 * n) in ascending order)";
+inline constexpr const char* kStudyMedianRule =
+    "Median: the middle value, the mean of the two middle values for an even count";
+
 /// The study's statistics over integer microsecond values: sum, mean, median (the mean of the
-/// two middle values for an even count), population or sample stddev as named, P90 and P99 by
-/// the rule named in the file (nearest rank).
+/// two middle values for an even count), sample stddev (divisor n - 1, kStudyStdDevRule), P90
+/// and P99 by nearest rank (kStudyPercentileRule).
 struct StudyStats {
   uint64_t count = 0;
   int64_t sum_us = 0;
@@ -35,7 +47,7 @@ struct StudyStats {
   double median_us = 0;
   int64_t min_us = 0;
   int64_t max_us = 0;
-  double stddev_us = 0;
+  double stddev_us = 0;  ///< 0 when count < 2 (undefined for the n-1 divisor; printed n/a).
   int64_t p90_us = 0;
   int64_t p99_us = 0;
 };
@@ -43,12 +55,26 @@ struct StudyStats {
 /// Usage error on no values.
 Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us);
 
-/// Response times in whole microseconds, rounded down, in job order.
+/// Response times in whole microseconds, rounded down (floor(response_ns / 1000)), in job
+/// order. A response is never negative in a valid row (end >= release).
 std::vector<int64_t> ResponseTimesUs(const std::vector<ControlJobRow>& rows);
 
+/// Nearest-rank minimum count: the smallest number of values for which the nearest-rank
+/// `percentile` is not the maximum (rank ceil(p/100 * n) < n), i.e. ceil(100 / (100 - p)):
+/// 100 for p99, 1000 for p99.9, 100000 for p99.999. Below it the report prints "n/a".
+uint64_t MinCountForPercentile(double percentile);
+
+/// Each file is written atomically (core/atomic_file.h) and handed to the user who ran sudo.
+/// A row whose end lies before its release or start (a negative response or execution) is a
+/// Failure naming the job: such a row is a bug upstream, never clamped to 0.
 Status WriteResponseTimes(const std::string& path, const std::vector<ControlJobRow>& rows);
 Status WriteJobLog(const std::string& path, const std::vector<ControlJobRow>& rows);
-/// Reads jobs.csv back; a malformed line is an error naming the file and line.
+/// The jobs.csv text WriteJobLog writes (kJobLogHeader, then one line per row).
+std::string FormatJobLog(const std::vector<ControlJobRow>& rows);
+/// Reads jobs.csv back; every field is checked (integers, miss 0 or 1, latency = start -
+/// release, exec = end - start, response = end - release = latency + exec, exec and response
+/// >= 0, job and release increasing). A malformed line is a usage error naming FILE:LINE and
+/// the value; an empty file (not even the header) is a usage error. A header alone is no jobs.
 Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path);
 
 /// What a configuration adds beyond the study's table, for statistical_report.txt.

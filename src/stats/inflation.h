@@ -24,11 +24,12 @@ struct Inflation {
   size_t cond_n = 0;
 };
 
-/// Usage error: fewer than 10 values on either side, or a non-positive median.
+/// Usage error: fewer than 10 values on either side, a value <= 0 (an execution time is
+/// positive, and the interval works on logarithms), or a confidence outside (0, 1).
 Expected<Inflation> ExecInflation(const std::vector<int64_t>& base_ns,
                                   const std::vector<int64_t>& cond_ns, double confidence = 0.95);
 
-/// "+31.0 % [27.1, 35.2]" (95 % CI).
+/// "+31.0 % [27.1, 35.2]": the inflation and its interval, one decimal each.
 std::string FormatInflation(const Inflation& inflation);
 
 }  // namespace rtpulse::stats

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/control_loop.h"
 #include "core/error.h"
 #include "measure/perf_counters.h"
 #include "stats/inflation.h"
@@ -38,12 +39,20 @@ struct InterferencePlan {
       InterferenceCondition::kMemoryOther, InterferenceCondition::kOwnCpu};
 };
 
-/// The loads of a condition, in the suite's load SPEC syntax (docs/loads.md).
+/// Usage errors naming the value and the fix: no conditions, a condition twice, no isolated
+/// baseline, no other CPUs or the job's CPU among them, fewer than 1 repetition, fewer than 10
+/// jobs per run, a work set below twice the last-level cache (when it is known).
+Status ValidateInterferencePlan(const InterferencePlan& plan);
+
+/// The loads of a condition, in the suite's load SPEC syntax (docs/loads.md): none isolated;
+/// `cpu:cpus=OTHER` (CPU-only); `memory:cpus=OTHER,mb=M`, one worker per other CPU streaming
+/// its own M MiB, M = max(64, 4 x the last-level cache); `cpu:cpus=CPU` on the job's own CPU.
 std::vector<std::string> ConditionLoads(InterferenceCondition condition,
                                         const InterferencePlan& plan);
 
 /// The run order: every repetition runs each condition once, the order rotated from one
 /// repetition to the next, so slow drifts (temperature, frequency) hit every condition alike.
+/// Repetition r (1-based) starts with conditions[(r - 1) % conditions.size()].
 std::vector<std::pair<InterferenceCondition, int>> InterferenceOrder(const InterferencePlan& plan);
 
 /// What one run under one condition measured.
@@ -55,19 +64,49 @@ struct InterferenceRun {
   std::vector<std::string> warnings;
 };
 
+/// A run from what the control loop recorded: exec_ns[k] = c_k - s_k for every job, the
+/// thread's counters as read after the loop, and the record's warnings, plus one when the
+/// loop was interrupted or its RT set-up degraded.
+InterferenceRun InterferenceRunFromRecord(InterferenceCondition condition, int repetition,
+                                          const control::ControlRunRecord& record,
+                                          std::vector<measure::CounterReading> counters);
+
 /// One condition over all its repetitions.
 struct ConditionResult {
   InterferenceCondition condition = InterferenceCondition::kIsolated;
-  std::vector<double> repetition_medians_ns;
-  stats::Inflation inflation;  ///< Against the isolated runs (0 % for the baseline itself).
-  /// Counters summed over the repetitions, per job (value / jobs), in enum order.
+  int runs = 0;         ///< Runs that measured.
+  int failed_runs = 0;  ///< Runs whose RunCondition returned an error (see warnings).
+  std::vector<double> repetition_medians_ns;  ///< Per measured run, in run order.
+  /// Against the pooled isolated times; set only for a condition other than the baseline
+  /// with enough jobs on both sides (otherwise `no_inflation` says why).
+  bool has_inflation = false;
+  std::string no_inflation;
+  stats::Inflation inflation;
+  double median_exec_ns = 0;  ///< Of the pooled jobs (0 when none).
+  /// Counters summed over the measured runs, in enum order. Supported only when supported in
+  /// every run (else the first reason); multiplexed when any run was.
   std::vector<measure::CounterReading> counters;
+  std::vector<double> counters_per_job;  ///< counters[i].value / jobs (0 when unsupported).
   uint64_t jobs = 0;
+};
+
+/// One run as it went, in run order.
+struct RunSummary {
+  InterferenceCondition condition = InterferenceCondition::kIsolated;
+  int repetition = 0;
+  bool measured = false;
+  std::string error;  ///< When not measured.
+  uint64_t jobs = 0;
+  double median_exec_ns = 0;
+  std::vector<measure::CounterReading> counters;
+  std::vector<std::string> warnings;
 };
 
 struct InterferenceReport {
   InterferencePlan plan;
-  std::vector<ConditionResult> conditions;
+  std::vector<ConditionResult> conditions;  ///< In plan.conditions order.
+  std::vector<RunSummary> runs;             ///< Every run started, in run order.
+  int planned_runs = 0;
   std::vector<std::string> warnings;
   bool interrupted = false;
   std::string verdict;  ///< InterferenceVerdict(*this).
@@ -78,7 +117,10 @@ struct InterferenceReport {
 using RunCondition = std::function<Expected<InterferenceRun>(InterferenceCondition, int)>;
 
 /// Runs every (condition, repetition) of InterferenceOrder through `run`, stopping early when
-/// `stop` is set (interrupted, with what was measured), and computes the report.
+/// `stop` is set (checked before each run: interrupted, with what was measured), and computes
+/// the report. A run that returns an error is recorded (its RunSummary, a warning naming the
+/// run) and the experiment goes on, since the other runs' numbers stay valid; the result is an
+/// error only for an invalid plan or when no run at all measured (the first run's error).
 Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const RunCondition& run,
                                              const std::atomic<bool>& stop);
 

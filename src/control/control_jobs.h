@@ -1,0 +1,127 @@
+// The control loop's job loop, as a template on its wake source and clock. Included by
+// control_loop.cc (the real path: an armed measure::WakeSource and measure::MonotonicClock)
+// and by unit tests, which drive the same loop with scripted wake-ups and time
+// (tests/control/control_jobs_test.cc), as measure/probe_loop.h does for the probe.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "control/control_loop.h"
+#include "measure/wake_source.h"
+
+namespace rtpulse::control {
+
+/// What the job loop needs of the plan, fixed before it starts.
+struct JobLoopParams {
+  int64_t period_ns = 0;
+  int64_t deadline_ns = 0;  ///< Resolved: never 0.
+  uint64_t jobs = 0;        ///< 0: until stop or rec.jobs' capacity.
+  uint64_t inject_every = 0;
+  int64_t inject_ns = 0;
+  int64_t first_release_ns = 0;  ///< r_0, a grid point.
+};
+
+/// Spins until `clock` passes `until` (the injected extra execution).
+template <typename Clock>
+inline void SpinInjectedUntil(Clock clock, int64_t until) {
+  while (clock.Now() < until) {
+  }
+}
+
+/// The control loop: jobs from `p.first_release_ns` on `source` and `clock` into `rec`
+/// (docs/control.md, "Timing and policies"). No allocation while it runs: rec.jobs must have
+/// its capacity reserved (the loop never grows it; at most that many jobs run). `Source`
+/// needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
+/// Now().
+template <typename Source, typename Clock>
+void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody& body,
+                    const std::atomic<bool>& stop, ControlLive* live, ControlRunRecord& rec) {
+  const int64_t period = p.period_ns;
+  const int64_t deadline = p.deadline_ns;
+  const uint64_t capacity = rec.jobs.capacity();
+  const uint64_t jobs = p.jobs > 0 ? p.jobs : capacity;
+  const bool restarts_grid = source.RestartsGridOnOverrun();
+  const uint64_t every = p.inject_every;
+  const int64_t inject_ns = p.inject_ns;
+  int64_t next = p.first_release_ns;
+  int64_t prev_release = 0;
+  uint64_t skipped = 0;
+  uint64_t misses = 0;
+  int64_t max_response = 0;
+  int wait_error = 0;
+  bool reanchored = false;
+  for (uint64_t k = 0; k < jobs && k < capacity; ++k) {
+    if (stop.load(std::memory_order_relaxed)) {
+      rec.interrupted = true;
+      break;
+    }
+    measure::WakeResult wake = source.Wait(next);
+    int64_t start = clock.Now();
+    // A periodic timer whose expiry fell inside the skipped releases returns at once: wait
+    // on to the release this job serves.
+    while (wake.error == 0 && !restarts_grid && start < next &&
+           !stop.load(std::memory_order_relaxed)) {
+      wake = source.Wait(next);
+      start = clock.Now();
+    }
+    if (wake.error != 0) {
+      wait_error = wake.error;  // reported after the loop (a message allocates)
+      break;
+    }
+    if (stop.load(std::memory_order_relaxed)) {
+      rec.interrupted = true;  // the wake-up may be the Interrupt(), not a release
+      break;
+    }
+    if (restarts_grid && start < next) {
+      // SCHED_DEADLINE after an overrun: the kernel restarted its period at a time we
+      // cannot see; the wake-up proves it did. Re-anchor the grid on it (counted).
+      ++rec.grid_restarts;
+      next = start;
+      reanchored = true;
+    }
+    const int64_t release = next;
+    const bool release_unknown = reanchored;
+    reanchored = false;
+    body.Run(k);
+    if (every > 0 && k % every == every - 1) SpinInjectedUntil(clock, clock.Now() + inject_ns);
+    const int64_t end = clock.Now();
+    JobTiming job;
+    job.release_ns = release;
+    job.start_ns = start;
+    job.end_ns = end;
+    job.skipped_before =
+        k == 0 ? 0u
+               : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
+    job.miss = end > release + deadline;
+    job.release_unknown = release_unknown;
+    rec.jobs.push_back(job);  // within the reserved capacity: no allocation
+    skipped += job.skipped_before;
+    if (job.miss) ++misses;
+    max_response = std::max(max_response, end - release);
+    prev_release = release;
+    // The next release is the first grid point after this job's completion: releases the
+    // job ran past are skipped (and counted in the next job's skipped_before).
+    next = release + period * (1 + std::max<int64_t>(0, (end - release) / period));
+    if (live != nullptr) {
+      live->jobs.store(k + 1, std::memory_order_relaxed);
+      live->skipped.store(skipped, std::memory_order_relaxed);
+      live->misses.store(misses, std::memory_order_relaxed);
+      live->max_response_ns.store(max_response, std::memory_order_relaxed);
+    }
+  }
+  if (wait_error != 0) {
+    rec.degraded = true;
+    rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
+                                       std::strerror(wait_error), rec.jobs.size()));
+  }
+  rec.skipped = skipped;
+  rec.misses = misses;
+  rec.releases = rec.jobs.size() + skipped;
+}
+
+}  // namespace rtpulse::control

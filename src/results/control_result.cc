@@ -1,0 +1,474 @@
+#include "results/control_result.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/histogram.h"
+#include "core/printable.h"
+
+namespace rtpulse::results {
+namespace {
+
+constexpr int64_t kControlNsPerUs = 1000;
+
+int64_t ControlFloorDivUs(int64_t ns) {
+  const int64_t q = ns / kControlNsPerUs;
+  return (ns % kControlNsPerUs != 0 && ns < 0) ? q - 1 : q;
+}
+
+/// ns as microseconds with three decimals, exactly (no floating point): -1500 -> "-1.500".
+std::string ControlUsText(int64_t ns) {
+  const bool negative = ns < 0;
+  // Magnitude as unsigned, so INT64_MIN has one too.
+  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03d}", negative ? "-" : "", mag / 1000, mag % 1000);
+}
+
+/// A row's derived durations, or why it has none.
+struct ControlDurations {
+  int64_t latency_ns = 0;
+  int64_t exec_ns = 0;
+  int64_t response_ns = 0;
+};
+
+Expected<ControlDurations> ControlRowDurations(const ControlJobRow& row) {
+  ControlDurations d;
+  if (__builtin_sub_overflow(row.start_ns, row.release_ns, &d.latency_ns) ||
+      __builtin_sub_overflow(row.end_ns, row.start_ns, &d.exec_ns) ||
+      __builtin_sub_overflow(row.end_ns, row.release_ns, &d.response_ns)) {
+    return Failure(fmt::format("job {}: release {} ns, start {} ns, end {} ns overflow 64 bits",
+                               row.job, row.release_ns, row.start_ns, row.end_ns));
+  }
+  if (d.exec_ns < 0 || d.response_ns < 0) {
+    return Failure(fmt::format(
+        "job {}: end {} ns lies before its {} ({} ns): a job ends after it starts and after its "
+        "release (a bug in the control loop's timestamps, not clamped to 0)",
+        row.job, row.end_ns, d.exec_ns < 0 ? "start" : "release",
+        d.exec_ns < 0 ? row.start_ns : row.release_ns));
+  }
+  return d;
+}
+
+Status ControlCheckRows(const std::vector<ControlJobRow>& rows) {
+  for (const auto& row : rows) {
+    auto d = ControlRowDurations(row);
+    if (!d) return d.error();
+  }
+  return Status::Ok();
+}
+
+/// The value of nearest rank ceil(p/100 * n) of ascending `sorted` (n > 0).
+int64_t ControlNearestRank(const std::vector<int64_t>& sorted, double percentile) {
+  return sorted[Histogram::NearestRank(percentile, sorted.size()) - 1];
+}
+
+/// Median of ascending `sorted` (n > 0): the middle value, the mean of the two middle ones.
+double ControlMedian(const std::vector<int64_t>& sorted) {
+  const size_t n = sorted.size();
+  if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
+  // Halved separately so two huge values cannot overflow.
+  const auto a = static_cast<long double>(sorted[n / 2 - 1]);
+  const auto b = static_cast<long double>(sorted[n / 2]);
+  return static_cast<double>((a + b) / 2);
+}
+
+/// The quantiles rtpulse prints for each duration, with their labels.
+struct ControlQuantile {
+  const char* label;
+  double percentile;
+};
+constexpr ControlQuantile kControlQuantiles[] = {
+    {"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}, {"p99.99", 99.99}, {"p99.999", 99.999}};
+
+std::string ControlDurationBlock(const std::string& heading, std::vector<int64_t> values_ns) {
+  std::sort(values_ns.begin(), values_ns.end());
+  std::string out = heading + ":\n";
+  const uint64_t n = values_ns.size();
+  out += fmt::format("  min: {} us\n", ControlUsText(values_ns.front()));
+  for (const auto& q : kControlQuantiles) {
+    const uint64_t needed = MinCountForPercentile(q.percentile);
+    if (n < needed) {
+      out += fmt::format("  {}: n/a: needs >= {} jobs\n", q.label, needed);
+    } else {
+      out += fmt::format("  {}: {} us\n", q.label,
+                         ControlUsText(ControlNearestRank(values_ns, q.percentile)));
+    }
+  }
+  out += fmt::format("  max: {} us\n", ControlUsText(values_ns.back()));
+  return out;
+}
+
+std::string ControlStudyBlock(const StudyStats& s) {
+  std::string out;
+  out += fmt::format("Count: {}\n", s.count);
+  out += fmt::format("Sum: {}\n", s.sum_us);
+  out += fmt::format("Mean: {:.2f}\n", s.mean_us);
+  out += fmt::format("Median: {:.2f}\n", s.median_us);
+  out += fmt::format("Min: {}\n", s.min_us);
+  out += fmt::format("Max: {}\n", s.max_us);
+  out += s.count < 2 ? std::string("StdDev: n/a (needs >= 2 values)\n")
+                     : fmt::format("StdDev: {:.2f}\n", s.stddev_us);
+  out += fmt::format("P90: {}\n", s.p90_us);
+  out += fmt::format("P99: {}\n", s.p99_us);
+  return out;
+}
+
+Expected<int64_t> ControlParseInt(std::string_view field, const std::string& where,
+                                  const char* column) {
+  int64_t value = 0;
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(field.data(), end, value);
+  if (field.empty() || ec != std::errc() || ptr != end) {
+    return UsageError(fmt::format(
+        "{}: {} '{}' is not a whole number of {} (jobs.csv holds "
+        "integers only; rewrite it with rtpulse control)",
+        where, column, Printable(field), std::strcmp(column, "miss") == 0 ? "0 or 1" : "ns"));
+  }
+  return value;
+}
+
+std::vector<std::string_view> ControlSplitCsv(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = line.find(',', from);
+    if (comma == std::string_view::npos) {
+      fields.push_back(line.substr(from));
+      return fields;
+    }
+    fields.push_back(line.substr(from, comma - from));
+    from = comma + 1;
+  }
+}
+
+constexpr const char* kControlColumns[] = {"job",         "release_ns",     "start_ns",
+                                           "end_ns",      "latency_ns",     "exec_ns",
+                                           "response_ns", "skipped_before", "miss"};
+
+Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string& where) {
+  const auto fields = ControlSplitCsv(line);
+  if (fields.size() != std::size(kControlColumns)) {
+    return UsageError(fmt::format("{}: {} fields where jobs.csv has {} ({}): '{}'", where,
+                                  fields.size(), std::size(kControlColumns), kJobLogHeader,
+                                  Printable(line)));
+  }
+  int64_t v[std::size(kControlColumns)] = {};
+  for (size_t i = 0; i < fields.size(); ++i) {
+    auto parsed = ControlParseInt(fields[i], where, kControlColumns[i]);
+    if (!parsed) return parsed.error();
+    v[i] = *parsed;
+  }
+  if (v[0] < 0) return UsageError(fmt::format("{}: job {} is negative", where, v[0]));
+  if (v[7] < 0 || v[7] > UINT32_MAX) {
+    return UsageError(
+        fmt::format("{}: skipped_before {} is out of range (0 to {})", where, v[7], UINT32_MAX));
+  }
+  if (v[8] != 0 && v[8] != 1) {
+    return UsageError(fmt::format("{}: miss '{}' is not 0 or 1", where, v[8]));
+  }
+  ControlJobRow row;
+  row.job = static_cast<uint64_t>(v[0]);
+  row.release_ns = v[1];
+  row.start_ns = v[2];
+  row.end_ns = v[3];
+  row.skipped_before = static_cast<uint32_t>(v[7]);
+  row.miss = v[8] == 1;
+  auto d = ControlRowDurations(row);
+  if (!d) return UsageError(fmt::format("{}: {}", where, d.error().message));
+  const struct {
+    const char* column;
+    int64_t written;
+    int64_t derived;
+    const char* rule;
+  } checks[] = {{"latency_ns", v[4], d->latency_ns, "start_ns - release_ns"},
+                {"exec_ns", v[5], d->exec_ns, "end_ns - start_ns"},
+                {"response_ns", v[6], d->response_ns, "end_ns - release_ns"}};
+  for (const auto& c : checks) {
+    if (c.written != c.derived) {
+      return UsageError(
+          fmt::format("{}: {} {} is not {} = {}", where, c.column, c.written, c.rule, c.derived));
+    }
+  }
+  int64_t sum = 0;
+  if (__builtin_add_overflow(v[4], v[5], &sum) || sum != v[6]) {
+    return UsageError(fmt::format("{}: latency_ns {} + exec_ns {} is not response_ns {}", where,
+                                  v[4], v[5], v[6]));
+  }
+  return row;
+}
+
+}  // namespace
+
+uint64_t MinCountForPercentile(double percentile) {
+  if (percentile >= 100) return UINT64_MAX;
+  auto n = static_cast<uint64_t>(std::max(1.0, std::ceil(100.0 / (100.0 - percentile) - 1e-6)));
+  // The formula's rounding settled against the rank rule itself.
+  while (Histogram::NearestRank(percentile, n) >= n) ++n;
+  while (n > 1 && Histogram::NearestRank(percentile, n - 1) < n - 1) --n;
+  return n;
+}
+
+Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us) {
+  if (values_us.empty()) {
+    return UsageError(
+        "no response times to summarise (the configuration completed no job; run it with "
+        "--jobs N >= 1)");
+  }
+  std::vector<int64_t> sorted = values_us;
+  std::sort(sorted.begin(), sorted.end());
+  StudyStats s;
+  s.count = sorted.size();
+  Int128 sum = 0;
+  Int128 sum_sq = 0;
+  for (int64_t v : sorted) {
+    sum += v;
+    sum_sq += static_cast<Int128>(v) * v;
+  }
+  s.sum_us = static_cast<int64_t>(sum);
+  // Below 2^53 both operands are exact doubles, so the quotient is correctly rounded (what an
+  // exact-fraction mean rounds to, e.g. Python's statistics.mean).
+  constexpr Int128 kExactDouble = Int128{1} << 53;
+  s.mean_us = (sum < kExactDouble && sum > -kExactDouble)
+                  ? static_cast<double>(sum) / static_cast<double>(s.count)
+                  : static_cast<double>(static_cast<long double>(sum) / s.count);
+  s.median_us = ControlMedian(sorted);
+  s.min_us = sorted.front();
+  s.max_us = sorted.back();
+  if (s.count >= 2) {
+    // n * sum(x^2) - sum(x)^2 = n * sum((x - mean)^2), exact in 128 bits; divided by
+    // n (n - 1) for the sample variance.
+    const Int128 n = s.count;
+    const Int128 ss_n = n * sum_sq - sum * sum;
+    const long double var =
+        static_cast<long double>(ss_n) / (static_cast<long double>(n) * (s.count - 1));
+    s.stddev_us = static_cast<double>(std::sqrt(var));
+  }
+  s.p90_us = ControlNearestRank(sorted, 90);
+  s.p99_us = ControlNearestRank(sorted, 99);
+  return s;
+}
+
+std::vector<int64_t> ResponseTimesUs(const std::vector<ControlJobRow>& rows) {
+  std::vector<int64_t> us;
+  us.reserve(rows.size());
+  for (const auto& row : rows) us.push_back(ControlFloorDivUs(row.end_ns - row.release_ns));
+  return us;
+}
+
+Status WriteResponseTimes(const std::string& path, const std::vector<ControlJobRow>& rows) {
+  if (Status s = ControlCheckRows(rows); !s) return s;
+  std::string text;
+  text.reserve(rows.size() * 8);
+  for (int64_t us : ResponseTimesUs(rows)) {
+    text += std::to_string(us);
+    text += '\n';
+  }
+  return WriteFileAtomic(path, text);
+}
+
+std::string FormatJobLog(const std::vector<ControlJobRow>& rows) {
+  std::string text = std::string(kJobLogHeader) + "\n";
+  text.reserve(rows.size() * 80);
+  for (const auto& r : rows) {
+    text += fmt::format("{},{},{},{},{},{},{},{},{}\n", r.job, r.release_ns, r.start_ns, r.end_ns,
+                        r.start_ns - r.release_ns, r.end_ns - r.start_ns, r.end_ns - r.release_ns,
+                        r.skipped_before, r.miss ? 1 : 0);
+  }
+  return text;
+}
+
+Status WriteJobLog(const std::string& path, const std::vector<ControlJobRow>& rows) {
+  if (Status s = ControlCheckRows(rows); !s) return s;
+  return WriteFileAtomic(path, FormatJobLog(rows));
+}
+
+Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return UsageError(fmt::format("cannot read '{}': {}", Printable(path), std::strerror(errno)));
+  }
+  std::vector<ControlJobRow> rows;
+  std::string line;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string where = fmt::format("{}:{}", Printable(path), line_no);
+    if (line_no == 1) {
+      if (line != kJobLogHeader) {
+        return UsageError(fmt::format("{}: header '{}' is not jobs.csv's ({})", where,
+                                      Printable(line), kJobLogHeader));
+      }
+      continue;
+    }
+    auto row = ControlParseRow(line, where);
+    if (!row) return row.error();
+    if (!rows.empty() && row->job <= rows.back().job) {
+      return UsageError(fmt::format("{}: job {} does not follow job {} (jobs increase)", where,
+                                    row->job, rows.back().job));
+    }
+    if (!rows.empty() && row->release_ns <= rows.back().release_ns) {
+      return UsageError(fmt::format("{}: release_ns {} is not after the previous job's {}", where,
+                                    row->release_ns, rows.back().release_ns));
+    }
+    rows.push_back(*row);
+  }
+  if (line_no == 0) {
+    return UsageError(fmt::format("{} is empty: not even jobs.csv's header ({})", Printable(path),
+                                  kJobLogHeader));
+  }
+  return rows;
+}
+
+std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
+                                    const ControlScenarioFacts& facts) {
+  std::string out = fmt::format("# rtpulse control: {}\n", facts.configuration);
+  out +=
+      "# The study's table: response times in microseconds, over exactly the values of "
+      "response_times.txt (one per job, whole us rounded down)\n";
+  const auto us = ResponseTimesUs(rows);
+  auto study = ComputeStudyStats(us);
+  if (study) {
+    out += ControlStudyBlock(*study);
+  } else {
+    out += "Count: 0\n(no job completed: nothing to summarise)\n";
+  }
+  out += fmt::format("# {}; {}; {}; source: response_times.txt\n", kStudyStdDevRule,
+                     kStudyPercentileRule, kStudyMedianRule);
+  out += "\n";
+  uint64_t misses = 0;
+  uint64_t skipped_rows = 0;
+  if (!rows.empty()) {
+    out +=
+        "rtpulse statistics over jobs.csv: exact ns values shown in us, nearest rank; a "
+        "percentile needs at least 1 / (1 - p) jobs to be more than the maximum, and is n/a "
+        "below that\n";
+    std::vector<int64_t> latency, exec, response;
+    latency.reserve(rows.size());
+    exec.reserve(rows.size());
+    response.reserve(rows.size());
+    for (const auto& r : rows) {
+      latency.push_back(r.start_ns - r.release_ns);
+      exec.push_back(r.end_ns - r.start_ns);
+      response.push_back(r.end_ns - r.release_ns);
+    }
+    out += ControlDurationBlock("Wake-up latency (start - release)", std::move(latency));
+    out += ControlDurationBlock("Execution (end - start)", std::move(exec));
+    out += ControlDurationBlock("Response (end - release)", std::move(response));
+    out += "\n";
+  }
+  for (const auto& r : rows) {
+    misses += r.miss ? 1 : 0;
+    skipped_rows += r.skipped_before;
+  }
+  out += fmt::format("Period: {} us\n", ControlUsText(facts.period_ns));
+  out += fmt::format("Deadline: {} us\n", ControlUsText(facts.deadline_ns));
+  const uint64_t accounted = rows.size() + facts.skipped;
+  out += fmt::format(
+      "Releases: {}{}\n", facts.releases,
+      accounted == facts.releases
+          ? std::string()
+          : fmt::format(" (WARNING: jobs + skipped = {}, not the releases)", accounted));
+  out += fmt::format("Jobs: {}\n", rows.size());
+  out += fmt::format(
+      "Skipped releases: {}{}\n", facts.skipped,
+      skipped_rows == facts.skipped
+          ? std::string()
+          : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {})", skipped_rows));
+  out += fmt::format(
+      "Deadline misses: {} (end > release + deadline; skipped releases are "
+      "counted above, not here){}\n",
+      misses,
+      misses == facts.misses ? std::string()
+                             : fmt::format(" (WARNING: the loop counted {})", facts.misses));
+  out += fmt::format("Interrupted: {}\n",
+                     facts.interrupted ? "yes: partial results, the run was stopped" : "no");
+  if (facts.notes.empty()) {
+    out += "Notes: none\n";
+  } else {
+    out += "Notes:\n";
+    for (const auto& note : facts.notes) out += "  - " + note + "\n";
+  }
+  return out;
+}
+
+Status WriteStatisticalReport(const std::string& path, const std::vector<ControlJobRow>& rows,
+                              const ControlScenarioFacts& facts) {
+  if (Status s = ControlCheckRows(rows); !s) return s;
+  return WriteFileAtomic(path, FormatStatisticalReport(rows, facts));
+}
+
+ControlSummaryRow SummarizeControlScenario(const std::string& scenario,
+                                           const std::string& configuration,
+                                           const std::vector<ControlJobRow>& rows,
+                                           uint64_t skipped) {
+  ControlSummaryRow s;
+  s.scenario = scenario;
+  s.configuration = configuration;
+  s.jobs = rows.size();
+  s.skipped = skipped;
+  if (rows.empty()) return s;
+  std::vector<int64_t> exec;
+  exec.reserve(rows.size());
+  int64_t max_latency_ns = rows.front().start_ns - rows.front().release_ns;
+  for (const auto& r : rows) {
+    s.misses += r.miss ? 1 : 0;
+    exec.push_back(r.end_ns - r.start_ns);
+    max_latency_ns = std::max(max_latency_ns, r.start_ns - r.release_ns);
+  }
+  auto study = ComputeStudyStats(ResponseTimesUs(rows));
+  s.mean_response_us = study->mean_us;
+  s.p99_response_us = study->p99_us;
+  s.max_response_us = study->max_us;
+  s.max_latency_us = ControlFloorDivUs(max_latency_ns);
+  std::sort(exec.begin(), exec.end());
+  s.median_exec_us = ControlMedian(exec) / 1000.0;
+  return s;
+}
+
+std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
+  const std::vector<std::string> head = {
+      "scenario",     "configuration", "jobs",        "skipped",        "misses",
+      "mean resp us", "p99 resp us",   "max resp us", "max latency us", "median exec us"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) {
+    const bool any = r.jobs > 0;
+    auto or_na = [&](std::string text) { return any ? text : std::string("n/a"); };
+    cells.push_back(
+        {r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
+         std::to_string(r.misses), or_na(fmt::format("{:.2f}", r.mean_response_us)),
+         or_na(std::to_string(r.p99_response_us)), or_na(std::to_string(r.max_response_us)),
+         or_na(std::to_string(r.max_latency_us)), or_na(fmt::format("{:.3f}", r.median_exec_us))});
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : cells) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out;
+    for (size_t c = 0; c < row.size(); ++c) {
+      // Names left-aligned, numbers right-aligned.
+      out +=
+          c < 2 ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
+      out += c + 1 < row.size() ? "  " : "";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(head);
+  for (const auto& row : cells) out += line(row);
+  out +=
+      "response times in whole us rounded down (as in response_times.txt; p99 by nearest "
+      "rank); max latency floor(ns / 1000); median exec in us from the ns values\n";
+  return out;
+}
+
+}  // namespace rtpulse::results

@@ -1,0 +1,562 @@
+#include "suite/interference.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/parse.h"
+
+namespace rtpulse::suite {
+namespace {
+
+using measure::CounterReading;
+
+double InterferenceMedian(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? static_cast<double>(v[n / 2])
+                    : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+bool InterferenceHasCondition(const InterferencePlan& plan, InterferenceCondition c) {
+  return std::find(plan.conditions.begin(), plan.conditions.end(), c) != plan.conditions.end();
+}
+
+/// Counters summed over runs: a counter is supported only if every run had it.
+std::vector<CounterReading> InterferenceSumCounters(const std::vector<const RunSummary*>& runs) {
+  std::vector<CounterReading> sum;
+  for (const measure::Counter counter : measure::kAllCounters) {
+    CounterReading total;
+    total.counter = counter;
+    total.supported = !runs.empty();
+    if (runs.empty()) total.unsupported = "no run measured";
+    int have = 0;
+    for (const RunSummary* run : runs) {
+      const auto it = std::find_if(run->counters.begin(), run->counters.end(),
+                                   [&](const CounterReading& r) { return r.counter == counter; });
+      if (it == run->counters.end() || !it->supported) {
+        if (total.supported) {
+          total.unsupported = it == run->counters.end() ? "not read in this run" : it->unsupported;
+        }
+        total.supported = false;
+        continue;
+      }
+      ++have;
+      total.value += it->value;
+      total.multiplexed = total.multiplexed || it->multiplexed;
+      total.user_only = total.user_only || it->user_only;
+    }
+    if (!total.supported) {
+      if (have > 0) {
+        total.unsupported =
+            fmt::format("counted in only {} of {} runs ({})", have, runs.size(), total.unsupported);
+      }
+      total.value = 0;
+      total.multiplexed = false;
+      total.user_only = false;
+    }
+    sum.push_back(std::move(total));
+  }
+  return sum;
+}
+
+ConditionResult InterferenceSummarise(InterferenceCondition condition,
+                                      const std::vector<RunSummary>& runs,
+                                      const std::vector<std::vector<int64_t>>& pooled_by_condition,
+                                      const std::vector<int64_t>& pooled_isolated) {
+  ConditionResult out;
+  out.condition = condition;
+  std::vector<const RunSummary*> measured;
+  for (const RunSummary& run : runs) {
+    if (run.condition != condition) continue;
+    if (!run.measured) {
+      ++out.failed_runs;
+      continue;
+    }
+    ++out.runs;
+    out.jobs += run.jobs;
+    out.repetition_medians_ns.push_back(run.median_exec_ns);
+    measured.push_back(&run);
+  }
+  const auto& pooled = pooled_by_condition[static_cast<size_t>(condition)];
+  out.median_exec_ns = InterferenceMedian(pooled);
+  out.counters = InterferenceSumCounters(measured);
+  for (const CounterReading& c : out.counters) {
+    out.counters_per_job.push_back(c.supported && out.jobs > 0 ? static_cast<double>(c.value) /
+                                                                     static_cast<double>(out.jobs)
+                                                               : 0.0);
+  }
+  if (condition == InterferenceCondition::kIsolated) {
+    out.no_inflation = "the baseline";
+  } else if (auto inflation = stats::ExecInflation(pooled_isolated, pooled); inflation) {
+    out.has_inflation = true;
+    out.inflation = *inflation;
+  } else {
+    out.no_inflation = inflation.error().message;
+  }
+  return out;
+}
+
+const ConditionResult* InterferenceFindCondition(const InterferenceReport& report,
+                                                 InterferenceCondition c) {
+  for (const auto& r : report.conditions) {
+    if (r.condition == c && r.has_inflation) return &r;
+  }
+  return nullptr;
+}
+
+bool InterferenceUp(const ConditionResult* r) {
+  return r != nullptr && r->inflation.ci_low_pct > 0;
+}
+bool InterferenceDown(const ConditionResult* r) {
+  return r != nullptr && r->inflation.ci_high_pct < 0;
+}
+std::string InterferencePct(const ConditionResult* r) {
+  return stats::FormatInflation(r->inflation);
+}
+
+/// The cross-CPU part of the verdict (memory-other against cpu-other), or "" when neither is
+/// above 0.
+std::string InterferenceCrossCpuVerdict(const ConditionResult* memory, const ConditionResult* cpu) {
+  if (memory != nullptr && cpu == nullptr) {
+    if (!InterferenceUp(memory)) return "";
+    return fmt::format(
+        "exec time {} with memory traffic on other CPUs (no CPU-only condition was run, so it "
+        "is not separated from load on other CPUs as such)",
+        InterferencePct(memory));
+  }
+  if (memory == nullptr && cpu != nullptr) {
+    if (!InterferenceUp(cpu)) return "";
+    return fmt::format(
+        "exec time {} with CPU-only load on the other CPUs: load elsewhere slows the job "
+        "(shared clock or power, or the hypervisor)",
+        InterferencePct(cpu));
+  }
+  if (memory == nullptr || (!InterferenceUp(memory) && !InterferenceUp(cpu))) return "";
+  const bool separated = memory->inflation.ci_low_pct > cpu->inflation.ci_high_pct;
+  const std::string numbers =
+      fmt::format("exec time {} with memory traffic on other CPUs, {} with CPU-only load there",
+                  InterferencePct(memory), InterferencePct(cpu));
+  if (InterferenceUp(memory) && separated && !InterferenceUp(cpu)) {
+    return numbers + ": contention in the shared memory system, not scheduling";
+  }
+  if (InterferenceUp(memory) && separated) {
+    return numbers +
+           ": mostly contention in the shared memory system, plus a slow-down from any load on "
+           "the other CPUs (shared clock or power, or the hypervisor)";
+  }
+  if (InterferenceUp(memory) && InterferenceUp(cpu)) {
+    return numbers +
+           ": any load on the other CPUs slows the job, memory traffic no more than CPU-only "
+           "load (shared clock or power, or the hypervisor; not the memory system in "
+           "particular)";
+  }
+  if (InterferenceUp(memory)) {
+    return numbers +
+           ": probably contention in the shared memory system, but the two intervals overlap; "
+           "more repetitions or jobs would separate them";
+  }
+  return numbers +
+         ": CPU-only load on the other CPUs slows the job and memory traffic does not (shared "
+         "clock or power, or the hypervisor)";
+}
+
+}  // namespace
+
+std::string_view ConditionName(InterferenceCondition condition) {
+  switch (condition) {
+    case InterferenceCondition::kIsolated:
+      return "isolated";
+    case InterferenceCondition::kCpuOther:
+      return "cpu-other";
+    case InterferenceCondition::kMemoryOther:
+      return "memory-other";
+    case InterferenceCondition::kOwnCpu:
+      return "own-cpu";
+  }
+  return "unknown";
+}
+
+std::string_view ConditionDescription(InterferenceCondition condition) {
+  switch (condition) {
+    case InterferenceCondition::kIsolated:
+      return "no load: the job alone";
+    case InterferenceCondition::kCpuOther:
+      return "CPU-only load on the other CPUs";
+    case InterferenceCondition::kMemoryOther:
+      return "memory-bandwidth load on the other CPUs";
+    case InterferenceCondition::kOwnCpu:
+      return "CPU-only load on the job's own CPU";
+  }
+  return "unknown";
+}
+
+Status ValidateInterferencePlan(const InterferencePlan& plan) {
+  if (plan.conditions.empty()) {
+    return UsageError("no interference conditions; give at least isolated and one other");
+  }
+  for (size_t i = 0; i < plan.conditions.size(); ++i) {
+    for (size_t j = i + 1; j < plan.conditions.size(); ++j) {
+      if (plan.conditions[i] == plan.conditions[j]) {
+        return UsageError(fmt::format("interference condition '{}' is given twice; give each once",
+                                      ConditionName(plan.conditions[i])));
+      }
+    }
+  }
+  if (!InterferenceHasCondition(plan, InterferenceCondition::kIsolated)) {
+    return UsageError(
+        "the interference conditions have no 'isolated' baseline; every inflation is against "
+        "it, so add it");
+  }
+  if (plan.other_cpus.empty()) {
+    return UsageError(fmt::format(
+        "no other CPUs for the cross-CPU loads (the job is on CPU {}); --interference needs at "
+        "least two CPUs",
+        plan.cpu));
+  }
+  if (std::find(plan.other_cpus.begin(), plan.other_cpus.end(), plan.cpu) !=
+      plan.other_cpus.end()) {
+    return UsageError(
+        fmt::format("the other CPUs ({}) include the job's CPU {}; give them without it",
+                    FormatCpuList(plan.other_cpus), plan.cpu));
+  }
+  if (plan.repetitions < 1) {
+    return UsageError(fmt::format("{} repetitions; give at least 1 (5 or more for stable medians)",
+                                  plan.repetitions));
+  }
+  if (plan.jobs_per_run < 10) {
+    return UsageError(
+        fmt::format("{} jobs per run; the inflation interval needs at least 10 (give e.g. 2500)",
+                    plan.jobs_per_run));
+  }
+  if (plan.llc_bytes > 0 && plan.work_set_bytes < 2 * plan.llc_bytes) {
+    return UsageError(fmt::format(
+        "work set {} KiB is less than twice the last-level cache ({} KiB): the job would run "
+        "from cache and not show memory contention; give --work-set {}K or more",
+        plan.work_set_bytes / 1024, plan.llc_bytes / 1024, 2 * plan.llc_bytes / 1024));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> ConditionLoads(InterferenceCondition condition,
+                                        const InterferencePlan& plan) {
+  const std::string others = FormatCpuList(plan.other_cpus);
+  switch (condition) {
+    case InterferenceCondition::kIsolated:
+      return {};
+    case InterferenceCondition::kCpuOther:
+      return {"cpu:cpus=" + others};
+    case InterferenceCondition::kMemoryOther: {
+      constexpr size_t kMiB = 1024 * 1024;
+      const size_t mb = std::max<size_t>(64, (4 * plan.llc_bytes + kMiB - 1) / kMiB);
+      return {fmt::format("memory:cpus={},mb={}", others, mb)};
+    }
+    case InterferenceCondition::kOwnCpu:
+      return {fmt::format("cpu:cpus={}", plan.cpu)};
+  }
+  return {};
+}
+
+std::vector<std::pair<InterferenceCondition, int>> InterferenceOrder(const InterferencePlan& plan) {
+  std::vector<std::pair<InterferenceCondition, int>> order;
+  const size_t m = plan.conditions.size();
+  if (m == 0) return order;
+  for (int rep = 1; rep <= plan.repetitions; ++rep) {
+    for (size_t i = 0; i < m; ++i) {
+      order.emplace_back(plan.conditions[(i + static_cast<size_t>(rep - 1)) % m], rep);
+    }
+  }
+  return order;
+}
+
+InterferenceRun InterferenceRunFromRecord(InterferenceCondition condition, int repetition,
+                                          const control::ControlRunRecord& record,
+                                          std::vector<measure::CounterReading> counters) {
+  InterferenceRun run;
+  run.condition = condition;
+  run.repetition = repetition;
+  run.exec_ns.reserve(record.jobs.size());
+  for (const control::JobTiming& job : record.jobs)
+    run.exec_ns.push_back(job.end_ns - job.start_ns);
+  run.counters = std::move(counters);
+  run.warnings = record.warnings;
+  if (record.degraded) {
+    run.warnings.emplace_back("the real-time set-up was degraded (see the warnings above)");
+  }
+  if (record.interrupted) {
+    run.warnings.push_back(
+        fmt::format("the loop was interrupted after {} jobs", record.jobs.size()));
+  }
+  return run;
+}
+
+Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const RunCondition& run,
+                                             const std::atomic<bool>& stop) {
+  if (Status s = ValidateInterferencePlan(plan); !s) return s.error();
+  InterferenceReport report;
+  report.plan = plan;
+  const auto order = InterferenceOrder(plan);
+  report.planned_runs = static_cast<int>(order.size());
+  std::vector<std::vector<int64_t>> pooled(4);
+  std::optional<Error> first_error;
+  for (const auto& [condition, repetition] : order) {
+    if (stop.load()) {
+      report.interrupted = true;
+      break;
+    }
+    RunSummary summary;
+    summary.condition = condition;
+    summary.repetition = repetition;
+    auto measured = run(condition, repetition);
+    if (!measured) {
+      summary.error = measured.error().message;
+      if (!first_error) first_error = measured.error();
+      report.warnings.push_back(fmt::format("run {} of {} ({}, repetition {}) failed: {}",
+                                            report.runs.size() + 1, order.size(),
+                                            ConditionName(condition), repetition, summary.error));
+    } else if (measured->exec_ns.empty()) {
+      summary.error = "no job completed";
+      report.warnings.push_back(fmt::format("run {} of {} ({}, repetition {}) measured no job",
+                                            report.runs.size() + 1, order.size(),
+                                            ConditionName(condition), repetition));
+    } else {
+      summary.measured = true;
+      summary.jobs = measured->exec_ns.size();
+      summary.median_exec_ns = InterferenceMedian(measured->exec_ns);
+      summary.counters = std::move(measured->counters);
+      summary.warnings = measured->warnings;
+      for (const auto& w : measured->warnings) {
+        report.warnings.push_back(
+            fmt::format("{}, repetition {}: {}", ConditionName(condition), repetition, w));
+      }
+      auto& pool = pooled[static_cast<size_t>(condition)];
+      pool.insert(pool.end(), measured->exec_ns.begin(), measured->exec_ns.end());
+    }
+    report.runs.push_back(std::move(summary));
+  }
+  const bool any_measured = std::any_of(report.runs.begin(), report.runs.end(),
+                                        [](const RunSummary& r) { return r.measured; });
+  if (!any_measured && first_error) return *first_error;
+  const auto& isolated = pooled[static_cast<size_t>(InterferenceCondition::kIsolated)];
+  for (const InterferenceCondition c : plan.conditions) {
+    report.conditions.push_back(InterferenceSummarise(c, report.runs, pooled, isolated));
+  }
+  report.verdict = InterferenceVerdict(report);
+  return report;
+}
+
+std::string InterferenceVerdict(const InterferenceReport& report) {
+  const ConditionResult* memory =
+      InterferenceFindCondition(report, InterferenceCondition::kMemoryOther);
+  const ConditionResult* cpu = InterferenceFindCondition(report, InterferenceCondition::kCpuOther);
+  const ConditionResult* own = InterferenceFindCondition(report, InterferenceCondition::kOwnCpu);
+  std::string prefix;
+  if (report.interrupted || static_cast<int>(report.runs.size()) < report.planned_runs) {
+    prefix = fmt::format("partial ({} of {} runs): ", report.runs.size(), report.planned_runs);
+  }
+  if (memory == nullptr && cpu == nullptr && own == nullptr) {
+    return prefix +
+           "nothing to compare: no condition has an inflation against the isolated baseline "
+           "(see the table for why)";
+  }
+  std::vector<std::string> parts;
+  const std::string cross = InterferenceCrossCpuVerdict(memory, cpu);
+  if (!cross.empty()) parts.push_back(cross);
+  if (InterferenceUp(own)) {
+    if (cross.empty()) {
+      std::string others;
+      if (memory != nullptr) others += fmt::format("memory traffic {}", InterferencePct(memory));
+      if (cpu != nullptr) {
+        others += fmt::format("{}CPU-only {}", others.empty() ? "" : ", ", InterferencePct(cpu));
+      }
+      parts.push_back(fmt::format(
+          "exec time {} with load on its own CPU, nothing measurable from load on the other "
+          "CPUs{}: scheduling on its own CPU (preemption inside the job, or cache sharing), "
+          "not the shared memory system",
+          InterferencePct(own), others.empty() ? "" : " (" + others + ")"));
+    } else {
+      parts.push_back(fmt::format(
+          "{} with load on its own CPU: scheduling on its own CPU adds to it (preemption "
+          "inside the job, or cache sharing)",
+          InterferencePct(own)));
+    }
+  }
+  for (const ConditionResult* r : {memory, cpu, own}) {
+    if (InterferenceDown(r)) {
+      parts.push_back(
+          fmt::format("exec time {} with {}: faster than isolated: a busy machine "
+                      "keeps its CPUs out of deep idle states and at higher clocks (in a VM, the "
+                      "vCPU stays scheduled)",
+                      InterferencePct(r), ConditionDescription(r->condition)));
+    }
+  }
+  if (parts.empty()) {
+    std::vector<std::string> each;
+    for (const ConditionResult* r : {memory, cpu, own}) {
+      if (r != nullptr)
+        each.push_back(fmt::format("{} {}", ConditionName(r->condition), InterferencePct(r)));
+    }
+    return prefix + fmt::format("no measurable effect: every interval contains 0 ({})",
+                                fmt::join(each, ", "));
+  }
+  return prefix + fmt::format("{}", fmt::join(parts, "; "));
+}
+
+namespace {
+
+nlohmann::json InterferenceCounterJson(const CounterReading& c, std::optional<double> per_job) {
+  nlohmann::json j = {{"name", std::string(measure::CounterName(c.counter))},
+                      {"supported", c.supported}};
+  if (c.supported) {
+    j["value"] = c.value;
+    if (per_job) j["per_job"] = *per_job;
+    j["multiplexed"] = c.multiplexed;
+    j["user_only"] = c.user_only;
+  } else {
+    j["value"] = nullptr;
+    if (per_job) j["per_job"] = nullptr;
+    j["unsupported"] = c.unsupported;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json InterferenceToJson(const InterferenceReport& report) {
+  const InterferencePlan& p = report.plan;
+  nlohmann::json plan = {{"cpu", p.cpu},
+                         {"other_cpus", p.other_cpus},
+                         {"jobs_per_run", p.jobs_per_run},
+                         {"repetitions", p.repetitions},
+                         {"work_set_bytes", p.work_set_bytes},
+                         {"llc_bytes", p.llc_bytes},
+                         {"conditions", nlohmann::json::array()},
+                         {"loads", nlohmann::json::object()}};
+  for (const auto c : p.conditions) {
+    plan["conditions"].push_back(std::string(ConditionName(c)));
+    plan["loads"][std::string(ConditionName(c))] = ConditionLoads(c, p);
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  for (const RunSummary& r : report.runs) {
+    nlohmann::json j = {{"condition", std::string(ConditionName(r.condition))},
+                        {"repetition", r.repetition},
+                        {"measured", r.measured}};
+    if (r.measured) {
+      j["jobs"] = r.jobs;
+      j["median_exec_ns"] = r.median_exec_ns;
+      j["counters"] = nlohmann::json::array();
+      for (const auto& c : r.counters)
+        j["counters"].push_back(InterferenceCounterJson(c, std::nullopt));
+      j["warnings"] = r.warnings;
+    } else {
+      j["error"] = r.error;
+    }
+    runs.push_back(std::move(j));
+  }
+  nlohmann::json conditions = nlohmann::json::array();
+  for (const ConditionResult& c : report.conditions) {
+    nlohmann::json j = {{"name", std::string(ConditionName(c.condition))},
+                        {"description", std::string(ConditionDescription(c.condition))},
+                        {"runs", c.runs},
+                        {"failed_runs", c.failed_runs},
+                        {"jobs", c.jobs},
+                        {"repetition_medians_ns", c.repetition_medians_ns},
+                        {"median_exec_ns",
+                         c.jobs > 0 ? nlohmann::json(c.median_exec_ns) : nlohmann::json(nullptr)}};
+    if (c.has_inflation) {
+      const auto& i = c.inflation;
+      j["inflation"] = {{"pct", i.pct},
+                        {"ci_low_pct", i.ci_low_pct},
+                        {"ci_high_pct", i.ci_high_pct},
+                        {"confidence", i.confidence},
+                        {"base_median_ns", i.base_median_ns},
+                        {"cond_median_ns", i.cond_median_ns},
+                        {"base_n", i.base_n},
+                        {"cond_n", i.cond_n}};
+    } else {
+      j["inflation"] = nullptr;
+      j["no_inflation"] = c.no_inflation;
+    }
+    j["counters"] = nlohmann::json::array();
+    for (size_t k = 0; k < c.counters.size(); ++k) {
+      j["counters"].push_back(InterferenceCounterJson(c.counters[k], c.counters_per_job[k]));
+    }
+    conditions.push_back(std::move(j));
+  }
+  return {{"plan", std::move(plan)},
+          {"method",
+           "exec-time inflation = median(condition) / median(isolated) - 1 over the pooled jobs; "
+           "interval: Price & Bonett (2002), docs/control.md#interference"},
+          {"planned_runs", report.planned_runs},
+          {"runs", std::move(runs)},
+          {"conditions", std::move(conditions)},
+          {"warnings", report.warnings},
+          {"interrupted", report.interrupted},
+          {"verdict", report.verdict}};
+}
+
+std::string FormatInterference(const InterferenceReport& report) {
+  std::string out = fmt::format("{:<14}{:>7}{:>9}{:>14}  {}\n", "condition", "runs", "jobs",
+                                "median exec", "inflation [95 % CI]");
+  for (const ConditionResult& c : report.conditions) {
+    const int planned = c.runs + c.failed_runs;
+    const std::string runs =
+        c.failed_runs > 0 ? fmt::format("{}/{}", c.runs, planned) : fmt::format("{}", c.runs);
+    const std::string median =
+        c.jobs > 0 ? fmt::format("{:.2f} us", c.median_exec_ns / 1000.0) : std::string("-");
+    std::string inflation;
+    if (c.has_inflation) {
+      inflation = stats::FormatInflation(c.inflation);
+      if (std::fabs(c.inflation.confidence - 0.95) > 1e-9) {
+        inflation += fmt::format(" ({:g} % CI)", 100 * c.inflation.confidence);
+      }
+    } else {
+      inflation = c.condition == InterferenceCondition::kIsolated ? "baseline"
+                                                                  : "- (" + c.no_inflation + ")";
+    }
+    out += fmt::format("{:<14}{:>7}{:>9}{:>14}  {}\n", ConditionName(c.condition), runs, c.jobs,
+                       median, inflation);
+  }
+  out += fmt::format("\n{:<24}", "counters per job");
+  for (const ConditionResult& c : report.conditions) {
+    out += fmt::format("{:>14}", ConditionName(c.condition));
+  }
+  out += "\n";
+  for (size_t k = 0; k < std::size(measure::kAllCounters); ++k) {
+    const auto counter = measure::kAllCounters[k];
+    bool none = !report.conditions.empty();
+    for (const auto& c : report.conditions) none = none && !c.counters[k].supported;
+    std::string line = fmt::format("{:<24}", measure::CounterName(counter));
+    if (none) {
+      out += line + report.conditions.front().counters[k].unsupported + "\n";
+      continue;
+    }
+    std::vector<std::string> notes;
+    for (const auto& c : report.conditions) {
+      const CounterReading& r = c.counters[k];
+      if (!r.supported) {
+        line += fmt::format("{:>14}", "n/a");
+        notes.push_back(fmt::format("  {}: {}", ConditionName(c.condition), r.unsupported));
+        continue;
+      }
+      std::string flags = r.multiplexed ? "*" : "";
+      if (r.user_only) flags += "u";
+      line += fmt::format("{:>14}", fmt::format("{:.3f}{}", c.counters_per_job[k], flags));
+    }
+    out += line + "\n";
+    for (const auto& n : notes) out += n + "\n";
+  }
+  out += "(* scaled: the counter was multiplexed; u: user mode only)\n";
+  for (const auto& w : report.warnings) out += "warning: " + w + "\n";
+  if (report.interrupted) {
+    out +=
+        fmt::format("interrupted after {} of {} runs\n", report.runs.size(), report.planned_runs);
+  }
+  out += "\n" + report.verdict + "\n";
+  return out;
+}
+
+}  // namespace rtpulse::suite

@@ -1,0 +1,263 @@
+// The control loop's job loop on scripted wake-ups and time (control/control_jobs.h): the
+// skip rule, the miss rule, periodic timers that fire inside a skipped release, SCHED_DEADLINE
+// grid restarts, stop, a full job log and a failed wait, exactly, with no thread or root.
+#include "control/control_jobs.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace rtpulse::control {
+namespace {
+
+constexpr int64_t kPeriod = 4 * kNsPerMs;
+constexpr int64_t kRead = 1000;  // each scripted clock read takes 1 us
+
+/// Scripted time: a clock read costs kRead; a wait sleeps to its deadline plus the scripted
+/// latency of that wake-up.
+struct World {
+  int64_t now = 0;
+  std::vector<int64_t> latency_ns;  ///< Per wait; 0 past the end.
+  size_t waits = 0;
+};
+
+struct ScriptedClock {
+  World* world;
+  int64_t Now() const {
+    world->now += kRead;
+    return world->now;
+  }
+};
+
+/// clock_nanosleep(TIMER_ABSTIME) in scripted time.
+struct ScriptedSleep {
+  World* world;
+  int fail_at = -1;  ///< Wait number that fails with EIO.
+  measure::WakeResult Wait(int64_t deadline_ns) {
+    const size_t i = world->waits++;
+    if (static_cast<int>(i) == fail_at) return {deadline_ns, 0, EIO};
+    const int64_t late = i < world->latency_ns.size() ? world->latency_ns[i] : 0;
+    world->now = std::max(world->now, deadline_ns) + late;
+    return {deadline_ns, 0, 0};
+  }
+  bool RestartsGridOnOverrun() const { return false; }
+};
+
+/// A periodic timer on the same grid: returns at once when an expiry passed since the last
+/// wait (as a timerfd read does), else sleeps to the next expiry.
+struct ScriptedPeriodic {
+  World* world;
+  int64_t origin = 0;
+  int64_t consumed = 0;  ///< Last expiry read.
+  measure::WakeResult Wait(int64_t deadline_ns) {
+    ++world->waits;
+    int64_t last_passed = origin + (world->now - origin) / kPeriod * kPeriod;
+    if (last_passed <= consumed) {
+      world->now = consumed + kPeriod;
+      last_passed = world->now;
+    }
+    const auto expirations = static_cast<uint64_t>((last_passed - consumed) / kPeriod);
+    consumed = last_passed;
+    return {deadline_ns, expirations, 0};
+  }
+  bool RestartsGridOnOverrun() const { return false; }
+};
+
+/// SCHED_DEADLINE in scripted time: wakes at the scripted instants, whatever the deadline.
+struct ScriptedDeadline {
+  World* world;
+  std::vector<int64_t> wake_at;
+  measure::WakeResult Wait(int64_t deadline_ns) {
+    const size_t i = world->waits++;
+    world->now = std::max(world->now, i < wake_at.size() ? wake_at[i] : deadline_ns);
+    return {deadline_ns, 0, 0};
+  }
+  bool RestartsGridOnOverrun() const { return true; }
+};
+
+/// Runs for `exec_ns` of scripted time; may set a stop flag at a job.
+class ScriptedBody final : public JobBody {
+ public:
+  ScriptedBody(World& world, int64_t exec_ns) : world_(world), exec_ns_(exec_ns) {}
+  void Run(uint64_t k) override {
+    world_.now += exec_ns_;
+    ++runs;
+    if (stop != nullptr && k == stop_at) stop->store(true);
+  }
+  uint64_t runs = 0;
+  std::atomic<bool>* stop = nullptr;
+  uint64_t stop_at = 0;
+
+ private:
+  World& world_;
+  int64_t exec_ns_;
+};
+
+JobLoopParams Params(uint64_t jobs) {
+  JobLoopParams p;
+  p.period_ns = kPeriod;
+  p.deadline_ns = kPeriod;
+  p.jobs = jobs;
+  p.first_release_ns = kPeriod;
+  return p;
+}
+
+ControlRunRecord Reserved(size_t n) {
+  ControlRunRecord rec;
+  rec.jobs.reserve(n);
+  return rec;
+}
+
+TEST(ControlJobsTest, TimingIsReleaseStartEndOnTheGrid) {
+  World world;
+  world.latency_ns = {50'000, 70'000, 0};
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlLive live;
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, &live, rec);
+  ASSERT_EQ(rec.jobs.size(), 3u);
+  // Job 0: released at 4 ms, woke 50 us late, the clock read takes 1 us, 100 us of work.
+  EXPECT_EQ(rec.jobs[0].release_ns, 4 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[0].start_ns, 4 * kNsPerMs + 50'000 + kRead);
+  EXPECT_EQ(rec.jobs[0].end_ns, rec.jobs[0].start_ns + 100'000 + kRead);
+  EXPECT_EQ(rec.jobs[1].release_ns, 8 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[1].start_ns, 8 * kNsPerMs + 70'000 + kRead);
+  EXPECT_EQ(rec.jobs[2].release_ns, 12 * kNsPerMs);
+  EXPECT_EQ(rec.releases, 3u);
+  EXPECT_EQ(rec.skipped, 0u);
+  EXPECT_EQ(rec.misses, 0u);
+  EXPECT_EQ(live.jobs.load(), 3u);
+  EXPECT_EQ(live.max_response_ns.load(), 70'000 + kRead + 100'000 + kRead);
+}
+
+TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  JobLoopParams p = Params(10);
+  p.inject_every = 5;  // jobs 4 and 9 spin 6 ms more: response ~6.1 ms
+  p.inject_ns = 6 * kNsPerMs;
+  ControlRunRecord rec = Reserved(10);
+  RunControlJobs(p, source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 10u);
+  for (size_t k = 0; k < 10; ++k) {
+    const bool injected = k == 4 || k == 9;
+    EXPECT_EQ(rec.jobs[k].miss, injected) << k;
+    EXPECT_EQ(rec.jobs[k].skipped_before, k == 5 ? 1u : 0u) << k;
+  }
+  // Job 4 served 20 ms and ended after 24 ms: job 5 serves 28 ms.
+  EXPECT_EQ(rec.jobs[4].release_ns, 20 * kNsPerMs);
+  EXPECT_GT(rec.jobs[4].end_ns, 24 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[5].release_ns, 28 * kNsPerMs);
+  EXPECT_EQ(rec.misses, 2u);
+  EXPECT_EQ(rec.skipped, 1u);  // job 9's overrun ends the run: nothing after it to skip
+  EXPECT_EQ(rec.releases, 11u);
+}
+
+TEST(ControlJobsTest, ALateWakeUpServesItsReleaseAndSkipsThosePassed) {
+  World world;
+  world.latency_ns = {0, 9 * kNsPerMs, 0};  // job 1 wakes 9 ms late: it ends after r_1 + 8 ms
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 3u);
+  EXPECT_EQ(rec.jobs[1].release_ns, 8 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[1].start_ns - rec.jobs[1].release_ns, 9 * kNsPerMs + kRead);
+  EXPECT_TRUE(rec.jobs[1].miss);
+  EXPECT_EQ(rec.jobs[2].release_ns, 20 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[2].skipped_before, 2u);
+  EXPECT_EQ(rec.skipped, 2u);
+  EXPECT_EQ(rec.releases, 5u);
+}
+
+TEST(ControlJobsTest, APeriodicTimerThatFiredInASkippedReleaseIsWaitedOn) {
+  World world;
+  ScriptedPeriodic source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  JobLoopParams p = Params(4);
+  p.inject_every = 2;  // jobs 1 and 3 end past the next expiry
+  p.inject_ns = 5 * kNsPerMs;
+  ControlRunRecord rec = Reserved(4);
+  RunControlJobs(p, source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 4u);
+  // Job 1 (8 ms) ends at ~13.1 ms: the 12 ms expiry returns at once, the loop waits on to 16.
+  EXPECT_EQ(rec.jobs[2].release_ns, 16 * kNsPerMs);
+  EXPECT_GE(rec.jobs[2].start_ns, 16 * kNsPerMs);
+  EXPECT_EQ(rec.jobs[2].skipped_before, 1u);
+  EXPECT_EQ(world.waits, 5u);  // one extra wait for the skipped release
+  EXPECT_EQ(rec.releases, rec.jobs.size() + rec.skipped);
+}
+
+TEST(ControlJobsTest, ADeadlineWakeUpBeforeTheGridReanchorsAndIsMarked) {
+  World world;
+  // Job 0 at 4 ms; job 1's wake-up comes at 6.5 ms, before our 8 ms grid point: the kernel
+  // restarted its period there. Job 2 follows that new grid.
+  ScriptedDeadline source{&world, {4 * kNsPerMs, 6'500'000, 10'500'000}};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 3u);
+  EXPECT_EQ(rec.grid_restarts, 1u);
+  EXPECT_FALSE(rec.jobs[0].release_unknown);
+  EXPECT_TRUE(rec.jobs[1].release_unknown);
+  EXPECT_EQ(rec.jobs[1].release_ns, rec.jobs[1].start_ns);
+  EXPECT_FALSE(rec.jobs[2].release_unknown);
+  EXPECT_EQ(rec.jobs[2].release_ns, rec.jobs[1].release_ns + kPeriod);
+  EXPECT_EQ(rec.jobs[2].skipped_before, 0u);
+  EXPECT_EQ(rec.skipped, 0u);
+}
+
+TEST(ControlJobsTest, StopEndsAtTheNextJobAndKeepsTheJobsSoFar) {
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  body.stop = &stop;
+  body.stop_at = 3;
+  ControlRunRecord rec = Reserved(100);
+  RunControlJobs(Params(0), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  EXPECT_TRUE(rec.interrupted);
+  EXPECT_EQ(rec.jobs.size(), 4u);
+  EXPECT_EQ(body.runs, 4u);
+  EXPECT_EQ(rec.releases, 4u);
+}
+
+TEST(ControlJobsTest, AnUnboundedRunEndsWhenTheJobLogIsFull) {
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(7);
+  const size_t capacity = rec.jobs.capacity();
+  RunControlJobs(Params(0), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  EXPECT_EQ(rec.jobs.size(), capacity);
+  EXPECT_EQ(rec.jobs.capacity(), capacity);  // never grown
+  EXPECT_FALSE(rec.interrupted);
+}
+
+TEST(ControlJobsTest, AFailedWaitStopsTheRunAndSaysSo) {
+  World world;
+  ScriptedSleep source{&world, 2};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(5);
+  RunControlJobs(Params(5), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  EXPECT_EQ(rec.jobs.size(), 2u);
+  EXPECT_TRUE(rec.degraded);
+  ASSERT_EQ(rec.warnings.size(), 1u);
+  EXPECT_NE(rec.warnings[0].find("wait failed"), std::string::npos);
+  EXPECT_NE(rec.warnings[0].find("after 2 jobs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtpulse::control

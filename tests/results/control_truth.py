@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Independent truth for statistical_report.txt (results/control_result).
+
+usage: control_truth.py response_times.txt jobs.csv
+
+Checks that response_times.txt holds floor(response_ns / 1000) of every jobs.csv row, then
+prints the blocks the report must contain, separated by "--" lines: the study's table
+(Python's `statistics` module: mean, median, sample stdev; P90/P99 by nearest rank with exact
+rational ranks), rtpulse's per-duration percentiles over the ns values, and the counts.
+"""
+import csv
+import math
+import statistics
+import sys
+from fractions import Fraction
+
+COLUMNS = ["job", "release_ns", "start_ns", "end_ns", "latency_ns", "exec_ns", "response_ns",
+           "skipped_before", "miss"]
+QUANTILES = [("p50", "50"), ("p90", "90"), ("p99", "99"), ("p99.9", "99.9"),
+             ("p99.99", "99.99"), ("p99.999", "99.999")]
+
+
+def rank(p, n):
+    """Nearest rank ceil(p/100 * n), exact, at least 1."""
+    return max(1, math.ceil(Fraction(p) * n / 100))
+
+
+def min_count(p):
+    """Smallest n whose nearest-rank p is not the maximum: n - ceil(p n / 100) >= 1, that is
+    floor(n (100 - p) / 100) >= 1, that is n >= 100 / (100 - p)."""
+    return math.ceil(Fraction(100) / (100 - Fraction(p)))
+
+
+def us(ns):
+    sign = "-" if ns < 0 else ""
+    return "%s%d.%03d" % (sign, abs(ns) // 1000, abs(ns) % 1000)
+
+
+def duration_block(heading, values):
+    values = sorted(values)
+    n = len(values)
+    lines = [heading + ":", "  min: %s us" % us(values[0])]
+    for label, p in QUANTILES:
+        if n < min_count(p):
+            lines.append("  %s: n/a: needs >= %d jobs" % (label, min_count(p)))
+        else:
+            lines.append("  %s: %s us" % (label, us(values[rank(p, n) - 1])))
+    lines.append("  max: %s us" % us(values[-1]))
+    return "\n".join(lines)
+
+
+def main():
+    times = [int(line) for line in open(sys.argv[1]).read().splitlines()]
+    with open(sys.argv[2], newline="") as f:
+        reader = csv.reader(f)
+        assert next(reader) == COLUMNS
+        rows = [dict(zip(COLUMNS, map(int, r))) for r in reader]
+    expected_times = [(r["end_ns"] - r["release_ns"]) // 1000 for r in rows]
+    if times != expected_times:
+        sys.exit("response_times.txt is not floor(response_ns / 1000) of jobs.csv")
+    n = len(times)
+    s = sorted(times)
+    study = ["Count: %d" % n, "Sum: %d" % sum(times), "Mean: %.2f" % statistics.mean(times),
+             "Median: %.2f" % statistics.median(times), "Min: %d" % s[0], "Max: %d" % s[-1],
+             "StdDev: %.2f" % statistics.stdev(times) if n >= 2 else "StdDev: n/a (needs >= 2 values)",
+             "P90: %d" % s[rank("90", n) - 1], "P99: %d" % s[rank("99", n) - 1]]
+    blocks = ["\n".join(study)]
+    blocks.append(duration_block("Wake-up latency (start - release)",
+                                 [r["start_ns"] - r["release_ns"] for r in rows]))
+    blocks.append(duration_block("Execution (end - start)",
+                                 [r["end_ns"] - r["start_ns"] for r in rows]))
+    blocks.append(duration_block("Response (end - release)",
+                                 [r["end_ns"] - r["release_ns"] for r in rows]))
+    skipped = sum(r["skipped_before"] for r in rows)
+    blocks.append("Releases: %d\n" % (n + skipped))
+    blocks.append("Jobs: %d\nSkipped releases: %d\n" % (n, skipped))
+    blocks.append("Deadline misses: %d (" % sum(r["miss"] for r in rows))
+    sys.stdout.write("\n--\n".join(blocks))
+
+
+if __name__ == "__main__":
+    main()
