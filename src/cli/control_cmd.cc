@@ -128,7 +128,7 @@ Expected<int64_t> ControlTime(const std::string& option, const std::string& text
 
 Expected<PolicySpec> ControlPolicy(const std::string& text) {
   auto spec = control::ParsePolicySpec(text);
-  if (!spec) return UsageError("--policy: " + spec.error().message);
+  if (!spec) return spec.error();
   return spec;
 }
 

@@ -1,0 +1,229 @@
+// rtpulse control, end to end: the real binary, real SCHED_FIFO/RR/DEADLINE threads, real
+// stress-ng, real files. Timing values are never asserted (the VM's host steals time); the
+// files are recomputed by tests/cli/control_truth.py and tests/results/control_truth.py from
+// the run's own jobs.csv, and injected execution gives exact ground truth.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/control_cli_support.h"
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace control_test;  // NOLINT(google-build-using-namespace)
+using testutil::ProcessOptions;
+using testutil::ProcessResult;
+using testutil::ReadFile;
+using testutil::RunProcess;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+/// One fifo:50 run with every 50th job spinning 6 ms more, shared by the tests below.
+class ControlFifoRun : public ControlTest {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testutil::IsRoot()) return;
+    dir_ = new TempDir();
+    run_ = dir_->File("run");
+    result_ = new ProcessResult(RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "300",
+                                            "--no-stress", "--inject-exec", "50:6ms", "--quiet",
+                                            "--out", run_}));
+  }
+  static void TearDownTestSuite() {
+    delete result_;
+    delete dir_;
+    result_ = nullptr;
+    dir_ = nullptr;
+  }
+  static TempDir* dir_;
+  static ProcessResult* result_;
+  static std::string run_;
+};
+TempDir* ControlFifoRun::dir_ = nullptr;
+ProcessResult* ControlFifoRun::result_ = nullptr;
+std::string ControlFifoRun::run_;
+
+TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  const std::string s = run_ + "/fifo-50";
+  for (const char* f : {"response_times.txt", "jobs.csv", "statistical_report.txt",
+                        "control.json", "samples.bin", "cyclictest.json"}) {
+    EXPECT_TRUE(fs::exists(s + "/" + f)) << f;
+  }
+  ExpectTruth(run_, result_->out);
+  // statistical_report.txt against Python's statistics module over response_times.txt.
+  const ProcessResult truth =
+      RunProcess({"/usr/bin/env", "python3", Source("tests/results/control_truth.py"),
+                  s + "/response_times.txt", s + "/jobs.csv"});
+  ASSERT_EQ(truth.exit_code, 0) << truth.err;
+  const std::string report = ReadFile(s + "/statistical_report.txt");
+  size_t from = 0;
+  int blocks = 0;
+  while (from <= truth.out.size()) {
+    size_t to = truth.out.find("\n--\n", from);
+    if (to == std::string::npos) to = truth.out.size();
+    const std::string block = truth.out.substr(from, to - from);
+    EXPECT_NE(report.find(block), std::string::npos) << block << "\nreport:\n" << report;
+    ++blocks;
+    from = to + 4;
+  }
+  EXPECT_EQ(blocks, 7);
+  const json control = json::parse(ReadFile(s + "/control.json"));
+  EXPECT_EQ(control["policy"], "fifo:50");
+  EXPECT_EQ(control["applied_policy"], "fifo:50");
+  EXPECT_EQ(control["counters"]["context-switches"]["value"].is_number(), true) << control;
+  // The control cost line printed per configuration is the one control.json holds.
+  EXPECT_NE(result_->out.find("fifo-50: " +
+                              control["control_cost"]["summary"].get<std::string>()),
+            std::string::npos)
+      << result_->out;
+}
+
+TEST_F(ControlFifoRun, InjectedExecutionGivesExactlyThoseMissesAndSkippedReleases) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  const std::vector<Job> jobs = ReadJobs(run_ + "/fifo-50/jobs.csv");
+  ASSERT_EQ(jobs.size(), 300u);
+  uint64_t skipped = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    skipped += j.skipped_before;
+    EXPECT_EQ(j.miss, j.end - j.release > 4'000'000) << "job " << i;
+    if (i % 50 == 49) {
+      // 6 ms more than a 4 ms period: a miss, and the next release is skipped (the job ends
+      // before the one after it: wake-up + exec stay below 2 ms here).
+      EXPECT_TRUE(j.miss) << "injected job " << i;
+      EXPECT_GE(j.end - j.start, 6'000'000) << "injected job " << i;
+      if (i + 1 < jobs.size()) {
+        EXPECT_EQ(jobs[i + 1].skipped_before, 1u) << "after job " << i;
+      }
+    }
+  }
+  const json control = json::parse(ReadFile(run_ + "/fifo-50/control.json"));
+  EXPECT_EQ(control["releases"].get<uint64_t>(), jobs.size() + skipped);
+  EXPECT_EQ(control["inject"]["every"], 50);
+  // Jobs 49, 99, ..., 299: six injected misses; 5 skipped releases after them (none after the
+  // last job). A host stall can add more, never fewer.
+  EXPECT_GE(control["misses"].get<uint64_t>(), 6u);
+  EXPECT_GE(skipped, 5u);
+}
+
+TEST_F(ControlFifoRun, ReportCompareAndWcetReadTheFolderUnchanged) {
+  ASSERT_EQ(result_->exit_code, 0) << result_->err;
+  const ProcessResult report = RunRtpulse({"report", run_});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  const ProcessResult compare = RunRtpulse({"compare", run_, run_});
+  EXPECT_EQ(compare.exit_code, 0) << compare.err;
+  const ProcessResult wcet = RunRtpulse({"wcet", run_});
+  EXPECT_EQ(wcet.exit_code, 0) << wcet.err;
+  EXPECT_TRUE(fs::exists(run_ + "/wcet/wcet.json"));
+}
+
+TEST_F(ControlTest, SigintMidRunExits130WithMarkedValidPartialFilesAndNoStressNg) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const std::string marker = ControlMarker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.signal = SIGINT;
+  // fifo-99 (1000 jobs, 4 s), then fifo-99-stress: SIGINT comes in the middle of the second.
+  options.signal_after = std::chrono::milliseconds(6000);
+  const ProcessResult r =
+      RunRtpulse({"control", "--policy", "fifo:99", "--jobs", "1000", "--settle", "0", "--load",
+                  kLightStress, "--quiet", "--out", run},
+                 options);
+  ASSERT_EQ(r.exit_code, 130) << r.err;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  EXPECT_EQ(result["status"], "interrupted");
+  ASSERT_EQ(result["scenarios"].size(), 2u);
+  EXPECT_EQ(result["scenarios"][0]["status"], "complete");
+  EXPECT_EQ(result["scenarios"][1]["status"], "interrupted");
+  const std::string s = run + "/fifo-99-stress";
+  const json control = json::parse(ReadFile(s + "/control.json"));
+  EXPECT_TRUE(control["interrupted"].get<bool>());
+  const uint64_t jobs = control["jobs"].get<uint64_t>();
+  EXPECT_GT(jobs, 10u);
+  EXPECT_LT(jobs, 1000u);
+  EXPECT_EQ(ReadJobs(s + "/jobs.csv").size(), jobs);
+  EXPECT_NE(ReadFile(s + "/statistical_report.txt").find("Interrupted: yes"), std::string::npos);
+  EXPECT_TRUE(result["scenarios"][1]["latency"]["rtpulse"]["interrupted"].get<bool>());
+  // The partial files are whole: the truth script recomputes them (and the summary printed).
+  ExpectTruth(run, r.out);
+  EXPECT_TRUE(ControlLeftovers(marker).empty());
+}
+
+/// A fixture /sys and /proc: CPUs 0 and 2-3 online, 1 GiB available, a 4 MiB last-level cache.
+class ControlFixtureTree {
+ public:
+  ControlFixtureTree() {
+    const std::string cpu = dir_.File("sys/devices/system/cpu");
+    fs::create_directories(cpu + "/cpu0/cache/index0");
+    fs::create_directories(cpu + "/cpu0/cache/index3");
+    fs::create_directories(dir_.File("proc"));
+    std::ofstream(cpu + "/online") << "0,2-3\n";
+    std::ofstream(cpu + "/cpu0/cache/index0/size") << "32K\n";
+    std::ofstream(cpu + "/cpu0/cache/index3/size") << "4096K\n";
+    std::ofstream(dir_.File("proc/meminfo")) << "MemTotal:        2097152 kB\n"
+                                                "MemAvailable:    1048576 kB\n";
+  }
+  std::string root() const { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+};
+
+TEST(ControlBadInputTest, EveryBadValueIsNamedExitsTwoAndWritesNothing) {
+  ControlFixtureTree tree;
+  TempDir dir;
+  const std::string out = dir.File("never");
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> named;  ///< What the one-line message must say.
+  };
+  const std::vector<Case> cases = {
+      {{"--policy", "fast:50"}, {"fast:50"}},
+      {{"--policy", "deadline:5ms/4ms/4ms"}, {"deadline:5ms/4ms/4ms"}},
+      {{"--period", "0"}, {"--period", "'0'"}},
+      {{"--policy", "fifo:100"}, {"100", "1..99"}},
+      {{"--policy", "rr:0"}, {"rr:0"}},
+      {{"--policy", "other:25"}, {"25"}},
+      {{"--policy", "deadline:400us/4ms/5ms"}, {"deadline:400us/4ms/5ms", "--period"}},
+      {{"--cpu", "1"}, {"CPU 1", "not online", "0,2-3"}},
+      {{"--work-set", "2G"}, {"2G", "MemAvailable", "1024 MiB"}},
+      {{"--work-set", "12Q"}, {"12Q"}},
+      {{"--interference", "--work-set", "1M"}, {"1M", "4096 KiB", "8192K"}},
+      {{"--sweep", "papers"}, {"papers"}},
+      {{"--wake", "nosuchpath"}, {"nosuchpath"}},
+      {{"--inject-exec", "0:6ms"}, {"0:6ms"}},
+      {{"--jobs", "0"}, {"--jobs 0"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"control", "--out", out, "--quiet"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ProcessOptions options;
+    options.extra_env = {"RTPULSE_SYSROOT=" + tree.root()};
+    const ProcessResult r = RunRtpulse(args, options);
+    SCOPED_TRACE(args.back());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& word : c.named) EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "output folder created";
+  }
+}
+
+}  // namespace
+}  // namespace rtpulse

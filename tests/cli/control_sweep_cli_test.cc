@@ -1,0 +1,96 @@
+// rtpulse control, whole sweeps and --interference, end to end: the real binary, real SCHED_FIFO/RR/DEADLINE threads, real
+// stress-ng, real files. Timing values are never asserted (the VM's host steals time); the
+// files are recomputed by tests/cli/control_truth.py and tests/results/control_truth.py from
+// the run's own jobs.csv, and injected execution gives exact ground truth.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/control_cli_support.h"
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace control_test;  // NOLINT(google-build-using-namespace)
+using testutil::ProcessOptions;
+using testutil::ProcessResult;
+using testutil::ReadFile;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+TEST_F(ControlTest, PaperSweepRunsSixteenConfigurationsAndLeavesNoStressNg) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const std::string marker = ControlMarker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.timeout = std::chrono::milliseconds(240'000);
+  const ProcessResult r = RunRtpulse({"control", "--sweep", "paper", "--jobs", "100", "--settle",
+                                      "0", "--load", kLightStress, "--quiet", "--out", run},
+                                     options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  ASSERT_EQ(result["scenarios"].size(), 16u);
+  const std::vector<std::string> names = {
+      "other-0",        "other-0-stress",        "other-n19",      "other-n19-stress",
+      "fifo-50",        "fifo-50-stress",        "fifo-99",        "fifo-99-stress",
+      "rr-50",          "rr-50-stress",          "rr-99",          "rr-99-stress",
+      "deadline-400us", "deadline-400us-stress", "deadline-800us", "deadline-800us-stress"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(result["scenarios"][i]["name"], names[i]);
+    EXPECT_EQ(result["scenarios"][i]["status"], "complete");
+    const bool stressed = names[i].ends_with("-stress");
+    EXPECT_EQ(result["scenarios"][i]["loads"].size(), stressed ? 1u : 0u) << names[i];
+  }
+  // The summary table: a header, 16 rows, then the notes.
+  size_t rows = 0;
+  for (const auto& n : names) {
+    std::stringstream out(r.out);
+    std::string line;
+    while (std::getline(out, line)) rows += line.rfind(n + " ", 0) == 0 ? 1u : 0u;
+  }
+  EXPECT_EQ(rows, 16u) << r.out;
+  ExpectTruth(run, r.out);
+  EXPECT_TRUE(ControlLeftovers(marker).empty());
+}
+
+TEST_F(ControlTest, InterferenceListsFourConditionsAndSaysWhichCountersThereAre) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const std::string marker = ControlMarker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.timeout = std::chrono::milliseconds(300'000);
+  const ProcessResult r =
+      RunRtpulse({"control", "--interference", "--jobs", "60", "--repetitions", "2", "--quiet",
+                  "--out", run},
+                 options);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string text = ReadFile(run + "/interference.txt");
+  EXPECT_EQ(text + "results: " + run + "\n", r.out);
+  for (const char* condition : {"isolated", "cpu-other", "memory-other", "own-cpu"}) {
+    EXPECT_NE(text.find(condition), std::string::npos) << condition << "\n" << text;
+  }
+  const json doc = json::parse(ReadFile(run + "/interference.json"));
+  EXPECT_EQ(doc["conditions"].size(), 4u) << doc.dump(1);
+  // This VM has no PMU: the hardware counters say so; the software ones are counted.
+  EXPECT_NE(text.find("not supported here"), std::string::npos) << text;
+  EXPECT_NE(text.find("context-switches"), std::string::npos) << text;
+  EXPECT_TRUE(ControlLeftovers(marker).empty());
+}
+
+}  // namespace
+}  // namespace rtpulse

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Independent truth for an `rtpulse control` results folder.
+
+usage: control_truth.py RUN_FOLDER SUMMARY_STDOUT_FILE
+
+For every scenario of RUN_FOLDER/result.json, from that scenario's jobs.csv alone:
+  - response_times.txt is floor((end - release) / 1000) of every job;
+  - samples.bin holds one record per job with actual - expected = end - release;
+  - result.json's latency (the response time) count, min, max, mean and p99 (nearest rank) and
+    its periods add up (jobs + skipped = periods_elapsed);
+  - control.json's jobs, releases, skipped, misses and its 1 us histograms;
+  - the summary line printed on stdout (mean, p99, max response, max latency, median exec).
+Prints one line per scenario checked; exits non-zero naming the first difference.
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import struct
+import sys
+from fractions import Fraction
+
+COLUMNS = ["job", "release_ns", "start_ns", "end_ns", "latency_ns", "exec_ns", "response_ns",
+           "skipped_before", "miss"]
+
+
+def fail(msg):
+    sys.exit("control_truth: " + msg)
+
+
+def rank(p, n):
+    return max(1, math.ceil(Fraction(p) * n / 100))
+
+
+def floor_us(ns):
+    return ns // 1000
+
+
+def us_hist(values):
+    h = {}
+    for v in values:
+        h[v // 1000] = h.get(v // 1000, 0) + 1
+    return [[k, h[k]] for k in sorted(h)]
+
+
+def samples(path):
+    data = open(path, "rb").read()
+    body = data[64:]
+    # A finished file ends with a 32-byte trailer: records, dropped, interrupted.
+    n = (len(body) - 32) // 32
+    out = []
+    for i in range(n):
+        seq, expected, actual = struct.unpack_from("<Qqq", body, i * 32)
+        out.append((seq, actual - expected))
+    return out
+
+
+def check(folder, scenario, summary_lines):
+    name = scenario["name"]
+    d = os.path.join(folder, name)
+    with open(os.path.join(d, "jobs.csv"), newline="") as f:
+        reader = csv.reader(f)
+        if next(reader) != COLUMNS:
+            fail(name + ": jobs.csv header")
+        rows = [dict(zip(COLUMNS, map(int, r))) for r in reader]
+    if not rows:
+        fail(name + ": no jobs")
+    resp = [r["end_ns"] - r["release_ns"] for r in rows]
+    lat = [r["start_ns"] - r["release_ns"] for r in rows]
+    exe = [r["end_ns"] - r["start_ns"] for r in rows]
+    for r, v in zip(rows, resp):
+        if r["response_ns"] != v or r["latency_ns"] + r["exec_ns"] != v:
+            fail("%s: job %d: response != latency + exec" % (name, r["job"]))
+    times = [int(x) for x in open(os.path.join(d, "response_times.txt")).read().split()]
+    if times != [floor_us(v) for v in resp]:
+        fail(name + ": response_times.txt is not floor(response / 1000)")
+    recs = samples(os.path.join(d, "samples.bin"))
+    if [v for _, v in recs] != resp:
+        fail(name + ": samples.bin latencies are not the response times")
+    skipped = sum(r["skipped_before"] for r in rows[1:])
+    misses = sum(r["miss"] for r in rows)
+    n = len(rows)
+
+    t = scenario["latency"]["thread"]
+    t = t["0"] if isinstance(t, dict) else t[0]
+    st = t["stats"]
+    s = sorted(resp)
+    want = {"count": n, "min_ns": s[0], "max_ns": s[-1], "p99_ns": s[rank(99, n) - 1]}
+    for k, v in want.items():
+        if st[k] != v:
+            fail("%s: result.json %s %s != %s" % (name, k, st[k], v))
+    if abs(st["mean_ns"] - statistics.mean(resp)) > 1e-6 * max(1, abs(statistics.mean(resp))):
+        fail("%s: result.json mean %s != %s" % (name, st["mean_ns"], statistics.mean(resp)))
+    if t["periods_elapsed"] != n + skipped or t["skipped_periods"] != skipped:
+        fail("%s: periods %s, skipped %s; jobs %d + skipped %d" %
+             (name, t["periods_elapsed"], t["skipped_periods"], n, skipped))
+
+    c = json.load(open(os.path.join(d, "control.json")))
+    for k, v in {"jobs": n, "releases": n + skipped, "skipped": skipped, "misses": misses}.items():
+        if c[k] != v:
+            fail("%s: control.json %s %s != %s" % (name, k, c[k], v))
+    for k, values in (("wakeup_latency", lat), ("execution", exe), ("response", resp)):
+        if c["histograms_us"][k] != us_hist(values):
+            fail("%s: control.json histogram %s" % (name, k))
+
+    ts = sorted(floor_us(v) for v in resp)
+    line = [l for l in summary_lines if l.split()[:1] == [name]]
+    if len(line) != 1:
+        fail("%s: %d summary lines" % (name, len(line)))
+    f = line[0].split()
+    want = ["%d" % n, "%d" % skipped, "%d" % misses, "%.2f" % statistics.mean(ts),
+            "%d" % ts[rank(99, n) - 1], "%d" % ts[-1], "%d" % floor_us(max(lat)),
+            "%.3f" % (statistics.median(exe) / 1000)]
+    if f[-8:] != want:
+        fail("%s: summary %s != %s" % (name, f[-8:], want))
+    print("%s: %d jobs, %d skipped, %d misses checked" % (name, n, skipped, misses))
+
+
+def main():
+    folder = sys.argv[1]
+    summary = open(sys.argv[2]).read().splitlines()
+    result = json.load(open(os.path.join(folder, "result.json")))
+    for scenario in result["scenarios"]:
+        check(folder, scenario, summary)
+
+
+if __name__ == "__main__":
+    main()
