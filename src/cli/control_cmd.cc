@@ -30,6 +30,7 @@
 #include "core/version.h"
 #include "load/spec.h"
 #include "measure/engine.h"
+#include "report/control_figures.h"
 #include "results/control_result.h"
 #include "results/cyclictest_format.h"
 #include "stats/control_cost.h"
@@ -223,7 +224,10 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
     if (!deadline) return deadline.error();
     s.deadline_ns = *deadline;
   }
-  if (o.jobs == 0) return UsageError("--jobs 0: give the number of jobs to run, e.g. --jobs 10000");
+  if (o.jobs == 0 || o.jobs > control::kMaxJobs) {
+    return UsageError(fmt::format("--jobs {}: give 1..{} jobs per configuration (default 10000)",
+                                  o.jobs, control::kMaxJobs));
+  }
   s.jobs = o.jobs;
   if (Status st = CheckJobCpu(o, online, s.cpu); !st) return st;
   if (o.work_set_mode == "random") {
@@ -300,11 +304,9 @@ Status BuildConfigurations(const ControlOptions& o, suite::ControlSettings& s) {
         c.loaded = loaded;
         c.scenario = control::PolicySlug(policy) + (loaded ? "-stress" : "");
         if (o.sweep == "paths") c.scenario += "-" + std::string(measure::WakePathName(path));
-        c.configuration = fmt::format("{}, {}{}", control::FormatPolicySpec(policy),
-                                      loaded ? "stress" : "no stress",
-                                      o.sweep == "paths"
-                                          ? ", " + std::string(measure::WakePathName(path))
-                                          : "");
+        c.policy_path = control::FormatPolicySpec(policy);
+        if (o.sweep == "paths") c.policy_path += ", " + std::string(measure::WakePathName(path));
+        c.configuration = c.policy_path + (loaded ? ", stress" : ", no stress");
         s.configurations.push_back(c);
       }
     }
@@ -431,6 +433,9 @@ Expected<ControlPlan> BuildControlPlan(const ControlOptions& o) {
     if (o.repetitions != 5) return UsageError("--repetitions needs --interference");
     if (Status s = BuildSuite(o, online, plan); !s) return s.error();
   }
+  if (!o.json.empty() && o.json != "-") {
+    if (Status s = CheckWritable(o.json); !s) return Error{s.error().code, "--json: " + s.error().message};
+  }
   if (plan.settings.exec_ns > 0) {
     // Before any load starts, on the job's CPU: every configuration runs the same work.
     auto calibration = suite::CalibrateOnCpu(plan.settings);
@@ -506,22 +511,22 @@ LiveMode ControlProgressMode(bool quiet) {
 }
 
 /// The summary table, the control cost of each configuration and the JSON document.
-nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload) {
+nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::FILE* text) {
   std::vector<results::ControlSummaryRow> rows;
   nlohmann::json doc = {{"configurations", nlohmann::json::array()}};
   for (const auto& o : workload.outcomes()) {
     rows.push_back(
         results::SummarizeControlScenario(o.scenario, o.configuration, o.rows, o.skipped));
   }
-  std::fputs(results::FormatControlSummary(rows).c_str(), stdout);
+  std::fputs(results::FormatControlSummary(rows).c_str(), text);
   const stats::ReplaySettings replay;
-  fmt::print("\nControl cost under the measured timing (docs/control.md, \"Control cost\"):\n{}",
+  fmt::print(text, "\nControl cost under the measured timing (docs/control.md, \"Control cost\"):\n{}",
              stats::DescribeReplaySettings(replay));
   for (size_t i = 0; i < workload.outcomes().size(); ++i) {
     const auto& o = workload.outcomes()[i];
     const std::string cost =
         o.cost ? stats::DescribeReplayResult(*o.cost) : "not computed: " + o.cost_error;
-    fmt::print("  {}: {}\n", o.scenario, cost);
+    fmt::print(text, "  {}: {}\n", o.scenario, cost);
     const auto& r = rows[i];
     doc["configurations"].push_back(
         {{"scenario", o.scenario},
@@ -543,6 +548,22 @@ nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload) {
                                  : nlohmann::json{{"error", o.cost_error}}}});
   }
   return doc;
+}
+
+/// The response-time CDF and box plot of every configuration into RUN/figures; a figure
+/// that cannot be drawn (gnuplot missing) is a warning, not a failed run.
+void WriteFigures(const std::string& run_dir, const suite::ControlWorkload& workload,
+                  nlohmann::json& doc, std::FILE* text) {
+  std::vector<report::ControlFigureInput> inputs;
+  for (const auto& o : workload.outcomes()) {
+    inputs.push_back({o.scenario, o.policy_path, o.loaded, o.rows});
+  }
+  std::vector<std::string> notes;
+  if (Status s = report::WriteControlFigures(run_dir, inputs, {}, &notes); !s) {
+    notes.push_back("figures not written: " + s.error().message);
+  }
+  for (const auto& n : notes) fmt::print(text, "note: {}\n", n);
+  doc["figure_notes"] = notes;
 }
 
 Status WriteControlJson(const std::string& path, const nlohmann::json& doc) {
@@ -570,8 +591,9 @@ int RunInterferenceMode(const ControlOptions& o, ControlPlan& plan) {
   }
   auto report = suite::RunInterference(ip, run, stop);
   if (!report) return ReportError(report.error());
+  std::FILE* out = o.json == "-" ? stderr : stdout;
   const std::string text = suite::FormatInterference(*report);
-  std::fputs(text.c_str(), stdout);
+  std::fputs(text.c_str(), out);
   nlohmann::json doc = suite::InterferenceToJson(*report);
   doc["rtpulse_version"] = kVersion;
   doc["cmdline"] = Invocation();
@@ -593,7 +615,7 @@ int RunInterferenceMode(const ControlOptions& o, ControlPlan& plan) {
     ReportError(s.error());
     code = ToInt(ExitCode::kFailure);
   }
-  fmt::print("results: {}\n", plan.suite.out_dir);
+  fmt::print(out, "results: {}\n", plan.suite.out_dir);
   return code;
 }
 
@@ -633,7 +655,10 @@ int RunControl(const ControlOptions& o) {
       outcome.result.status == "running") {
     return ToInt(outcome.code);
   }
-  nlohmann::json doc = PrintControlSummary(workload);
+  // --json -: the JSON document alone goes to stdout; the text goes to stderr.
+  std::FILE* text = o.json == "-" ? stderr : stdout;
+  nlohmann::json doc = PrintControlSummary(workload, text);
+  WriteFigures(plan.suite.out_dir, workload, doc, text);
   doc["results"] = plan.suite.out_dir;
   doc["status"] = outcome.result.status;
   int code = ToInt(outcome.code);
@@ -641,8 +666,8 @@ int RunControl(const ControlOptions& o) {
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   }
-  for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
-  fmt::print("results: {}\n", plan.suite.out_dir);
+  for (const auto& w : outcome.result.warnings) fmt::print(text, "warning: {}\n", w);
+  fmt::print(text, "results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
   return code;
 }

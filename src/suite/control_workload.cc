@@ -143,6 +143,12 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
   p.wake = std::string(measure::WakePathName(plan.path));
   for (size_t i = 0; i < record.jobs.size(); ++i) {
     const control::JobTiming& j = record.jobs[i];
+    if (j.release_unknown) {
+      // SCHED_DEADLINE restarted its period: the release is not known, so neither is the
+      // response; counted as a grid restart (samples + skipped + restarts = periods).
+      ++p.grid_restarts;
+      continue;
+    }
     p.histogram.Record(j.end_ns - j.release_ns);
     if (i + 1 < record.jobs.size()) {
       for (uint32_t s = 1; s <= record.jobs[i + 1].skipped_before; ++s) {
@@ -176,6 +182,7 @@ Status WriteResponseSamples(const std::string& path, const control::ControlRunRe
   for (size_t i = 0; i < record.jobs.size(); ++i) {
     const control::JobTiming& j = record.jobs[i];
     seq += (i == 0 ? 0 : 1) + j.skipped_before;
+    if (j.release_unknown) continue;  // as in the histogram: no known response
     SampleRecord r{};
     r.seq = seq;
     r.expected_ns = j.release_ns;
@@ -440,6 +447,8 @@ Expected<Measured> ControlWorkload::Measure(
   ControlOutcome outcome;
   outcome.scenario = name;
   outcome.configuration = config.configuration;
+  outcome.policy_path = config.policy_path;
+  outcome.loaded = config.loaded;
   outcome.rows = RowsOf(record);
   outcome.releases = record.releases;
   outcome.skipped = record.skipped;
@@ -491,6 +500,10 @@ Expected<Measured> ControlWorkload::Measure(
   }
 
   std::vector<int64_t> latency_ns, exec_ns, response_ns;
+  nlohmann::json release_unknown = nlohmann::json::array();
+  for (size_t i = 0; i < record.jobs.size(); ++i) {
+    if (record.jobs[i].release_unknown) release_unknown.push_back(i);
+  }
   for (const auto& j : record.jobs) {
     latency_ns.push_back(j.start_ns - j.release_ns);
     exec_ns.push_back(j.end_ns - j.start_ns);
@@ -513,6 +526,9 @@ Expected<Measured> ControlWorkload::Measure(
       {"releases", record.releases},
       {"skipped", record.skipped},
       {"misses", record.misses},
+      {"grid_restarts", record.grid_restarts},
+      {"release_unknown_jobs", release_unknown},
+      {"rt_throttle_suspects", record.rt_throttle_suspects},
       {"interrupted", record.interrupted},
       {"degraded", record.degraded},
       {"warnings", record.warnings},

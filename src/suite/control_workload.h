@@ -31,8 +31,11 @@ struct ControlConfiguration {
   std::string scenario;  ///< PolicySlug (+ "-stress") (+ "-<path>").
   control::PolicySpec policy;
   measure::WakePath path = measure::WakePath::kAbs;
-  bool loaded = false;         ///< Runs under the scenario's loads (stress or --load).
-  std::string configuration;   ///< For people: "fifo:99, stress".
+  bool loaded = false;        ///< Runs under the scenario's loads (stress or --load).
+  std::string configuration;  ///< For people: "fifo:99, stress".
+  /// The configuration without its load ("fifo:99", "fifo:99, timerfd"): what pairs a
+  /// standard and a stress run in the figures.
+  std::string policy_path;
 };
 
 /// What every configuration of a run shares.
@@ -58,6 +61,8 @@ struct ControlSettings {
 struct ControlOutcome {
   std::string scenario;
   std::string configuration;
+  std::string policy_path;  ///< ControlConfiguration::policy_path.
+  bool loaded = false;
   std::vector<results::ControlJobRow> rows;
   uint64_t releases = 0;
   uint64_t skipped = 0;

@@ -41,7 +41,7 @@ class ControlFifoRun : public ControlTest {
     run_ = dir_->File("run");
     result_ = new ProcessResult(RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "300",
                                             "--no-stress", "--inject-exec", "50:6ms", "--quiet",
-                                            "--out", run_}));
+                                            "--json", dir_->File("summary.json"), "--out", run_}));
   }
   static void TearDownTestSuite() {
     delete result_;
@@ -86,6 +86,13 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
   EXPECT_EQ(control["policy"], "fifo:50");
   EXPECT_EQ(control["applied_policy"], "fifo:50");
   EXPECT_EQ(control["counters"]["context-switches"]["value"].is_number(), true) << control;
+  // --json: the same counts as the folder.
+  const json summary = json::parse(ReadFile(dir_->File("summary.json")));
+  ASSERT_EQ(summary["configurations"].size(), 1u);
+  EXPECT_EQ(summary["configurations"][0]["jobs"], control["jobs"]);
+  EXPECT_EQ(summary["configurations"][0]["misses"], control["misses"]);
+  EXPECT_EQ(summary["configurations"][0]["skipped"], control["skipped"]);
+  EXPECT_EQ(summary["status"], "complete");
   // The control cost line printed per configuration is the one control.json holds.
   EXPECT_NE(result_->out.find("fifo-50: " +
                               control["control_cost"]["summary"].get<std::string>()),

@@ -64,6 +64,10 @@ TEST_F(ControlTest, PaperSweepRunsSixteenConfigurationsAndLeavesNoStressNg) {
   }
   EXPECT_EQ(rows, 16u) << r.out;
   ExpectTruth(run, r.out);
+  // The figures: one curve per configuration, standard and stress paired per policy.
+  const std::string cdf = ReadFile(run + "/figures/control_response_cdf.dat");
+  for (const auto& n : names) EXPECT_NE(cdf.find(n), std::string::npos) << n;
+  EXPECT_TRUE(fs::exists(run + "/figures/control_response_boxes.dat"));
   EXPECT_TRUE(ControlLeftovers(marker).empty());
 }
 
