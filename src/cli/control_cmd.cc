@@ -99,9 +99,8 @@ Expected<uint64_t> ParseControlBytes(const std::string& option, const std::strin
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
   std::string_view unit(end, static_cast<size_t>(t.data() + t.size() - end));
   if (ec != std::errc{} || t.empty()) {
-    return UsageError(
-        fmt::format("{} '{}' is not a size; give bytes with an optional unit, e.g. 64M, 512K", option,
-                    text));
+    return UsageError(fmt::format(
+        "{} '{}' is not a size; give bytes with an optional unit, e.g. 64M, 512K", option, text));
   }
   if (unit.ends_with("iB")) unit.remove_suffix(2);
   if (unit.ends_with("B") && unit.size() > 1) unit.remove_suffix(1);
@@ -112,8 +111,8 @@ Expected<uint64_t> ParseControlBytes(const std::string& option, const std::strin
   if (unit == "G" || unit == "g") scale = 1024ULL * 1024 * 1024;
   if (unit == "T" || unit == "t") scale = 1024ULL * 1024 * 1024 * 1024;
   if (scale == 0) {
-    return UsageError(fmt::format("{} '{}': unknown unit '{}'; use K, M, G or T (e.g. 64M)", option,
-                                  text, unit));
+    return UsageError(
+        fmt::format("{} '{}': unknown unit '{}'; use K, M, G or T (e.g. 64M)", option, text, unit));
   }
   return n * scale;
 }
@@ -198,7 +197,8 @@ Status ParseInjectExec(const std::string& text, suite::ControlSettings& s) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) {
     return UsageError(fmt::format(
-        "--inject-exec '{}': give EVERY:EXTRA, e.g. 50:6ms (every 50th job runs 6 ms longer)", text));
+        "--inject-exec '{}': give EVERY:EXTRA, e.g. 50:6ms (every 50th job runs 6 ms longer)",
+        text));
   }
   auto every = ParseInt(text.substr(0, colon), "--inject-exec EVERY");
   if (!every) return every.error();
@@ -206,7 +206,8 @@ Status ParseInjectExec(const std::string& text, suite::ControlSettings& s) {
   if (!extra) return UsageError("--inject-exec: " + extra.error().message);
   if (*every < 1 || *extra <= 0) {
     return UsageError(fmt::format(
-        "--inject-exec '{}': EVERY must be at least 1 and EXTRA greater than 0 (e.g. 50:6ms)", text));
+        "--inject-exec '{}': EVERY must be at least 1 and EXTRA greater than 0 (e.g. 50:6ms)",
+        text));
   }
   s.inject_every = static_cast<uint64_t>(*every);
   s.inject_ns = *extra;
@@ -233,7 +234,8 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
   if (o.work_set_mode == "random") {
     s.work_set_mode = control::WorkSetMode::kRandom;
   } else if (o.work_set_mode != "streaming") {
-    return UsageError(fmt::format("--work-set-mode '{}': use streaming or random", o.work_set_mode));
+    return UsageError(
+        fmt::format("--work-set-mode '{}': use streaming or random", o.work_set_mode));
   }
   if (!o.work_set.empty()) {
     auto bytes = ParseControlBytes("--work-set", o.work_set);
@@ -434,7 +436,8 @@ Expected<ControlPlan> BuildControlPlan(const ControlOptions& o) {
     if (Status s = BuildSuite(o, online, plan); !s) return s.error();
   }
   if (!o.json.empty() && o.json != "-") {
-    if (Status s = CheckWritable(o.json); !s) return Error{s.error().code, "--json: " + s.error().message};
+    if (Status s = CheckWritable(o.json); !s)
+      return Error{s.error().code, "--json: " + s.error().message};
   }
   if (plan.settings.exec_ns > 0) {
     // Before any load starts, on the job's CPU: every configuration runs the same work.
@@ -465,10 +468,10 @@ class ControlProgress final : public suite::Progress {
   bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
   void Measuring(const suite::LiveStatus& s) override {
     const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
-    Show(fmt::format("[{}/{}] {}: jobs {}  max response {}  deadline misses {}   ETA {}  run ETA {}",
-                     index_ + 1, count_, name_, s.samples,
-                     results::HumanNs(static_cast<double>(s.max_ns)), s.missed,
-                     suite::FormatClock(left), suite::FormatClock(left + after_ns_)));
+    Show(fmt::format(
+        "[{}/{}] {}: jobs {}  max response {}  deadline misses {}   ETA {}  run ETA {}", index_ + 1,
+        count_, name_, s.samples, results::HumanNs(static_cast<double>(s.max_ns)), s.missed,
+        suite::FormatClock(left), suite::FormatClock(left + after_ns_)));
   }
   void Done() override {
     if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);
@@ -520,7 +523,8 @@ nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::
   }
   std::fputs(results::FormatControlSummary(rows).c_str(), text);
   const stats::ReplaySettings replay;
-  fmt::print(text, "\nControl cost under the measured timing (docs/control.md, \"Control cost\"):\n{}",
+  fmt::print(text,
+             "\nControl cost under the measured timing (docs/control.md, \"Control cost\"):\n{}",
              stats::DescribeReplaySettings(replay));
   for (size_t i = 0; i < workload.outcomes().size(); ++i) {
     const auto& o = workload.outcomes()[i];
@@ -681,8 +685,9 @@ Runner SetupControl(CLI::App& sub) {
                  "fifo:99)");
   sub.add_option("--period", o->period, "control period (default 4ms: 250 Hz)");
   auto* jobs = sub.add_option("--jobs", o->jobs, "jobs per configuration (default 10000)");
-  sub.add_option("--deadline", o->deadline, "a job misses when it ends later than this after its "
-                                            "release (default: the period)");
+  sub.add_option("--deadline", o->deadline,
+                 "a job misses when it ends later than this after its "
+                 "release (default: the period)");
   sub.add_option("--cpu", o->cpu, "the job's CPU (default: the last online CPU)");
   sub.add_option("--wake", o->wake,
                  "activation path, as in 'rtpulse latency --wake' (default abs; timerfd, posix, "
@@ -707,8 +712,7 @@ Runner SetupControl(CLI::App& sub) {
                "on the other CPUs, and with a load on its own CPU");
   sub.add_option("--repetitions", o->repetitions,
                  "with --interference: interleaved repetitions per condition (default 5)");
-  sub.add_option("-o,--out", o->out,
-                 "results folder (default ./rtpulse_control_YYYYMMDD_HHMMSS)");
+  sub.add_option("-o,--out", o->out, "results folder (default ./rtpulse_control_YYYYMMDD_HHMMSS)");
   sub.add_option("--json", o->json, "also write the summary as JSON to this file ('-': stdout)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_option("--checkpoint", o->checkpoint,

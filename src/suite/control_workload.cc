@@ -82,11 +82,9 @@ control::ControlLoopPlan LoopPlan(const ControlSettings& settings,
 
 /// Runs the loop on its own thread while this one takes signals and calls `tick` about
 /// every 100 ms with the live counters.
-Expected<control::ControlRunRecord> RunLoopWatched(const control::ControlLoopPlan& plan,
-                                                   control::JobBody& body,
-                                                   std::atomic<bool>& stop,
-                                                   const std::function<void(
-                                                       const control::ControlLive&)>& tick) {
+Expected<control::ControlRunRecord> RunLoopWatched(
+    const control::ControlLoopPlan& plan, control::JobBody& body, std::atomic<bool>& stop,
+    const std::function<void(const control::ControlLive&)>& tick) {
   control::ControlLive live;
   std::optional<Expected<control::ControlRunRecord>> result;
   std::atomic<bool> done{false};
@@ -265,8 +263,8 @@ std::vector<stats::ReplayJob> ReplayJobsFromRows(const std::vector<results::Cont
     if (i > 0) {
       for (uint32_t s = 0; s < rows[i].skipped_before; ++s) jobs.push_back({0, 0, false});
     }
-    jobs.push_back({rows[i].start_ns - rows[i].release_ns, rows[i].end_ns - rows[i].release_ns,
-                    true});
+    jobs.push_back(
+        {rows[i].start_ns - rows[i].release_ns, rows[i].end_ns - rows[i].release_ns, true});
   }
   return jobs;
 }
@@ -341,8 +339,8 @@ ControlWorkload::ControlWorkload(ControlSettings settings, sys::SystemInfo info,
   }
   if (settings_.inject_every > 0) {
     notes_.push_back(fmt::format(
-        "--inject-exec {}:{}ns (a test aid): every {}th job runs {} ns longer", settings_.inject_every,
-        settings_.inject_ns, settings_.inject_every, settings_.inject_ns));
+        "--inject-exec {}:{}ns (a test aid): every {}th job runs {} ns longer",
+        settings_.inject_every, settings_.inject_ns, settings_.inject_every, settings_.inject_ns));
   }
 }
 
@@ -369,9 +367,8 @@ nlohmann::json ControlWorkload::ConfigJson() const {
 }
 
 Expected<Measured> ControlWorkload::Measure(
-    const std::string& dir, const std::string& name, int64_t /*duration_ns*/,
-    int64_t checkpoint_ns, const std::function<void(const results::LatencyRun&)>& checkpoint,
-    Progress& progress) {
+    const std::string& dir, const std::string& name, int64_t /*duration_ns*/, int64_t checkpoint_ns,
+    const std::function<void(const results::LatencyRun&)>& checkpoint, Progress& progress) {
   const auto found =
       std::find_if(settings_.configurations.begin(), settings_.configurations.end(),
                    [&](const ControlConfiguration& c) { return c.scenario == name; });
@@ -484,8 +481,8 @@ Expected<Measured> ControlWorkload::Measure(
   facts.notes = notes_;
   if (!record.rt_throttling.empty()) facts.notes.push_back(record.rt_throttling);
   if (record.deadline_overruns) {
-    facts.notes.push_back(
-        fmt::format("SCHED_DEADLINE overruns signalled by the kernel: {}", *record.deadline_overruns));
+    facts.notes.push_back(fmt::format("SCHED_DEADLINE overruns signalled by the kernel: {}",
+                                      *record.deadline_overruns));
   }
   for (const auto& w : record.warnings) facts.notes.push_back(w);
   if (!outcome.rows.empty()) {
@@ -535,15 +532,14 @@ Expected<Measured> ControlWorkload::Measure(
       {"rt_throttling", record.rt_throttling},
       {"deadline_overruns", record.deadline_overruns ? nlohmann::json(*record.deadline_overruns)
                                                      : nlohmann::json(nullptr)},
-      {"work_set", {{"bytes", settings_.work_set_bytes},
-                    {"mode", WorkSetModeName(settings_.work_set_mode)}}},
+      {"work_set",
+       {{"bytes", settings_.work_set_bytes}, {"mode", WorkSetModeName(settings_.work_set_mode)}}},
       {"calibration", CalibrationJson(settings_)},
-      {"inject", settings_.inject_every > 0
-                     ? nlohmann::json{{"every", settings_.inject_every},
-                                      {"extra_ns", settings_.inject_ns}}
-                     : nlohmann::json(nullptr)},
-      {"counters", counters_error.empty() ? CountersJson(readings)
-                                          : nlohmann::json{{"error", counters_error}}},
+      {"inject", settings_.inject_every > 0 ? nlohmann::json{{"every", settings_.inject_every},
+                                                             {"extra_ns", settings_.inject_ns}}
+                                            : nlohmann::json(nullptr)},
+      {"counters",
+       counters_error.empty() ? CountersJson(readings) : nlohmann::json{{"error", counters_error}}},
       {"control_cost", CostJson(outcome, replay)},
       {"checksum", (*controller)->checksum()},
       {"latency_quantity", "response time c - r (result.json's latency of this scenario)"},
@@ -576,8 +572,8 @@ Expected<Measured> ControlWorkload::Measure(
     }
     if (m.paths.front().exact) {
       const results::ExactPathPercentiles& e = *m.paths.front().exact;
-      const auto pick = [&](const std::vector<int64_t>& list)
-          -> std::optional<results::ExactPercentileValues> {
+      const auto pick =
+          [&](const std::vector<int64_t>& list) -> std::optional<results::ExactPercentileValues> {
         auto v = results::PickPercentiles(e, list, results::kSummaryPercentiles);
         if (!v) return std::nullopt;
         return results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};

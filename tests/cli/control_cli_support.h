@@ -68,8 +68,8 @@ inline std::vector<Job> ReadJobs(const std::string& path) {
     while (std::getline(s, cell, ',')) f.push_back(std::stoll(cell));
     if (f.size() != 9) ADD_FAILURE() << "bad jobs.csv line: " << line;
     if (f.size() != 9) continue;
-    jobs.push_back({static_cast<uint64_t>(f[0]), f[1], f[2], f[3], static_cast<uint32_t>(f[7]),
-                    f[8] != 0});
+    jobs.push_back(
+        {static_cast<uint64_t>(f[0]), f[1], f[2], f[3], static_cast<uint32_t>(f[7]), f[8] != 0});
   }
   return jobs;
 }

@@ -60,8 +60,8 @@ std::string ControlFifoRun::run_;
 TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth) {
   ASSERT_EQ(result_->exit_code, 0) << result_->err;
   const std::string s = run_ + "/fifo-50";
-  for (const char* f : {"response_times.txt", "jobs.csv", "statistical_report.txt",
-                        "control.json", "samples.bin", "cyclictest.json"}) {
+  for (const char* f : {"response_times.txt", "jobs.csv", "statistical_report.txt", "control.json",
+                        "samples.bin", "cyclictest.json"}) {
     EXPECT_TRUE(fs::exists(s + "/" + f)) << f;
   }
   ExpectTruth(run_, result_->out);
@@ -94,8 +94,7 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
   EXPECT_EQ(summary["configurations"][0]["skipped"], control["skipped"]);
   EXPECT_EQ(summary["status"], "complete");
   // The control cost line printed per configuration is the one control.json holds.
-  EXPECT_NE(result_->out.find("fifo-50: " +
-                              control["control_cost"]["summary"].get<std::string>()),
+  EXPECT_NE(result_->out.find("fifo-50: " + control["control_cost"]["summary"].get<std::string>()),
             std::string::npos)
       << result_->out;
 }

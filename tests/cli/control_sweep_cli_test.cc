@@ -1,7 +1,8 @@
-// rtpulse control, whole sweeps and --interference, end to end: the real binary, real SCHED_FIFO/RR/DEADLINE threads, real
-// stress-ng, real files. Timing values are never asserted (the VM's host steals time); the
-// files are recomputed by tests/cli/control_truth.py and tests/results/control_truth.py from
-// the run's own jobs.csv, and injected execution gives exact ground truth.
+// rtpulse control, whole sweeps and --interference, end to end: the real binary, real
+// SCHED_FIFO/RR/DEADLINE threads, real stress-ng, real files. Timing values are never asserted (the
+// VM's host steals time); the files are recomputed by tests/cli/control_truth.py and
+// tests/results/control_truth.py from the run's own jobs.csv, and injected execution gives exact
+// ground truth.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -78,10 +79,9 @@ TEST_F(ControlTest, InterferenceListsFourConditionsAndSaysWhichCountersThereAre)
   ProcessOptions options;
   options.extra_env = {marker};
   options.timeout = std::chrono::milliseconds(300'000);
-  const ProcessResult r =
-      RunRtpulse({"control", "--interference", "--jobs", "60", "--repetitions", "2", "--quiet",
-                  "--out", run},
-                 options);
+  const ProcessResult r = RunRtpulse(
+      {"control", "--interference", "--jobs", "60", "--repetitions", "2", "--quiet", "--out", run},
+      options);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string text = ReadFile(run + "/interference.txt");
   EXPECT_EQ(text + "results: " + run + "\n", r.out);
