@@ -431,7 +431,8 @@ Expected<Measured> ControlWorkload::Measure(
           "checkpoint: {} jobs so far; response times are written when the configuration ends",
           live.jobs.load(std::memory_order_relaxed)));
       path.probes.push_back(std::move(p));
-      partial.paths.assign(1, std::move(path));
+      partial.paths.clear();
+      partial.paths.push_back(std::move(path));
       partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
       checkpoint(partial);
     }
