@@ -162,5 +162,30 @@ TEST_F(OwnershipTest, AWriteTheUserMayNotMakeIsExit3WithTheFix) {
   EXPECT_TRUE(fs::is_empty(closed)) << "nothing written";
 }
 
+TEST_F(OwnershipTest, AControlRunAndItsInterferenceFolderBelongToTheInvokingUser) {
+  TempDir dir;
+  const auto as_sudo = UnderSudoByNobody();
+  const fs::path run = dir.File("a") + "/control";
+  const fs::path json_dir = dir.File("j");
+  fs::create_directory(json_dir);
+  ::chown(json_dir.c_str(), kNobody, kNogroup);  // the user's own folder, as under sudo
+  auto c = RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "50", "--no-stress", "-q",
+                       "--json", (json_dir / "summary.json").string(), "--out", run.string()},
+                      as_sudo);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(HasFile(run, "jobs.csv"));
+  EXPECT_TRUE(HasFile(run, "control.json"));
+  EXPECT_TRUE(HasFile(run, "samples.bin"));
+  EXPECT_GT(ExpectAllNobodys(dir.File("a")), 10u);
+  EXPECT_EQ(ExpectAllNobodys(json_dir), 2u) << "the folder and summary.json";
+  const fs::path interference = dir.File("b") + "/interference";
+  auto i = RunRtpulse({"control", "--interference", "--jobs", "20", "--repetitions", "2", "-q",
+                       "--out", interference.string()},
+                      as_sudo);
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_TRUE(HasFile(interference, "interference.txt"));
+  ExpectAllNobodys(dir.File("b"));
+}
+
 }  // namespace
 }  // namespace rtpulse
