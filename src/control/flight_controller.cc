@@ -1,11 +1,14 @@
 #include "control/flight_controller.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <numbers>
 #include <stdexcept>
@@ -246,6 +249,10 @@ FlightController::State::State(const ControllerConfig& c, uint64_t seed)
       scratch_rate{Pid(c.rate[0]), Pid(c.rate[1]), Pid(c.rate[2])},
       checksum(FcSplitMix64(seed)) {}
 
+void WorkSetUnmap::operator()(void* mapping) const {
+  if (mapping != nullptr) munmap(mapping, bytes);
+}
+
 FlightController::FlightController(const ControllerConfig& config, uint64_t seed)
     : state_(config, seed), seed_(seed) {}
 
@@ -256,17 +263,21 @@ Status FlightController::SetWorkSet(size_t bytes, WorkSetMode mode) {
         "a multiple of 64, e.g. {}",
         bytes, (bytes / kFcLineBytes + 1) * kFcLineBytes));
   }
-  std::vector<WorkLine> lines;
-  try {
-    lines.resize(bytes / kFcLineBytes);  // value-initialised: every page is touched here
-  } catch (const std::bad_alloc&) {
-    return ResourceError(
-        fmt::format("cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
-  } catch (const std::length_error&) {
-    return ResourceError(
-        fmt::format("cannot allocate a work set of {} bytes; give a smaller --work-set", bytes));
+  const size_t n = bytes / kFcLineBytes;
+  std::unique_ptr<WorkLine, WorkSetUnmap> mapped(nullptr, WorkSetUnmap{bytes});
+  if (n > 0) {
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) {
+      return ResourceError(
+          fmt::format("cannot allocate a work set of {} bytes ({}); give a smaller --work-set",
+                      bytes, std::strerror(errno)));
+    }
+    // Not inherited by the loads' forks (see work_set_), so never copy-on-write.
+    madvise(memory, bytes, MADV_DONTFORK);
+    mapped.reset(static_cast<WorkLine*>(memory));
   }
-  size_t n = lines.size();
+  WorkLine* lines = mapped.get();
+  for (size_t i = 0; i < n; ++i) new (&lines[i]) WorkLine{};  // every page is touched here
   for (size_t i = 0; i < n; ++i) lines[i].next = i;
   // Sattolo's shuffle: a uniformly random permutation with a single cycle through all lines.
   uint64_t counter = FcSplitMix64(seed_ ^ 0x5A77010ULL);
@@ -274,16 +285,17 @@ Status FlightController::SetWorkSet(size_t bytes, WorkSetMode mode) {
     size_t j = static_cast<size_t>(FcSplitMix64(counter++) % (i - 1));
     std::swap(lines[i - 1].next, lines[j].next);
   }
-  work_set_ = std::move(lines);
+  work_set_ = std::move(mapped);
+  work_lines_ = n;
   mode_ = mode;
   return Status::Ok();
 }
 
 uint64_t FlightController::TouchWorkSet() {
   uint64_t sum = 0;
-  size_t n = work_set_.size();
+  size_t n = work_lines_;
   if (n == 0) return 0;
-  WorkLine* lines = work_set_.data();
+  WorkLine* lines = work_set_.get();
   if (mode_ == WorkSetMode::kStreaming) {
     for (size_t i = 0; i < n; ++i) sum += ++lines[i].visits;
   } else {
@@ -474,7 +486,9 @@ Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target
   }
   controller.state_ = saved;
   controller.SetExtraPasses(status.ok() ? result.passes : saved_passes);
-  for (auto& line : controller.work_set_) line.visits -= timer.jobs();
+  for (size_t i = 0; i < controller.work_lines_; ++i) {
+    controller.work_set_.get()[i].visits -= timer.jobs();
+  }
   if (!status.ok()) return status.error();
   return result;
 }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/error.h"
@@ -159,6 +160,12 @@ struct Calibration {
 /// Ok when /proc/meminfo cannot be read (then only the allocation can tell).
 Status CheckWorkSetFits(size_t bytes, const FsRoot& root);
 
+/// Unmaps a work set's mapping of `bytes` (FlightController's).
+struct WorkSetUnmap {
+  size_t bytes = 0;
+  void operator()(void* mapping) const;
+};
+
 /// The whole job: IMU -> estimator -> cascaded PID -> mixer, plus the optional work set and
 /// calibration passes.
 class FlightController {
@@ -172,7 +179,7 @@ class FlightController {
   /// prefetcher cannot hide it). Usage error for a bad size, resource error when it cannot be
   /// allocated.
   Status SetWorkSet(size_t bytes, WorkSetMode mode);
-  size_t work_set_bytes() const { return work_set_.size() * sizeof(WorkLine); }
+  size_t work_set_bytes() const { return work_lines_ * sizeof(WorkLine); }
   WorkSetMode work_set_mode() const { return mode_; }
   /// Extra passes of the estimator and PID arithmetic per job (0: one pass), for --exec. They
   /// run on scratch state of their own, so they change the cost, not the outputs.
@@ -190,8 +197,10 @@ class FlightController {
 
   /// Test hooks: how many times Step() has touched work-set line `line`, and the line the
   /// random chain goes to after it.
-  uint64_t line_visits(size_t line) const { return work_set_[line].visits; }
-  uint64_t line_next(size_t line) const { return work_set_[line].next; }
+  uint64_t line_visits(size_t line) const { return work_set_.get()[line].visits; }
+  uint64_t line_next(size_t line) const { return work_set_.get()[line].next; }
+  /// Test hook: where the work set is mapped (nullptr: none).
+  const void* work_set_address() const { return work_set_.get(); }
 
  private:
   friend Expected<Calibration> CalibrateExec(FlightController& controller, int64_t target_ns);
@@ -221,7 +230,12 @@ class FlightController {
 
   State state_;
   uint64_t seed_;
-  std::vector<WorkLine> work_set_;
+  /// Its own anonymous mapping, marked MADV_DONTFORK: the loads a run starts are forked from
+  /// this process, and a fork would make every work-set page copy-on-write, so the next job
+  /// after each load start would take one page fault per page (seen in the interference
+  /// runs' page-fault counter) that an isolated run never takes.
+  std::unique_ptr<WorkLine, WorkSetUnmap> work_set_;
+  size_t work_lines_ = 0;
   WorkSetMode mode_ = WorkSetMode::kStreaming;
 };
 

@@ -4,9 +4,13 @@
 #include "control/flight_controller.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -132,6 +136,27 @@ TEST(SyntheticImuTest, SamplesArePureFunctionsWithTheDocumentedNoise) {
 }
 
 // --- Estimator ------------------------------------------------------------------------------
+
+TEST(WorkSetTest, IsNotInheritedByAFork) {
+  // The loads a run starts are forked from this process: were the work set inherited, every
+  // page would turn copy-on-write and the next job would take a page fault per page.
+  FlightController c(ControllerConfig::Defaults(0.004), 3);
+  constexpr size_t kBytes = 256 * 1024;
+  ASSERT_TRUE(c.SetWorkSet(kBytes, WorkSetMode::kStreaming).ok());
+  void* address = const_cast<void*>(c.work_set_address());
+  ASSERT_NE(address, nullptr);
+  ASSERT_EQ(msync(address, kBytes, MS_ASYNC), 0) << "mapped in the parent";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // msync on a range with no mapping fails with ENOMEM: exit 0 only then.
+    _exit(msync(address, kBytes, MS_ASYNC) != 0 && errno == ENOMEM ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child still had the work set mapped";
+}
 
 TEST(MahonyFilterTest, TracksTheTrueAttitudeAfterConvergence) {
   // Starts level while the manoeuvre starts 4 deg nose-up; kp = 2 converges in ~0.5 s.
