@@ -171,6 +171,44 @@ TEST_F(ControlTest, SigintMidRunExits130WithMarkedValidPartialFilesAndNoStressNg
   EXPECT_TRUE(ControlLeftovers(marker).empty());
 }
 
+TEST_F(ControlTest, PathsSweepRunsThePolicyOnEachActivationPath) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r = RunRtpulse({"control", "--sweep", "paths", "--policy", "fifo:80",
+                                      "--jobs", "100", "--no-stress", "--quiet", "--out", run});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  ASSERT_EQ(result["scenarios"].size(), 3u);
+  const std::vector<std::string> paths = {"abs", "timerfd", "posix"};
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string name = "fifo-80-" + paths[i];
+    EXPECT_EQ(result["scenarios"][i]["name"], name);
+    const json control = json::parse(ReadFile(run + "/" + name + "/control.json"));
+    EXPECT_EQ(control["wake"], paths[i]);
+    EXPECT_EQ(control["applied_policy"], "fifo:80");
+    EXPECT_EQ(result["scenarios"][i]["latency"]["thread"]["0"]["wake"], paths[i]);
+  }
+  ExpectTruth(run, r.out);
+}
+
+TEST_F(ControlTest, ExecCalibrationIsRecordedWithItsCaveat) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r = RunRtpulse({"control", "--policy", "fifo:60", "--exec", "300",
+                                      "--jobs", "100", "--no-stress", "--quiet", "--out", run});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json control = json::parse(ReadFile(run + "/fifo-60/control.json"));
+  const json& c = control["calibration"];
+  ASSERT_TRUE(c.is_object()) << control;
+  EXPECT_EQ(c["target_ns"], 300'000);
+  EXPECT_GT(c["extra_passes"].get<int64_t>(), 0);
+  EXPECT_GT(c["measured_ns"].get<int64_t>(), c["one_pass_ns"].get<int64_t>());
+  EXPECT_NE(c["caveat"].get<std::string>().find("frequency"), std::string::npos);
+  EXPECT_NE(ReadFile(run + "/fifo-60/statistical_report.txt").find("--exec 300 us"),
+            std::string::npos);
+  ExpectTruth(run, r.out);
+}
+
 /// A fixture /sys and /proc: CPUs 0 and 2-3 online, 1 GiB available, a 4 MiB last-level cache.
 class ControlFixtureTree {
  public:
@@ -215,6 +253,8 @@ TEST(ControlBadInputTest, EveryBadValueIsNamedExitsTwoAndWritesNothing) {
       {{"--wake", "nosuchpath"}, {"nosuchpath"}},
       {{"--inject-exec", "0:6ms"}, {"0:6ms"}},
       {{"--jobs", "0"}, {"--jobs 0"}},
+      {{"--exec", "1ns"}, {"--exec", "1"}},
+      {{"--sweep", "paths", "--policy", "deadline:400us/4ms/4ms"}, {"--sweep paths"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"control", "--out", out, "--quiet"};
