@@ -388,6 +388,11 @@ Status BuildInterference(const ControlOptions& o, const FsRoot& root,
   if (!o.sweep.empty()) {
     return UsageError("--interference runs one configuration: drop --sweep");
   }
+  if (!o.load.empty() || !o.settle.empty()) {
+    return UsageError(
+        "--interference chooses its own loads per condition (docs/control.md, \"Interference\"): "
+        "drop --load and --settle");
+  }
   if (o.repetitions < 2 || o.repetitions > 100) {
     return UsageError(fmt::format(
         "--repetitions {}: give 2..100 (interleaved repetitions per condition; default 5)",

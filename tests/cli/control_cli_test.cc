@@ -194,8 +194,8 @@ TEST_F(ControlTest, PathsSweepRunsThePolicyOnEachActivationPath) {
 TEST_F(ControlTest, ExecCalibrationIsRecordedWithItsCaveat) {
   TempDir dir;
   const std::string run = dir.File("run");
-  const ProcessResult r = RunRtpulse({"control", "--policy", "fifo:60", "--exec", "300",
-                                      "--jobs", "100", "--no-stress", "--quiet", "--out", run});
+  const ProcessResult r = RunRtpulse({"control", "--policy", "fifo:60", "--exec", "300", "--jobs",
+                                      "100", "--no-stress", "--quiet", "--out", run});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json control = json::parse(ReadFile(run + "/fifo-60/control.json"));
   const json& c = control["calibration"];
@@ -254,6 +254,7 @@ TEST(ControlBadInputTest, EveryBadValueIsNamedExitsTwoAndWritesNothing) {
       {{"--inject-exec", "0:6ms"}, {"0:6ms"}},
       {{"--jobs", "0"}, {"--jobs 0"}},
       {{"--exec", "1ns"}, {"--exec", "1"}},
+      {{"--interference", "--load", "cpu"}, {"--load"}},
       {{"--sweep", "paths", "--policy", "deadline:400us/4ms/4ms"}, {"--sweep paths"}},
   };
   for (const Case& c : cases) {
