@@ -53,6 +53,9 @@ TEST_F(ControlTest, PaperSweepRunsSixteenConfigurationsAndLeavesNoStressNg) {
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(result["scenarios"][i]["name"], names[i]);
     EXPECT_EQ(result["scenarios"][i]["status"], "complete");
+    // Each policy really applied: the policy the kernel reports for the job's thread.
+    const json control = json::parse(ReadFile(run + "/" + names[i] + "/control.json"));
+    EXPECT_EQ(control["applied_policy"], control["policy"]) << names[i];
     const bool stressed = names[i].ends_with("-stress");
     EXPECT_EQ(result["scenarios"][i]["loads"].size(), stressed ? 1u : 0u) << names[i];
   }
