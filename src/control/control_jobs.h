@@ -26,6 +26,9 @@ struct JobLoopParams {
   int64_t first_release_ns = 0;  ///< r_0, a grid point.
 };
 
+/// Jobs the loop sizes its log by at a time (8 KiB of JobTiming), before a wait.
+inline constexpr uint64_t kJobLogChunk = 256;
+
 /// Spins until `clock` passes `until` (the injected extra execution).
 template <typename Clock>
 inline void SpinInjectedUntil(Clock clock, int64_t until) {
@@ -35,7 +38,8 @@ inline void SpinInjectedUntil(Clock clock, int64_t until) {
 
 /// The control loop: jobs from `p.first_release_ns` on `source` and `clock` into `rec`
 /// (docs/control.md, "Timing and policies"). No allocation while it runs: rec.jobs must have
-/// its capacity reserved (the loop never grows it; at most that many jobs run). `Source`
+/// its capacity reserved (the loop sizes it within that capacity, never beyond, and leaves
+/// exactly the jobs it ran; at most that many jobs run). `Source`
 /// needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
 /// Now().
 template <typename Source, typename Clock>
@@ -43,22 +47,36 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
                     const std::atomic<bool>& stop, ControlLive* live, ControlRunRecord& rec) {
   const int64_t period = p.period_ns;
   const int64_t deadline = p.deadline_ns;
-  const uint64_t capacity = rec.jobs.capacity();
-  const uint64_t jobs = p.jobs > 0 ? p.jobs : capacity;
+  // Jobs are written in place into the reserved storage, which is sized (value-initialised)
+  // kJobLogChunk jobs ahead before a wait, within its capacity, and trimmed to the jobs run
+  // after the loop: no allocation, and no out-of-line push_back per job.
+  const size_t base = rec.jobs.size();
+  const uint64_t room = rec.jobs.capacity() - base;
+  const uint64_t jobs = p.jobs > 0 ? std::min<uint64_t>(p.jobs, room) : room;
+  JobTiming* const slots = rec.jobs.data() + base;  // stable: the vector never reallocates
+  uint64_t sized = 0;  // slots[0, sized) are constructed elements of rec.jobs
+  uint64_t done = 0;   // jobs recorded
   const bool restarts_grid = source.RestartsGridOnOverrun();
   const uint64_t every = p.inject_every;
   const int64_t inject_ns = p.inject_ns;
   int64_t next = p.first_release_ns;
   int64_t prev_release = 0;
+  // Releases the previous job ran past: the next job's skipped_before, known when its
+  // release was computed (recomputed from the releases only after a grid re-anchor).
+  uint32_t skip_next = 0;
   uint64_t skipped = 0;
   uint64_t misses = 0;
   int64_t max_response = 0;
   int wait_error = 0;
   bool reanchored = false;
-  for (uint64_t k = 0; k < jobs && k < capacity; ++k) {
+  for (uint64_t k = 0; k < jobs; ++k) {
     if (stop.load(std::memory_order_relaxed)) {
       rec.interrupted = true;
       break;
+    }
+    if (k == sized) {
+      sized = std::min<uint64_t>(jobs, sized + kJobLogChunk);
+      rec.jobs.resize(base + sized);  // within the capacity: no allocation
     }
     measure::WakeResult wake = source.Wait(next);
     int64_t start = clock.Now();
@@ -90,23 +108,34 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     body.Run(k);
     if (every > 0 && k % every == every - 1) SpinInjectedUntil(clock, clock.Now() + inject_ns);
     const int64_t end = clock.Now();
-    JobTiming job;
+    const int64_t response = end - release;
+    const uint32_t skipped_before =
+        k == 0 || !release_unknown
+            ? skip_next
+            : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
+    const bool miss = response > deadline;
+    JobTiming& job = slots[k];
     job.release_ns = release;
     job.start_ns = start;
     job.end_ns = end;
-    job.skipped_before =
-        k == 0 ? 0u
-               : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
-    job.miss = end > release + deadline;
+    job.skipped_before = skipped_before;
+    job.miss = miss;
     job.release_unknown = release_unknown;
-    rec.jobs.push_back(job);  // within the reserved capacity: no allocation
-    skipped += job.skipped_before;
-    if (job.miss) ++misses;
-    max_response = std::max(max_response, end - release);
+    ++done;
+    skipped += skipped_before;
+    misses += miss ? 1 : 0;
+    max_response = std::max(max_response, response);
     prev_release = release;
     // The next release is the first grid point after this job's completion: releases the
-    // job ran past are skipped (and counted in the next job's skipped_before).
-    next = release + period * (1 + std::max<int64_t>(0, (end - release) / period));
+    // job ran past are skipped (and counted in the next job's skipped_before). Most jobs end
+    // within their period, which needs no division.
+    next = release + period;
+    skip_next = 0;
+    if (response >= period) {
+      const int64_t passed = response / period;
+      next += period * passed;
+      skip_next = static_cast<uint32_t>(passed);
+    }
     if (live != nullptr) {
       live->jobs.store(k + 1, std::memory_order_relaxed);
       live->skipped.store(skipped, std::memory_order_relaxed);
@@ -114,6 +143,7 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
       live->max_response_ns.store(max_response, std::memory_order_relaxed);
     }
   }
+  rec.jobs.resize(base + done);  // drops the sized slots no job filled
   if (wait_error != 0) {
     rec.degraded = true;
     rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
