@@ -26,9 +26,6 @@ struct JobLoopParams {
   int64_t first_release_ns = 0;  ///< r_0, a grid point.
 };
 
-/// Jobs the loop sizes its log by at a time (8 KiB of JobTiming), before a wait.
-inline constexpr uint64_t kJobLogChunk = 256;
-
 /// Spins until `clock` passes `until` (the injected extra execution).
 template <typename Clock>
 inline void SpinInjectedUntil(Clock clock, int64_t until) {
@@ -38,8 +35,10 @@ inline void SpinInjectedUntil(Clock clock, int64_t until) {
 
 /// The control loop: jobs from `p.first_release_ns` on `source` and `clock` into `rec`
 /// (docs/control.md, "Timing and policies"). No allocation while it runs: rec.jobs must have
-/// its capacity reserved (the loop sizes it within that capacity, never beyond, and leaves
-/// exactly the jobs it ran; at most that many jobs run). `Source`
+/// its capacity reserved, and be empty or already sized to the jobs to run (its content is
+/// overwritten); the loop sizes it within that capacity if needed, never beyond, and leaves it
+/// holding exactly the jobs it ran (at most the capacity). The real loop sizes it before it
+/// computes the first release (ControlThreadMain), so the value-initialisation delays no job. `Source`
 /// needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
 /// Now().
 template <typename Source, typename Clock>
@@ -47,15 +46,14 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
                     const std::atomic<bool>& stop, ControlLive* live, ControlRunRecord& rec) {
   const int64_t period = p.period_ns;
   const int64_t deadline = p.deadline_ns;
-  // Jobs are written in place into the reserved storage, which is sized (value-initialised)
-  // kJobLogChunk jobs ahead before a wait, within its capacity, and trimmed to the jobs run
-  // after the loop: no allocation, and no out-of-line push_back per job.
-  const size_t base = rec.jobs.size();
-  const uint64_t room = rec.jobs.capacity() - base;
-  const uint64_t jobs = p.jobs > 0 ? std::min<uint64_t>(p.jobs, room) : room;
-  JobTiming* const slots = rec.jobs.data() + base;  // stable: the vector never reallocates
-  uint64_t sized = 0;  // slots[0, sized) are constructed elements of rec.jobs
-  uint64_t done = 0;   // jobs recorded
+  // Jobs are written in place: rec.jobs is sized to the jobs to run (value-initialised, within
+  // its reserved capacity) unless the caller did so already, and trimmed to the jobs run after
+  // the loop. No allocation, and no out-of-line push_back per job.
+  const uint64_t capacity = rec.jobs.capacity();
+  const uint64_t jobs = p.jobs > 0 ? std::min<uint64_t>(p.jobs, capacity) : capacity;
+  if (rec.jobs.size() < jobs) rec.jobs.resize(jobs);
+  JobTiming* const slots = rec.jobs.data();  // stable: the vector never reallocates
+  uint64_t done = 0;                         // jobs recorded
   const bool restarts_grid = source.RestartsGridOnOverrun();
   const uint64_t every = p.inject_every;
   const int64_t inject_ns = p.inject_ns;
@@ -73,10 +71,6 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     if (stop.load(std::memory_order_relaxed)) {
       rec.interrupted = true;
       break;
-    }
-    if (k == sized) {
-      sized = std::min<uint64_t>(jobs, sized + kJobLogChunk);
-      rec.jobs.resize(base + sized);  // within the capacity: no allocation
     }
     measure::WakeResult wake = source.Wait(next);
     int64_t start = clock.Now();
@@ -143,7 +137,7 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
       live->max_response_ns.store(max_response, std::memory_order_relaxed);
     }
   }
-  rec.jobs.resize(base + done);  // drops the sized slots no job filled
+  rec.jobs.resize(done);  // drops the slots no job filled
   if (wait_error != 0) {
     rec.degraded = true;
     rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
