@@ -59,8 +59,8 @@ int RunOverhead(int argc, char** argv) {
     if (arg == "--jobs") {
       auto n = ParseSignedInt(value, "--jobs");
       if (!n || *n < 1 || static_cast<uint64_t>(*n) > control::kMaxJobs) {
-        return OverheadUsage(fmt::format("--jobs '{}': give a whole number in 1..{}", value,
-                                         control::kMaxJobs));
+        return OverheadUsage(
+            fmt::format("--jobs '{}': give a whole number in 1..{}", value, control::kMaxJobs));
       }
       o.jobs = static_cast<uint64_t>(*n);
     } else if (arg == "--period-us") {

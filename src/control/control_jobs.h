@@ -38,8 +38,8 @@ inline void SpinInjectedUntil(Clock clock, int64_t until) {
 /// its capacity reserved, and be empty or already sized to the jobs to run (its content is
 /// overwritten); the loop sizes it within that capacity if needed, never beyond, and leaves it
 /// holding exactly the jobs it ran (at most the capacity). The real loop sizes it before it
-/// computes the first release (ControlThreadMain), so the value-initialisation delays no job. `Source`
-/// needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
+/// computes the first release (ControlThreadMain), so the value-initialisation delays no job.
+/// `Source` needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
 /// Now().
 template <typename Source, typename Clock>
 void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody& body,
