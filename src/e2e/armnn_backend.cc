@@ -20,6 +20,7 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
   ArmNnTfLiteBackend() : runtime_(nullptr, &armnn::IRuntime::Destroy) {}
 
   Status Load(const std::string& model_path, int threads) override {
+    if (Status s = CheckThreads(threads); !s) return s;
     if (Status s = CheckModelFile(model_path); !s) return s;
     // Arm NN logs to stdout by default; its messages become our error text instead.
     armnn::ConfigureLogging(false, false, armnn::LogSeverity::Fatal);
@@ -62,9 +63,9 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
       const auto in_names = parser->GetSubgraphInputTensorNames(0);
       const auto out_names = parser->GetSubgraphOutputTensorNames(0);
       if (in_names.size() != 1 || out_names.size() != 1) {
-        return UsageError(fmt::format(
-            "model {}: {} inputs and {} outputs; a depth model has one of each",
-            Printable(model_path), in_names.size(), out_names.size()));
+        return UsageError(
+            fmt::format("model {}: {} inputs and {} outputs; a depth model has one of each",
+                        Printable(model_path), in_names.size(), out_names.size()));
       }
       input_binding_ = parser->GetNetworkInputBindingInfo(0, in_names[0]);
       output_binding_ = parser->GetNetworkOutputBindingInfo(0, out_names[0]);
@@ -146,7 +147,8 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
     output.shape = {1, oc, oh, ow};
     output.data.resize(nhwc_out_.size());
     for (size_t ch = 0; ch < ocs; ++ch) {
-      for (size_t i = 0; i < out_plane; ++i) output.data[ch * out_plane + i] = nhwc_out_[i * ocs + ch];
+      for (size_t i = 0; i < out_plane; ++i)
+        output.data[ch * out_plane + i] = nhwc_out_[i * ocs + ch];
     }
     return Status::Ok();
   }

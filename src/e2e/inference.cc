@@ -24,9 +24,10 @@ size_t Tensor::ElementCount() const {
 Expected<BackendKind> ParseBackendKind(std::string_view text) {
   if (text == "opencv") return BackendKind::kOpenCv;
   if (text == "armnn") return BackendKind::kArmNn;
-  return UsageError(fmt::format("--backend {}: unknown backend; use opencv (ONNX models) or "
-                                "armnn (TFLite models)",
-                                Printable(text)));
+  return UsageError(
+      fmt::format("--backend {}: unknown backend; use opencv (ONNX models) or "
+                  "armnn (TFLite models)",
+                  Printable(text)));
 }
 
 std::string_view BackendKindName(BackendKind kind) {
@@ -99,9 +100,23 @@ std::string FormatShape(const std::vector<int>& shape) {
   return text.empty() ? std::string("(none)") : text;
 }
 
+Status CheckThreads(int threads) {
+  if (threads < 1) {
+    return UsageError(fmt::format(
+        "--threads {}: an inference needs at least one thread; use 1 or more", threads));
+  }
+  return Status::Ok();
+}
+
 Status CheckDepthShape(const std::string& model_path, const ModelShape& shape) {
   const std::vector<int> in = {1, shape.in_channels, shape.in_height, shape.in_width};
   const std::vector<int> out = {1, shape.out_channels, shape.out_height, shape.out_width};
+  if (shape.in_channels == 3 && (shape.in_height < 0 || shape.in_width < 0)) {
+    return UsageError(fmt::format(
+        "model {}: input shape {} has a symbolic size; give a model with a fixed input size "
+        "(frames are resized to it)",
+        Printable(model_path), FormatShape(in)));
+  }
   if (shape.in_channels != 3 || shape.in_height <= 0 || shape.in_width <= 0) {
     return UsageError(fmt::format(
         "model {}: input shape {} is not an image; a depth model takes 1x3xHxW (RGB, NCHW; "

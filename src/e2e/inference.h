@@ -75,6 +75,8 @@ Expected<std::unique_ptr<InferenceBackend>> MakeBackend(BackendKind kind);
 
 /// Usage error unless `path` is a readable regular file that is not empty.
 Status CheckModelFile(const std::string& path);
+/// Usage error unless `threads` >= 1 (the --threads value).
+Status CheckThreads(int threads);
 /// Usage error unless `shape` is 1x3xHxW in and 1x1xH'xW' out; names the model and the shape.
 Status CheckDepthShape(const std::string& model_path, const ModelShape& shape);
 /// "1x3x256x256".

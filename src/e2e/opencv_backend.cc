@@ -16,6 +16,7 @@ namespace {
 class OpenCvDnnBackend final : public InferenceBackend {
  public:
   Status Load(const std::string& model_path, int threads) override {
+    if (Status s = CheckThreads(threads); !s) return s;
     if (Status s = CheckModelFile(model_path); !s) return s;
     auto signature = ReadOnnxSignature(model_path);
     if (!signature) return signature.error();
@@ -39,9 +40,10 @@ class OpenCvDnnBackend final : public InferenceBackend {
       net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
       net_.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
     } catch (const cv::Exception& e) {
-      return UsageError(fmt::format("model {}: OpenCV DNN cannot import it ({}); give an ONNX "
-                                    "model of operators OpenCV 4.6 supports",
-                                    Printable(model_path), e.msg));
+      return UsageError(
+          fmt::format("model {}: OpenCV DNN cannot import it ({}); give an ONNX "
+                      "model of operators OpenCV 4.6 supports",
+                      Printable(model_path), e.msg));
     }
     // OpenCV's worker pool is process-wide: this sets it for every cv call of the process.
     cv::setNumThreads(threads);
@@ -78,9 +80,10 @@ class OpenCvDnnBackend final : public InferenceBackend {
     }
     const cv::Mat& result = out_blobs_.front();
     if (result.dims != 4 || result.type() != CV_32F) {
-      return Failure(fmt::format("OpenCV DNN output has {} dimensions; a depth model gives 4 "
-                                 "(1x1xHxW)",
-                                 result.dims));
+      return Failure(
+          fmt::format("OpenCV DNN output has {} dimensions; a depth model gives 4 "
+                      "(1x1xHxW)",
+                      result.dims));
     }
     output.shape = {result.size[0], result.size[1], result.size[2], result.size[3]};
     const size_t n = output.ElementCount();

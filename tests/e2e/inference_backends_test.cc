@@ -137,15 +137,16 @@ TEST(ArmNnBackend, TfliteAndOnnxOfOneNetworkGiveTheSameOutput) {
   float lo = out_cv.data[0];
   float hi = lo;
   for (size_t i = 0; i < out_cv.data.size(); ++i) {
-    const double d = std::fabs(static_cast<double>(out_cv.data[i]) - static_cast<double>(out_arm.data[i]));
+    const double d =
+        std::fabs(static_cast<double>(out_cv.data[i]) - static_cast<double>(out_arm.data[i]));
     max_abs = std::max(max_abs, d);
-    max_rel = std::max(max_rel, d / std::max(1e-12, std::fabs(static_cast<double>(out_cv.data[i]))));
+    max_rel =
+        std::max(max_rel, d / std::max(1e-12, std::fabs(static_cast<double>(out_cv.data[i]))));
     lo = std::min(lo, out_cv.data[i]);
     hi = std::max(hi, out_cv.data[i]);
   }
   std::cout << arm->name() << " vs " << cv->name() << ": max abs diff " << max_abs
-            << ", max relative diff " << max_rel << ", output range [" << lo << ", " << hi
-            << "]\n";
+            << ", max relative diff " << max_rel << ", output range [" << lo << ", " << hi << "]\n";
   EXPECT_LE(max_abs, kMaxAbsDiff);
   EXPECT_LE(max_rel, kMaxRelDiff);
   EXPECT_GT(hi - lo, 0.05F);  // not a constant map
@@ -171,8 +172,8 @@ TEST(InferenceErrors, TruncatedModelIsAUsageErrorNamingTheFile) {
   for (BackendKind kind : CompiledBackends()) {
     const std::string whole = testutil::ReadFile(ModelPath("depth-tiny" + Extension(kind)));
     const std::string cut = dir.File("cut" + Extension(kind));
-    std::ofstream(cut, std::ios::binary).write(whole.data(),
-                                               static_cast<std::streamsize>(whole.size() / 3));
+    std::ofstream(cut, std::ios::binary)
+        .write(whole.data(), static_cast<std::streamsize>(whole.size() / 3));
     auto backend = MakeBackend(kind);
     ASSERT_TRUE(backend);
     const Status s = (*backend)->Load(cut, 1);
@@ -185,9 +186,8 @@ TEST(InferenceErrors, TruncatedModelIsAUsageErrorNamingTheFile) {
 TEST(InferenceErrors, WrongInputShapeIsAUsageErrorNamingTheShape) {
   testutil::TempDir dir;
   const auto gen = testutil::RunProcess(
-      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tools/gen-depth-model",
-       "--out-dir", dir.path(), "--name", "gray", "--width", "0.25", "--size", "32",
-       "--input-channels", "1"});
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tools/gen-depth-model", "--out-dir",
+       dir.path(), "--name", "gray", "--width", "0.25", "--size", "32", "--input-channels", "1"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   for (BackendKind kind : CompiledBackends()) {
     auto backend = MakeBackend(kind);

@@ -58,6 +58,18 @@ TEST(InferenceModelFile, DepthShapeCheckNamesTheWrongShape) {
   EXPECT_NE(many.error().message.find("depth map"), std::string::npos);
 }
 
+TEST(InferenceModelFile, SymbolicInputSizeAndZeroThreadsAreUsageErrors) {
+  const auto symbolic = CheckDepthShape("m.onnx", {3, -1, -1, 1, -1, -1});
+  ASSERT_FALSE(symbolic);
+  EXPECT_NE(symbolic.error().message.find("1x3x?x?"), std::string::npos);
+  EXPECT_NE(symbolic.error().message.find("fixed input size"), std::string::npos);
+  EXPECT_TRUE(CheckThreads(1));
+  const auto zero = CheckThreads(0);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().code, ExitCode::kUsage);
+  EXPECT_NE(zero.error().message.find("--threads 0"), std::string::npos);
+}
+
 TEST(InferenceBuild, AMissingBackendIsAResourceErrorNamingThePackages) {
   for (BackendKind kind : {BackendKind::kOpenCv, BackendKind::kArmNn}) {
     auto backend = MakeBackend(kind);
@@ -83,10 +95,11 @@ TEST(OnnxSignature, ReadsTheGeneratedModelsDeclaredShapes) {
 
 TEST(OnnxSignature, TruncatedAndForeignFilesAreUsageErrors) {
   testutil::TempDir dir;
-  const std::string whole = testutil::ReadFile(std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx");
+  const std::string whole =
+      testutil::ReadFile(std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx");
   for (size_t keep : {whole.size() / 2, size_t{40}, whole.size() - 1}) {
-    std::ofstream(dir.File("cut.onnx"), std::ios::binary).write(whole.data(),
-                                                                static_cast<std::streamsize>(keep));
+    std::ofstream(dir.File("cut.onnx"), std::ios::binary)
+        .write(whole.data(), static_cast<std::streamsize>(keep));
     const auto sig = ReadOnnxSignature(dir.File("cut.onnx"));
     ASSERT_FALSE(sig) << keep;
     EXPECT_EQ(sig.error().code, ExitCode::kUsage);
