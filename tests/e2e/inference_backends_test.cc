@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,34 @@ TEST(OpenCvBackend, DefaultModelMatchesAnIndependentNumpyForwardPass) {
   const std::string docs = testutil::ReadFile(std::string(RTPULSE_SOURCE_DIR) + "/docs/e2e.md");
   EXPECT_NE(docs.find(std::to_string(flops)), std::string::npos)
       << "docs/e2e.md does not state the default model's " << flops << " FLOPs";
+  // The .tflite file states the same count and the label in its description.
+  const std::string tflite = testutil::ReadFile(ModelPath("depth-default.tflite"));
+  EXPECT_NE(tflite.find("flops=" + std::to_string(flops) + " "), std::string::npos);
+  EXPECT_NE(tflite.find("latency-representative, not trained"), std::string::npos);
+}
+
+TEST(DepthModelGenerator, SameArgumentsWriteTheSameBytesAndBadOnesAreUsageErrors) {
+  testutil::TempDir dir;
+  const std::string gen = std::string(RTPULSE_SOURCE_DIR) + "/tools/gen-depth-model";
+  const auto r = testutil::RunProcess({"/usr/bin/python3", gen, "--out-dir", dir.path(), "--name",
+                                       "depth-tiny", "--width", "0.25", "--size", "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4740096 FLOPs per frame"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("latency-representative, not trained"), std::string::npos) << r.out;
+  for (const char* ext : {".onnx", ".tflite"}) {
+    EXPECT_EQ(testutil::ReadFile(dir.File(std::string("depth-tiny") + ext)),
+              testutil::ReadFile(ModelPath(std::string("depth-tiny") + ext)))
+        << ext << ": the seeded weights should make the same file";
+  }
+  const auto size = testutil::RunProcess(
+      {"/usr/bin/python3", gen, "--out-dir", dir.path(), "--name", "bad", "--size", "100"});
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("--size 100"), std::string::npos) << size.err;
+  const auto width = testutil::RunProcess(
+      {"/usr/bin/python3", gen, "--out-dir", dir.path(), "--name", "bad", "--width", "0"});
+  EXPECT_EQ(width.exit_code, 2);
+  EXPECT_NE(width.err.find("--width 0"), std::string::npos) << width.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("bad.onnx")));
 }
 
 TEST(OpenCvBackend, TinyModelMatchesTheNumpyForwardPassAndCountsItsFlops) {
