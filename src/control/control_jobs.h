@@ -104,9 +104,11 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     if (job.miss) ++misses;
     max_response = std::max(max_response, end - release);
     prev_release = release;
-    // The next release is the first grid point after this job's completion: releases the
-    // job ran past are skipped (and counted in the next job's skipped_before).
-    next = release + period * (1 + std::max<int64_t>(0, (end - release) / period));
+    // The next release is the first grid point at or after this job's completion: releases
+    // the job ran past (grid points strictly before its end) are skipped and counted in the
+    // next job's skipped_before. A job ending exactly on a grid point has not run past it
+    // (as c = r + deadline is no miss), so the next job serves it.
+    next = release + period * (1 + std::max<int64_t>(0, (end - release - 1) / period));
     if (live != nullptr) {
       live->jobs.store(k + 1, std::memory_order_relaxed);
       live->skipped.store(skipped, std::memory_order_relaxed);
