@@ -120,13 +120,15 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     misses += miss ? 1 : 0;
     max_response = std::max(max_response, response);
     prev_release = release;
-    // The next release is the first grid point after this job's completion: releases the
-    // job ran past are skipped (and counted in the next job's skipped_before). Most jobs end
-    // within their period, which needs no division.
+    // The next release is the first grid point at or after this job's completion: releases
+    // the job ran past (grid points strictly before its end) are skipped and counted in the
+    // next job's skipped_before. A job ending exactly on a grid point has not run past it
+    // (as c = r + deadline is no miss), so the next job serves it. Most jobs end within
+    // their period, which needs no division.
     next = release + period;
     skip_next = 0;
-    if (response >= period) {
-      const int64_t passed = response / period;
+    if (response > period) {
+      const int64_t passed = (response - 1) / period;
       next += period * passed;
       skip_next = static_cast<uint32_t>(passed);
     }

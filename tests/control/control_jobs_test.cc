@@ -160,6 +160,35 @@ TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   EXPECT_EQ(rec.releases, 11u);
 }
 
+TEST(ControlJobsTest, AJobEndingExactlyOnTheNextGridPointSkipsNothing) {
+  // Job 0 ends at exactly r_0 + period: it meets its deadline (c = r + deadline is not a miss)
+  // and the next release has not passed yet (it is due now), so job 1 serves it: a release
+  // is skipped only by a job that ends after it, the same boundary as the miss rule.
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, kPeriod - 2 * kRead);  // start read + body + end read = period
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 3u);
+  EXPECT_EQ(rec.jobs[0].end_ns, rec.jobs[0].release_ns + kPeriod);
+  EXPECT_FALSE(rec.jobs[0].miss);
+  EXPECT_EQ(rec.jobs[1].release_ns, rec.jobs[0].release_ns + kPeriod);
+  EXPECT_EQ(rec.jobs[1].skipped_before, 0u);
+  EXPECT_EQ(rec.skipped, 0u);
+  EXPECT_EQ(rec.misses, 0u);
+  // One nanosecond more is a miss and skips that release.
+  World late;
+  ScriptedSleep late_source{&late};
+  ScriptedBody late_body(late, kPeriod - 2 * kRead + 1);
+  ControlRunRecord late_rec = Reserved(2);
+  RunControlJobs(Params(2), late_source, ScriptedClock{&late}, late_body, stop, nullptr, late_rec);
+  ASSERT_EQ(late_rec.jobs.size(), 2u);
+  EXPECT_TRUE(late_rec.jobs[0].miss);
+  EXPECT_EQ(late_rec.jobs[1].release_ns, late_rec.jobs[0].release_ns + 2 * kPeriod);
+  EXPECT_EQ(late_rec.jobs[1].skipped_before, 1u);
+}
+
 TEST(ControlJobsTest, ALateWakeUpServesItsReleaseAndSkipsThosePassed) {
   World world;
   world.latency_ns = {0, 9 * kNsPerMs, 0};  // job 1 wakes 9 ms late: it ends after r_1 + 8 ms

@@ -75,7 +75,7 @@ rows = [list(map(int, l.split(','))) for l in open(sys.argv[1])]
 misses = sum(1 for r, s, c, _, _ in rows if c > r + D)
 flag_ok = all((c > r + D) == bool(m) for r, s, c, _, m in rows)
 skipped = sum((rows[i][0] - rows[i - 1][0]) // P - 1 for i in range(1, len(rows)))
-rule_ok = all((rows[i][0] - rows[i - 1][0]) // P - 1 == max(0, (rows[i - 1][2] - rows[i - 1][0]) // P)
+rule_ok = all((rows[i][0] - rows[i - 1][0]) // P - 1 == max(0, (rows[i - 1][2] - rows[i - 1][0] - 1) // P)
               for i in range(1, len(rows)))
 grid_ok = all((r - rows[0][0]) % P == 0 for r, _, _, _, _ in rows)
 injected = sum(1 for k, (r, s, c, _, _) in enumerate(rows) if k % E == E - 1 and c > r + D)
@@ -136,8 +136,9 @@ TEST_P(GroundTruthTest, InjectedOverrunsGiveMissesAndSkippedReleases) {
       const JobTiming& prev = rec.jobs[k - 1];
       EXPECT_EQ(j.release_ns - prev.release_ns,
                 static_cast<int64_t>(1 + j.skipped_before) * kPeriod);
-      // The documented rule: the releases the previous job's completion passed are skipped.
-      EXPECT_EQ(j.skipped_before, static_cast<uint32_t>((prev.end_ns - prev.release_ns) / kPeriod))
+      // The documented rule: the releases before the previous job's completion are skipped.
+      EXPECT_EQ(j.skipped_before,
+                static_cast<uint32_t>((prev.end_ns - prev.release_ns - 1) / kPeriod))
           << "job " << k;
     }
     EXPECT_EQ(j.miss, response > kPeriod) << "job " << k;
