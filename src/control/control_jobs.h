@@ -35,27 +35,39 @@ inline void SpinInjectedUntil(Clock clock, int64_t until) {
 
 /// The control loop: jobs from `p.first_release_ns` on `source` and `clock` into `rec`
 /// (docs/control.md, "Timing and policies"). No allocation while it runs: rec.jobs must have
-/// its capacity reserved (the loop never grows it; at most that many jobs run). `Source`
-/// needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
+/// its capacity reserved, and be empty or already sized to the jobs to run (its content is
+/// overwritten); the loop sizes it within that capacity if needed, never beyond, and leaves it
+/// holding exactly the jobs it ran (at most the capacity). The real loop sizes it before it
+/// computes the first release (ControlThreadMain), so the value-initialisation delays no job.
+/// `Source` needs Wait(int64_t) -> measure::WakeResult and RestartsGridOnOverrun(); `Clock` needs
 /// Now().
 template <typename Source, typename Clock>
 void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody& body,
                     const std::atomic<bool>& stop, ControlLive* live, ControlRunRecord& rec) {
   const int64_t period = p.period_ns;
   const int64_t deadline = p.deadline_ns;
+  // Jobs are written in place: rec.jobs is sized to the jobs to run (value-initialised, within
+  // its reserved capacity) unless the caller did so already, and trimmed to the jobs run after
+  // the loop. No allocation, and no out-of-line push_back per job.
   const uint64_t capacity = rec.jobs.capacity();
-  const uint64_t jobs = p.jobs > 0 ? p.jobs : capacity;
+  const uint64_t jobs = p.jobs > 0 ? std::min<uint64_t>(p.jobs, capacity) : capacity;
+  if (rec.jobs.size() < jobs) rec.jobs.resize(jobs);
+  JobTiming* const slots = rec.jobs.data();  // stable: the vector never reallocates
+  uint64_t done = 0;                         // jobs recorded
   const bool restarts_grid = source.RestartsGridOnOverrun();
   const uint64_t every = p.inject_every;
   const int64_t inject_ns = p.inject_ns;
   int64_t next = p.first_release_ns;
   int64_t prev_release = 0;
+  // Releases the previous job ran past: the next job's skipped_before, known when its
+  // release was computed (recomputed from the releases only after a grid re-anchor).
+  uint32_t skip_next = 0;
   uint64_t skipped = 0;
   uint64_t misses = 0;
   int64_t max_response = 0;
   int wait_error = 0;
   bool reanchored = false;
-  for (uint64_t k = 0; k < jobs && k < capacity; ++k) {
+  for (uint64_t k = 0; k < jobs; ++k) {
     if (stop.load(std::memory_order_relaxed)) {
       rec.interrupted = true;
       break;
@@ -90,23 +102,36 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     body.Run(k);
     if (every > 0 && k % every == every - 1) SpinInjectedUntil(clock, clock.Now() + inject_ns);
     const int64_t end = clock.Now();
-    JobTiming job;
+    const int64_t response = end - release;
+    const uint32_t skipped_before =
+        k == 0 || !release_unknown
+            ? skip_next
+            : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
+    const bool miss = response > deadline;
+    JobTiming& job = slots[k];
     job.release_ns = release;
     job.start_ns = start;
     job.end_ns = end;
-    job.skipped_before =
-        k == 0 ? 0u
-               : static_cast<uint32_t>(std::max<int64_t>(0, (release - prev_release) / period - 1));
-    job.miss = end > release + deadline;
+    job.skipped_before = skipped_before;
+    job.miss = miss;
     job.release_unknown = release_unknown;
-    rec.jobs.push_back(job);  // within the reserved capacity: no allocation
-    skipped += job.skipped_before;
-    if (job.miss) ++misses;
-    max_response = std::max(max_response, end - release);
+    ++done;
+    skipped += skipped_before;
+    misses += miss ? 1 : 0;
+    max_response = std::max(max_response, response);
     prev_release = release;
-    // The next release is the first grid point after this job's completion: releases the
-    // job ran past are skipped (and counted in the next job's skipped_before).
-    next = release + period * (1 + std::max<int64_t>(0, (end - release) / period));
+    // The next release is the first grid point at or after this job's completion: releases
+    // the job ran past (grid points strictly before its end) are skipped and counted in the
+    // next job's skipped_before. A job ending exactly on a grid point has not run past it
+    // (as c = r + deadline is no miss), so the next job serves it. Most jobs end within
+    // their period, which needs no division.
+    next = release + period;
+    skip_next = 0;
+    if (response > period) {
+      const int64_t passed = (response - 1) / period;
+      next += period * passed;
+      skip_next = static_cast<uint32_t>(passed);
+    }
     if (live != nullptr) {
       live->jobs.store(k + 1, std::memory_order_relaxed);
       live->skipped.store(skipped, std::memory_order_relaxed);
@@ -114,6 +139,7 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
       live->max_response_ns.store(max_response, std::memory_order_relaxed);
     }
   }
+  rec.jobs.resize(done);  // drops the slots no job filled
   if (wait_error != 0) {
     rec.degraded = true;
     rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",

@@ -276,6 +276,9 @@ void* ControlThreadMain(void* arg) {
     rec.applied_policy = "unknown";
     rec.warnings.push_back(attr.error().message);
   }
+  // The job log sized up front (value-initialised, within the capacity reserved by
+  // RunControlLoop and locked by the set-up), so the loop writes each job in place.
+  rec.jobs.resize(rec.jobs.capacity());
   if (t.plan.before_loop) t.plan.before_loop();
   // The first release is the first grid point after the hook returned: a slow hook costs
   // no skipped release, since no job was due before the loop started.

@@ -160,6 +160,35 @@ TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   EXPECT_EQ(rec.releases, 11u);
 }
 
+TEST(ControlJobsTest, AJobEndingExactlyOnTheNextGridPointSkipsNothing) {
+  // Job 0 ends at exactly r_0 + period: it meets its deadline (c = r + deadline is not a miss)
+  // and the next release has not passed yet (it is due now), so job 1 serves it: a release
+  // is skipped only by a job that ends after it, the same boundary as the miss rule.
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, kPeriod - 2 * kRead);  // start read + body + end read = period
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 3u);
+  EXPECT_EQ(rec.jobs[0].end_ns, rec.jobs[0].release_ns + kPeriod);
+  EXPECT_FALSE(rec.jobs[0].miss);
+  EXPECT_EQ(rec.jobs[1].release_ns, rec.jobs[0].release_ns + kPeriod);
+  EXPECT_EQ(rec.jobs[1].skipped_before, 0u);
+  EXPECT_EQ(rec.skipped, 0u);
+  EXPECT_EQ(rec.misses, 0u);
+  // One nanosecond more is a miss and skips that release.
+  World late;
+  ScriptedSleep late_source{&late};
+  ScriptedBody late_body(late, kPeriod - 2 * kRead + 1);
+  ControlRunRecord late_rec = Reserved(2);
+  RunControlJobs(Params(2), late_source, ScriptedClock{&late}, late_body, stop, nullptr, late_rec);
+  ASSERT_EQ(late_rec.jobs.size(), 2u);
+  EXPECT_TRUE(late_rec.jobs[0].miss);
+  EXPECT_EQ(late_rec.jobs[1].release_ns, late_rec.jobs[0].release_ns + 2 * kPeriod);
+  EXPECT_EQ(late_rec.jobs[1].skipped_before, 1u);
+}
+
 TEST(ControlJobsTest, ALateWakeUpServesItsReleaseAndSkipsThosePassed) {
   World world;
   world.latency_ns = {0, 9 * kNsPerMs, 0};  // job 1 wakes 9 ms late: it ends after r_1 + 8 ms
@@ -215,6 +244,68 @@ TEST(ControlJobsTest, ADeadlineWakeUpBeforeTheGridReanchorsAndIsMarked) {
   EXPECT_EQ(rec.jobs[2].release_ns, rec.jobs[1].release_ns + kPeriod);
   EXPECT_EQ(rec.jobs[2].skipped_before, 0u);
   EXPECT_EQ(rec.skipped, 0u);
+}
+
+TEST(ControlJobsTest, AReanchorAfterAnOverrunCountsTheSkipsFromTheReleases) {
+  World world;
+  // Job 2 (12 ms) spins 9 ms more and ends past 21 ms: the loop's next grid point is 24 ms.
+  // The kernel restarted its period and wakes job 3 at 22.5 ms: its release is that wake-up,
+  // and the releases skipped since job 2's are counted from the two releases,
+  // (22.5 - 12) / 4 - 1 = 1, not the 2 the loop's own grid would have skipped.
+  ScriptedDeadline source{&world, {4 * kNsPerMs, 8 * kNsPerMs, 12 * kNsPerMs, 22'500'000}};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  JobLoopParams p = Params(4);
+  p.inject_every = 3;
+  p.inject_ns = 9 * kNsPerMs;
+  ControlRunRecord rec = Reserved(4);
+  RunControlJobs(p, source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 4u);
+  EXPECT_GT(rec.jobs[2].end_ns, 21 * kNsPerMs);
+  EXPECT_TRUE(rec.jobs[2].miss);
+  EXPECT_EQ(rec.grid_restarts, 1u);
+  EXPECT_TRUE(rec.jobs[3].release_unknown);
+  EXPECT_EQ(rec.jobs[3].release_ns, 22'500'000 + kRead);
+  EXPECT_EQ(rec.jobs[3].skipped_before, 1u);
+  EXPECT_EQ(rec.skipped, 1u);
+  EXPECT_EQ(rec.releases, 5u);
+}
+
+TEST(ControlJobsTest, APresizedLogIsOverwrittenInPlaceAndTrimmedToTheJobsRun) {
+  // As the real loop hands it over: reserved and sized to its capacity before the first
+  // release, with stale content; a stop after 4 jobs leaves exactly those 4, measured.
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  body.stop = &stop;
+  body.stop_at = 3;
+  ControlRunRecord rec = Reserved(16);
+  JobTiming stale;
+  stale.release_ns = -1;
+  stale.start_ns = -1;
+  stale.end_ns = -1;
+  stale.skipped_before = 99;
+  stale.miss = true;
+  stale.release_unknown = true;
+  rec.jobs.resize(rec.jobs.capacity(), stale);
+  const JobTiming* storage = rec.jobs.data();
+  const size_t capacity = rec.jobs.capacity();
+  RunControlJobs(Params(0), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  ASSERT_EQ(rec.jobs.size(), 4u);
+  EXPECT_EQ(rec.jobs.data(), storage);  // written in place, never reallocated
+  EXPECT_EQ(rec.jobs.capacity(), capacity);
+  for (size_t k = 0; k < rec.jobs.size(); ++k) {
+    const JobTiming& job = rec.jobs[k];
+    EXPECT_EQ(job.release_ns, static_cast<int64_t>(k + 1) * kPeriod) << k;
+    EXPECT_EQ(job.start_ns, job.release_ns + kRead) << k;
+    EXPECT_EQ(job.end_ns, job.start_ns + 100'000 + kRead) << k;
+    EXPECT_EQ(job.skipped_before, 0u) << k;
+    EXPECT_FALSE(job.miss) << k;
+    EXPECT_FALSE(job.release_unknown) << k;
+  }
+  EXPECT_EQ(rec.releases, 4u);
+  EXPECT_EQ(rec.misses, 0u);
 }
 
 TEST(ControlJobsTest, StopEndsAtTheNextJobAndKeepsTheJobsSoFar) {
