@@ -553,6 +553,7 @@ nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::
          {"control_cost", o.cost ? nlohmann::json{{"cost_increase_pct", o.cost->cost_increase_pct},
                                                   {"peak_error_rad", o.cost->peak_error_rad},
                                                   {"worst_stall_ns", o.cost->worst_stall_ns},
+                                                  {"outside_model", o.cost->outside_model},
                                                   {"summary", cost}}
                                  : nlohmann::json{{"error", o.cost_error}}}});
   }

@@ -453,6 +453,8 @@ Expected<ReplayResult> ReplayControlCost(const std::vector<ReplayJob>& jobs,
   r.beyond_horizon = measured.beyond_horizon;
   for (const ReplayJob& j : jobs) (j.executed ? r.jobs : r.skipped) += 1;
   r.horizon_s = static_cast<double>(CostHorizonNs(jobs, settings)) * 1e-9;
+  r.outside_model = !std::isfinite(r.cost) || !std::isfinite(r.peak_error_rad) ||
+                    r.peak_error_rad > kReplayModelRangeRad;
   return r;
 }
 
@@ -494,6 +496,18 @@ std::string DescribeReplaySettings(const ReplaySettings& s) {
 
 std::string DescribeReplayResult(const ReplayResult& r) {
   constexpr double kDegPerRad = 180.0 / 3.14159265358979323846;
+  if (r.outside_model) {
+    const std::string peak = std::isfinite(r.peak_error_rad)
+                                 ? fmt::format("{:.1f} deg", r.peak_error_rad * kDegPerRad)
+                                 : std::string("without bound");
+    return fmt::format(
+        "control lost: under the measured timing (worst stall {:.1f} ms) the attitude error "
+        "grows {} (ideal timing {:.2f} deg), beyond the linearised model's {:.0f} deg range, so "
+        "no cost percentage is given",
+        static_cast<double>(r.worst_stall_ns) * 1e-6,
+        std::isfinite(r.peak_error_rad) ? "to " + peak : peak, r.ideal_peak_error_rad * kDegPerRad,
+        kReplayModelRangeRad * kDegPerRad);
+  }
   const std::string cost = std::isnan(r.cost_increase_pct)
                                ? std::string("cost vs ideal timing unknown (the ideal cost is 0)")
                                : fmt::format("{:+.1f} % cost vs ideal timing", r.cost_increase_pct);

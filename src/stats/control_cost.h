@@ -65,7 +65,15 @@ struct ReplayResult {
   /// Executed jobs whose actuation fell after the horizon (not replayed, counted).
   uint64_t beyond_horizon = 0;
   double horizon_s = 0;
+  /// The measured timing drove the attitude error beyond the linearised model's range
+  /// (kReplayModelRangeRad) or without bound (the closed loop went unstable): the cost and
+  /// peak numbers then mean "control lost", not a quantity, and are not printed as one.
+  bool outside_model = false;
 };
+
+/// The largest |angle| for which the small-angle linearisation is read as meaningful
+/// (0.5 rad, about 29 degrees).
+inline constexpr double kReplayModelRangeRad = 0.5;
 
 /// Replays `jobs` (in release order, one per grid point), then the same count under ideal
 /// timing. Usage error (naming the job or the setting): no job, an executed job's offset that

@@ -246,6 +246,7 @@ nlohmann::json CostJson(const ControlOutcome& outcome, const stats::ReplaySettin
           {"jobs", r.jobs},
           {"skipped", r.skipped},
           {"horizon_s", r.horizon_s},
+          {"outside_model", r.outside_model},
           {"summary", stats::DescribeReplayResult(r)}};
 }
 

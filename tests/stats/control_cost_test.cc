@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -255,6 +256,35 @@ TEST(ControlCostTest, DescribesTheResultInOneSentence) {
   EXPECT_EQ(DescribeReplayResult(r),
             "+4.2 % cost vs ideal timing; worst stall 9.0 ms, peak error 0.80 deg (ideal 0.60 "
             "deg)");
+}
+
+TEST(ControlCostTest, AStallThatLosesControlIsSaidSoNotPrintedAsANumber) {
+  // A 1.5 s stall from the first gust on (release 50): the plant coasts open-loop under the
+  // gust, far beyond the small-angle model. The result says control was lost.
+  auto jobs = ConstantJobs(1000, 0, 0);
+  for (size_t k = 51; k < 51 + 375; ++k) jobs[k].executed = false;
+  const ReplayResult r = MustReplay(jobs);
+  EXPECT_TRUE(r.outside_model);
+  EXPECT_GT(r.peak_error_rad, kReplayModelRangeRad);
+  const std::string text = DescribeReplayResult(r);
+  EXPECT_EQ(text.rfind("control lost: under the measured timing (worst stall 1504.0 ms)", 0), 0u)
+      << text;
+  EXPECT_EQ(text.find("% cost"), std::string::npos) << text;
+  EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+
+  // Within the model's range nothing is flagged.
+  EXPECT_FALSE(MustReplay(ConstantJobs(500, 0, kMs)).outside_model);
+
+  // An unbounded error reads as such, not as "inf".
+  ReplayResult unbounded;
+  unbounded.outside_model = true;
+  unbounded.cost = std::numeric_limits<double>::infinity();
+  unbounded.peak_error_rad = std::numeric_limits<double>::infinity();
+  unbounded.worst_stall_ns = 2'000'000'000;
+  EXPECT_EQ(DescribeReplayResult(unbounded),
+            "control lost: under the measured timing (worst stall 2000.0 ms) the attitude error "
+            "grows without bound (ideal timing 0.00 deg), beyond the linearised model's 29 deg "
+            "range, so no cost percentage is given");
 }
 
 TEST(ControlCostTest, DescribesEverySetting) {
