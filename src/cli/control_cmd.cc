@@ -118,6 +118,14 @@ Expected<uint64_t> ParseControlBytes(const std::string& option, const std::strin
 }
 
 Expected<int64_t> ControlTime(const std::string& option, const std::string& text, bool zero_ok) {
+  // A control period is milliseconds to most users and seconds to the duration parser: a
+  // bare number is refused rather than read as 4 seconds when 4 ms was meant.
+  const bool bare =
+      !text.empty() && text != "0" && text.find_first_not_of("0123456789.") == std::string::npos;
+  if (bare) {
+    return UsageError(fmt::format("{} '{}' needs a unit: e.g. {}ms, {}us or {}s", option, text,
+                                  text, text, text));
+  }
   auto ns = ParseTimeNs(text, kNsPerSec);
   if (!ns) return UsageError(fmt::format("{}: {}", option, ns.error().message));
   if (*ns < 0 || (*ns == 0 && !zero_ok)) {

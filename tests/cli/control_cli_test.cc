@@ -241,6 +241,8 @@ TEST(ControlBadInputTest, EveryBadValueIsNamedExitsTwoAndWritesNothing) {
       {{"--policy", "fast:50"}, {"fast:50"}},
       {{"--policy", "deadline:5ms/4ms/4ms"}, {"deadline:5ms/4ms/4ms"}},
       {{"--period", "0"}, {"--period", "'0'"}},
+      {{"--period", "4"}, {"--period", "'4'", "needs a unit", "4ms"}},
+      {{"--deadline", "3.5"}, {"--deadline", "'3.5'", "3.5ms"}},
       {{"--policy", "fifo:100"}, {"100", "1..99"}},
       {{"--policy", "rr:0"}, {"rr:0"}},
       {{"--policy", "other:25"}, {"25"}},
