@@ -396,8 +396,9 @@ Expected<Measured> ControlWorkload::Measure(
     readings = counters.Read();
   };
 
-  // Checkpoints carry progress only: the loop hands its job timings over when it ends, so a
-  // killed run keeps this configuration's job count, not its response times.
+  // Each checkpoint carries the jobs so far (control::JobsSoFar, a snapshot the loop
+  // publishes with release order), converted as the end converts all of them, so a killed
+  // run keeps this configuration's response times up to its last checkpoint.
   results::LatencyRun partial;
   partial.rtpulse_version = version_;
   partial.cmdline = invocation_;
@@ -418,18 +419,22 @@ Expected<Measured> ControlWorkload::Measure(
     }
     if (checkpoint_ns > 0 && now >= next_checkpoint_ns) {
       next_checkpoint_ns = now + checkpoint_ns;
+      control::ControlRunRecord so_far;
+      so_far.jobs = control::JobsSoFar(live);
+      for (const control::JobTiming& j : so_far.jobs) {
+        so_far.skipped += j.skipped_before;
+        so_far.misses += j.miss ? 1 : 0;
+      }
+      so_far.releases = so_far.jobs.size() + so_far.skipped;
       results::PathRun path;
       path.wake = std::string(measure::WakePathName(plan.path));
       path.start_realtime_ns = partial.start_realtime_ns;
       path.end_realtime_ns = ClockNs(CLOCK_REALTIME);
       path.duration_ns = now - start_ns;
-      results::ProbeResult p;
-      p.cpu = settings_.cpu;
-      p.interval_ns = settings_.period_ns;
-      p.wake = path.wake;
+      results::ProbeResult p = ResponseProbe(so_far, settings_, plan);
       p.notes.push_back(fmt::format(
-          "checkpoint: {} jobs so far; response times are written when the configuration ends",
-          live.jobs.load(std::memory_order_relaxed)));
+          "checkpoint: the {} jobs so far ({} releases); the configuration was still running",
+          so_far.jobs.size(), so_far.releases));
       path.probes.push_back(std::move(p));
       partial.paths.clear();
       partial.paths.push_back(std::move(path));

@@ -171,6 +171,61 @@ TEST_F(ControlTest, SigintMidRunExits130WithMarkedValidPartialFilesAndNoStressNg
   EXPECT_TRUE(ControlLeftovers(marker).empty());
 }
 
+TEST_F(ControlTest, SigkillAfterACheckpointLeavesTheJobsSoFarInResultJson) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const std::string marker = ControlMarker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.signal = SIGKILL;
+  // 1500 jobs of 4 ms (6 s): killed 4 s after the start, after the 1 s checkpoint(s).
+  options.signal_after = std::chrono::milliseconds(4000);
+  const ProcessResult r =
+      RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "1500", "--no-stress",
+                  "--inject-exec", "50:6ms", "--checkpoint", "1s", "--quiet", "--out", run},
+                 options);
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  EXPECT_EQ(result["status"], "running");
+  ASSERT_EQ(result["scenarios"].size(), 1u);
+  const json& s = result["scenarios"][0];
+  EXPECT_EQ(s["status"], "measuring") << "a checkpoint is not a complete scenario";
+  EXPECT_TRUE(s["checkpoint"].get<bool>());
+  ASSERT_EQ(s["latency"]["thread"].size(), 1u) << s.dump();
+  const json& t = s["latency"]["thread"]["0"];
+  const uint64_t samples = t["cycles"].get<uint64_t>();
+  const uint64_t skipped = t["skipped_periods"].get<uint64_t>();
+  const uint64_t periods = t["periods_elapsed"].get<uint64_t>();
+  // At least most of one second of jobs (the set-up of the loop's thread is not measured).
+  EXPECT_GT(samples, 100u);
+  EXPECT_LT(samples, 1500u);
+  // The note names the jobs the snapshot held; the histogram holds exactly those.
+  const std::string note = t["notes"].back().get<std::string>();
+  EXPECT_NE(note.find("checkpoint: the " + std::to_string(samples) + " jobs so far (" +
+                      std::to_string(periods) + " releases)"),
+            std::string::npos)
+      << note;
+  uint64_t in_histogram = 0;
+  uint64_t over_6ms = 0;
+  for (const auto& b : t["histogram_log"]) {
+    in_histogram += b[2].get<uint64_t>();
+    if (b[1].get<int64_t>() >= 6'000'000) over_6ms += b[2].get<uint64_t>();
+  }
+  EXPECT_EQ(in_histogram, samples);
+  EXPECT_EQ(periods, samples + skipped);
+  EXPECT_EQ(t["per_period"]["periods"].get<uint64_t>(), periods);
+  // Ground truth: jobs 49, 99, ... spin 6 ms (a response above 6 ms, a miss), and each skips
+  // the release after it, counted in the next job (one the snapshot holds for all but the
+  // last). A host stall can add more, never fewer.
+  EXPECT_GE(over_6ms, samples / 50);
+  EXPECT_GE(skipped, (samples - 1) / 50);
+  EXPECT_GE(t["missed_activations"].get<uint64_t>(), (samples - 1) / 50);
+  // No more releases than the checkpoint's elapsed time holds (the first is after its start).
+  const int64_t duration_ns = s["latency"]["rtpulse"]["paths"][0]["duration_ns"].get<int64_t>();
+  EXPECT_LE(static_cast<int64_t>(periods), duration_ns / 4'000'000 + 1) << duration_ns;
+  EXPECT_TRUE(ControlLeftovers(marker).empty());
+}
+
 TEST_F(ControlTest, PathsSweepRunsThePolicyOnEachActivationPath) {
   TempDir dir;
   const std::string run = dir.File("run");

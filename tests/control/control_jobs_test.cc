@@ -135,6 +135,53 @@ TEST(ControlJobsTest, TimingIsReleaseStartEndOnTheGrid) {
   EXPECT_EQ(live.max_response_ns.load(), 70'000 + kRead + 100'000 + kRead);
 }
 
+/// Takes JobsSoFar(live) at the start of every job (as the checkpointing thread would).
+class SnapshotBody final : public JobBody {
+ public:
+  SnapshotBody(World& world, const ControlLive& live) : world_(world), live_(live) {}
+  void Run(uint64_t /*k*/) override {
+    snapshots.push_back(JobsSoFar(live_));
+    world_.now += 100'000;
+    if (snapshots.size() == 3) world_.now += 2 * kPeriod;  // job 2 overruns 2 releases
+  }
+  std::vector<std::vector<JobTiming>> snapshots;
+
+ private:
+  World& world_;
+  const ControlLive& live_;
+};
+
+TEST(ControlJobsTest, JobsSoFarIsExactlyTheJobsRecordedBeforeIt) {
+  World world;
+  world.latency_ns = {10'000, 20'000, 30'000, 40'000, 50'000};
+  ScriptedSleep source{&world};
+  ControlLive live;
+  EXPECT_TRUE(JobsSoFar(live).empty()) << "nothing published before the loop";
+  SnapshotBody body(world, live);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(5);
+  RunControlJobs(Params(5), source, ScriptedClock{&world}, body, stop, &live, rec);
+  ASSERT_EQ(rec.jobs.size(), 5u);
+  ASSERT_EQ(body.snapshots.size(), 5u);
+  for (size_t k = 0; k < body.snapshots.size(); ++k) {
+    // Job k sees jobs 0..k-1, each as the final record has it.
+    ASSERT_EQ(body.snapshots[k].size(), k) << "job " << k;
+    for (size_t i = 0; i < k; ++i) {
+      EXPECT_EQ(body.snapshots[k][i].release_ns, rec.jobs[i].release_ns);
+      EXPECT_EQ(body.snapshots[k][i].start_ns, rec.jobs[i].start_ns);
+      EXPECT_EQ(body.snapshots[k][i].end_ns, rec.jobs[i].end_ns);
+      EXPECT_EQ(body.snapshots[k][i].skipped_before, rec.jobs[i].skipped_before);
+      EXPECT_EQ(body.snapshots[k][i].miss, rec.jobs[i].miss);
+    }
+  }
+  // Job 3 follows the overrun: its skipped_before is in the snapshot after it.
+  EXPECT_EQ(rec.jobs[3].skipped_before, 2u);
+  const std::vector<JobTiming> after = JobsSoFar(live);
+  ASSERT_EQ(after.size(), 5u);
+  EXPECT_EQ(after[3].skipped_before, 2u);
+  EXPECT_EQ(after[4].end_ns, rec.jobs[4].end_ns);
+}
+
 TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   World world;
   ScriptedSleep source{&world};
