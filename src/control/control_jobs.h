@@ -148,9 +148,12 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
                                        std::strerror(wait_error), rec.jobs.size()));
   }
-  rec.skipped = skipped;
+  // The releases the last job ran past: no next job counts them in its skipped_before.
+  rec.skipped_after_last = done > 0 ? skip_next : 0;
+  rec.skipped = skipped + rec.skipped_after_last;
   rec.misses = misses;
-  rec.releases = rec.jobs.size() + skipped;
+  rec.releases = rec.jobs.size() + rec.skipped;
+  if (live != nullptr) live->skipped.store(rec.skipped, std::memory_order_relaxed);
 }
 
 }  // namespace rtpulse::control

@@ -110,8 +110,12 @@ struct ControlLoopPlan {
 struct ControlRunRecord {
   std::vector<JobTiming> jobs;  ///< Reserved for plan.jobs before the loop starts.
   uint64_t releases = 0;        ///< Grid points passed: jobs + skipped.
-  uint64_t skipped = 0;         ///< Releases no job served (overruns).
-  uint64_t misses = 0;          ///< Jobs with c > r + deadline.
+  /// Releases no job served (overruns): the jobs' skipped_before plus skipped_after_last.
+  uint64_t skipped = 0;
+  /// The releases the last job ran past (grid points strictly before its end, the rule of
+  /// skipped_before), which no next job counts; included in skipped and releases.
+  uint32_t skipped_after_last = 0;
+  uint64_t misses = 0;  ///< Jobs with c > r + deadline.
   /// SCHED_DEADLINE only: wake-ups before our grid point, where the kernel restarted its
   /// period after an overrun; the loop re-anchors its grid there (docs/control.md).
   uint64_t grid_restarts = 0;

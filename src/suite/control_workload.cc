@@ -148,14 +148,14 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
       continue;
     }
     p.histogram.Record(j.end_ns - j.release_ns);
-    if (i + 1 < record.jobs.size()) {
-      for (uint32_t s = 1; s <= record.jobs[i + 1].skipped_before; ++s) {
-        p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
-      }
+    // The releases job i ran past: the next job's skipped_before, or for the last job the
+    // loop's skipped_after_last.
+    const uint32_t ran_past =
+        i + 1 < record.jobs.size() ? record.jobs[i + 1].skipped_before : record.skipped_after_last;
+    for (uint32_t s = 1; s <= ran_past; ++s) {
+      p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
     }
-    if (i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0) {
-      ++p.missed_activations;
-    }
+    if (ran_past > 0) ++p.missed_activations;
     p.last_latency_ns = j.end_ns - j.release_ns;
   }
   p.periods_elapsed = record.releases;
@@ -188,7 +188,8 @@ Status WriteResponseSamples(const std::string& path, const control::ControlRunRe
     r.thread = 0;
     r.cpu = static_cast<uint16_t>(std::max(cpu, 0));
     r.wake_path = static_cast<uint8_t>(wake);
-    const bool overran = i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0;
+    const bool overran = i + 1 < record.jobs.size() ? record.jobs[i + 1].skipped_before > 0
+                                                    : record.skipped_after_last > 0;
     r.flags = overran ? SampleRecord::kMissed : 0;
     out.push_back(r);
   }
@@ -482,6 +483,7 @@ Expected<Measured> ControlWorkload::Measure(
   facts.deadline_ns = settings_.deadline_ns > 0 ? settings_.deadline_ns : settings_.period_ns;
   facts.releases = record.releases;
   facts.skipped = record.skipped;
+  facts.skipped_after_last = record.skipped_after_last;
   facts.misses = record.misses;
   facts.interrupted = record.interrupted;
   facts.notes = notes_;
@@ -528,6 +530,7 @@ Expected<Measured> ControlWorkload::Measure(
       {"jobs", record.jobs.size()},
       {"releases", record.releases},
       {"skipped", record.skipped},
+      {"skipped_after_last", record.skipped_after_last},
       {"misses", record.misses},
       {"grid_restarts", record.grid_restarts},
       {"release_unknown_jobs", release_unknown},

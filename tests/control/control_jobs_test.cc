@@ -203,8 +203,49 @@ TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   EXPECT_GT(rec.jobs[4].end_ns, 24 * kNsPerMs);
   EXPECT_EQ(rec.jobs[5].release_ns, 28 * kNsPerMs);
   EXPECT_EQ(rec.misses, 2u);
-  EXPECT_EQ(rec.skipped, 1u);  // job 9's overrun ends the run: nothing after it to skip
-  EXPECT_EQ(rec.releases, 11u);
+  // Job 9 (the last) ran past 40 ms too: no next job counts it, the record does.
+  EXPECT_EQ(rec.skipped_after_last, 1u);
+  EXPECT_EQ(rec.skipped, 2u);
+  EXPECT_EQ(rec.releases, 12u);
+}
+
+TEST(ControlJobsTest, TheReleasesTheLastJobRanPastAreCounted) {
+  // The last of 5 jobs spins 6 ms (ends ~6.1 ms after its release: one grid point passed)
+  // or 10 ms (~10.1 ms: two), by the skip rule of skipped_before.
+  for (const auto& [extra_ns, passed] : {std::pair<int64_t, uint32_t>{6 * kNsPerMs, 1u},
+                                         std::pair<int64_t, uint32_t>{10 * kNsPerMs, 2u}}) {
+    World world;
+    ScriptedSleep source{&world};
+    ScriptedBody body(world, 100'000);
+    std::atomic<bool> stop{false};
+    ControlLive live;
+    JobLoopParams p = Params(5);
+    p.inject_every = 5;  // job 4, the last
+    p.inject_ns = extra_ns;
+    ControlRunRecord rec = Reserved(5);
+    RunControlJobs(p, source, ScriptedClock{&world}, body, stop, &live, rec);
+    ASSERT_EQ(rec.jobs.size(), 5u);
+    const JobTiming& last = rec.jobs.back();
+    EXPECT_TRUE(last.miss);
+    EXPECT_EQ(static_cast<uint32_t>((last.end_ns - last.release_ns - 1) / kPeriod), passed);
+    EXPECT_EQ(rec.skipped_after_last, passed) << extra_ns;
+    EXPECT_EQ(rec.skipped, passed);
+    EXPECT_EQ(rec.releases, 5u + passed);
+    EXPECT_EQ(rec.misses, 1u);
+    EXPECT_EQ(live.skipped.load(), rec.skipped);
+    for (const JobTiming& j : rec.jobs) EXPECT_EQ(j.skipped_before, 0u);
+  }
+}
+
+TEST(ControlJobsTest, ALastJobWithinItsPeriodSkipsNothingAfterIt) {
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  EXPECT_EQ(rec.skipped_after_last, 0u);
+  EXPECT_EQ(rec.releases, 3u);
 }
 
 TEST(ControlJobsTest, AJobEndingExactlyOnTheNextGridPointSkipsNothing) {
