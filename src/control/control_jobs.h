@@ -53,7 +53,9 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
   const uint64_t jobs = p.jobs > 0 ? std::min<uint64_t>(p.jobs, capacity) : capacity;
   if (rec.jobs.size() < jobs) rec.jobs.resize(jobs);
   JobTiming* const slots = rec.jobs.data();  // stable: the vector never reallocates
-  uint64_t done = 0;                         // jobs recorded
+  // Published before the first job: JobsSoFar() reads the slots below live->jobs.
+  if (live != nullptr) live->job_log.store(slots, std::memory_order_release);
+  uint64_t done = 0;  // jobs recorded
   const bool restarts_grid = source.RestartsGridOnOverrun();
   const uint64_t every = p.inject_every;
   const int64_t inject_ns = p.inject_ns;
@@ -133,10 +135,11 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
       skip_next = static_cast<uint32_t>(passed);
     }
     if (live != nullptr) {
-      live->jobs.store(k + 1, std::memory_order_relaxed);
       live->skipped.store(skipped, std::memory_order_relaxed);
       live->misses.store(misses, std::memory_order_relaxed);
       live->max_response_ns.store(max_response, std::memory_order_relaxed);
+      // Last, with release: slot k is written and never written again (JobsSoFar).
+      live->jobs.store(k + 1, std::memory_order_release);
     }
   }
   rec.jobs.resize(done);  // drops the slots no job filled
@@ -145,9 +148,12 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     rec.warnings.push_back(fmt::format("wait failed: {}; the run stopped after {} jobs",
                                        std::strerror(wait_error), rec.jobs.size()));
   }
-  rec.skipped = skipped;
+  // The releases the last job ran past: no next job counts them in its skipped_before.
+  rec.skipped_after_last = done > 0 ? skip_next : 0;
+  rec.skipped = skipped + rec.skipped_after_last;
   rec.misses = misses;
-  rec.releases = rec.jobs.size() + skipped;
+  rec.releases = rec.jobs.size() + rec.skipped;
+  if (live != nullptr) live->skipped.store(rec.skipped, std::memory_order_relaxed);
 }
 
 }  // namespace rtpulse::control

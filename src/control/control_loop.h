@@ -110,8 +110,12 @@ struct ControlLoopPlan {
 struct ControlRunRecord {
   std::vector<JobTiming> jobs;  ///< Reserved for plan.jobs before the loop starts.
   uint64_t releases = 0;        ///< Grid points passed: jobs + skipped.
-  uint64_t skipped = 0;         ///< Releases no job served (overruns).
-  uint64_t misses = 0;          ///< Jobs with c > r + deadline.
+  /// Releases no job served (overruns): the jobs' skipped_before plus skipped_after_last.
+  uint64_t skipped = 0;
+  /// The releases the last job ran past (grid points strictly before its end, the rule of
+  /// skipped_before), which no next job counts; included in skipped and releases.
+  uint32_t skipped_after_last = 0;
+  uint64_t misses = 0;  ///< Jobs with c > r + deadline.
   /// SCHED_DEADLINE only: wake-ups before our grid point, where the kernel restarted its
   /// period after an overrun; the loop re-anchors its grid there (docs/control.md).
   uint64_t grid_restarts = 0;
@@ -133,13 +137,28 @@ struct ControlRunRecord {
   int64_t end_realtime_ns = 0;
 };
 
-/// Live counters a non-RT thread may read while the loop runs (relaxed atomics).
+/// Live counters a non-RT thread may read while the loop runs. skipped, misses and
+/// max_response_ns are relaxed (progress only). `jobs` is stored with release order after
+/// job jobs-1's slot is written, and `job_log` (the record's pre-sized job log) is stored
+/// before the first job: JobsSoFar() reads them with acquire and copies a data-race-free
+/// snapshot of the jobs so far (a slot below the count is never written again).
 struct ControlLive {
   std::atomic<uint64_t> jobs{0};
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> misses{0};
   std::atomic<int64_t> max_response_ns{0};
+  std::atomic<const JobTiming*> job_log{nullptr};
 };
+
+/// A copy of the jobs the loop has recorded so far (for checkpoints). Valid while the loop
+/// runs and afterwards as long as the ControlRunRecord it returned (which owns the log) is
+/// alive; allocates, so never call it from the loop's thread.
+inline std::vector<JobTiming> JobsSoFar(const ControlLive& live) {
+  const uint64_t n = live.jobs.load(std::memory_order_acquire);
+  const JobTiming* const log = live.job_log.load(std::memory_order_acquire);
+  if (n == 0 || log == nullptr) return {};
+  return std::vector<JobTiming>(log, log + n);
+}
 
 /// Runs `plan` on a new thread (RT set-up inside it) and returns when it finished its jobs or
 /// `stop` was set (then `interrupted`, with the jobs so far). Usage errors: a deadline policy

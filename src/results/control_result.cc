@@ -377,11 +377,15 @@ std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
           ? std::string()
           : fmt::format(" (WARNING: jobs + skipped = {}, not the releases)", accounted));
   out += fmt::format("Jobs: {}\n", rows.size());
+  // jobs.csv's skipped_before counts the releases before each job; those the last job ran
+  // past follow no job, so the loop reports them apart.
   out += fmt::format(
-      "Skipped releases: {}{}\n", facts.skipped,
-      skipped_rows == facts.skipped
+      "Skipped releases: {} ({} after the last job){}\n", facts.skipped, facts.skipped_after_last,
+      skipped_rows + facts.skipped_after_last == facts.skipped
           ? std::string()
-          : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {})", skipped_rows));
+          : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {}, plus {} after the "
+                        "last job)",
+                        skipped_rows, facts.skipped_after_last));
   out += fmt::format(
       "Deadline misses: {} (end > release + deadline; skipped releases are "
       "counted above, not here){}\n",

@@ -83,7 +83,8 @@ struct ControlScenarioFacts {
   int64_t period_ns = 0;
   int64_t deadline_ns = 0;
   uint64_t releases = 0;
-  uint64_t skipped = 0;
+  uint64_t skipped = 0;             ///< Including skipped_after_last.
+  uint32_t skipped_after_last = 0;  ///< Releases the last job ran past (not in jobs.csv).
   uint64_t misses = 0;
   bool interrupted = false;
   std::vector<std::string> notes;  ///< Throttling, calibration caveat, warnings.

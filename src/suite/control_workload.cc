@@ -148,14 +148,14 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
       continue;
     }
     p.histogram.Record(j.end_ns - j.release_ns);
-    if (i + 1 < record.jobs.size()) {
-      for (uint32_t s = 1; s <= record.jobs[i + 1].skipped_before; ++s) {
-        p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
-      }
+    // The releases job i ran past: the next job's skipped_before, or for the last job the
+    // loop's skipped_after_last.
+    const uint32_t ran_past =
+        i + 1 < record.jobs.size() ? record.jobs[i + 1].skipped_before : record.skipped_after_last;
+    for (uint32_t s = 1; s <= ran_past; ++s) {
+      p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
     }
-    if (i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0) {
-      ++p.missed_activations;
-    }
+    if (ran_past > 0) ++p.missed_activations;
     p.last_latency_ns = j.end_ns - j.release_ns;
   }
   p.periods_elapsed = record.releases;
@@ -188,7 +188,8 @@ Status WriteResponseSamples(const std::string& path, const control::ControlRunRe
     r.thread = 0;
     r.cpu = static_cast<uint16_t>(std::max(cpu, 0));
     r.wake_path = static_cast<uint8_t>(wake);
-    const bool overran = i + 1 < record.jobs.size() && record.jobs[i + 1].skipped_before > 0;
+    const bool overran = i + 1 < record.jobs.size() ? record.jobs[i + 1].skipped_before > 0
+                                                    : record.skipped_after_last > 0;
     r.flags = overran ? SampleRecord::kMissed : 0;
     out.push_back(r);
   }
@@ -397,8 +398,9 @@ Expected<Measured> ControlWorkload::Measure(
     readings = counters.Read();
   };
 
-  // Checkpoints carry progress only: the loop hands its job timings over when it ends, so a
-  // killed run keeps this configuration's job count, not its response times.
+  // Each checkpoint carries the jobs so far (control::JobsSoFar, a snapshot the loop
+  // publishes with release order), converted as the end converts all of them, so a killed
+  // run keeps this configuration's response times up to its last checkpoint.
   results::LatencyRun partial;
   partial.rtpulse_version = version_;
   partial.cmdline = invocation_;
@@ -419,18 +421,22 @@ Expected<Measured> ControlWorkload::Measure(
     }
     if (checkpoint_ns > 0 && now >= next_checkpoint_ns) {
       next_checkpoint_ns = now + checkpoint_ns;
+      control::ControlRunRecord so_far;
+      so_far.jobs = control::JobsSoFar(live);
+      for (const control::JobTiming& j : so_far.jobs) {
+        so_far.skipped += j.skipped_before;
+        so_far.misses += j.miss ? 1 : 0;
+      }
+      so_far.releases = so_far.jobs.size() + so_far.skipped;
       results::PathRun path;
       path.wake = std::string(measure::WakePathName(plan.path));
       path.start_realtime_ns = partial.start_realtime_ns;
       path.end_realtime_ns = ClockNs(CLOCK_REALTIME);
       path.duration_ns = now - start_ns;
-      results::ProbeResult p;
-      p.cpu = settings_.cpu;
-      p.interval_ns = settings_.period_ns;
-      p.wake = path.wake;
+      results::ProbeResult p = ResponseProbe(so_far, settings_, plan);
       p.notes.push_back(fmt::format(
-          "checkpoint: {} jobs so far; response times are written when the configuration ends",
-          live.jobs.load(std::memory_order_relaxed)));
+          "checkpoint: the {} jobs so far ({} releases); the configuration was still running",
+          so_far.jobs.size(), so_far.releases));
       path.probes.push_back(std::move(p));
       partial.paths.clear();
       partial.paths.push_back(std::move(path));
@@ -478,6 +484,7 @@ Expected<Measured> ControlWorkload::Measure(
   facts.deadline_ns = settings_.deadline_ns > 0 ? settings_.deadline_ns : settings_.period_ns;
   facts.releases = record.releases;
   facts.skipped = record.skipped;
+  facts.skipped_after_last = record.skipped_after_last;
   facts.misses = record.misses;
   facts.interrupted = record.interrupted;
   facts.notes = notes_;
@@ -524,6 +531,7 @@ Expected<Measured> ControlWorkload::Measure(
       {"jobs", record.jobs.size()},
       {"releases", record.releases},
       {"skipped", record.skipped},
+      {"skipped_after_last", record.skipped_after_last},
       {"misses", record.misses},
       {"grid_restarts", record.grid_restarts},
       {"release_unknown_jobs", release_unknown},

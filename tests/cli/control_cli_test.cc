@@ -66,9 +66,11 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
   }
   ExpectTruth(run_, result_->out);
   // statistical_report.txt against Python's statistics module over response_times.txt.
+  const json control = json::parse(ReadFile(s + "/control.json"));
   const ProcessResult truth =
       RunProcess({"/usr/bin/env", "python3", Source("tests/results/control_truth.py"),
-                  s + "/response_times.txt", s + "/jobs.csv"});
+                  s + "/response_times.txt", s + "/jobs.csv",
+                  std::to_string(control["skipped_after_last"].get<uint32_t>())});
   ASSERT_EQ(truth.exit_code, 0) << truth.err;
   const std::string report = ReadFile(s + "/statistical_report.txt");
   size_t from = 0;
@@ -82,7 +84,6 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
     from = to + 4;
   }
   EXPECT_EQ(blocks, 7);
-  const json control = json::parse(ReadFile(s + "/control.json"));
   EXPECT_EQ(control["policy"], "fifo:50");
   EXPECT_EQ(control["applied_policy"], "fifo:50");
   EXPECT_EQ(control["counters"]["context-switches"]["value"].is_number(), true) << control;
@@ -119,12 +120,20 @@ TEST_F(ControlFifoRun, InjectedExecutionGivesExactlyThoseMissesAndSkippedRelease
     }
   }
   const json control = json::parse(ReadFile(run_ + "/fifo-50/control.json"));
-  EXPECT_EQ(control["releases"].get<uint64_t>(), jobs.size() + skipped);
+  // The last job (299) is an injected one: the release it ran past follows no job, so
+  // control.json counts it apart (skipped_after_last) and in skipped and releases.
+  const uint64_t after_last = control["skipped_after_last"].get<uint64_t>();
+  EXPECT_GE(after_last, 1u);
+  EXPECT_EQ(after_last,
+            static_cast<uint64_t>((jobs.back().end - jobs.back().release - 1) / 4'000'000))
+      << "the skip rule for the last job";
+  EXPECT_EQ(control["skipped"].get<uint64_t>(), skipped + after_last);
+  EXPECT_EQ(control["releases"].get<uint64_t>(), jobs.size() + skipped + after_last);
   EXPECT_EQ(control["inject"]["every"], 50);
-  // Jobs 49, 99, ..., 299: six injected misses; 5 skipped releases after them (none after the
-  // last job). A host stall can add more, never fewer.
+  // Jobs 49, 99, ..., 299: six injected misses, each skipping at least the release after it
+  // (the last one's after the last job). A host stall can add more, never fewer.
   EXPECT_GE(control["misses"].get<uint64_t>(), 6u);
-  EXPECT_GE(skipped, 5u);
+  EXPECT_GE(skipped + after_last, 6u);
 }
 
 TEST_F(ControlFifoRun, ReportCompareAndWcetReadTheFolderUnchanged) {
@@ -168,6 +177,61 @@ TEST_F(ControlTest, SigintMidRunExits130WithMarkedValidPartialFilesAndNoStressNg
   EXPECT_TRUE(result["scenarios"][1]["latency"]["rtpulse"]["interrupted"].get<bool>());
   // The partial files are whole: the truth script recomputes them (and the summary printed).
   ExpectTruth(run, r.out);
+  EXPECT_TRUE(ControlLeftovers(marker).empty());
+}
+
+TEST_F(ControlTest, SigkillAfterACheckpointLeavesTheJobsSoFarInResultJson) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const std::string marker = ControlMarker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  options.signal = SIGKILL;
+  // 1500 jobs of 4 ms (6 s): killed 4 s after the start, after the 1 s checkpoint(s).
+  options.signal_after = std::chrono::milliseconds(4000);
+  const ProcessResult r =
+      RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "1500", "--no-stress",
+                  "--inject-exec", "50:6ms", "--checkpoint", "1s", "--quiet", "--out", run},
+                 options);
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  EXPECT_EQ(result["status"], "running");
+  ASSERT_EQ(result["scenarios"].size(), 1u);
+  const json& s = result["scenarios"][0];
+  EXPECT_EQ(s["status"], "measuring") << "a checkpoint is not a complete scenario";
+  EXPECT_TRUE(s["checkpoint"].get<bool>());
+  ASSERT_EQ(s["latency"]["thread"].size(), 1u) << s.dump();
+  const json& t = s["latency"]["thread"]["0"];
+  const uint64_t samples = t["cycles"].get<uint64_t>();
+  const uint64_t skipped = t["skipped_periods"].get<uint64_t>();
+  const uint64_t periods = t["periods_elapsed"].get<uint64_t>();
+  // At least most of one second of jobs (the set-up of the loop's thread is not measured).
+  EXPECT_GT(samples, 100u);
+  EXPECT_LT(samples, 1500u);
+  // The note names the jobs the snapshot held; the histogram holds exactly those.
+  const std::string note = t["notes"].back().get<std::string>();
+  EXPECT_NE(note.find("checkpoint: the " + std::to_string(samples) + " jobs so far (" +
+                      std::to_string(periods) + " releases)"),
+            std::string::npos)
+      << note;
+  uint64_t in_histogram = 0;
+  uint64_t over_6ms = 0;
+  for (const auto& b : t["histogram_log"]) {
+    in_histogram += b[2].get<uint64_t>();
+    if (b[1].get<int64_t>() >= 6'000'000) over_6ms += b[2].get<uint64_t>();
+  }
+  EXPECT_EQ(in_histogram, samples);
+  EXPECT_EQ(periods, samples + skipped);
+  EXPECT_EQ(t["per_period"]["periods"].get<uint64_t>(), periods);
+  // Ground truth: jobs 49, 99, ... spin 6 ms (a response above 6 ms, a miss), and each skips
+  // the release after it, counted in the next job (one the snapshot holds for all but the
+  // last). A host stall can add more, never fewer.
+  EXPECT_GE(over_6ms, samples / 50);
+  EXPECT_GE(skipped, (samples - 1) / 50);
+  EXPECT_GE(t["missed_activations"].get<uint64_t>(), (samples - 1) / 50);
+  // No more releases than the checkpoint's elapsed time holds (the first is after its start).
+  const int64_t duration_ns = s["latency"]["rtpulse"]["paths"][0]["duration_ns"].get<int64_t>();
+  EXPECT_LE(static_cast<int64_t>(periods), duration_ns / 4'000'000 + 1) << duration_ns;
   EXPECT_TRUE(ControlLeftovers(marker).empty());
 }
 

@@ -8,7 +8,9 @@ For every scenario of RUN_FOLDER/result.json, from that scenario's jobs.csv alon
   - samples.bin holds one record per job with actual - expected = end - release;
   - result.json's latency (the response time) count, min, max, mean and p99 (nearest rank) and
     its periods add up (jobs + skipped = periods_elapsed);
-  - control.json's jobs, releases, skipped, misses and its 1 us histograms;
+  - control.json's jobs, releases, skipped, misses and its 1 us histograms; its
+    skipped_after_last (the releases the last job ran past, which no jobs.csv row counts) by
+    the skip rule from the last job's times: max(0, (end - release - 1) // period);
   - the summary line printed on stdout (mean, p99, max response, max latency, median exec).
 Prints one line per scenario checked; exits non-zero naming the first difference.
 """
@@ -82,7 +84,12 @@ def check(folder, scenario, summary_lines):
     recs = samples(os.path.join(d, "samples.bin"))
     if [v for _, v in recs] != known:
         fail(name + ": samples.bin latencies are not the response times")
-    skipped = sum(r["skipped_before"] for r in rows[1:])
+    last = rows[-1]
+    after_last = max(0, (last["end_ns"] - last["release_ns"] - 1) // c["period_ns"])
+    if c["skipped_after_last"] != after_last:
+        fail("%s: control.json skipped_after_last %s != %d" %
+             (name, c["skipped_after_last"], after_last))
+    skipped = sum(r["skipped_before"] for r in rows[1:]) + after_last
     misses = sum(r["miss"] for r in rows)
     n = len(rows)
 

@@ -135,6 +135,53 @@ TEST(ControlJobsTest, TimingIsReleaseStartEndOnTheGrid) {
   EXPECT_EQ(live.max_response_ns.load(), 70'000 + kRead + 100'000 + kRead);
 }
 
+/// Takes JobsSoFar(live) at the start of every job (as the checkpointing thread would).
+class SnapshotBody final : public JobBody {
+ public:
+  SnapshotBody(World& world, const ControlLive& live) : world_(world), live_(live) {}
+  void Run(uint64_t /*k*/) override {
+    snapshots.push_back(JobsSoFar(live_));
+    world_.now += 100'000;
+    if (snapshots.size() == 3) world_.now += 2 * kPeriod;  // job 2 overruns 2 releases
+  }
+  std::vector<std::vector<JobTiming>> snapshots;
+
+ private:
+  World& world_;
+  const ControlLive& live_;
+};
+
+TEST(ControlJobsTest, JobsSoFarIsExactlyTheJobsRecordedBeforeIt) {
+  World world;
+  world.latency_ns = {10'000, 20'000, 30'000, 40'000, 50'000};
+  ScriptedSleep source{&world};
+  ControlLive live;
+  EXPECT_TRUE(JobsSoFar(live).empty()) << "nothing published before the loop";
+  SnapshotBody body(world, live);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(5);
+  RunControlJobs(Params(5), source, ScriptedClock{&world}, body, stop, &live, rec);
+  ASSERT_EQ(rec.jobs.size(), 5u);
+  ASSERT_EQ(body.snapshots.size(), 5u);
+  for (size_t k = 0; k < body.snapshots.size(); ++k) {
+    // Job k sees jobs 0..k-1, each as the final record has it.
+    ASSERT_EQ(body.snapshots[k].size(), k) << "job " << k;
+    for (size_t i = 0; i < k; ++i) {
+      EXPECT_EQ(body.snapshots[k][i].release_ns, rec.jobs[i].release_ns);
+      EXPECT_EQ(body.snapshots[k][i].start_ns, rec.jobs[i].start_ns);
+      EXPECT_EQ(body.snapshots[k][i].end_ns, rec.jobs[i].end_ns);
+      EXPECT_EQ(body.snapshots[k][i].skipped_before, rec.jobs[i].skipped_before);
+      EXPECT_EQ(body.snapshots[k][i].miss, rec.jobs[i].miss);
+    }
+  }
+  // Job 3 follows the overrun: its skipped_before is in the snapshot after it.
+  EXPECT_EQ(rec.jobs[3].skipped_before, 2u);
+  const std::vector<JobTiming> after = JobsSoFar(live);
+  ASSERT_EQ(after.size(), 5u);
+  EXPECT_EQ(after[3].skipped_before, 2u);
+  EXPECT_EQ(after[4].end_ns, rec.jobs[4].end_ns);
+}
+
 TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   World world;
   ScriptedSleep source{&world};
@@ -156,8 +203,49 @@ TEST(ControlJobsTest, AnOverrunSkipsTheReleasesItRanPast) {
   EXPECT_GT(rec.jobs[4].end_ns, 24 * kNsPerMs);
   EXPECT_EQ(rec.jobs[5].release_ns, 28 * kNsPerMs);
   EXPECT_EQ(rec.misses, 2u);
-  EXPECT_EQ(rec.skipped, 1u);  // job 9's overrun ends the run: nothing after it to skip
-  EXPECT_EQ(rec.releases, 11u);
+  // Job 9 (the last) ran past 40 ms too: no next job counts it, the record does.
+  EXPECT_EQ(rec.skipped_after_last, 1u);
+  EXPECT_EQ(rec.skipped, 2u);
+  EXPECT_EQ(rec.releases, 12u);
+}
+
+TEST(ControlJobsTest, TheReleasesTheLastJobRanPastAreCounted) {
+  // The last of 5 jobs spins 6 ms (ends ~6.1 ms after its release: one grid point passed)
+  // or 10 ms (~10.1 ms: two), by the skip rule of skipped_before.
+  for (const auto& [extra_ns, passed] : {std::pair<int64_t, uint32_t>{6 * kNsPerMs, 1u},
+                                         std::pair<int64_t, uint32_t>{10 * kNsPerMs, 2u}}) {
+    World world;
+    ScriptedSleep source{&world};
+    ScriptedBody body(world, 100'000);
+    std::atomic<bool> stop{false};
+    ControlLive live;
+    JobLoopParams p = Params(5);
+    p.inject_every = 5;  // job 4, the last
+    p.inject_ns = extra_ns;
+    ControlRunRecord rec = Reserved(5);
+    RunControlJobs(p, source, ScriptedClock{&world}, body, stop, &live, rec);
+    ASSERT_EQ(rec.jobs.size(), 5u);
+    const JobTiming& last = rec.jobs.back();
+    EXPECT_TRUE(last.miss);
+    EXPECT_EQ(static_cast<uint32_t>((last.end_ns - last.release_ns - 1) / kPeriod), passed);
+    EXPECT_EQ(rec.skipped_after_last, passed) << extra_ns;
+    EXPECT_EQ(rec.skipped, passed);
+    EXPECT_EQ(rec.releases, 5u + passed);
+    EXPECT_EQ(rec.misses, 1u);
+    EXPECT_EQ(live.skipped.load(), rec.skipped);
+    for (const JobTiming& j : rec.jobs) EXPECT_EQ(j.skipped_before, 0u);
+  }
+}
+
+TEST(ControlJobsTest, ALastJobWithinItsPeriodSkipsNothingAfterIt) {
+  World world;
+  ScriptedSleep source{&world};
+  ScriptedBody body(world, 100'000);
+  std::atomic<bool> stop{false};
+  ControlRunRecord rec = Reserved(3);
+  RunControlJobs(Params(3), source, ScriptedClock{&world}, body, stop, nullptr, rec);
+  EXPECT_EQ(rec.skipped_after_last, 0u);
+  EXPECT_EQ(rec.releases, 3u);
 }
 
 TEST(ControlJobsTest, AJobEndingExactlyOnTheNextGridPointSkipsNothing) {

@@ -266,7 +266,7 @@ TEST(ControlResultTest, StatisticalReportGolden) {
             "Deadline: 4000.000 us\n"
             "Releases: 4\n"
             "Jobs: 3\n"
-            "Skipped releases: 1\n"
+            "Skipped releases: 1 (0 after the last job)\n"
             "Deadline misses: 1 (end > release + deadline; skipped releases are counted above, "
             "not here)\n"
             "Interrupted: no\n"
@@ -285,8 +285,15 @@ TEST(ControlResultTest, StatisticalReportShowsCountsThatDoNotAddUp) {
   EXPECT_NE(text.find("Releases: 5 (WARNING: jobs + skipped = 3, not the releases)\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("Skipped releases: 2 (WARNING: jobs.csv's skipped_before adds up to 0)"),
-            std::string::npos);
+  EXPECT_NE(text.find("Skipped releases: 2 (0 after the last job) (WARNING: jobs.csv's "
+                      "skipped_before adds up to 0, plus 0 after the last job)"),
+            std::string::npos)
+      << text;
+  // The releases the last job ran past count in the skipped ones: no warning when they add up.
+  facts.skipped_after_last = 2;
+  const std::string trailing = FormatStatisticalReport(rows, facts);
+  EXPECT_NE(trailing.find("Skipped releases: 2 (2 after the last job)\n"), std::string::npos)
+      << trailing;
   EXPECT_NE(text.find("(WARNING: the loop counted 1)"), std::string::npos);
   EXPECT_NE(text.find("StdDev: n/a (needs >= 2 values)\n"), std::string::npos);
   EXPECT_NE(text.find("Interrupted: yes: partial results"), std::string::npos);

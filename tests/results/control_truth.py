@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Independent truth for statistical_report.txt (results/control_result).
 
-usage: control_truth.py response_times.txt jobs.csv
+usage: control_truth.py response_times.txt jobs.csv [SKIPPED_AFTER_LAST]
+
+SKIPPED_AFTER_LAST (default 0) is the releases the last job ran past, which jobs.csv cannot
+show (control.json's skipped_after_last); they count in the skipped releases and releases.
 
 Checks that response_times.txt holds floor(response_ns / 1000) of every jobs.csv row, then
 prints the blocks the report must contain, separated by "--" lines: the study's table
@@ -71,9 +74,11 @@ def main():
                                  [r["end_ns"] - r["start_ns"] for r in rows]))
     blocks.append(duration_block("Response (end - release)",
                                  [r["end_ns"] - r["release_ns"] for r in rows]))
-    skipped = sum(r["skipped_before"] for r in rows)
+    after_last = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    skipped = sum(r["skipped_before"] for r in rows) + after_last
     blocks.append("Releases: %d\n" % (n + skipped))
-    blocks.append("Jobs: %d\nSkipped releases: %d\n" % (n, skipped))
+    blocks.append("Jobs: %d\nSkipped releases: %d (%d after the last job)\n"
+                  % (n, skipped, after_last))
     blocks.append("Deadline misses: %d (" % sum(r["miss"] for r in rows))
     sys.stdout.write("\n--\n".join(blocks))
 
