@@ -494,6 +494,13 @@ std::string DescribeReplaySettings(const ReplaySettings& s) {
   return out;
 }
 
+std::string FormatCostIncreasePct(double pct) {
+  // One decimal hides a small but real effect as "+0.0 %": below 0.1 % two significant
+  // digits are shown instead ("+0.0042 %"); exactly 0 stays "+0.0".
+  if (std::fabs(pct) > 0.0 && std::fabs(pct) < 0.1) return fmt::format("{:+.2g}", pct);
+  return fmt::format("{:+.1f}", pct);
+}
+
 std::string DescribeReplayResult(const ReplayResult& r) {
   constexpr double kDegPerRad = 180.0 / 3.14159265358979323846;
   if (r.outside_model) {
@@ -508,9 +515,10 @@ std::string DescribeReplayResult(const ReplayResult& r) {
         std::isfinite(r.peak_error_rad) ? "to " + peak : peak, r.ideal_peak_error_rad * kDegPerRad,
         kReplayModelRangeRad * kDegPerRad);
   }
-  const std::string cost = std::isnan(r.cost_increase_pct)
-                               ? std::string("cost vs ideal timing unknown (the ideal cost is 0)")
-                               : fmt::format("{:+.1f} % cost vs ideal timing", r.cost_increase_pct);
+  const std::string cost =
+      std::isnan(r.cost_increase_pct)
+          ? std::string("cost vs ideal timing unknown (the ideal cost is 0)")
+          : fmt::format("{} % cost vs ideal timing", FormatCostIncreasePct(r.cost_increase_pct));
   std::string out =
       fmt::format("{}; worst stall {:.1f} ms, peak error {:.2f} deg (ideal {:.2f} deg)", cost,
                   static_cast<double>(r.worst_stall_ns) * 1e-6, r.peak_error_rad * kDegPerRad,

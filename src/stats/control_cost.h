@@ -85,6 +85,10 @@ Expected<ReplayResult> ReplayControlCost(const std::vector<ReplayJob>& jobs,
 /// The model, gains, weights, disturbance and horizon as lines for the output.
 std::string DescribeReplaySettings(const ReplaySettings& settings);
 
+/// The cost increase as printed: one decimal ("+4.2"), two significant digits below 0.1 %
+/// ("+0.0042") so a small effect does not read as none.
+std::string FormatCostIncreasePct(double pct);
+
 /// One sentence: "+4.2 % cost vs ideal timing; worst stall 9.0 ms, peak error 0.8 deg (ideal
 /// 0.6 deg)".
 std::string DescribeReplayResult(const ReplayResult& result);

@@ -287,6 +287,14 @@ TEST(ControlCostTest, AStallThatLosesControlIsSaidSoNotPrintedAsANumber) {
             "range, so no cost percentage is given");
 }
 
+TEST(ControlCostTest, ASmallIncreaseIsNotPrintedAsZero) {
+  EXPECT_EQ(FormatCostIncreasePct(4.234), "+4.2");
+  EXPECT_EQ(FormatCostIncreasePct(0.0), "+0.0");
+  EXPECT_EQ(FormatCostIncreasePct(0.004234), "+0.0042");
+  EXPECT_EQ(FormatCostIncreasePct(-0.05), "-0.05");
+  EXPECT_EQ(FormatCostIncreasePct(0.1), "+0.1");
+}
+
 TEST(ControlCostTest, DescribesEverySetting) {
   const std::string text = DescribeReplaySettings(ReplaySettings{});
   for (const char* number :
