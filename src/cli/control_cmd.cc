@@ -3,7 +3,6 @@
 // suite::ControlWorkload; the suite runner runs them. --interference runs the contention
 // experiment (suite/interference.h) instead. This file parses, checks and prints.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -18,6 +17,7 @@
 
 #include "cli/command.h"
 #include "cli/live_view.h"
+#include "cli/scenario_progress.h"
 #include "control/control_loop.h"
 #include "control/flight_controller.h"
 #include "core/atomic_file.h"
@@ -461,70 +461,24 @@ Expected<ControlPlan> BuildControlPlan(const ControlOptions& o) {
   return plan;
 }
 
-/// Progress on stderr: one redrawn line on a terminal, a line every 10 s into a pipe,
-/// nothing with --quiet; messages always.
-class ControlProgress final : public suite::Progress {
+/// The control command's progress lines: jobs, max response and deadline misses.
+class ControlProgress final : public ScenarioProgress {
  public:
-  explicit ControlProgress(LiveMode mode) : mode_(mode) {}
-  void Scenario(size_t index, size_t count, const std::string& name, int64_t planned_ns,
-                int64_t after_ns) override {
-    index_ = index;
-    count_ = count;
-    name_ = name;
-    planned_ns_ = planned_ns;
-    after_ns_ = after_ns;
+  using ScenarioProgress::ScenarioProgress;
+
+ protected:
+  std::string SettlingLine(int64_t left_ns) const override {
+    return fmt::format("[{}/{}] {}: loads settling, {} left", index_ + 1, count_, name_,
+                       suite::FormatClock(left_ns));
   }
-  void Settling(int64_t left_ns) override {
-    Show(fmt::format("[{}/{}] {}: loads settling, {} left", index_ + 1, count_, name_,
-                     suite::FormatClock(left_ns)));
-  }
-  bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
-  void Measuring(const suite::LiveStatus& s) override {
+  std::string MeasuringLine(const suite::LiveStatus& s) const override {
     const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
-    Show(fmt::format(
+    return fmt::format(
         "[{}/{}] {}: jobs {}  max response {}  deadline misses {}   ETA {}  run ETA {}", index_ + 1,
         count_, name_, s.samples, results::HumanNs(static_cast<double>(s.max_ns)), s.missed,
-        suite::FormatClock(left), suite::FormatClock(left + after_ns_)));
+        suite::FormatClock(left), suite::FormatClock(left + after_ns_));
   }
-  void Done() override {
-    if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);
-    std::fflush(stderr);
-    shown_ = false;
-  }
-  void Say(const std::string& line) override {
-    Done();
-    fmt::print(stderr, "rtpulse: {}\n", line);
-  }
-
- private:
-  void Show(const std::string& line) {
-    if (mode_ == LiveMode::kOff) return;
-    const int64_t now = MonotonicNs();
-    if (mode_ == LiveMode::kTty) {
-      std::fprintf(stderr, "\r\033[2K%s", line.c_str());
-      shown_ = true;
-    } else {
-      if (last_plain_ns_ >= 0 && now - last_plain_ns_ < 10 * kNsPerSec) return;
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    last_plain_ns_ = now;
-    std::fflush(stderr);
-  }
-
-  LiveMode mode_;
-  size_t index_ = 0;
-  size_t count_ = 0;
-  std::string name_;
-  int64_t planned_ns_ = 0;
-  int64_t after_ns_ = 0;
-  int64_t last_plain_ns_ = -1;
-  bool shown_ = false;
 };
-
-LiveMode ControlProgressMode(bool quiet) {
-  if (quiet) return LiveMode::kOff;
-  return isatty(STDERR_FILENO) != 0 ? LiveMode::kTty : LiveMode::kPlain;
-}
 
 /// The summary table, the control cost of each configuration and the JSON document.
 nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::FILE* text) {
@@ -651,7 +605,7 @@ int RunControl(const ControlOptions& o) {
   suite::Preflight preflight =
       suite::RunPreflight(context, fmt::format("rtpulse {} control, {}", kVersion, Invocation()));
   suite::ControlWorkload workload(plan.settings, context.info, kVersion, Invocation());
-  ControlProgress progress(ControlProgressMode(o.quiet));
+  ControlProgress progress(StderrProgressMode(o.quiet));
   suite::SignalPause pause;
 
   suite::Services services;

@@ -2,7 +2,6 @@
 // (src/suite/runner.h), which does the work; this file only draws its progress and prints the
 // summary.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/live_view.h"
+#include "cli/scenario_progress.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
 #include "core/exit_code.h"
@@ -232,76 +232,28 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   return plan;
 }
 
-/// Says what the suite is doing on stderr (stdout keeps the summary): one redrawn line on a
-/// terminal, a line every 10 s into a pipe, nothing with --quiet. Messages are always said.
-class SuiteProgress final : public suite::Progress {
+/// The suite's progress lines: time, samples, max, p99 and missed per scenario.
+class SuiteProgress final : public ScenarioProgress {
  public:
-  explicit SuiteProgress(LiveMode mode) : mode_(mode) {}
+  using ScenarioProgress::ScenarioProgress;
 
-  void Scenario(size_t index, size_t count, const std::string& name, int64_t planned_ns,
-                int64_t after_ns) override {
-    index_ = index;
-    count_ = count;
-    name_ = name;
-    planned_ns_ = planned_ns;
-    after_ns_ = after_ns;
+ protected:
+  std::string SettlingLine(int64_t left_ns) const override {
+    return fmt::format("[{}/{}] {}: loads settling, {} left (not measured)   suite ETA {}",
+                       index_ + 1, count_, name_, suite::FormatClock(left_ns),
+                       suite::FormatClock(left_ns + planned_ns_ + after_ns_));
   }
-  void Settling(int64_t left_ns) override {
-    Show(fmt::format("[{}/{}] {}: loads settling, {} left (not measured)   suite ETA {}",
-                     index_ + 1, count_, name_, suite::FormatClock(left_ns),
-                     suite::FormatClock(left_ns + planned_ns_ + after_ns_)));
-  }
-  bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
-  void Measuring(const suite::LiveStatus& s) override {
+  std::string MeasuringLine(const suite::LiveStatus& s) const override {
     const int64_t left = std::max<int64_t>(0, planned_ns_ - s.elapsed_ns);
-    Show(fmt::format(
+    return fmt::format(
         "[{}/{}] {}: {} / {}  samples {}  max {}  p99 {}  missed {}   ETA {}  "
         "suite ETA {}",
         index_ + 1, count_, name_, suite::FormatClock(s.elapsed_ns),
         suite::FormatClock(planned_ns_), s.samples, results::HumanNs(static_cast<double>(s.max_ns)),
         results::HumanNs(static_cast<double>(s.p99_ns)), s.missed, suite::FormatClock(left),
-        suite::FormatClock(left + after_ns_)));
+        suite::FormatClock(left + after_ns_));
   }
-  void Done() override {
-    if (mode_ == LiveMode::kTty && shown_) std::fputs("\r\033[2K", stderr);
-    std::fflush(stderr);
-    shown_ = false;
-  }
-  void Say(const std::string& line) override {
-    Done();
-    fmt::print(stderr, "rtpulse: {}\n", line);
-  }
-
- private:
-  void Show(const std::string& line) {
-    if (mode_ == LiveMode::kOff) return;
-    const int64_t now = MonotonicNs();
-    if (mode_ == LiveMode::kTty) {
-      std::fprintf(stderr, "\r\033[2K%s", line.c_str());
-      shown_ = true;
-    } else {
-      if (last_plain_ns_ >= 0 && now - last_plain_ns_ < 10 * kNsPerSec) return;
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    last_plain_ns_ = now;
-    std::fflush(stderr);
-  }
-
-  LiveMode mode_;
-  size_t index_ = 0;
-  size_t count_ = 0;
-  std::string name_;
-  int64_t planned_ns_ = 0;
-  int64_t after_ns_ = 0;
-  int64_t last_plain_ns_ = -1;
-  bool shown_ = false;
 };
-
-/// Progress on stderr: a terminal there gets the redrawn line, anything else plain lines.
-LiveMode ProgressMode(bool quiet) {
-  if (quiet) return LiveMode::kOff;
-  return isatty(STDERR_FILENO) != 0 ? LiveMode::kTty : LiveMode::kPlain;
-}
 
 /// --tune-ab: tries every knob once (applied, then restored at once) to learn which apply
 /// here, then replaces the scenarios by the blocks of those that do.
@@ -364,7 +316,7 @@ int RunSuite(const SuiteOptions& o) {
       suite::RunPreflight(context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
   suite::LatencyWorkload workload(plan.latency_plan, plan.latency, context.info, kVersion,
                                   Invocation());
-  SuiteProgress progress(ProgressMode(o.quiet));
+  SuiteProgress progress(StderrProgressMode(o.quiet));
   suite::SignalPause pause;
 
   suite::Services services;
