@@ -1,5 +1,5 @@
-// Proves the control loop allocates nothing: global operator new is replaced here and counts
-// calls made by the loop's thread between plan.before_loop (right before the first job) and
+// Proves the control loop allocates nothing: the counting operator new (support/alloc_counter.h)
+// counts calls made by the loop's thread between plan.before_loop (right before the first job) and
 // plan.after_loop (right after the last).
 #include <gtest/gtest.h>
 
@@ -9,42 +9,8 @@
 
 #include "control/control_loop.h"
 #include "core/clock.h"
+#include "support/alloc_counter.h"
 #include "support/subprocess.h"
-
-namespace {
-thread_local bool t_control_in_loop = false;
-std::atomic<uint64_t> g_control_loop_allocations{0};
-
-void* CountedControlAlloc(std::size_t size) {
-  if (t_control_in_loop) g_control_loop_allocations.fetch_add(1);
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return CountedControlAlloc(size);
-}
-void* operator new[](std::size_t size) {
-  return CountedControlAlloc(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (t_control_in_loop) g_control_loop_allocations.fetch_add(1);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 namespace rtpulse::control {
 namespace {
@@ -77,10 +43,10 @@ TEST_P(ControlAllocTest, LoopAllocatesNothing) {
   bool entered = false;
   plan.before_loop = [&] {
     entered = true;
-    t_control_in_loop = true;
+    testutil::CountAllocationsInThisThread(true);
   };
-  plan.after_loop = [] { t_control_in_loop = false; };
-  g_control_loop_allocations = 0;
+  plan.after_loop = [] { testutil::CountAllocationsInThisThread(false); };
+  testutil::ResetCountedAllocations();
   SumBody body;
   std::atomic<bool> stop{false};
   ControlLive live;
@@ -89,7 +55,7 @@ TEST_P(ControlAllocTest, LoopAllocatesNothing) {
   EXPECT_TRUE(entered);
   EXPECT_EQ(run->jobs.size(), plan.jobs);
   EXPECT_GE(run->misses, plan.jobs / plan.inject_every);
-  EXPECT_EQ(g_control_loop_allocations.load(), 0u) << "allocations inside the control loop";
+  EXPECT_EQ(testutil::CountedAllocations(), 0u) << "allocations inside the control loop";
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, ControlAllocTest,

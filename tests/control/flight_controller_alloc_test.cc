@@ -1,68 +1,13 @@
-// Proves the control job allocates nothing per step: global operator new (plain and
-// over-aligned) is replaced here and counts the calls made while Step() runs. Its own
-// executable, so not in sanitizer builds (whose allocators own operator new).
+// Proves the control job allocates nothing per step: the counting operator new
+// (support/alloc_counter.h, plain and over-aligned) counts the calls made while Step() runs. Its
+// own executable, so not in sanitizer builds (whose allocators own operator new).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <new>
 
 #include "control/flight_controller.h"
-
-namespace {
-bool g_fc_counting = false;
-uint64_t g_fc_allocations = 0;
-
-void* FcCountedAlloc(std::size_t size) {
-  if (g_fc_counting) ++g_fc_allocations;
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* FcCountedAlignedAlloc(std::size_t size, std::align_val_t align) {
-  if (g_fc_counting) ++g_fc_allocations;
-  auto a = static_cast<std::size_t>(align);
-  void* p = std::aligned_alloc(a, (size + a - 1) / a * a);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return FcCountedAlloc(size);
-}
-void* operator new[](std::size_t size) {
-  return FcCountedAlloc(size);
-}
-void* operator new(std::size_t size, std::align_val_t align) {
-  return FcCountedAlignedAlloc(size, align);
-}
-void* operator new[](std::size_t size, std::align_val_t align) {
-  return FcCountedAlignedAlloc(size, align);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
+#include "support/alloc_counter.h"
 
 namespace rtpulse::control {
 namespace {
@@ -73,11 +18,11 @@ TEST_P(FlightControllerAllocTest, StepAllocatesNothing) {
   FlightController c(ControllerConfig::Defaults(0.004), 1);
   ASSERT_TRUE(c.SetWorkSet(256 * 1024, GetParam()).ok());
   c.SetExtraPasses(5);
-  g_fc_allocations = 0;
-  g_fc_counting = true;
+  testutil::ResetCountedAllocations();
+  testutil::CountAllocationsInThisThread(true);
   for (uint64_t k = 0; k < 3000; ++k) c.Step(k);
-  g_fc_counting = false;
-  EXPECT_EQ(g_fc_allocations, 0u) << "allocations inside Step()";
+  testutil::CountAllocationsInThisThread(false);
+  EXPECT_EQ(testutil::CountedAllocations(), 0u) << "allocations inside Step()";
   EXPECT_EQ(c.line_visits(0), 3000u);
 }
 
@@ -94,14 +39,16 @@ TEST(FlightControllerAllocCounterTest, TheCounterSeesPlainAndAlignedAllocations)
   struct alignas(64) OverAligned {
     uint64_t word = 0;
   };
-  g_fc_allocations = 0;
-  g_fc_counting = true;
-  auto* aligned = new OverAligned;
-  auto* p = new int(5);
-  g_fc_counting = false;
+  testutil::ResetCountedAllocations();
+  testutil::CountAllocationsInThisThread(true);
+  OverAligned* volatile aligned = new OverAligned;
+  // Through a volatile pointer: a new/delete pair the compiler can see is otherwise removed
+  // (-fallocation-dce) now that operator new is defined in another file.
+  int* volatile p = new int(5);
+  testutil::CountAllocationsInThisThread(false);
   delete p;
   delete aligned;
-  EXPECT_EQ(g_fc_allocations, 2u);
+  EXPECT_EQ(testutil::CountedAllocations(), 2u);
 }
 
 TEST(FlightControllerAllocCounterTest, AnImpossibleWorkSetIsAResourceError) {

@@ -1,5 +1,5 @@
-// Proves the probe loop allocates nothing: global operator new is replaced here and counts
-// calls made by a thread while it is inside the measurement loop (LoopHooks mark it).
+// Proves the probe loop allocates nothing: the counting operator new (support/alloc_counter.h)
+// counts calls made by a thread while it is inside the measurement loop (LoopHooks mark it).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,48 +9,15 @@
 #include "core/clock.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
+#include "support/alloc_counter.h"
 #include "support/printers.h"
 #include "support/subprocess.h"
 #include "sys/system_info.h"
 
-namespace {
-thread_local bool t_in_loop = false;
-std::atomic<uint64_t> g_loop_allocations{0};
-std::atomic<uint64_t> g_loops_entered{0};
-
-void* CountedAlloc(std::size_t size) {
-  if (t_in_loop) g_loop_allocations.fetch_add(1);
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return CountedAlloc(size);
-}
-void* operator new[](std::size_t size) {
-  return CountedAlloc(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  if (t_in_loop) g_loop_allocations.fetch_add(1);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-
 namespace rtpulse::measure {
 namespace {
+
+std::atomic<uint64_t> g_loops_entered{0};
 
 class NullSink final : public SampleSink {
  public:
@@ -77,10 +44,10 @@ class AllocTest : public ::testing::TestWithParam<WakePath> {
     if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for SCHED_FIFO";
     BlockRunSignals();
     SetLoopHooks({[] {
-                    t_in_loop = true;
+                    testutil::CountAllocationsInThisThread(true);
                     g_loops_entered.fetch_add(1);
                   },
-                  [] { t_in_loop = false; }});
+                  [] { testutil::CountAllocationsInThisThread(false); }});
   }
   void TearDown() override { SetLoopHooks({}); }
 };
@@ -103,7 +70,7 @@ TEST_P(AllocTest, ProbeLoopAllocatesNothing) {
   plan.spike_ns = 1;
   plan.spike_nodes = 4;
   plan.sample_ring_capacity = 1 << 12;
-  g_loop_allocations = 0;
+  testutil::ResetCountedAllocations();
   g_loops_entered = 0;
   CheckpointCounter observer;
   auto run = RunLatency(plan, &observer, std::make_unique<NullSink>());
@@ -112,7 +79,7 @@ TEST_P(AllocTest, ProbeLoopAllocatesNothing) {
   uint64_t samples = 0;
   for (const auto& p : run->paths[0].probes) samples += p.histogram.count();
   EXPECT_GT(samples, 100u);
-  EXPECT_EQ(g_loop_allocations.load(), 0u) << "allocations inside the probe loop";
+  EXPECT_EQ(testutil::CountedAllocations(), 0u) << "allocations inside the probe loop";
   // busy: FIFO threads spinning on every CPU starve the SCHED_OTHER main thread until RT
   // throttling's 50 ms gap at the end of each second, so a 500 ms run gets no checkpoint.
   if (GetParam() != WakePath::kBusy) {
@@ -123,12 +90,14 @@ TEST_P(AllocTest, ProbeLoopAllocatesNothing) {
 
 TEST(AllocCounterTest, TheCounterSeesAnAllocationInsideTheMarkedRegion) {
   // Guards the guard: if operator new were not replaced, the test above could not fail.
-  g_loop_allocations = 0;
-  t_in_loop = true;
-  auto* p = new int(5);
-  t_in_loop = false;
+  testutil::ResetCountedAllocations();
+  testutil::CountAllocationsInThisThread(true);
+  // Through a volatile pointer: a new/delete pair the compiler can see is otherwise removed
+  // (-fallocation-dce) now that operator new is defined in another file.
+  int* volatile p = new int(5);
+  testutil::CountAllocationsInThisThread(false);
   delete p;
-  EXPECT_EQ(g_loop_allocations.load(), 1u);
+  EXPECT_EQ(testutil::CountedAllocations(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, AllocTest, ::testing::ValuesIn(kAllWakePaths),
