@@ -608,19 +608,8 @@ int RunControl(const ControlOptions& o) {
   ControlProgress progress(StderrProgressMode(o.quiet));
   suite::SignalPause pause;
 
-  suite::Services services;
-  services.preflight = [&] { return std::move(preflight); };
-  services.monitor = [&](const std::string& csv) {
-    return suite::OpenMonitor(root, csv, plan.suite.config.monitor_interval_ns);
-  };
-  services.loads = [&](const suite::Scenario& s) {
-    return suite::StartableLoads(s, plan.suite.out_dir + "/" + s.name);
-  };
-  services.busy = &suite::ReadBusy;
-  services.pause = &pause;
-  services.workload = &workload;
-  services.progress = &progress;
-  services.realtime_ns = [] { return ClockNs(CLOCK_REALTIME); };
+  const suite::Services services =
+      suite::MachineServices(plan.suite, root, std::move(preflight), pause, workload, progress);
 
   const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
   if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||

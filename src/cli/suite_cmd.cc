@@ -319,8 +319,8 @@ int RunSuite(const SuiteOptions& o) {
   SuiteProgress progress(StderrProgressMode(o.quiet));
   suite::SignalPause pause;
 
-  suite::Services services;
-  services.preflight = [&] { return std::move(preflight); };
+  suite::Services services =
+      suite::MachineServices(plan.suite, root, std::move(preflight), pause, workload, progress);
   services.tune = [&](const std::string& journal) {
     return suite::ApplyTuning(root, plan.suite.cpus, plan.suite.online, o.rt_throttling_off,
                               journal);
@@ -328,17 +328,6 @@ int RunSuite(const SuiteOptions& o) {
   services.tune_knob = [&](sys::TuneKnob knob, const std::string& journal) {
     return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal);
   };
-  services.monitor = [&](const std::string& csv) {
-    return suite::OpenMonitor(root, csv, plan.suite.config.monitor_interval_ns);
-  };
-  services.loads = [&](const suite::Scenario& s) {
-    return suite::StartableLoads(s, plan.suite.out_dir + "/" + s.name);
-  };
-  services.busy = &suite::ReadBusy;
-  services.pause = &pause;
-  services.workload = &workload;
-  services.progress = &progress;
-  services.realtime_ns = [] { return ClockNs(CLOCK_REALTIME); };
 
   const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
   if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||

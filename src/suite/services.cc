@@ -11,6 +11,7 @@
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
 #include "suite/facts.h"
+#include "suite/integrity.h"
 #include "sys/check.h"
 #include "sys/check_report.h"
 #include "sys/system_info.h"
@@ -193,6 +194,23 @@ bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
                            static_cast<long>(wait % kNsPerSec)};
     if (sigtimedwait(&stop, nullptr, &timeout) > 0) return true;
   }
+}
+
+Services MachineServices(const SuitePlan& plan, const FsRoot& root, Preflight preflight,
+                         Pause& pause, Workload& workload, Progress& progress) {
+  Services services;
+  services.preflight = [found = std::move(preflight)] { return found; };
+  services.monitor = [&root, interval_ns = plan.config.monitor_interval_ns](
+                         const std::string& csv) { return OpenMonitor(root, csv, interval_ns); };
+  services.loads = [out_dir = plan.out_dir](const Scenario& s) {
+    return StartableLoads(s, out_dir + "/" + s.name);
+  };
+  services.busy = &ReadBusy;
+  services.pause = &pause;
+  services.workload = &workload;
+  services.progress = &progress;
+  services.realtime_ns = [] { return ClockNs(CLOCK_REALTIME); };
+  return services;
 }
 
 }  // namespace rtpulse::suite

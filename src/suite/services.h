@@ -39,6 +39,13 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKn
                                                  const std::vector<int>& online_cpus,
                                                  const std::string& journal_path);
 
+/// The services every command that runs the suite on this machine shares: `preflight` as
+/// found, the monitor on `root`, the scenarios' loads (their logs in the scenario folders), the
+/// integrity check's CPU counters, CLOCK_REALTIME, and the given pause, workload and progress.
+/// Tunings are left empty: a command that offers --tune adds them.
+Services MachineServices(const SuitePlan& plan, const FsRoot& root, Preflight preflight,
+                         Pause& pause, Workload& workload, Progress& progress);
+
 /// Waits with sigtimedwait on SIGINT/SIGTERM (they must be blocked: measure::BlockRunSignals).
 class SignalPause final : public Pause {
  public:

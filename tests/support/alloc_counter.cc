@@ -25,13 +25,23 @@ void* CountedAlignedAlloc(std::size_t size, std::align_val_t align) {
 }  // namespace
 
 namespace rtpulse::testutil {
-void CountAllocationsInThisThread(bool on) { t_counting = on; }
-uint64_t CountedAllocations() { return g_allocations.load(); }
-void ResetCountedAllocations() { g_allocations = 0; }
+void CountAllocationsInThisThread(bool on) {
+  t_counting = on;
+}
+uint64_t CountedAllocations() {
+  return g_allocations.load();
+}
+void ResetCountedAllocations() {
+  g_allocations = 0;
+}
 }  // namespace rtpulse::testutil
 
-void* operator new(std::size_t size) { return CountedAlloc(size); }
-void* operator new[](std::size_t size) { return CountedAlloc(size); }
+void* operator new(std::size_t size) {
+  return CountedAlloc(size);
+}
+void* operator new[](std::size_t size) {
+  return CountedAlloc(size);
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   if (t_counting) g_allocations.fetch_add(1);
   return std::malloc(size == 0 ? 1 : size);
@@ -46,11 +56,27 @@ void* operator new(std::size_t size, std::align_val_t align) {
 void* operator new[](std::size_t size, std::align_val_t align) {
   return CountedAlignedAlloc(size, align);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
