@@ -19,10 +19,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/file_owner.h"
 #include "core/parse.h"
 #include "load/builtins.h"
 #include "load/cpu_stat.h"
+#include "load/process_group.h"
 #include "load/worker.h"
 
 namespace rtpulse::load {
@@ -112,6 +114,16 @@ class UserCommandLoad final : public Load {
       if (waitpid(running_.front().pid, &status, 0) == running_.front().pid || errno == ECHILD) {
         Record(running_.front(), status, false, true);
       }
+    }
+    // The group's other members (children a command started) got the same SIGKILL, but the
+    // kernel takes them asynchronously: Stop() returns once they are gone, so nothing of the
+    // load outlives it, or says which are left.
+    const std::vector<int> left = AwaitGroupGone(pgid_, 2 * kNsPerSec);
+    if (!left.empty()) {
+      std::string pids;
+      for (const int pid : left) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+      warnings_.push_back(fmt::format(
+          "{} process(es) of its group still alive 2 s after SIGKILL (pid {})", left.size(), pids));
     }
     pgid_ = 0;
   }
