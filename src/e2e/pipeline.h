@@ -1,0 +1,115 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "e2e/actuation.h"
+#include "e2e/frame_source.h"
+#include "e2e/inference.h"
+#include "e2e/processing.h"
+
+// The pipeline run of `rtpulse e2e` (docs/e2e.md, "Modes", "Threads"): a capture thread reads
+// frames from the source; an inference thread preprocesses, infers, postprocesses, decides and
+// actuates, timing each stage of each frame with CLOCK_MONOTONIC into a preallocated record.
+namespace rtpulse::e2e {
+
+/// Scheduling of one pipeline thread, as in `latency`: policy "other", "fifo" or "rr",
+/// priority (1..99 for fifo/rr), CPUs (empty: not pinned).
+struct ThreadSpec {
+  std::string policy = "other";
+  int priority = 0;
+  std::vector<int> cpus;
+};
+
+enum class PipelineMode {
+  kBackToBack,  ///< Each frame is read when the previous one is done (the seed's loop).
+  kPeriodic,    ///< Frames released at --fps; a frame not taken before the next is dropped.
+};
+
+struct PipelineSettings {
+  PipelineMode mode = PipelineMode::kBackToBack;
+  double fps = 0;            ///< Periodic: frame rate of the releases (0: the source's own).
+  int64_t deadline_ns = 0;   ///< Periodic: a frame misses when alert_ns - capture_ns > it
+                             ///< (0: one frame period). Back-to-back: 0 = none.
+  uint64_t frames = 1000;    ///< Frames to record (the seed's 1,000 samples).
+  uint64_t warmup_frames = 10;  ///< Run through the whole pipeline first, not recorded.
+  int64_t loopback_timeout_ns = 100'000'000;
+  ThreadSpec capture;
+  ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
+};
+
+/// One frame through the pipeline (CLOCK_MONOTONIC ns). Stages: capture = read_end - capture,
+/// preprocess = pre_end - read_end... each stage from the previous stage's end; total =
+/// alert_ns - capture_ns (capture timestamp to the alert written).
+struct FrameRecord {
+  uint64_t index = 0;        ///< 0.. in recording order.
+  uint64_t source_seq = 0;   ///< CapturedFrame::seq.
+  int64_t release_ns = 0;    ///< Periodic: the frame's slot; back-to-back: when it was asked for.
+  int64_t capture_ns = 0;    ///< CapturedFrame::capture_ns.
+  int64_t read_end_ns = 0;
+  int64_t infer_start_ns = 0;  ///< Inference thread took the frame (after any queue wait).
+  int64_t pre_end_ns = 0;
+  int64_t inference_end_ns = 0;
+  int64_t post_end_ns = 0;   ///< Postprocess and decision done.
+  int64_t alert_ns = 0;      ///< Alert sink returned.
+  int64_t edge_ns = -1;      ///< Loopback edge's kernel timestamp; -1: no change or no loopback.
+  uint32_t dropped_before = 0;  ///< Frames released but never processed since the previous one.
+  uint32_t lost_before = 0;     ///< Frames the driver lost (CapturedFrame::lost_before).
+  bool obstacle = false;
+  bool changed = false;
+  bool miss = false;
+  double roi_depth_m = 0;
+};
+
+/// A pipeline thread as checked afterwards in /proc/self/task/TID (stat, status).
+struct ThreadCheck {
+  int tid = 0;
+  std::string name;     ///< comm.
+  std::string role;     ///< "capture", "inference", "worker".
+  std::string policy;   ///< As the kernel reports it.
+  int priority = 0;
+  std::string cpus;     ///< Cpus_allowed_list.
+  bool as_asked = true;
+  std::string note;     ///< What differs, when !as_asked.
+};
+
+struct PipelineResult {
+  std::vector<FrameRecord> frames;
+  uint64_t released = 0;     ///< Frames released (periodic) or read (back-to-back).
+  uint64_t dropped = 0;
+  uint64_t lost = 0;
+  uint64_t misses = 0;
+  uint64_t loopback_timeouts = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool interrupted = false;
+  bool source_ended = false;  ///< A finite source ran out before `frames`.
+  std::vector<ThreadCheck> threads;
+  std::vector<std::string> notes;
+  double ThroughputFps() const;  ///< frames / (end - start), 0 when not measurable.
+};
+
+/// The stages, owned by the caller, opened and prepared before the run.
+struct PipelineStages {
+  FrameSource* source = nullptr;
+  Preprocessor* preprocess = nullptr;
+  InferenceBackend* inference = nullptr;
+  Postprocessor* postprocess = nullptr;
+  AlertSink* alert = nullptr;       ///< May be null (no alert).
+  Loopback* loopback = nullptr;     ///< May be null.
+};
+
+/// Runs the pipeline until `settings.frames` are recorded, the source ends, or `stop` is set
+/// (then interrupted, with the frames so far). Errors: a thread's scheduling refused (resource,
+/// names the setting), a stage failing mid-run (the frames so far are kept in the result of
+/// the error's message... see docs). `on_frame`, if set, is called from a non-RT thread with
+/// the number of frames recorded so far (progress).
+Expected<PipelineResult> RunPipeline(const PipelineSettings& settings, PipelineStages& stages,
+                                     std::atomic<bool>& stop,
+                                     const std::function<void(uint64_t)>& on_frame = {});
+
+}  // namespace rtpulse::e2e
