@@ -24,7 +24,7 @@ enum class SourceKind {
 
 /// What the capture timestamp marks, as the source knows it.
 enum class TimestampSource {
-  kRead,               ///< No driver timestamp: CLOCK_MONOTONIC when the read began.
+  kRead,                   ///< No driver timestamp: CLOCK_MONOTONIC when the read began.
   kDriverStartOfExposure,  ///< V4L2_BUF_FLAG_TSTAMP_SRC_SOE.
   kDriverEndOfFrame,       ///< V4L2_BUF_FLAG_TSTAMP_SRC_EOF (most UVC and test drivers).
 };
@@ -34,23 +34,23 @@ std::string_view TimestampSourceName(TimestampSource source);  ///< "read", "dri
 /// (DEVICE e.g. /dev/video0). A usage error naming the text and the forms otherwise.
 struct SourceSpec {
   SourceKind kind = SourceKind::kSynthetic;
-  std::string path;    ///< File, folder or device; empty for synthetic.
-  int width = 1242;    ///< Synthetic frame size (a driving camera's), or V4L2's asked size.
+  std::string path;  ///< File, folder or device; empty for synthetic.
+  int width = 1242;  ///< Synthetic frame size (a driving camera's), or V4L2's asked size.
   int height = 375;
-  double fps = 0;      ///< V4L2: the frame rate asked of the driver (0: its default).
-  bool loop = false;   ///< Video and images: start again at the end instead of stopping.
-  std::string text;    ///< As given, for messages and result.json.
+  double fps = 0;     ///< V4L2: the frame rate asked of the driver (0: its default).
+  bool loop = false;  ///< Video and images: start again at the end instead of stopping.
+  std::string text;   ///< As given, for messages and result.json.
 };
 Expected<SourceSpec> ParseSourceSpec(std::string_view text);
 
 /// One frame and its timing (CLOCK_MONOTONIC ns).
 struct CapturedFrame {
   Image image;
-  uint64_t seq = 0;            ///< The source's frame number (V4L2: the driver's sequence).
-  int64_t capture_ns = 0;      ///< Driver timestamp when there is one, else read_start_ns.
-  int64_t read_start_ns = 0;   ///< When rtpulse asked for the frame.
-  int64_t read_end_ns = 0;     ///< When the frame was decoded into `image`.
-  uint32_t lost_before = 0;    ///< Frames the driver dropped before this one (sequence gap).
+  uint64_t seq = 0;           ///< The source's frame number (V4L2: the driver's sequence).
+  int64_t capture_ns = 0;     ///< Driver timestamp when there is one, else read_start_ns.
+  int64_t read_start_ns = 0;  ///< When rtpulse asked for the frame.
+  int64_t read_end_ns = 0;    ///< When the frame was decoded into `image`.
+  uint32_t lost_before = 0;   ///< Frames the driver dropped before this one (sequence gap).
 };
 
 /// A frame source. Open() does everything that can fail for a reason the user can fix (file
@@ -87,9 +87,9 @@ Expected<std::vector<ReferencePoint>> ReadReferenceFile(const std::string& path)
 struct SyntheticScene {
   int width = 1242;
   int height = 375;
-  double focal_px = 0;            ///< 0: width (about 53 degrees horizontal field of view).
+  double focal_px = 0;  ///< 0: width (about 53 degrees horizontal field of view).
   double camera_height_m = 1.5;
-  double horizon_row = 0;         ///< 0: height / 2.
+  double horizon_row = 0;  ///< 0: height / 2.
   /// Obstacle distance (m) in frame `seq`: a triangle wave between far_m and near_m.
   double near_m = 0.5;
   double far_m = 8.0;

@@ -32,10 +32,10 @@ enum class PipelineMode {
 
 struct PipelineSettings {
   PipelineMode mode = PipelineMode::kBackToBack;
-  double fps = 0;            ///< Periodic: frame rate of the releases (0: the source's own).
-  int64_t deadline_ns = 0;   ///< Periodic: a frame misses when alert_ns - capture_ns > it
-                             ///< (0: one frame period). Back-to-back: 0 = none.
-  uint64_t frames = 1000;    ///< Frames to record (the seed's 1,000 samples).
+  double fps = 0;               ///< Periodic: frame rate of the releases (0: the source's own).
+  int64_t deadline_ns = 0;      ///< Periodic: a frame misses when alert_ns - capture_ns > it
+                                ///< (0: one frame period). Back-to-back: 0 = none.
+  uint64_t frames = 1000;       ///< Frames to record (the seed's 1,000 samples).
   uint64_t warmup_frames = 10;  ///< Run through the whole pipeline first, not recorded.
   int64_t loopback_timeout_ns = 100'000'000;
   ThreadSpec capture;
@@ -46,17 +46,17 @@ struct PipelineSettings {
 /// preprocess = pre_end - read_end... each stage from the previous stage's end; total =
 /// alert_ns - capture_ns (capture timestamp to the alert written).
 struct FrameRecord {
-  uint64_t index = 0;        ///< 0.. in recording order.
-  uint64_t source_seq = 0;   ///< CapturedFrame::seq.
-  int64_t release_ns = 0;    ///< Periodic: the frame's slot; back-to-back: when it was asked for.
-  int64_t capture_ns = 0;    ///< CapturedFrame::capture_ns.
+  uint64_t index = 0;       ///< 0.. in recording order.
+  uint64_t source_seq = 0;  ///< CapturedFrame::seq.
+  int64_t release_ns = 0;   ///< Periodic: the frame's slot; back-to-back: when it was asked for.
+  int64_t capture_ns = 0;   ///< CapturedFrame::capture_ns.
   int64_t read_end_ns = 0;
   int64_t infer_start_ns = 0;  ///< Inference thread took the frame (after any queue wait).
   int64_t pre_end_ns = 0;
   int64_t inference_end_ns = 0;
-  int64_t post_end_ns = 0;   ///< Postprocess and decision done.
-  int64_t alert_ns = 0;      ///< Alert sink returned.
-  int64_t edge_ns = -1;      ///< Loopback edge's kernel timestamp; -1: no change or no loopback.
+  int64_t post_end_ns = 0;      ///< Postprocess and decision done.
+  int64_t alert_ns = 0;         ///< Alert sink returned.
+  int64_t edge_ns = -1;         ///< Loopback edge's kernel timestamp; -1: no change or no loopback.
   uint32_t dropped_before = 0;  ///< Frames released but never processed since the previous one.
   uint32_t lost_before = 0;     ///< Frames the driver lost (CapturedFrame::lost_before).
   bool obstacle = false;
@@ -68,18 +68,18 @@ struct FrameRecord {
 /// A pipeline thread as checked afterwards in /proc/self/task/TID (stat, status).
 struct ThreadCheck {
   int tid = 0;
-  std::string name;     ///< comm.
-  std::string role;     ///< "capture", "inference", "worker".
-  std::string policy;   ///< As the kernel reports it.
+  std::string name;    ///< comm.
+  std::string role;    ///< "capture", "inference", "worker".
+  std::string policy;  ///< As the kernel reports it.
   int priority = 0;
-  std::string cpus;     ///< Cpus_allowed_list.
+  std::string cpus;  ///< Cpus_allowed_list.
   bool as_asked = true;
-  std::string note;     ///< What differs, when !as_asked.
+  std::string note;  ///< What differs, when !as_asked.
 };
 
 struct PipelineResult {
   std::vector<FrameRecord> frames;
-  uint64_t released = 0;     ///< Frames released (periodic) or read (back-to-back).
+  uint64_t released = 0;  ///< Frames released (periodic) or read (back-to-back).
   uint64_t dropped = 0;
   uint64_t lost = 0;
   uint64_t misses = 0;
@@ -99,8 +99,8 @@ struct PipelineStages {
   Preprocessor* preprocess = nullptr;
   InferenceBackend* inference = nullptr;
   Postprocessor* postprocess = nullptr;
-  AlertSink* alert = nullptr;       ///< May be null (no alert).
-  Loopback* loopback = nullptr;     ///< May be null.
+  AlertSink* alert = nullptr;    ///< May be null (no alert).
+  Loopback* loopback = nullptr;  ///< May be null.
 };
 
 /// Runs the pipeline until `settings.frames` are recorded, the source ends, or `stop` is set

@@ -68,9 +68,9 @@ Expected<DepthFit> FitScaleShift(const std::vector<double>& relative,
 
 struct DecisionSpec {
   FracRect roi = {0.35, 0.5, 0.65, 1.0};  ///< --roi, of the output map: ahead, lower half.
-  double percentile = 5;   ///< The ROI's depth is this percentile of its metric depths.
-  double near_m = 1.0;     ///< --near: obstacle when the ROI depth drops below it.
-  double clear_m = 1.25;   ///< --clear: clear again only above it (hysteresis; >= near_m).
+  double percentile = 5;  ///< The ROI's depth is this percentile of its metric depths.
+  double near_m = 1.0;    ///< --near: obstacle when the ROI depth drops below it.
+  double clear_m = 1.25;  ///< --clear: clear again only above it (hysteresis; >= near_m).
 };
 
 /// What postprocessing found in one frame.
@@ -95,7 +95,7 @@ class Postprocessor {
  private:
   DecisionSpec spec_;
   ModelShape model_;
-  std::vector<int> ref_index_;     ///< Output-map element of each reference (nearest pixel).
+  std::vector<int> ref_index_;  ///< Output-map element of each reference (nearest pixel).
   std::vector<double> ref_metric_;
   std::vector<double> scratch_relative_;
   std::vector<double> roi_values_;

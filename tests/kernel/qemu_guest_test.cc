@@ -4,13 +4,13 @@
 // with rtpulse from the inside.
 #include <gtest/gtest.h>
 
-#include "guest_console.h"
-
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include "guest_console.h"
 
 namespace rtpulse {
 namespace {
