@@ -205,7 +205,7 @@ std::string FigureScript(const Figure& figure) {
   std::string with = "lines lw 1.5";
   if (figure.kind == PlotKind::kSteps) with = "linespoints pt 7 ps 0.4 lw 1.2";
   if (figure.kind == PlotKind::kBars || figure.kind == PlotKind::kBoxes) {
-    const size_t n = std::max<size_t>(1, figure.series.size());
+    const size_t n = figure.stacked ? 1 : std::max<size_t>(1, figure.series.size());
     const double width = 0.8 / static_cast<double>(n);
     if (figure.kind == PlotKind::kBars) {
       gp += fmt::format("set boxwidth {}\nset style fill solid 0.8 border -1\n", Num(width));
@@ -231,7 +231,9 @@ std::string FigureScript(const Figure& figure) {
     if (SeriesPointCount(figure, i) == 0) continue;  // gnuplot rejects an empty data block
     std::string using_clause = "1:2";
     // Series i's bar or box sits at its slot within the group centred on the category index.
-    if (figure.kind == PlotKind::kBars) using_clause = OffsetX(GroupOffset(i, n)) + ":2";
+    if (figure.kind == PlotKind::kBars) {
+      using_clause = figure.stacked ? "1:2" : OffsetX(GroupOffset(i, n)) + ":2";
+    }
     if (figure.kind == PlotKind::kBoxes) {
       // candlesticks: x:box_min:whisker_min:whisker_max:box_max; then the median as a flat
       // candle and the dot as a point, both in the series' colour.
@@ -253,6 +255,8 @@ std::string FigureScript(const Figure& figure) {
                                      s.style.empty() ? "" : " " + s.style, GnuplotQuote(s.title));
     clauses.push_back(clause);
   }
+  // Stacked: the tallest (last, cumulative) bars first, so each lower one is drawn over it.
+  if (figure.stacked) std::reverse(clauses.begin(), clauses.end());
   gp += "plot ";
   for (size_t i = 0; i < clauses.size(); ++i) gp += (i == 0 ? "" : ", \\\n     ") + clauses[i];
   gp += "\n";

@@ -78,6 +78,10 @@ struct Figure {
   std::vector<std::vector<Box>> boxes;
   /// kBars, kBoxes: the x tic label of each category index.
   std::vector<std::string> categories;
+  /// kBars: every series' bar at the category index itself, full width, drawn last series
+  /// first, so series whose y values are cumulative (each the sum of it and the ones before)
+  /// show as one stacked bar per category (the first series at the bottom).
+  bool stacked = false;
   std::optional<double> xmin, xmax, ymin, ymax;
   /// Written as "# " comment lines at the top of the .dat file (units, how the data was
   /// derived) and of the .gp script.

@@ -1,0 +1,502 @@
+#include "suite/e2e_workload.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <utility>
+
+#include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/histogram.h"
+#include "measure/sample_log.h"
+#include "results/log_percentiles.h"
+#include "suite/facts.h"
+#include "suite/latency_record.h"
+
+namespace rtpulse::suite {
+namespace {
+
+constexpr const char* kE2eModelLabel = "latency-representative, not trained";
+
+/// SIGINT/SIGTERM, blocked by the CLI (measure::BlockRunSignals), taken here synchronously.
+bool E2eStopSignalWithin(int64_t timeout_ns) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerSec),
+                         static_cast<long>(timeout_ns % kNsPerSec)};
+  const int sig = sigtimedwait(&set, nullptr, &timeout);
+  return sig == SIGINT || sig == SIGTERM;
+}
+
+std::string E2eModeName(e2e::PipelineMode mode) {
+  return mode == e2e::PipelineMode::kPeriodic ? "periodic" : "back-to-back";
+}
+
+int64_t E2eDeadlineNs(const e2e::PipelineSettings& p) {
+  if (p.deadline_ns > 0) return p.deadline_ns;
+  if (p.mode == e2e::PipelineMode::kPeriodic && p.fps > 0) {
+    return static_cast<int64_t>(1e9 / p.fps + 0.5);
+  }
+  return 0;
+}
+
+/// samples.bin with one record per frame: expected = capture, actual = alert, so the file's
+/// "latency" is Total and `rtpulse wcet` reads it as any samples log.
+Status WriteE2eSamples(const std::string& path, const std::vector<results::E2eFrameRow>& rows,
+                       int64_t start_realtime_ns, bool interrupted) {
+  SamplesFileInfo info;
+  info.start_realtime_ns = start_realtime_ns;
+  info.start_monotonic_ns = rows.empty() ? MonotonicNs() : rows.front().capture_ns;
+  auto sink = measure::OpenSamplesFile(path, info);
+  if (!sink) return sink.error();
+  std::vector<SampleRecord> out;
+  out.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SampleRecord r{};
+    r.seq = i;
+    r.expected_ns = rows[i].capture_ns;
+    r.actual_ns = rows[i].alert_ns;
+    r.thread = 0;
+    r.cpu = 0;
+    r.wake_path = 0;
+    r.flags = rows[i].miss ? SampleRecord::kMissed : 0;
+    out.push_back(r);
+  }
+  if (Status s = (*sink)->Write(out.data(), out.size()); !s) return s;
+  return (*sink)->Finish(0, interrupted);
+}
+
+nlohmann::json ThreadChecksJson(const std::vector<e2e::ThreadCheck>& checks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : checks) {
+    out.push_back({{"tid", t.tid},
+                   {"name", t.name},
+                   {"role", t.role},
+                   {"policy", t.policy},
+                   {"priority", t.priority},
+                   {"cpus", t.cpus},
+                   {"as_asked", t.as_asked},
+                   {"note", t.note}});
+  }
+  return out;
+}
+
+nlohmann::json ThreadSpecJson(const e2e::ThreadSpec& t) {
+  return {{"policy", t.policy}, {"priority", t.priority}, {"cpus", t.cpus}};
+}
+
+nlohmann::json StageStatsJson(const std::vector<results::E2eFrameRow>& rows) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* name : results::kE2eStageNames) {
+    auto s = results::ComputeE2eStageStats(results::StageValues(rows, name));
+    if (!s) {
+      out[name] = nullptr;
+      continue;
+    }
+    out[name] = {{"count", s->count}, {"mean_ns", s->mean_ns}, {"std_ns", s->std_ns},
+                 {"min_ns", s->min_ns}, {"p50_ns", s->p50_ns},  {"p90_ns", s->p90_ns},
+                 {"p99_ns", s->p99_ns}, {"max_ns", s->max_ns}};
+  }
+  return out;
+}
+
+/// The scenario's probe: Total of every frame in its histogram.
+results::ProbeResult TotalProbe(const std::vector<results::E2eFrameRow>& rows,
+                                const e2e::PipelineResult& run, const E2eSettings& settings,
+                                int64_t interval_ns) {
+  results::ProbeResult p;
+  p.index = 0;
+  p.cpu = settings.pipeline.inference.cpus.size() == 1 ? settings.pipeline.inference.cpus.front()
+                                                       : -1;
+  for (const auto& t : run.threads) {
+    if (t.role == "inference") p.tid = t.tid;
+  }
+  p.policy = settings.pipeline.inference.policy;
+  p.priority = settings.pipeline.inference.priority;
+  p.interval_ns = interval_ns;
+  p.wake = "e2e";
+  for (const auto& r : rows) {
+    p.histogram.Record(r.alert_ns - r.capture_ns);
+    p.last_latency_ns = r.alert_ns - r.capture_ns;
+  }
+  p.periods_elapsed = rows.size();
+  p.missed_activations = run.misses;
+  p.notes.push_back(fmt::format(
+      "latency = Total (alert - capture) per frame; missed activations = frames above the "
+      "deadline ({}); dropped frames {} and lost frames {} are in e2e.json, not here",
+      run.misses, run.dropped, run.lost));
+  for (const auto& t : run.threads) {
+    if (!t.as_asked) {
+      p.degraded = true;
+      p.notes.push_back(fmt::format("thread {} ({}, {}): {}", t.tid, t.name, t.role, t.note));
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string ModelLabel(const std::string& model_path) {
+  std::ifstream in(model_path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.find(kE2eModelLabel) != std::string::npos) return kE2eModelLabel;
+  return "as given (its training is not known to rtpulse)";
+}
+
+std::vector<results::E2eFrameRow> E2eRowsOf(const std::vector<e2e::FrameRecord>& frames) {
+  std::vector<results::E2eFrameRow> rows;
+  rows.reserve(frames.size());
+  for (const auto& f : frames) {
+    results::E2eFrameRow r;
+    r.index = f.index;
+    r.source_seq = f.source_seq;
+    r.release_ns = f.release_ns;
+    r.capture_ns = f.capture_ns;
+    r.read_end_ns = f.read_end_ns;
+    r.infer_start_ns = f.infer_start_ns;
+    r.pre_end_ns = f.pre_end_ns;
+    r.inference_end_ns = f.inference_end_ns;
+    r.post_end_ns = f.post_end_ns;
+    r.alert_ns = f.alert_ns;
+    r.edge_ns = f.edge_ns;
+    r.dropped_before = f.dropped_before;
+    r.lost_before = f.lost_before;
+    r.obstacle = f.obstacle;
+    r.changed = f.changed;
+    r.miss = f.miss;
+    r.roi_depth_m = f.roi_depth_m;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+e2e::PipelineStages E2eStagesOwned::View() {
+  e2e::PipelineStages v;
+  v.source = source.get();
+  v.preprocess = &preprocess;
+  v.inference = backend.get();
+  v.postprocess = &postprocess;
+  v.alert = alert.get();
+  v.loopback = loopback.get();
+  return v;
+}
+
+Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads) {
+  auto owned = std::make_unique<E2eStagesOwned>();
+  auto source = e2e::MakeSource(settings.source);
+  if (!source) return source.error();
+  owned->source = std::move(*source);
+  if (Status s = owned->source->Open(); !s) return s.error();
+  // One frame read before the run: its size fixes the preprocessing's buffers, and a source
+  // with references (synthetic) gives the first ones.
+  e2e::CapturedFrame first;
+  auto read = owned->source->Read(first);
+  if (!read) return read.error();
+  if (!*read || first.image.empty()) {
+    return UsageError(fmt::format("--source {}: no frame could be read from it ({})",
+                                  settings.source.text, owned->source->Describe()));
+  }
+  owned->source_width = first.image.width;
+  owned->source_height = first.image.height;
+  auto backend = e2e::MakeBackend(settings.backend);
+  if (!backend) return backend.error();
+  owned->backend = std::move(*backend);
+  if (Status s = owned->backend->Load(settings.model_path, threads); !s) return s.error();
+  if (Status s = owned->preprocess.Prepare(settings.preprocess, owned->source_width,
+                                           owned->source_height, owned->backend->shape());
+      !s) {
+    return s.error();
+  }
+  const std::vector<e2e::ReferencePoint> refs =
+      settings.reference_file.empty() ? owned->source->References() : settings.references;
+  if (refs.size() < 2) {
+    return UsageError(fmt::format(
+        "--source {} gives no reference depths: give --reference FILE (lines x,y,depth_m in "
+        "source pixels) so the relative depth can be scaled to metres",
+        settings.source.text));
+  }
+  if (Status s = owned->postprocess.Prepare(settings.decision, owned->backend->shape(),
+                                            owned->preprocess, refs);
+      !s) {
+    return s.error();
+  }
+  if (settings.alert.kind != e2e::AlertKind::kNone) {
+    auto alert = e2e::OpenAlert(settings.alert);
+    if (!alert) return alert.error();
+    owned->alert = std::move(*alert);
+  }
+  if (!settings.loopback.empty()) {
+    auto loopback = e2e::OpenLoopback(settings.loopback);
+    if (!loopback) return loopback.error();
+    owned->loopback = std::move(*loopback);
+  }
+  return owned;
+}
+
+std::optional<ThreadRecommendation> RecommendThreads(const std::vector<E2eOutcome>& outcomes,
+                                                     bool loaded) {
+  std::optional<ThreadRecommendation> best;
+  ThreadRecommendation all;
+  for (const auto& o : outcomes) {
+    if (o.loaded != loaded || o.rows.empty()) continue;
+    auto s = results::ComputeE2eStageStats(results::StageValues(o.rows, "Total"));
+    if (!s) continue;
+    all.p99_by_threads.emplace_back(o.threads, s->p99_ns);
+    if (!best || s->p99_ns < best->p99_ns ||
+        (s->p99_ns == best->p99_ns && o.threads < best->threads)) {
+      best = ThreadRecommendation{o.threads, s->p99_ns, {}};
+    }
+  }
+  if (best) best->p99_by_threads = all.p99_by_threads;
+  return best;
+}
+
+E2eWorkload::E2eWorkload(E2eSettings settings, sys::SystemInfo info, std::string version,
+                         std::string invocation)
+    : settings_(std::move(settings)),
+      info_(std::move(info)),
+      version_(std::move(version)),
+      invocation_(std::move(invocation)) {
+  if (ModelLabel(settings_.model_path) == kE2eModelLabel) {
+    notes_.push_back(fmt::format("model {}: {} (its output is no depth; the timing is a depth "
+                                 "network's)",
+                                 settings_.model_path, kE2eModelLabel));
+  }
+}
+
+nlohmann::json E2eWorkload::ConfigJson() const {
+  nlohmann::json configurations = nlohmann::json::array();
+  for (const auto& c : settings_.configurations) {
+    configurations.push_back({{"scenario", c.scenario},
+                              {"threads", c.threads},
+                              {"loaded", c.loaded},
+                              {"configuration", c.configuration}});
+  }
+  const e2e::PipelineSettings& p = settings_.pipeline;
+  return {{"workload", "e2e"},
+          {"policy", p.inference.policy},
+          {"interval_us", p.fps > 0 ? static_cast<int64_t>(1e6 / p.fps) : 0},
+          {"mode", E2eModeName(p.mode)},
+          {"fps", p.fps},
+          {"deadline_ns", E2eDeadlineNs(p)},
+          {"frames", p.frames},
+          {"warmup_frames", p.warmup_frames},
+          {"source", settings_.source.text},
+          {"model", settings_.model_path},
+          {"backend", e2e::BackendKindName(settings_.backend)},
+          {"latency_quantity", "Total = alert - capture of every frame"},
+          {"configurations", configurations},
+          {"loads", settings_.load_specs}};
+}
+
+Expected<Measured> E2eWorkload::Measure(
+    const std::string& dir, const std::string& name, int64_t /*duration_ns*/,
+    int64_t /*checkpoint_ns*/, const std::function<void(const results::LatencyRun&)>& /*checkpoint*/,
+    Progress& progress) {
+  const auto found =
+      std::find_if(settings_.configurations.begin(), settings_.configurations.end(),
+                   [&](const E2eConfiguration& c) { return c.scenario == name; });
+  if (found == settings_.configurations.end()) {
+    return Failure(fmt::format("no e2e configuration for scenario '{}'", name));
+  }
+  const E2eConfiguration& config = *found;
+  auto stages = OpenE2eStages(settings_, config.threads);
+  if (!stages) return stages.error();
+  e2e::PipelineStages view = (*stages)->View();
+
+  const int64_t start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  const int64_t start_ns = MonotonicNs();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> recorded{0};
+  std::atomic<bool> done{false};
+  std::optional<Expected<e2e::PipelineResult>> result;
+  std::thread runner([&] {
+    result.emplace(e2e::RunPipeline(settings_.pipeline, view, stop,
+                                    [&](uint64_t n) { recorded.store(n); }));
+    done.store(true, std::memory_order_release);
+  });
+  while (!done.load(std::memory_order_acquire)) {
+    if (E2eStopSignalWithin(100 * kNsPerMs)) stop.store(true);
+    if (progress.WantsTicks()) {
+      LiveStatus s;
+      s.elapsed_ns = MonotonicNs() - start_ns;
+      s.samples = recorded.load();
+      progress.Measuring(s);
+    }
+  }
+  runner.join();
+  if (!*result) return result->error();
+  const e2e::PipelineResult& run = **result;
+
+  E2eOutcome outcome;
+  outcome.scenario = name;
+  outcome.configuration = config.configuration;
+  outcome.threads = config.threads;
+  outcome.loaded = config.loaded;
+  outcome.rows = E2eRowsOf(run.frames);
+  outcome.interrupted = run.interrupted;
+  results::E2eRunFacts& facts = outcome.facts;
+  facts.scenario = name;
+  facts.configuration = config.configuration;
+  facts.mode = E2eModeName(settings_.pipeline.mode);
+  facts.fps = settings_.pipeline.fps;
+  facts.deadline_ns = E2eDeadlineNs(settings_.pipeline);
+  facts.released = run.released;
+  facts.dropped = run.dropped;
+  facts.lost = run.lost;
+  facts.misses = run.misses;
+  facts.loopback_timeouts = run.loopback_timeouts;
+  facts.start_ns = run.start_ns;
+  facts.end_ns = run.end_ns;
+  facts.backend_name = (*stages)->backend->name();
+  facts.backend_why = (*stages)->backend->why();
+  facts.threads_asked = config.threads;
+  facts.backend_threads = (*stages)->backend->threads();
+  facts.source = (*stages)->source->Describe();
+  facts.timestamp_source =
+      std::string(e2e::TimestampSourceName((*stages)->source->timestamp_source()));
+  facts.model = fmt::format("{} ({} -> {}, {})", settings_.model_path,
+                            e2e::FormatShape({1, (*stages)->backend->shape().in_channels,
+                                              (*stages)->backend->shape().in_height,
+                                              (*stages)->backend->shape().in_width}),
+                            e2e::FormatShape({1, (*stages)->backend->shape().out_channels,
+                                              (*stages)->backend->shape().out_height,
+                                              (*stages)->backend->shape().out_width}),
+                            ModelLabel(settings_.model_path));
+  facts.interrupted = run.interrupted;
+  facts.source_ended = run.source_ended;
+  facts.notes = notes_;
+  for (const auto& n : run.notes) facts.notes.push_back(n);
+  for (const auto& t : run.threads) {
+    if (!t.as_asked) facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
+  }
+
+  Measured out;
+  out.interrupted = run.interrupted;
+  const auto keep = [&](const Status& s) {
+    if (!s) out.warnings.push_back(s.error().message);
+  };
+  keep(results::WriteE2eLatencyCsv(dir + "/e2e_inference_latency.csv", outcome.rows));
+  keep(results::WriteFrameLog(dir + "/frames.csv", outcome.rows));
+  keep(results::WriteE2eStatistics(dir + "/e2e_statistics.txt", outcome.rows, facts));
+  if (Status s = WriteE2eSamples(dir + "/samples.bin", outcome.rows, start_realtime_ns,
+                                 run.interrupted);
+      s) {
+    out.samples_file = name + "/samples.bin";
+  } else {
+    out.warnings.push_back("no samples.bin: " + s.error().message);
+  }
+
+  const e2e::ModelShape& shape = (*stages)->backend->shape();
+  const e2e::PipelineSettings& p = settings_.pipeline;
+  nlohmann::json doc = {
+      {"scenario", name},
+      {"configuration", config.configuration},
+      {"source",
+       {{"spec", settings_.source.text},
+        {"describe", facts.source},
+        {"timestamp_source", facts.timestamp_source},
+        {"frame_width", (*stages)->source_width},
+        {"frame_height", (*stages)->source_height},
+        {"references", settings_.reference_file.empty() ? "the source's own"
+                                                        : settings_.reference_file}}},
+      {"model",
+       {{"path", settings_.model_path},
+        {"input_shape",
+         e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width})},
+        {"output_shape",
+         e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width})},
+        {"label", ModelLabel(settings_.model_path)}}},
+      {"backend",
+       {{"kind", e2e::BackendKindName(settings_.backend)},
+        {"name", facts.backend_name},
+        {"why", facts.backend_why},
+        {"threads_asked", config.threads},
+        {"threads", facts.backend_threads < 0 ? nlohmann::json(nullptr)
+                                              : nlohmann::json(facts.backend_threads)}}},
+      {"settings",
+       {{"mode", facts.mode},
+        {"fps", p.fps},
+        {"deadline_ns", facts.deadline_ns},
+        {"frames", p.frames},
+        {"warmup_frames", p.warmup_frames},
+        {"capture", ThreadSpecJson(p.capture)},
+        {"inference", ThreadSpecJson(p.inference)},
+        {"crop",
+         {settings_.preprocess.crop.x0, settings_.preprocess.crop.y0, settings_.preprocess.crop.x1,
+          settings_.preprocess.crop.y1}},
+        {"roi",
+         {settings_.decision.roi.x0, settings_.decision.roi.y0, settings_.decision.roi.x1,
+          settings_.decision.roi.y1}},
+        {"near_m", settings_.decision.near_m},
+        {"clear_m", settings_.decision.clear_m},
+        {"alert", settings_.alert.text.empty() ? "none" : settings_.alert.text},
+        {"loopback", settings_.loopback.empty() ? nlohmann::json(nullptr)
+                                                : nlohmann::json(settings_.loopback)},
+        {"loaded", config.loaded},
+        {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()}}},
+      {"threads", ThreadChecksJson(run.threads)},
+      {"counts",
+       {{"frames", outcome.rows.size()},
+        {"released", run.released},
+        {"dropped", run.dropped},
+        {"lost", run.lost},
+        {"misses", run.misses},
+        {"loopback_timeouts", run.loopback_timeouts},
+        {"throughput_fps", run.ThroughputFps()},
+        {"start_ns", run.start_ns},
+        {"end_ns", run.end_ns},
+        {"interrupted", run.interrupted},
+        {"source_ended", run.source_ended}}},
+      {"stages", StageStatsJson(outcome.rows)},
+      {"latency_quantity", "Total = alert - capture (result.json's latency of this scenario)"},
+      {"notes", facts.notes}};
+  keep(WriteFileAtomic(dir + "/e2e.json", doc.dump(2) + "\n"));
+
+  // interval: the frame period in periodic mode, else the measured mean time per frame.
+  int64_t interval_ns = facts.deadline_ns;
+  if (p.mode != e2e::PipelineMode::kPeriodic) {
+    interval_ns = outcome.rows.empty()
+                      ? 0
+                      : (run.end_ns - run.start_ns) / static_cast<int64_t>(outcome.rows.size());
+  }
+  results::LatencyRun& m = out.latency;
+  m.rtpulse_version = version_;
+  m.cmdline = invocation_;
+  FillSystem(info_, m);
+  m.start_realtime_ns = start_realtime_ns;
+  m.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  m.interrupted = run.interrupted;
+  results::PathRun path;
+  path.wake = "e2e";
+  path.start_realtime_ns = m.start_realtime_ns;
+  path.end_realtime_ns = m.end_realtime_ns;
+  path.duration_ns = run.end_ns - run.start_ns;
+  path.probes.push_back(TotalProbe(outcome.rows, run, settings_, interval_ns));
+  m.degraded = path.probes.front().degraded;
+  m.paths.push_back(std::move(path));
+  if (!out.samples_file.empty() && !outcome.rows.empty()) {
+    constexpr double kE2ePercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99};
+    for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", kE2ePercentiles)) {
+      out.warnings.push_back(std::move(w));
+    }
+    if (m.paths.front().exact) {
+      const results::ExactPathPercentiles& e = *m.paths.front().exact;
+      auto v = results::PickPercentiles(e, e.all, results::kSummaryPercentiles);
+      if (v) out.exact_percentiles = results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2],
+                                                                    (*v)[3], (*v)[4]};
+    }
+  }
+  if (outcome.rows.empty()) out.warnings.push_back(name + ": no frame was recorded");
+  outcomes_.push_back(std::move(outcome));
+  return out;
+}
+
+}  // namespace rtpulse::suite
