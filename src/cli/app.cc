@@ -30,6 +30,10 @@ constexpr std::array kCommands = {
             "run a 250 Hz flight-control job under scheduling policies and loads: response "
             "times, deadline misses, control cost",
             &SetupControl},
+    Command{"e2e",
+            "time a camera -> depth network -> decision -> alert pipeline per frame: stages, "
+            "deadline misses, thread sweep",
+            &SetupE2e},
     Command{"report", "figures, LaTeX tables and an HTML page from a run's results", &SetupReport},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
@@ -50,7 +54,7 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
     "            130 interrupted (partial results written).\n"
-    "Docs: docs/ in the source tree (cli.md, suite.md, control.md, latency.md, report.md,\n"
+    "Docs: docs/ in the source tree (cli.md, suite.md, control.md, e2e.md, latency.md, report.md,\n"
     "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md,\n"
     "      result-json.md, budget.md).";
 

@@ -58,6 +58,7 @@ Runner SetupMonitor(CLI::App& sub);
 Runner SetupKernel(CLI::App& sub);
 Runner SetupSuite(CLI::App& sub);
 Runner SetupControl(CLI::App& sub);
+Runner SetupE2e(CLI::App& sub);
 Runner SetupCompare(CLI::App& sub);
 Runner SetupImport(CLI::App& sub);
 Runner SetupReport(CLI::App& sub);
