@@ -157,6 +157,11 @@ Expected<std::unique_ptr<AlertSink>> OpenAlert(const AlertSpec& spec) {
           std::make_unique<LineAlert>(STDOUT_FILENO, false, "standard output", "stdout"));
     case AlertKind::kFile: {
       const int fd = open(spec.target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EISDIR)) {
+        return UsageError(fmt::format("--alert {}: cannot create '{}': {} (give a path in an "
+                                      "existing folder)",
+                                      spec.text, spec.target, std::strerror(errno)));
+      }
       if (fd < 0) return WriteError("cannot write", spec.target, errno);
       HandOver(fd);
       return std::unique_ptr<AlertSink>(
