@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/fs_root.h"
 #include "core/version.h"
+#include "measure/gpio.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "results/budget_verdict.h"
@@ -42,6 +43,22 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
   auto plan = BuildLatencyPlan(o, probe.online_cpus);
   if (!plan) return ReportError(plan.error());
+  // --wake gpio: the lines are looked up (chip, line, in use) before anything runs or is
+  // written; the probe requests them when it arms.
+  for (const std::string* line : {&plan->gpio_wake, &plan->gpio_drive}) {
+    if (line->empty()) continue;
+    auto spec = measure::ParseGpioLine(*line);
+    if (!spec) return ReportError(spec.error());
+    auto info = measure::ResolveGpioLine(*spec);
+    if (!info) return ReportError(info.error());
+    if (info->used) {
+      return ReportError(ResourceError(fmt::format(
+          "{}: line {} of {} ({}) is in use by '{}': stop that program (gpioinfo shows the "
+          "consumers) or pick another line",
+          *line, info->offset, info->device, info->chip_label,
+          info->consumer.empty() ? "the kernel" : info->consumer)));
+    }
+  }
   std::optional<stats::Budget> budget;
   if (!o.budget.empty()) {
     auto parsed = stats::ParseBudget(o.budget);

@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/parse.h"
+#include "measure/gpio.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -93,7 +94,55 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
   if (o.relative) return std::vector<WakePath>{WakePath::kRel};
   if (o.posix) return std::vector<WakePath>{WakePath::kPosix};
   if (o.wake.empty()) return std::vector<WakePath>{WakePath::kAbs};
+  if (o.wake.rfind("gpio", 0) == 0 || o.wake.find(",gpio") != std::string::npos) {
+    if (o.wake.find(',') != std::string::npos || o.wake.rfind("gpio:", 0) != 0) {
+      return UsageError(fmt::format(
+          "--wake '{}': the gpio path needs its input line and runs alone: --wake "
+          "gpio:CHIP:LINE (docs/gpio.md)",
+          o.wake));
+    }
+    return std::vector<WakePath>{WakePath::kGpio};
+  }
   return measure::ParseWakeList(o.wake);
+}
+
+/// --wake gpio:CHIP:LINE [--wake-drive gpio:CHIP:LINE]: the lines' syntax now, the devices
+/// when the probe opens them (a missing chip or a busy line fails the run before it starts).
+Status ResolveGpioWake(const LatencyOptions& o, LatencyPlan& plan) {
+  const bool gpio = plan.paths.size() == 1 && plan.paths[0] == WakePath::kGpio;
+  if (!gpio) {
+    if (!o.wake_drive.empty()) {
+      return UsageError(fmt::format(
+          "--wake-drive {} needs --wake gpio:CHIP:LINE (the input line its wire drives)",
+          o.wake_drive));
+    }
+    return Status::Ok();
+  }
+  auto line = measure::ParseGpioLine(o.wake);
+  if (!line) return UsageError("--wake: " + line.error().message);
+  if (plan.threads.size() != 1) {
+    return UsageError(
+        fmt::format("--wake {} needs a single thread (one probe owns the line's events), but {} "
+                    "threads were asked for: add -t 1",
+                    o.wake, plan.threads.size()));
+  }
+  plan.gpio_wake = line->text;
+  if (!o.wake_drive.empty()) {
+    auto drive = measure::ParseGpioLine(o.wake_drive);
+    if (!drive) return UsageError("--wake-drive: " + drive.error().message);
+    if (drive->chip == line->chip && drive->line == line->line) {
+      return UsageError(fmt::format(
+          "--wake-drive {} is the input line itself: drive another pin wired to it", o.wake_drive));
+    }
+    plan.gpio_drive = drive->text;
+  }
+  if (!measure::GpioCompiledIn()) {
+    return ResourceError(fmt::format(
+        "--wake {}: this rtpulse was built without GPIO support: install libgpiod-dev (Debian, "
+        "scripts/install-deps) and rebuild with -DRTPULSE_GPIO=ON (docs/gpio.md)",
+        o.wake));
+  }
+  return Status::Ok();
 }
 
 Status CheckOutputs(const LatencyOptions& o) {
@@ -152,7 +201,11 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
   sub.add_option("--wake", o.wake,
                  "activation path(s), run in turn: abs, rel, timerfd, posix, itimer, epoll, "
-                 "busy, deadline, xthread, or all (default abs)");
+                 "busy, deadline, xthread, or all (default abs); or gpio:CHIP:LINE, the edges "
+                 "of a GPIO input line (docs/gpio.md)");
+  sub.add_option("--wake-drive", o.wake_drive,
+                 "with --wake gpio: toggle this output line (gpio:CHIP:LINE) at the interval; "
+                 "a wire to the input line makes the edges");
   sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
   sub.add_option("--inject", o.inject,
                  "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
@@ -265,6 +318,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
         "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
         "-t 1)");
   }
+  if (Status s = ResolveGpioWake(o, plan); !s) return s.error();
   if (uses(WakePath::kItimer) && plan.threads.size() > 1) {
     return UsageError(fmt::format(
         "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} threads "

@@ -50,7 +50,8 @@ struct LatencyOptions {
   std::optional<int> latency_pm_qos;
   std::string mainaffinity;
   // rtpulse's own.
-  std::string wake;     ///< --wake a,b,...
+  std::string wake;        ///< --wake a,b,... or gpio:CHIP:LINE
+  std::string wake_drive;  ///< --wake-drive gpio:CHIP:LINE (with --wake gpio)
   std::string samples;  ///< --samples FILE
   std::string inject;   ///< --inject DELAY@RATE
   std::string budget;   ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)

@@ -49,6 +49,10 @@ struct LatencyPlan {
   std::vector<int> main_affinity;    ///< --mainaffinity; empty = leave.
   int64_t deadline_runtime_ns = 0;   ///< SCHED_DEADLINE runtime; 0 = interval / 10.
   std::vector<std::string> notes;    ///< Planning remarks carried into the result's warnings.
+  /// WakePath::kGpio: the input line whose edges wake the probe, and the output line driven
+  /// at the interval (empty: edges from outside). docs/wake-paths.md.
+  std::string gpio_wake;
+  std::string gpio_drive;
 };
 
 /// Probes as a scenario runner wants them: one thread per CPU in `cpus`, each pinned to

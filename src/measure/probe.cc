@@ -171,12 +171,20 @@ void Probe::ThreadMain() {
   params.deadline_runtime_ns =
       plan_.deadline_runtime_ns > 0 ? plan_.deadline_runtime_ns : thread_.interval_ns / 10;
   params.stop = &shared_.stop;
+  params.end_ns = shared_.end_ns;
+  params.gpio_line = plan_.gpio_wake;
+  params.gpio_drive = plan_.gpio_drive;
   if (Status s = source_->Arm(params); !s) {
     failure_ = Error{s.error().code, fmt::format("thread {} ({}): {}", thread_.index,
                                                  WakePathName(path_), s.error().message)};
   } else {
     if (const char* note = source_->note()) result_.notes.emplace_back(note);
     Loop();
+    bool problem = false;
+    if (std::string end_note = source_->EndNote(problem); !end_note.empty()) {
+      result_.notes.push_back(std::move(end_note));
+      if (problem) result_.degraded = true;
+    }
   }
   source_->Disarm();
   done_.store(true, std::memory_order_release);

@@ -75,6 +75,7 @@ void Probe::LoopImpl(Source& source, Clock clock) {
   for (;;) {
     const WakeResult wake = source.Wait(next);
     const int64_t now = clock.Now();
+    if (wake.ended) break;
     if (wake.error != 0) {
       wait_error_ = wake.error;
       break;

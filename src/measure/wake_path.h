@@ -19,8 +19,12 @@ enum class WakePath : uint8_t {
   kBusy = 6,      ///< spin on clock_gettime until the deadline: the floor.
   kDeadline = 7,  ///< SCHED_DEADLINE, sched_yield() to the next period.
   kXthread = 8,   ///< a waker thread sleeps to the deadline and posts an eventfd.
+  /// An edge event of a real GPIO input line (`--wake gpio:CHIP:LINE`): latency from the
+  /// kernel's edge timestamp to the thread running. Needs a line, so never in kAllWakePaths.
+  kGpio = 9,
 };
 
+/// The timer paths (`--wake all`, suite files); kGpio needs a device line and is given alone.
 inline constexpr WakePath kAllWakePaths[] = {
     WakePath::kAbs,   WakePath::kRel,  WakePath::kTimerfd,  WakePath::kPosix,  WakePath::kItimer,
     WakePath::kEpoll, WakePath::kBusy, WakePath::kDeadline, WakePath::kXthread};
@@ -45,6 +49,8 @@ constexpr std::string_view WakePathName(WakePath path) {
       return "deadline";
     case WakePath::kXthread:
       return "xthread";
+    case WakePath::kGpio:
+      return "gpio";
   }
   return "unknown";
 }

@@ -398,6 +398,8 @@ std::unique_ptr<WakeSource> MakeWakeSource(WakePath path) {
       return std::make_unique<DeadlineWait>();
     case WakePath::kXthread:
       return std::make_unique<CrossThread>();
+    case WakePath::kGpio:
+      return MakeGpioWakeSource();
   }
   return nullptr;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ctime>
 #include <memory>
+#include <string>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -29,6 +30,11 @@ struct WakeParams {
   /// SCHED_DEADLINE sched_flags, e.g. kSchedFlagDlOverrun (deadline path only).
   uint64_t deadline_flags = 0;
   const std::atomic<bool>* stop = nullptr;  ///< Set when the run must end.
+  int64_t end_ns = 0;  ///< CLOCK_MONOTONIC end of the run (-D); 0: none.
+  /// gpio path: the input line ("gpio:CHIP:LINE") and the optional output line toggled at
+  /// the interval to drive it through a wire (empty: the edges come from outside).
+  std::string gpio_line;
+  std::string gpio_drive;
 };
 
 /// What one wait returned.
@@ -39,6 +45,9 @@ struct WakeResult {
   /// skipped periods from the latency.
   uint64_t expirations = 0;
   int error = 0;  ///< errno of a failed wait; the probe stops and reports it.
+  /// The source ended the run without an activation (event-driven sources: the run's end or
+  /// a stop came while no event did); nothing is recorded for it.
+  bool ended = false;
 };
 
 /// One kernel activation path (see wake_path.h). Created and used by one probe thread:
@@ -65,6 +74,12 @@ class WakeSource {
   virtual bool RestartsGridOnOverrun() const { return false; }
   /// Extra remark for the result (e.g. how the deadline grid was anchored).
   virtual const char* note() const { return nullptr; }
+  /// Remark known only after the loop (e.g. edges driven against edges seen); empty: none.
+  /// `problem` set: the run is marked degraded with it.
+  virtual std::string EndNote(bool& problem) const {
+    problem = false;
+    return {};
+  }
 };
 
 /// clock_nanosleep(TIMER_ABSTIME): an hrtimer sleeper, expired from hard-irq context for RT
@@ -118,6 +133,9 @@ class AbsSleep final : public WakeSource {
 };
 
 std::unique_ptr<WakeSource> MakeWakeSource(WakePath path);
+
+/// The gpio path's source (gpio_wake.cc; docs/wake-paths.md "gpio").
+std::unique_ptr<WakeSource> MakeGpioWakeSource();
 
 /// Signal used by POSIX timers; must be blocked in every thread before probes start.
 int PosixTimerSignal();

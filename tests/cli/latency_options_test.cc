@@ -13,6 +13,8 @@
 
 #include "cli/cyclictest_intervals.h"
 #include "core/clock.h"
+#include "core/exit_code.h"
+#include "measure/gpio.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -114,6 +116,58 @@ TEST(LatencyOptionsTest, ANegativeDistanceIsRefusedNamingTheValue) {
   ASSERT_FALSE(plan);
   EXPECT_EQ(plan.error().code, ExitCode::kUsage);
   EXPECT_NE(plan.error().message.find("-d -5"), std::string::npos) << plan.error().message;
+}
+
+TEST(LatencyOptionsTest, WakeGpioPlansOneProbeOnTheLine) {
+  auto plan = PlanFor("--wake gpio:gpiochip0:17 -i 20000");
+  if (!measure::GpioCompiledIn()) {
+    ASSERT_FALSE(plan);
+    EXPECT_EQ(plan.error().code, ExitCode::kResource);
+    EXPECT_NE(plan.error().message.find("libgpiod-dev"), std::string::npos);
+    return;
+  }
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->paths, (std::vector<measure::WakePath>{measure::WakePath::kGpio}));
+  EXPECT_EQ(plan->gpio_wake, "gpio:gpiochip0:17");
+  EXPECT_EQ(plan->gpio_drive, "");
+  ASSERT_EQ(plan->threads.size(), 1u);
+  EXPECT_EQ(plan->threads[0].interval_ns, 20'000'000);
+
+  plan = PlanFor("--wake gpio:pinctrl-rp1:GPIO17 --wake-drive gpio:pinctrl-rp1:GPIO27");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->gpio_wake, "gpio:pinctrl-rp1:GPIO17");
+  EXPECT_EQ(plan->gpio_drive, "gpio:pinctrl-rp1:GPIO27");
+}
+
+TEST(LatencyOptionsTest, WakeGpioMistakesAreUsageErrorsWithTheFix) {
+  struct Case {
+    const char* flags;
+    const char* says;
+  };
+  for (const Case& c : {Case{"--wake gpio", "--wake gpio:CHIP:LINE"},
+                        Case{"--wake abs,gpio:gpiochip0:1", "runs alone"},
+                        Case{"--wake gpio:gpiochip0:1,abs", "runs alone"},
+                        Case{"--wake gpio:gpiochip0", "gpio:CHIP:LINE"},
+                        Case{"--wake gpio:gpiochip0:1 -t 2", "add -t 1"},
+                        Case{"--wake gpio:gpiochip0:1 -S", "add -t 1"},
+                        Case{"--wake-drive gpio:gpiochip0:2", "needs --wake gpio:CHIP:LINE"},
+                        Case{"--wake timerfd --wake-drive gpio:gpiochip0:2", "needs --wake gpio"},
+                        Case{"--wake gpio:gpiochip0:1 --wake-drive gpio:gpiochip0:1",
+                             "the input line itself"},
+                        Case{"--wake gpio:gpiochip0:1 --wake-drive gpiochip0:2", "--wake-drive"}}) {
+    SCOPED_TRACE(c.flags);
+    auto plan = PlanFor(c.flags);
+    ASSERT_FALSE(plan);
+    EXPECT_EQ(plan.error().code, ExitCode::kUsage) << plan.error().message;
+    EXPECT_NE(plan.error().message.find(c.says), std::string::npos) << plan.error().message;
+  }
+}
+
+TEST(LatencyOptionsTest, TheTimerPathsLeaveTheGpioLinesEmpty) {
+  auto plan = PlanFor("--wake all -t 1");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->gpio_wake, "");
+  EXPECT_EQ(std::count(plan->paths.begin(), plan->paths.end(), measure::WakePath::kGpio), 0);
 }
 
 }  // namespace

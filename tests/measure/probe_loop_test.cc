@@ -23,6 +23,7 @@ struct Step {
   uint64_t expirations = 0;
   int error = 0;
   bool set_stop = false;  ///< Stop is asked for while this wait blocks.
+  bool ended = false;     ///< The source ends the run without an activation (event sources).
 };
 
 /// A wake source that replays `steps` and remembers every deadline it was asked to wait for.
@@ -41,7 +42,10 @@ class ScriptedSource {
     const Step& step = steps_[next_++];
     now_ = step.now_ns;
     if (step.set_stop) shared_.stop.store(true);
-    return {step.expected_ns >= 0 ? step.expected_ns : deadline_ns, step.expirations, step.error};
+    WakeResult r{step.expected_ns >= 0 ? step.expected_ns : deadline_ns, step.expirations,
+                 step.error};
+    r.ended = step.ended;
+    return r;
   }
   int64_t GridOrigin(int64_t planned_ns) const {
     return grid_origin_ns >= 0 ? grid_origin_ns : planned_ns;
@@ -114,6 +118,38 @@ TEST_F(ProbeLoopTest, OnTimeWakeUpsAreRecordedOnTheGrid) {
   EXPECT_EQ(r.index, 3);
   EXPECT_EQ(r.cpu, 1);
   EXPECT_FALSE(r.degraded);
+}
+
+TEST_F(ProbeLoopTest, AnEndedWaitStopsTheLoopWithoutRecordingASample) {
+  // An event source (the gpio path) whose run ended while no edge came: nothing recorded
+  // for that wait, no error, and the samples before it stand.
+  ScriptedSource source({{1'001'010}, {1'002'020}, {1'500'000, -1, 0, 0, false, true}}, shared_);
+  const ProbeRecord r = Run(source, WakePath::kGpio);
+  EXPECT_EQ(source.deadlines().size(), 3u);
+  EXPECT_EQ(r.histogram.count(), 2u);
+  EXPECT_EQ(r.histogram.max(), 20);
+  EXPECT_EQ(r.periods_elapsed, 2u);
+  EXPECT_EQ(probe_->last_wake_ns(), 1'002'020);
+  EXPECT_FALSE(r.degraded);
+  EXPECT_EQ(r.wake, "gpio");
+}
+
+TEST_F(ProbeLoopTest, EdgeEventsAreMeasuredFromTheirOwnTimestampsAndNeverCountedAsMisses) {
+  plan_.loops = 3;
+  // The gpio path reports each edge's kernel timestamp as the expected time and one
+  // expiration per edge: a sample 5000 ns late (five intervals) is one late edge, not five
+  // skipped periods; an edge queued behind it is served next with its own latency.
+  ScriptedSource source(
+      {{1'010'000, 1'005'000, 1}, {1'010'300, 1'007'000, 1}, {1'020'100, 1'020'000, 1}},
+      shared_);
+  const ProbeRecord r = Run(source, WakePath::kGpio);
+  EXPECT_EQ(r.histogram.count(), 3u);
+  EXPECT_EQ(r.histogram.max(), 5000);
+  EXPECT_EQ(r.histogram.min(), 100);
+  EXPECT_EQ(r.missed_activations, 0u);
+  EXPECT_EQ(r.skipped_periods, 0u);
+  EXPECT_EQ(r.periods_elapsed, 3u);
+  EXPECT_EQ(r.last_latency_ns, 100);
 }
 
 TEST_F(ProbeLoopTest, SkippedPeriodsAreDerivedFromTheLatencyWhenTheKernelCannotTell) {
