@@ -75,8 +75,9 @@ int ParseOptions(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help") {
-      std::puts("usage: rtpulse_e2e_pipeline_cost [--model FILE] [--frames N] [--rounds R] "
-                "[--threads T]");
+      std::puts(
+          "usage: rtpulse_e2e_pipeline_cost [--model FILE] [--frames N] [--rounds R] "
+          "[--threads T]");
       return 0;
     }
     if (i + 1 >= argc) {
@@ -213,9 +214,9 @@ int main(int argc, char** argv) {
   const double harness_ns = HarnessNsPerFrame();
   const double e2e_ms = Quantile(total_ms, 0.5);
   const double fraction = harness_ns / (e2e_ms * 1e6);
-  std::printf("harness: %d clock reads + 1 record per frame = %.1f ns in isolation; median "
-              "end-to-end %.3f ms; cost %.5f %% (target <= 1 %%): %s\n",
-              kClockReadsPerFrame, harness_ns, e2e_ms, fraction * 100,
-              fraction <= 0.01 ? "met" : "MISSED");
+  std::printf(
+      "harness: %d clock reads + 1 record per frame = %.1f ns in isolation; median "
+      "end-to-end %.3f ms; cost %.5f %% (target <= 1 %%): %s\n",
+      kClockReadsPerFrame, harness_ns, e2e_ms, fraction * 100, fraction <= 0.01 ? "met" : "MISSED");
   return equal && fraction <= 0.01 ? 0 : 1;
 }

@@ -118,11 +118,11 @@ class PipelineRun {
   int64_t deadline_ns_ = 0;
 
   PipeSlot slots_[kPipeSlots];
-  uint32_t capture_slot_ = 0;                // Owned by the capture thread.
-  uint32_t infer_slot_ = 1;                  // Owned by the inference thread.
-  std::atomic<uint32_t> pending_{2};         // Slot index | kPipeFresh.
-  std::atomic<uint32_t> published_{0};       // Futex word: publications (and wake-ups).
-  std::atomic<uint32_t> asked_{0};           // Futex word, back-to-back: the inference asks.
+  uint32_t capture_slot_ = 0;           // Owned by the capture thread.
+  uint32_t infer_slot_ = 1;             // Owned by the inference thread.
+  std::atomic<uint32_t> pending_{2};    // Slot index | kPipeFresh.
+  std::atomic<uint32_t> published_{0};  // Futex word: publications (and wake-ups).
+  std::atomic<uint32_t> asked_{0};      // Futex word, back-to-back: the inference asks.
   std::atomic<int64_t> ask_ns_{0};
   std::atomic<bool> end_{false};
   std::atomic<bool> source_ended_{false};
@@ -275,8 +275,8 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
   const PipeSlot& slot = slots_[infer_slot_];
   rec.infer_start_ns = MonotonicNs();
   if (Status s = stages_.preprocess->Run(slot.frame.image, input_); !s) {
-    Fail(fmt::format("preprocess failed at source frame {}: {}", slot.frame.seq,
-                     s.error().message));
+    Fail(
+        fmt::format("preprocess failed at source frame {}: {}", slot.frame.seq, s.error().message));
     return false;
   }
   rec.pre_end_ns = MonotonicNs();
@@ -306,8 +306,8 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
   if (stages_.loopback != nullptr && decision_.changed) {
     auto edge = stages_.loopback->WaitEdge(decision_.obstacle, settings_.loopback_timeout_ns);
     if (!edge) {
-      Fail(fmt::format("loopback {} failed at source frame {}: {}",
-                       stages_.loopback->Describe(), slot.frame.seq, edge.error().message));
+      Fail(fmt::format("loopback {} failed at source frame {}: {}", stages_.loopback->Describe(),
+                       slot.frame.seq, edge.error().message));
       return false;
     }
     if (edge->has_value()) {
@@ -330,10 +330,9 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
 
 void PipelineRun::InferenceMain() {
   pthread_setname_np(pthread_self(), "rtp-inference");
-  ReportStarted(PipeThreadId(),
-                ApplySpecToThisThread(settings_.inference, "--inference-policy",
-                                      "--inference-cpus"),
-                false);
+  ReportStarted(
+      PipeThreadId(),
+      ApplySpecToThisThread(settings_.inference, "--inference-policy", "--inference-cpus"), false);
   {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return started_ == 2; });
@@ -354,8 +353,7 @@ void PipelineRun::InferenceMain() {
       if (!ProcessFrame(rec, true)) break;
       const uint64_t release_no = slots_[infer_slot_].release_no;
       rec.index = i;
-      rec.dropped_before =
-          first ? 0 : static_cast<uint32_t>(release_no - last_release_no_ - 1);
+      rec.dropped_before = first ? 0 : static_cast<uint32_t>(release_no - last_release_no_ - 1);
       first = false;
       last_release_no_ = release_no;
       dropped_ += rec.dropped_before;

@@ -80,8 +80,8 @@ Expected<TaskSched> ParseTaskSched(std::string_view stat_text, std::string_view 
   constexpr size_t kRtPriority = 40 - 3;
   constexpr size_t kPolicy = 41 - 3;
   if (fields.size() <= kPolicy) {
-    return Failure(fmt::format("task stat: {} fields after comm, policy is field 41",
-                               fields.size()));
+    return Failure(
+        fmt::format("task stat: {} fields after comm, policy is field 41", fields.size()));
   }
   auto priority = ParseInt(fields[kRtPriority], "rt_priority");
   auto policy = ParseInt(fields[kPolicy], "policy");
@@ -127,8 +127,7 @@ ThreadCheck CheckTask(int tid, std::string_view role, const ThreadSpec& spec,
   if (!spec.cpus.empty()) {
     auto cpus = ParseCpuList(seen.cpus);
     if (!cpus || *cpus != spec.cpus) {
-      differs.push_back(
-          fmt::format("CPUs {}, asked {}", seen.cpus, FormatCpuList(spec.cpus)));
+      differs.push_back(fmt::format("CPUs {}, asked {}", seen.cpus, FormatCpuList(spec.cpus)));
     }
   }
   check.as_asked = differs.empty();
@@ -177,10 +176,10 @@ Status ApplySpecToThisThread(const ThreadSpec& spec, std::string_view policy_opt
                                      : "")};
   }
   if (Status s = measure::SetThreadAffinity(spec.cpus); !s) {
-    return Error{s.error().code, fmt::format("{} {}: {} (fix: give CPUs of this machine's "
-                                             "online set)",
-                                             cpus_option, FormatCpuList(spec.cpus),
-                                             s.error().message)};
+    return Error{s.error().code,
+                 fmt::format("{} {}: {} (fix: give CPUs of this machine's "
+                             "online set)",
+                             cpus_option, FormatCpuList(spec.cpus), s.error().message)};
   }
   return Status::Ok();
 }

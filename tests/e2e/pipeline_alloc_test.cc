@@ -91,9 +91,8 @@ TEST_P(PipelineAllocTest, SteadyStateAllocatesNothing) {
 INSTANTIATE_TEST_SUITE_P(Modes, PipelineAllocTest,
                          ::testing::Values(PipelineMode::kBackToBack, PipelineMode::kPeriodic),
                          [](const ::testing::TestParamInfo<PipelineMode>& mode) {
-                           return std::string(mode.param == PipelineMode::kPeriodic
-                                                  ? "Periodic"
-                                                  : "BackToBack");
+                           return std::string(mode.param == PipelineMode::kPeriodic ? "Periodic"
+                                                                                    : "BackToBack");
                          });
 
 }  // namespace

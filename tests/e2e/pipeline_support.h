@@ -33,12 +33,12 @@ class TestSource final : public FrameSource {
   int height = 64;
   int64_t sleep_ns = 0;
   int64_t stamp_back_ns = 0;
-  int64_t frames = -1;           ///< Finite: Read returns false after this many.
-  int64_t fail_at = -1;          ///< Read number that fails with an I/O error.
-  int64_t resize_at = -1;        ///< Read number from which frames are 2 pixels wider.
+  int64_t frames = -1;     ///< Finite: Read returns false after this many.
+  int64_t fail_at = -1;    ///< Read number that fails with an I/O error.
+  int64_t resize_at = -1;  ///< Read number from which frames are 2 pixels wider.
   bool self_paced = false;
-  std::vector<int64_t> stamps;   ///< capture_ns by seq (preallocated by Open).
-  std::vector<int64_t> sleeps;   ///< The pipeline-independent measure of each read's sleep.
+  std::vector<int64_t> stamps;  ///< capture_ns by seq (preallocated by Open).
+  std::vector<int64_t> sleeps;  ///< The pipeline-independent measure of each read's sleep.
 
   Status Open() override {
     stamps.assign(100000, 0);

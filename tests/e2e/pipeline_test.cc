@@ -73,9 +73,10 @@ TEST(PipelineTest, BackToBackReadsWhenAskedAndTheCaptureStageCoversTheRead) {
   }
   EXPECT_EQ(result->start_ns, result->frames.front().release_ns);
   EXPECT_EQ(result->end_ns, result->frames.back().alert_ns);
-  EXPECT_DOUBLE_EQ(result->ThroughputFps(),
-                   25.0 * 1e9 / static_cast<double>(result->frames.back().alert_ns -
-                                                    result->frames.front().release_ns));
+  EXPECT_DOUBLE_EQ(
+      result->ThroughputFps(),
+      25.0 * 1e9 /
+          static_cast<double>(result->frames.back().alert_ns - result->frames.front().release_ns));
 }
 
 TEST(PipelineTest, ADriverTimestampFromThePastIsTheCaptureTime) {
@@ -145,7 +146,7 @@ TEST(PipelineTest, PeriodicMissesCountAgainstTheDeadlineGiven) {
   SlowBackend slow(*real.backend, 4 * kNsPerMs);
   PipelineSettings settings;
   settings.mode = PipelineMode::kPeriodic;
-  settings.fps = 25;                   // 40 ms period: the work keeps up.
+  settings.fps = 25;                    // 40 ms period: the work keeps up.
   settings.deadline_ns = 2 * kNsPerMs;  // Below the 4 ms of work: every frame misses.
   settings.frames = 12;
   settings.warmup_frames = 1;
@@ -316,7 +317,8 @@ TEST(WorkerThreadsTest, ParsesStatWithACommOfSpacesAndParentheses) {
   for (int field = 4; field <= 52; ++field) {
     stat += " " + std::to_string(field == 40 ? 70 : field == 41 ? 1 : field);
   }
-  auto parsed = ParseTaskSched(stat + "\n", "Name:\tx\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n");
+  auto parsed =
+      ParseTaskSched(stat + "\n", "Name:\tx\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n");
   ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
   EXPECT_EQ(parsed->name, "a (b) c");
   EXPECT_EQ(parsed->policy, "fifo");

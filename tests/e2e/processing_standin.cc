@@ -42,8 +42,7 @@ Status Preprocessor::Run(const Image& image, Tensor& out) {
   for (size_t y = 0; y < h; ++y) {
     for (size_t x = 0; x < w; ++x) {  // Nearest neighbour, BGR -> RGB, normalised.
       const size_t src =
-          ((y * StandinSize(crop_h_) / h) * StandinSize(src_w_) + x * StandinSize(crop_w_) / w) *
-          3;
+          ((y * StandinSize(crop_h_) / h) * StandinSize(src_w_) + x * StandinSize(crop_w_) / w) * 3;
       for (size_t c = 0; c < 3; ++c) {
         const double v = image.bgr[src + 2 - c] / 255.0;
         out.data[(c * h + y) * w + x] = static_cast<float>((v - spec_.mean[c]) / spec_.std[c]);
