@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct PipelineSettings {
   int64_t loopback_timeout_ns = 100'000'000;
   ThreadSpec capture;
   ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
+  /// ListProcessThreads() taken right before the backend's Load: the threads that appear
+  /// between then and the end of the warm-up, other than the pipeline's two, are the backend's
+  /// workers. Unset: the list at RunPipeline's start (workers made by Load are then not found,
+  /// and a note says so).
+  std::optional<std::vector<int>> threads_before_backend;
+  /// Called in the capture and in the inference thread right before their first recorded
+  /// frame and right after their last (tests count allocations in between).
+  std::function<void()> before_loop;
+  std::function<void()> after_loop;
 };
 
 /// One frame through the pipeline (CLOCK_MONOTONIC ns). Stages: capture = read_end - capture,
@@ -90,6 +100,9 @@ struct PipelineResult {
   bool source_ended = false;  ///< A finite source ran out before `frames`.
   std::vector<ThreadCheck> threads;
   std::vector<std::string> notes;
+  /// A stage failed mid-run (a source read, a stage's Run, the alert, the loopback): its
+  /// message, naming the stage; `frames` holds the frames recorded before it. Empty: none.
+  std::string error;
   double ThroughputFps() const;  ///< frames / (end - start), 0 when not measurable.
 };
 
@@ -103,11 +116,15 @@ struct PipelineStages {
   Loopback* loopback = nullptr;  ///< May be null.
 };
 
+/// The thread ids of this process now (/proc/self/task), sorted.
+std::vector<int> ListProcessThreads();
+
 /// Runs the pipeline until `settings.frames` are recorded, the source ends, or `stop` is set
-/// (then interrupted, with the frames so far). Errors: a thread's scheduling refused (resource,
-/// names the setting), a stage failing mid-run (the frames so far are kept in the result of
-/// the error's message... see docs). `on_frame`, if set, is called from a non-RT thread with
-/// the number of frames recorded so far (progress).
+/// (then interrupted, with the frames so far). Errors (nothing recorded): bad settings (usage),
+/// a thread's scheduling refused (resource, names the option). A stage failing mid-run is no
+/// error of this function: the result carries it in `error`, with the frames so far.
+/// `on_frame`, if set, is called from the calling (non-RT) thread with the number of frames
+/// recorded so far (progress), about every 100 ms.
 Expected<PipelineResult> RunPipeline(const PipelineSettings& settings, PipelineStages& stages,
                                      std::atomic<bool>& stop,
                                      const std::function<void(uint64_t)>& on_frame = {});
