@@ -208,6 +208,7 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
   auto backend = e2e::MakeBackend(settings.backend);
   if (!backend) return backend.error();
   owned->backend = std::move(*backend);
+  owned->threads_before_backend = e2e::ListProcessThreads();
   if (Status s = owned->backend->Load(settings.model_path, threads); !s) return s.error();
   if (Status s = owned->preprocess.Prepare(settings.preprocess, owned->source_width,
                                            owned->source_height, owned->backend->shape());
@@ -310,6 +311,8 @@ Expected<Measured> E2eWorkload::Measure(
   auto stages = OpenE2eStages(settings_, config.threads);
   if (!stages) return stages.error();
   e2e::PipelineStages view = (*stages)->View();
+  e2e::PipelineSettings pipeline = settings_.pipeline;
+  pipeline.threads_before_backend = (*stages)->threads_before_backend;
 
   const int64_t start_realtime_ns = ClockNs(CLOCK_REALTIME);
   const int64_t start_ns = MonotonicNs();
@@ -318,7 +321,7 @@ Expected<Measured> E2eWorkload::Measure(
   std::atomic<bool> done{false};
   std::optional<Expected<e2e::PipelineResult>> result;
   std::thread runner([&] {
-    result.emplace(e2e::RunPipeline(settings_.pipeline, view, stop,
+    result.emplace(e2e::RunPipeline(pipeline, view, stop,
                                     [&](uint64_t n) { recorded.store(n); }));
     done.store(true, std::memory_order_release);
   });
@@ -374,6 +377,7 @@ Expected<Measured> E2eWorkload::Measure(
   facts.source_ended = run.source_ended;
   facts.notes = notes_;
   for (const auto& n : run.notes) facts.notes.push_back(n);
+  if (!run.error.empty()) facts.notes.push_back("the run stopped early: " + run.error);
   for (const auto& t : run.threads) {
     if (!t.as_asked) facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
   }
@@ -496,6 +500,11 @@ Expected<Measured> E2eWorkload::Measure(
   }
   if (outcome.rows.empty()) out.warnings.push_back(name + ": no frame was recorded");
   outcomes_.push_back(std::move(outcome));
+  if (!run.error.empty()) {
+    // The frames before the failure are in the scenario's files; the scenario itself failed.
+    return Failure(fmt::format("{} ({} frames recorded before it are in {}/frames.csv)",
+                               run.error, run.frames.size(), name));
+  }
   return out;
 }
 

@@ -78,6 +78,8 @@ struct E2eStagesOwned {
   std::unique_ptr<e2e::Loopback> loopback;
   int source_width = 0;
   int source_height = 0;
+  /// The process's threads right before the backend's Load (its workers are the new ones).
+  std::vector<int> threads_before_backend;
   e2e::PipelineStages View();
 };
 Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads);
