@@ -51,13 +51,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     if (!spec) return ReportError(spec.error());
     auto info = measure::ResolveGpioLine(*spec);
     if (!info) return ReportError(info.error());
-    if (info->used) {
-      return ReportError(ResourceError(fmt::format(
-          "{}: line {} of {} ({}) is in use by '{}': stop that program (gpioinfo shows the "
-          "consumers) or pick another line",
-          *line, info->offset, info->device, info->chip_label,
-          info->consumer.empty() ? "the kernel" : info->consumer)));
-    }
+    if (info->used) return ReportError(measure::GpioLineInUse(*spec, *info));
   }
   std::optional<stats::Budget> budget;
   if (!o.budget.empty()) {

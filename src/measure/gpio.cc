@@ -52,6 +52,20 @@ Expected<GpioLineSpec> ParseGpioLine(std::string_view text) {
   return spec;
 }
 
+std::string GpioLineName(const GpioLineInfo& info) {
+  return info.line_name.empty()
+             ? fmt::format("line {} of {} ({})", info.offset, info.device, info.chip_label)
+             : fmt::format("line {} '{}' of {} ({})", info.offset, info.line_name, info.device,
+                           info.chip_label);
+}
+
+Error GpioLineInUse(const GpioLineSpec& spec, const GpioLineInfo& info) {
+  return ResourceError(fmt::format(
+      "{}: {} is in use by '{}': stop that program (gpioinfo shows the consumers) or pick "
+      "another line",
+      spec.text, GpioLineName(info), info.consumer.empty() ? "the kernel" : info.consumer));
+}
+
 #if !RTPULSE_HAVE_GPIOD
 
 bool GpioCompiledIn() {
@@ -229,20 +243,6 @@ GpioLineInfo GpioInfoOf(gpiod_chip* chip, gpiod_line* line) {
   return info;
 }
 
-std::string GpioLineName(const GpioLineInfo& info) {
-  return info.line_name.empty()
-             ? fmt::format("line {} of {} ({})", info.offset, info.device, info.chip_label)
-             : fmt::format("line {} '{}' of {} ({})", info.offset, info.line_name, info.device,
-                           info.chip_label);
-}
-
-Error GpioInUseError(const GpioLineSpec& spec, const GpioLineInfo& info) {
-  return ResourceError(fmt::format(
-      "{}: {} is in use by '{}': stop that program (gpioinfo shows the consumers) or pick "
-      "another line",
-      spec.text, GpioLineName(info), info.consumer.empty() ? "the kernel" : info.consumer));
-}
-
 /// A chip and one requested line, released together.
 struct GpioHeldLine {
   GpioChipPtr chip;
@@ -261,7 +261,7 @@ Expected<std::unique_ptr<GpioHeldLine>> GpioPrepare(const GpioLineSpec& spec) {
   auto line = GpioFindLine(held->chip.get(), spec);
   if (!line) return line.error();
   held->info = GpioInfoOf(held->chip.get(), *line);
-  if (held->info.used) return GpioInUseError(spec, held->info);
+  if (held->info.used) return GpioLineInUse(spec, held->info);
   held->line = *line;
   return held;
 }
@@ -270,7 +270,7 @@ Error GpioRequestError(const GpioLineSpec& spec, const GpioLineInfo& info, int e
   if (err == EBUSY) {
     GpioLineInfo now = info;
     now.consumer = "another program";
-    return GpioInUseError(spec, now);
+    return GpioLineInUse(spec, now);
   }
   return ResourceError(
       fmt::format("{}: cannot request {}: {}", spec.text, GpioLineName(info), std::strerror(err)));

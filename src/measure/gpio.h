@@ -40,6 +40,10 @@ struct GpioLineInfo {
   std::string consumer;
 };
 Expected<GpioLineInfo> ResolveGpioLine(const GpioLineSpec& spec);
+/// "line 1 'wake' of /dev/gpiochip0 (rtpulse-sim)": how messages name a line.
+std::string GpioLineName(const GpioLineInfo& info);
+/// The resource error of a line held by another consumer (names it and the fix).
+Error GpioLineInUse(const GpioLineSpec& spec, const GpioLineInfo& info);
 
 /// An output line held for the object's lifetime (released, and left at its last value, by
 /// the destructor). Open fails with a resource error naming the consumer when the line is in

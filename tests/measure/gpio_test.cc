@@ -53,6 +53,30 @@ TEST(GpioLineSpecTest, MalformedSpecsAreUsageErrorsThatShowTheForm) {
       << spec.error().message;
 }
 
+TEST(GpioLineSpecTest, ALineInUseIsAResourceErrorNamingTheLineAndItsConsumer) {
+  GpioLineInfo info;
+  info.device = "/dev/gpiochip0";
+  info.chip_label = "rtpulse-sim";
+  info.offset = 1;
+  info.line_name = "wake";
+  info.used = true;
+  info.consumer = "rtpulse-latency";
+  EXPECT_EQ(GpioLineName(info), "line 1 'wake' of /dev/gpiochip0 (rtpulse-sim)");
+  auto spec = ParseGpioLine("gpio:rtpulse-sim:wake");
+  ASSERT_TRUE(spec);
+  const Error e = GpioLineInUse(*spec, info);
+  EXPECT_EQ(e.code, ExitCode::kResource);
+  EXPECT_EQ(e.message.rfind("gpio:rtpulse-sim:wake: line 1 'wake' of /dev/gpiochip0 (rtpulse-sim) "
+                            "is in use by 'rtpulse-latency': ",
+                            0),
+            0u)
+      << e.message;
+  info.line_name.clear();
+  info.consumer.clear();
+  EXPECT_EQ(GpioLineName(info), "line 1 of /dev/gpiochip0 (rtpulse-sim)");
+  EXPECT_NE(GpioLineInUse(*spec, info).message.find("in use by 'the kernel'"), std::string::npos);
+}
+
 TEST(GpioLineSpecTest, CompiledInFollowsTheBuildOption) {
   EXPECT_EQ(GpioCompiledIn(), RTPULSE_TEST_GPIO != 0);
 }

@@ -35,13 +35,19 @@ say "gpio-chip: $chip"
 say "gpio-label: rtpulse-sim"
 say "gpio-kernel-clock: $(uname -r)"
 
-# The wire: copies line $1's value to line $2's pull until /tmp/wire-stop exists, and logs
-# every level it saw change as "<uptime> <level>" to $3 (what rtpulse had set, read back
-# through the simulator).
+# The wire: copies line $1's value to line $2's pull while process $4 (the rtpulse driving line
+# $1) lives, and logs every level it saw change as "<uptime> <level>" to $3: what rtpulse set,
+# read back through the simulator. gpio-sim puts a released line back to its pull (low here),
+# so the log may end with that one extra change after rtpulse let the line go.
+alive() {
+  st=""
+  [ -r "/proc/$1/stat" ] && read -r _ _ st _ <"/proc/$1/stat"
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
 wire() {
   last=x
   : >"$3"
-  while [ ! -e /tmp/wire-stop ]; do
+  while alive "$4"; do
     v=$(cat "$sim/sim_gpio$1/value")
     if [ "$v" != "$last" ]; then
       if [ "$v" = 1 ]; then echo pull-up >"$sim/sim_gpio$2/pull"; else echo pull-down >"$sim/sim_gpio$2/pull"; fi
@@ -80,14 +86,14 @@ say "end gpio-wake.csv"
 
 # (b2) latency --wake gpio with --wake-drive: rtpulse toggles line 3 at the interval, the
 # wire copies it to line 2's pull, rtpulse wakes on line 2's edges.
-rm -f /tmp/wire-stop
-wire 3 2 /tmp/drive-levels.txt &
-wirer=$!
 say "begin gpio-drive"
 rtpulse latency --wake "gpio:$chip:2" --wake-drive "gpio:$chip:drive" -i 100000 -D 3s \
-  --json /tmp/gpio-drive.json -q
+  --json /tmp/gpio-drive.json -q &
+rp=$!
+wire 3 2 /tmp/drive-levels.txt "$rp" &
+wirer=$!
+wait "$rp"
 say "gpio-drive-exit: $?"
-touch /tmp/wire-stop
 wait "$wirer"
 say "end gpio-drive"
 say "begin gpio-drive.json"
@@ -104,6 +110,12 @@ rtpulse latency --wake "gpio:rtpulse-sim:9" -D 1s -q
 say "gpio-error-noline-exit: $?"
 rtpulse latency --wake "gpio:rtpulse-sim:nosuch" -D 1s -q
 say "gpio-error-noname-exit: $?"
+rtpulse latency --wake "gpio:rtpulse-sim:wake" -D 3s -q >/dev/null 2>&1 &
+holder=$!
+sleep 1.5
+rtpulse latency --wake "gpio:rtpulse-sim:wake" -D 1s -q
+say "gpio-error-busy-exit: $?"
+wait "$holder"
 say "end gpio-errors"
 
 # (a) and (c) e2e's alert and loopback (the e2e command exists once the pipeline is merged).
@@ -112,14 +124,15 @@ if ! rtpulse e2e --help >/dev/null 2>&1 || [ ! -f /models/depth-tiny.onnx ]; the
   exit 0
 fi
 say "gpio-e2e: available"
-rm -f /tmp/wire-stop
-wire 0 2 /tmp/alert-levels.txt &
-wirer=$!
+echo pull-down >"$sim/sim_gpio2/pull"
 say "begin gpio-e2e"
 rtpulse e2e --source synthetic --model /models/depth-tiny.onnx --frames 30 --fps 5 \
-  --alert "gpio:$chip:0" --loopback "gpio:$chip:loop" --out /tmp/e2e-gpio -q
+  --alert "gpio:$chip:0" --loopback "gpio:$chip:loop" --out /tmp/e2e-gpio -q &
+rp=$!
+wire 0 2 /tmp/alert-levels.txt "$rp" &
+wirer=$!
+wait "$rp"
 say "gpio-e2e-exit: $?"
-touch /tmp/wire-stop
 wait "$wirer"
 say "end gpio-e2e"
 say "begin gpio-e2e-levels"
