@@ -31,11 +31,15 @@ enum class TimestampSource {
 std::string_view TimestampSourceName(TimestampSource source);  ///< "read", "driver-soe", ...
 
 /// --source: "synthetic", "synthetic:WxH", "video:PATH", "images:DIR", "v4l2:DEVICE"
-/// (DEVICE e.g. /dev/video0). A usage error naming the text and the forms otherwise.
+/// (DEVICE e.g. /dev/video0), with options after commas: video and images ",loop"; v4l2
+/// ",WxH" and ",Ffps" (e.g. "v4l2:/dev/video0,640x480,30fps"). A usage error naming the text
+/// and the forms otherwise.
 struct SourceSpec {
   SourceKind kind = SourceKind::kSynthetic;
   std::string path;  ///< File, folder or device; empty for synthetic.
-  int width = 1242;  ///< Synthetic frame size (a driving camera's), or V4L2's asked size.
+  /// Synthetic frame size (a driving camera's), or V4L2's asked size (0 x 0 unless given:
+  /// the size the device is set to). Unused by video and images (the file's own size).
+  int width = 1242;
   int height = 375;
   double fps = 0;     ///< V4L2: the frame rate asked of the driver (0: its default).
   bool loop = false;  ///< Video and images: start again at the end instead of stopping.
@@ -76,6 +80,8 @@ class FrameSource {
 /// A source for `spec` (not yet opened). Video and images need OpenCV (RTPULSE_INFERENCE):
 /// without it a resource error naming the package.
 Expected<std::unique_ptr<FrameSource>> MakeSource(const SourceSpec& spec);
+/// Whether this build decodes video files and images (OpenCV's videoio and imgcodecs).
+bool OpenCvSourcesCompiledIn();
 
 /// --reference FILE: CSV lines "x,y,depth_m" (source pixels, metres; '#' comments, an
 /// optional header line "x,y,depth_m"). Errors name FILE:LINE and the value.
@@ -94,9 +100,21 @@ struct SyntheticScene {
   double near_m = 0.5;
   double far_m = 8.0;
   uint64_t period_frames = 100;
+  /// The obstacle: an upright box standing on the ground, centred on the optical axis.
+  double obstacle_width_m = 0.4;
+  double obstacle_height_m = 1.8;
   double ObstacleDistance(uint64_t seq) const;
-  /// Ground-plane depth at row `y` (below the horizon), metres.
+  /// Ground-plane depth (along the optical axis) at row `y`, metres; +infinity at and above
+  /// the horizon (that row is sky).
   double GroundDepth(double y) const;
+  double Focal() const { return focal_px > 0 ? focal_px : width; }
+  double Horizon() const { return horizon_row > 0 ? horizon_row : height / 2.0; }
+  /// Where the obstacle of frame `seq` is drawn, in unclipped pixel coordinates: a pixel
+  /// (x, y) is the obstacle's when left <= x <= right and top <= y <= bottom.
+  struct Box {
+    double left = 0, right = 0, top = 0, bottom = 0;
+  };
+  Box ObstacleBox(uint64_t seq) const;
 };
 
 }  // namespace rtpulse::e2e

@@ -344,6 +344,11 @@ void PipelineRun::InferenceMain() {
     if (!TakeFrame() || !ProcessFrame(scratch, false)) break;
   }
   if (WaitForGo()) {
+    if (periodic_ && (pending_.load(std::memory_order_acquire) & kPipeFresh) != 0) {
+      // A frame released while the threads were checked would start the record with that
+      // pause in its queue wait: it is left unrecorded, like the warm-up.
+      infer_slot_ = pending_.exchange(infer_slot_, std::memory_order_acq_rel) & kPipeIndexMask;
+    }
     recording_.store(true, std::memory_order_release);
     if (settings_.before_loop) settings_.before_loop();
     bool first = true;

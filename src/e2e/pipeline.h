@@ -41,8 +41,9 @@ struct PipelineSettings {
   int64_t loopback_timeout_ns = 100'000'000;
   ThreadSpec capture;
   ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
-  /// ListProcessThreads() taken right before the backend's Load: the threads that appear
-  /// between then and the end of the warm-up, other than the pipeline's two, are the backend's
+  /// ListProcessThreads() taken before the process's first backend Load (a backend's worker
+  /// pool outlives it: OpenCV's is process-wide): the threads that appear between then and the
+  /// end of the warm-up, other than the pipeline's two and the caller, are the backend's
   /// workers. Unset: the list at RunPipeline's start (workers made by Load are then not found,
   /// and a note says so).
   std::optional<std::vector<int>> threads_before_backend;

@@ -109,7 +109,9 @@ struct RealStages {
   TestSource source;
 
   void Load(int threads) {
-    threads_before = ListProcessThreads();
+    // Before the process's first backend: OpenCV's pool outlives a backend (as in --sweep).
+    static const std::vector<int> before_any_backend = ListProcessThreads();
+    threads_before = before_any_backend;
     auto made = MakeBackend(BackendKind::kOpenCv);
     ASSERT_TRUE(made.has_value()) << made.error().message;
     backend = std::move(*made);

@@ -131,9 +131,10 @@ TEST(PipelineTest, PeriodicFasterThanTheWorkDropsExactlyReleasedMinusProcessed) 
     // the frames dropped in between plus one period.
     const FrameRecord& p = result->frames[i - 1];
     EXPECT_EQ(r.release_ns - p.release_ns, static_cast<int64_t>(r.dropped_before + 1) * period_ns);
-    // 12 ms of work spans at least two releases, so at least one frame is dropped each time.
-    EXPECT_GE(r.dropped_before, 1u);
   }
+  // 12 ms of work spans more than two releases: frames are dropped (each gap is not asserted:
+  // a capture thread kept off the CPU by the VM hands over a late frame with no drop before).
+  EXPECT_GE(result->dropped, 1u);
   EXPECT_EQ(result->dropped, dropped);
   EXPECT_EQ(result->released - result->frames.size(), result->dropped);
   EXPECT_EQ(result->misses, misses);
@@ -197,9 +198,9 @@ TEST(PipelineTest, SelfPacedSourceInPeriodicModeDropsWhatTheWorkCannotTake) {
     const FrameRecord& r = result->frames[i];
     // Every read is a release: the source's sequence shows the frames never taken.
     EXPECT_EQ(r.dropped_before, r.source_seq - result->frames[i - 1].source_seq - 1);
-    EXPECT_GE(r.dropped_before, 1u);
     dropped += r.dropped_before;
   }
+  EXPECT_GE(dropped, 1u);  // 10 ms of work against a frame every 3 ms.
   EXPECT_EQ(result->dropped, dropped);
   EXPECT_EQ(result->released, result->frames.size() + dropped);
 }
