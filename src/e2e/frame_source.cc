@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
@@ -141,7 +143,7 @@ Expected<std::unique_ptr<FrameSource>> MakeSource(const SourceSpec& spec) {
     case SourceKind::kV4l2:
       return MakeV4l2Source(spec);
     case SourceKind::kVideo:
-    case SourceKind::kImages:
+    case SourceKind::kImages: {
       if (!OpenCvSourcesCompiledIn()) {
         return ResourceError(fmt::format(
             "--source {}: video files and images are decoded by OpenCV, which is not in this "
@@ -149,16 +151,15 @@ Expected<std::unique_ptr<FrameSource>> MakeSource(const SourceSpec& spec) {
             "and rebuild, or use --source synthetic or v4l2:DEVICE",
             Printable(spec.text)));
       }
-      return spec.kind == SourceKind::kVideo ? MakeVideoSource(spec) : MakeImagesSource(spec);
+      const auto media = LoadMediaModule();
+      if (!media) {
+        return ResourceError(fmt::format("--source {}: {}", Printable(spec.text),
+                                         media.error().message));
+      }
+      return std::unique_ptr<FrameSource>((*media)->make_source(&spec));
+    }
   }
   return UsageError("--source: unknown kind");
-}
-
-std::string SourceBaseName(const std::string& path) {
-  std::string_view view = path;
-  while (view.size() > 1 && view.back() == '/') view.remove_suffix(1);
-  const size_t slash = view.rfind('/');
-  return Printable(slash == std::string_view::npos ? view : view.substr(slash + 1));
 }
 
 // ---- --reference FILE ---------------------------------------------------------------------------

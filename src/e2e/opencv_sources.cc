@@ -1,5 +1,7 @@
-// Video files (OpenCV videoio, FFMPEG backend) and image folders (cv::imread): compiled only
-// with RTPULSE_INFERENCE. Both stamp capture at the read's start: a file has no capture time.
+// Video files (OpenCV videoio, FFMPEG backend), image folders (cv::imread) and MJPEG frames:
+// the media module librtpulse_e2e_media.so, built with RTPULSE_INFERENCE and loaded by
+// LoadMediaModule (sources.h) when such a source is asked for. Files stamp capture at the
+// read's start: a file has no capture time.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -18,6 +20,13 @@
 
 namespace rtpulse::e2e {
 namespace {
+
+std::string MediaBaseName(const std::string& path) {
+  std::string_view view = path;
+  while (view.size() > 1 && view.back() == '/') view.remove_suffix(1);
+  const size_t slash = view.rfind('/');
+  return Printable(slash == std::string_view::npos ? view : view.substr(slash + 1));
+}
 
 // Copies an 8-bit BGR (or grey / BGRA) Mat into `image`, row by row (a Mat may be padded).
 Status CopyMatToImage(const cv::Mat& decoded, Image& image, const std::string& what) {
@@ -122,7 +131,7 @@ class VideoSource final : public FrameSource {
 
   std::string Describe() const override {
     return fmt::format("video {} ({}x{}, {:.3g} fps, {} frames by its header, OpenCV FFMPEG{})",
-                       SourceBaseName(spec_.path), first_.width, first_.height, fps_,
+                       MediaBaseName(spec_.path), first_.width, first_.height, fps_,
                        static_cast<int64_t>(header_frames_), spec_.loop ? ", looped" : "");
   }
 
@@ -211,7 +220,7 @@ class ImagesSource final : public FrameSource {
   TimestampSource timestamp_source() const override { return TimestampSource::kRead; }
 
   std::string Describe() const override {
-    return fmt::format("images {} ({} files, {}x{}, cv::imread{})", SourceBaseName(spec_.path),
+    return fmt::format("images {} ({} files, {}x{}, cv::imread{})", MediaBaseName(spec_.path),
                        files_.size(), width_, height_, spec_.loop ? ", looped" : "");
   }
 
@@ -236,13 +245,33 @@ class ImagesSource final : public FrameSource {
 };
 
 }  // namespace
-
-std::unique_ptr<FrameSource> MakeVideoSource(const SourceSpec& spec) {
-  return std::make_unique<VideoSource>(spec);
-}
-
-std::unique_ptr<FrameSource> MakeImagesSource(const SourceSpec& spec) {
-  return std::make_unique<ImagesSource>(spec);
-}
-
 }  // namespace rtpulse::e2e
+
+extern "C" {
+
+__attribute__((visibility("default"))) int rtpulse_media_abi() {
+  return rtpulse::e2e::kMediaAbi;
+}
+
+__attribute__((visibility("default"))) rtpulse::e2e::FrameSource* rtpulse_media_make_source(
+    const rtpulse::e2e::SourceSpec* spec) {
+  using rtpulse::e2e::SourceKind;
+  if (spec->kind == SourceKind::kVideo) return new rtpulse::e2e::VideoSource(*spec);
+  if (spec->kind == SourceKind::kImages) return new rtpulse::e2e::ImagesSource(*spec);
+  return nullptr;
+}
+
+__attribute__((visibility("default"))) bool rtpulse_media_decode_jpeg(
+    const uint8_t* data, size_t size, rtpulse::e2e::Image* image) {
+  const cv::Mat encoded(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data));
+  const cv::Mat decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
+  if (decoded.empty() || decoded.type() != CV_8UC3) return false;
+  image->Reshape(decoded.cols, decoded.rows);
+  const size_t row = static_cast<size_t>(decoded.cols) * 3;
+  for (int y = 0; y < decoded.rows; ++y) {
+    std::memcpy(image->bgr.data() + static_cast<size_t>(y) * row, decoded.ptr(y), row);
+  }
+  return true;
+}
+
+}  // extern "C"

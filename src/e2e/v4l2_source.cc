@@ -20,11 +20,6 @@
 #include "core/printable.h"
 #include "e2e/sources.h"
 
-#if RTPULSE_HAVE_OPENCV
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#endif
-
 namespace rtpulse::e2e {
 namespace {
 
@@ -48,18 +43,19 @@ std::string FourccName(uint32_t fourcc) {
   return name;
 }
 
-// The pixel formats rtpulse converts itself, in the order it prefers them.
-bool V4l2FormatSupported(uint32_t fourcc) {
+bool V4l2IsJpeg(uint32_t fourcc) {
+  return fourcc == V4L2_PIX_FMT_MJPEG || fourcc == V4L2_PIX_FMT_JPEG;
+}
+
+// The pixel formats rtpulse converts itself, and JPEG when the media module decodes it.
+bool V4l2FormatSupported(uint32_t fourcc, bool jpeg) {
   switch (fourcc) {
     case V4L2_PIX_FMT_YUYV:
     case V4L2_PIX_FMT_BGR24:
     case V4L2_PIX_FMT_RGB24:
       return true;
-    case V4L2_PIX_FMT_MJPEG:
-    case V4L2_PIX_FMT_JPEG:
-      return RTPULSE_HAVE_OPENCV != 0;
     default:
-      return false;
+      return jpeg && V4l2IsJpeg(fourcc);
   }
 }
 
@@ -273,16 +269,28 @@ class V4l2Source final : public FrameSource {
     }
     std::vector<uint32_t> usable;
     for (uint32_t f : offered) {
-      if (V4l2FormatSupported(f)) usable.push_back(f);
+      if (V4l2FormatSupported(f, false)) usable.push_back(f);
+    }
+    // JPEG only when nothing raw is offered: its decoder is the OpenCV media module.
+    std::string jpeg_why;
+    if (usable.empty() && std::any_of(offered.begin(), offered.end(), V4l2IsJpeg)) {
+      const auto media = LoadMediaModule();
+      if (media) {
+        decode_jpeg_ = (*media)->decode_jpeg;
+        for (uint32_t f : offered) {
+          if (V4l2IsJpeg(f)) usable.push_back(f);
+        }
+      } else {
+        jpeg_why = "; MJPG needs OpenCV: " + media.error().message;
+      }
     }
     if (usable.empty()) {
       std::string names;
       for (uint32_t f : offered) names += (names.empty() ? "" : ", ") + FourccName(f);
       return UsageError(fmt::format(
           "--source {}: {} offers no pixel format rtpulse reads (it offers {}; rtpulse reads "
-          "YUYV, BGR3, RGB3{})",
-          Printable(spec_.text), Name(), names.empty() ? "none" : names,
-          RTPULSE_HAVE_OPENCV ? ", MJPG" : "; MJPG needs OpenCV (libopencv-dev)"));
+          "YUYV, BGR3, RGB3 and MJPG{})",
+          Printable(spec_.text), Name(), names.empty() ? "none" : names, jpeg_why));
     }
     std::stable_sort(usable.begin(), usable.end(), [](uint32_t a, uint32_t b) {
       return V4l2FormatRank(a) < V4l2FormatRank(b);
@@ -299,7 +307,7 @@ class V4l2Source final : public FrameSource {
     fmt.fmt.pix.bytesperline = 0;
     if (V4l2Ioctl(fd_, VIDIOC_S_FMT, &fmt) < 0) return IoctlError("VIDIOC_S_FMT");
     pixel_format_ = fmt.fmt.pix.pixelformat;
-    if (!V4l2FormatSupported(pixel_format_)) {
+    if (!V4l2FormatSupported(pixel_format_, decode_jpeg_ != nullptr)) {
       return UsageError(fmt::format("--source {}: {} was asked for {} and set {}",
                                     Printable(spec_.text), Name(), FourccName(usable.front()),
                                     FourccName(pixel_format_)));
@@ -431,7 +439,7 @@ class V4l2Source final : public FrameSource {
   Status Convert(const v4l2_buffer& buf, Image& image) {
     const auto* data = static_cast<const uint8_t*>(buffers_[buf.index].start);
     const size_t used = std::min<size_t>(buf.bytesused, buffers_[buf.index].length);
-    if (pixel_format_ == V4L2_PIX_FMT_MJPEG || pixel_format_ == V4L2_PIX_FMT_JPEG) {
+    if (V4l2IsJpeg(pixel_format_)) {
       return DecodeJpeg(data, used, image);
     }
     const size_t needed = static_cast<size_t>(stride_) * static_cast<size_t>(height_ - 1) +
@@ -465,21 +473,11 @@ class V4l2Source final : public FrameSource {
     return Status::Ok();
   }
 
-  Status DecodeJpeg([[maybe_unused]] const uint8_t* data, [[maybe_unused]] size_t size,
-                    [[maybe_unused]] Image& image) {
-#if RTPULSE_HAVE_OPENCV
-    const cv::Mat encoded(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data));
-    cv::Mat decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
-    if (decoded.empty()) return Failure(fmt::format("{}: a frame is not decodable JPEG", Name()));
-    image.Reshape(decoded.cols, decoded.rows);
-    const size_t row = static_cast<size_t>(decoded.cols) * 3;
-    for (int y = 0; y < decoded.rows; ++y) {
-      std::memcpy(image.bgr.data() + static_cast<size_t>(y) * row, decoded.ptr(y), row);
+  Status DecodeJpeg(const uint8_t* data, size_t size, Image& image) {
+    if (decode_jpeg_ == nullptr || !decode_jpeg_(data, size, &image)) {
+      return Failure(fmt::format("{}: a frame is not decodable JPEG", Name()));
     }
     return Status::Ok();
-#else
-    return Failure("MJPEG needs OpenCV");
-#endif
   }
 
   void Close() {
@@ -513,6 +511,7 @@ class V4l2Source final : public FrameSource {
   int height_ = 0;
   uint32_t stride_ = 0;
   double fps_ = 0;
+  MediaDecodeJpegFn* decode_jpeg_ = nullptr;
   std::vector<MappedBuffer> buffers_;
   bool requested_ = false;
   bool streaming_ = false;

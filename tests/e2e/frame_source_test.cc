@@ -99,6 +99,17 @@ TEST(SourceSpecTest, WithoutOpenCvVideoAndImagesNameThePackage) {
   }
 }
 
+// The rtpulse binary stays lean: video and image decoding (OpenCV videoio, imgcodecs: ~250 MB
+// of libraries with FFmpeg, GStreamer and GDAL) is a module loaded only when such a source is
+// opened, so linking rtpulse_e2e maps none of it (opencv_sources_test checks the other side).
+TEST(SourceSpecTest, LinkingTheSourcesLoadsNoVideoOrImageLibrary) {
+  const std::string maps = testutil::ReadFile("/proc/self/maps");
+  ASSERT_FALSE(maps.empty());
+  EXPECT_FALSE(Contains(maps, "libopencv_videoio")) << "videoio linked into rtpulse_e2e";
+  EXPECT_FALSE(Contains(maps, "libopencv_imgcodecs")) << "imgcodecs linked into rtpulse_e2e";
+  EXPECT_FALSE(Contains(maps, "librtpulse_e2e_media"));
+}
+
 // ---- --reference ----------------------------------------------------------------------------------
 
 TEST(ReferenceFileTest, ReadsPointsSkippingHeaderCommentsAndBlankLines) {

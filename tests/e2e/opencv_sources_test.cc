@@ -73,6 +73,8 @@ TEST(VideoSourceTest, Mpeg4FramesEqualPythonCv2Decode) {
   EXPECT_TRUE(bytes == testutil::ReadFile(dir.File("cv2.raw"))) << "pixels differ from cv2's";
   CapturedFrame frame;
   EXPECT_FALSE(*(*source)->Read(frame)) << "still at the end";
+  // Decoded by the media module, loaded now (frame_source_test: not before).
+  EXPECT_TRUE(Contains(testutil::ReadFile("/proc/self/maps"), "librtpulse_e2e_media.so"));
 }
 
 TEST(VideoSourceTest, LosslessFramesEqualFfmpegsOwnRawOutput) {
