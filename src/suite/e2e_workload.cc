@@ -190,21 +190,29 @@ e2e::PipelineStages E2eStagesOwned::View() {
 
 Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads) {
   auto owned = std::make_unique<E2eStagesOwned>();
+  // A probe of the source reads one frame first: its size fixes the preprocessing's buffers,
+  // and a source with references (synthetic) gives them. The run's own source is opened
+  // afresh after it, so a video or a folder starts at its first frame.
+  std::vector<e2e::ReferencePoint> source_refs;
+  {
+    auto probe = e2e::MakeSource(settings.source);
+    if (!probe) return probe.error();
+    if (Status s = (*probe)->Open(); !s) return s.error();
+    e2e::CapturedFrame first;
+    auto read = (*probe)->Read(first);
+    if (!read) return read.error();
+    if (!*read || first.image.empty()) {
+      return UsageError(fmt::format("--source {}: no frame could be read from it ({})",
+                                    settings.source.text, (*probe)->Describe()));
+    }
+    owned->source_width = first.image.width;
+    owned->source_height = first.image.height;
+    source_refs = (*probe)->References();
+  }
   auto source = e2e::MakeSource(settings.source);
   if (!source) return source.error();
   owned->source = std::move(*source);
   if (Status s = owned->source->Open(); !s) return s.error();
-  // One frame read before the run: its size fixes the preprocessing's buffers, and a source
-  // with references (synthetic) gives the first ones.
-  e2e::CapturedFrame first;
-  auto read = owned->source->Read(first);
-  if (!read) return read.error();
-  if (!*read || first.image.empty()) {
-    return UsageError(fmt::format("--source {}: no frame could be read from it ({})",
-                                  settings.source.text, owned->source->Describe()));
-  }
-  owned->source_width = first.image.width;
-  owned->source_height = first.image.height;
   auto backend = e2e::MakeBackend(settings.backend);
   if (!backend) return backend.error();
   owned->backend = std::move(*backend);
@@ -216,7 +224,7 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
     return s.error();
   }
   const std::vector<e2e::ReferencePoint> refs =
-      settings.reference_file.empty() ? owned->source->References() : settings.references;
+      settings.reference_file.empty() ? source_refs : settings.references;
   if (refs.size() < 2) {
     return UsageError(fmt::format(
         "--source {} gives no reference depths: give --reference FILE (lines x,y,depth_m in "

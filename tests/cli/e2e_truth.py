@@ -175,6 +175,14 @@ def check_statistics(path, frames, doc):
         want = n * 1e9 / int(m.group(3))
         if abs(float(m.group(1)) - want) > 0.0005 + 1e-9 * want:
             fail(f"{path}: throughput {m.group(1)} != {want:.3f}")
+    if doc["settings"]["mode"] == "periodic" and doc["settings"]["fps"] > 0:
+        # Releases on the grid: two processed frames are (dropped_before + 1) periods apart.
+        period = Fraction(10**9) / Fraction(doc["settings"]["fps"]).limit_denominator(10**6)
+        for prev, f in zip(frames, frames[1:]):
+            want = (f["dropped_before"] + 1) * period
+            if abs(f["release_ns"] - prev["release_ns"] - want) > f["dropped_before"] + 2:
+                fail(f"frame {f['index']}: release gap {f['release_ns'] - prev['release_ns']} "
+                     f"is not (dropped_before {f['dropped_before']} + 1) periods")
     deadline = doc["settings"]["deadline_ns"]
     for f in frames:
         want = deadline > 0 and f["stages"]["Total"] > deadline
