@@ -1,0 +1,248 @@
+// rtpulse e2e end to end: the real binary on the generated models (depth-tiny for speed, the
+// default model where a frame must take longer than a period), synthetic frames and a video
+// made here with ffmpeg. Every number the command writes is recomputed from frames.csv by
+// tests/cli/e2e_truth.py; the tests here assert structure and ground truth, never a latency's
+// size (the VM steals time).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace {
+
+using rtpulse::testutil::ProcessOptions;
+using rtpulse::testutil::ProcessResult;
+using rtpulse::testutil::ReadFile;
+using rtpulse::testutil::RunProcess;
+using rtpulse::testutil::RunRtpulse;
+using rtpulse::testutil::TempDir;
+
+const std::string kTiny = std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx";
+const std::string kDefault = std::string(RTPULSE_MODELS_DIR) + "/depth-default.onnx";
+
+nlohmann::json E2eJsonOf(const std::string& path) { return nlohmann::json::parse(ReadFile(path)); }
+
+/// tests/cli/e2e_truth.py over RUN (and the printed summary, --csv and --json files).
+void ExpectE2eTruth(const std::string& run, const std::string& stdout_text,
+                    const std::string& csv = "", const std::string& json = "") {
+  const std::string summary = run + ".stdout";
+  std::ofstream(summary) << stdout_text;
+  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/e2e_truth.py",
+                                   run, "--stdout", summary};
+  if (!csv.empty()) argv.insert(argv.end(), {"--csv", csv});
+  if (!json.empty()) argv.insert(argv.end(), {"--json", json});
+  const ProcessResult truth = RunProcess(argv);
+  EXPECT_EQ(truth.exit_code, 0) << truth.out << truth.err;
+  EXPECT_NE(truth.out.find("OK "), std::string::npos) << truth.out << truth.err;
+}
+
+std::vector<std::string> E2eArgs(const std::string& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"e2e", "-q", "-o", out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "30", "--warmup", "2", "--csv",
+                               dir.File("seed.csv"), "--json", dir.File("summary.json")}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* f : {"result.json", "system_info.json", "system_info.txt",
+                        "baseline/e2e_inference_latency.csv", "baseline/frames.csv",
+                        "baseline/e2e_statistics.txt", "baseline/samples.bin", "baseline/e2e.json",
+                        "figures/e2e_stages.dat", "figures/e2e_stages.gp"}) {
+    EXPECT_TRUE(std::filesystem::exists(run + "/" + f)) << f;
+  }
+  ExpectE2eTruth(run, r.out, dir.File("seed.csv"), dir.File("summary.json"));
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  EXPECT_EQ(doc["counts"]["frames"], 30);
+  EXPECT_EQ(doc["counts"]["dropped"], 0);
+  EXPECT_EQ(doc["model"]["label"], "latency-representative, not trained");
+  EXPECT_EQ(doc["model"]["input_shape"], "1x3x64x64");
+  EXPECT_EQ(doc["source"]["timestamp_source"], "read");
+  EXPECT_EQ(doc["settings"]["mode"], "back-to-back");
+  const auto result = E2eJsonOf(run + "/result.json");
+  EXPECT_EQ(result["status"], "complete");
+  EXPECT_EQ(result["config"]["workload"], "e2e");
+  // The stacked figure's top (DecisionToAlert, cumulative) at p50 is the sum of the stages'
+  // own p50s: the last data block's first line.
+  const std::string dat = ReadFile(run + "/figures/e2e_stages.dat");
+  EXPECT_NE(dat.find("DecisionToAlert"), std::string::npos);
+}
+
+TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
+  TempDir dir;
+  const std::string clip = dir.File("clip.mp4");
+  const ProcessResult ff = RunProcess(
+      {"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10",
+       "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
+  ASSERT_EQ(ff.exit_code, 0) << ff.err;
+  // A video has no depths of its own: three reference points, in source pixels.
+  std::ofstream(dir.File("refs.csv")) << "x,y,depth_m\n10,230,2.0\n160,200,4.0\n300,180,6.0\n";
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--source", "video:" + clip, "--reference", dir.File("refs.csv"),
+                               "--model", kTiny, "--frames", "100", "--warmup", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectE2eTruth(run, r.out);
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  // 12 frames in the file, 2 of them the warm-up: the run starts at the file's first frame.
+  EXPECT_EQ(doc["counts"]["frames"], 10);
+  EXPECT_TRUE(doc["counts"]["source_ended"].get<bool>());
+  EXPECT_EQ(doc["source"]["frame_width"], 320);
+  EXPECT_EQ(doc["source"]["references"], dir.File("refs.csv"));
+}
+
+TEST(E2eCli, PeriodicModeShowsDropsAndMisses) {
+  // The default model takes tens of ms per frame here; at 200 frames/s (5 ms deadline) every
+  // recorded frame misses and frames are dropped between them.
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--model", kDefault, "--fps", "200", "--frames", "6", "--warmup",
+                               "1"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectE2eTruth(run, r.out);
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  EXPECT_EQ(doc["settings"]["deadline_ns"], 5'000'000);
+  EXPECT_EQ(doc["counts"]["misses"], 6);
+  EXPECT_GE(doc["counts"]["dropped"].get<int>(), 5);
+  const std::string stats = ReadFile(run + "/baseline/e2e_statistics.txt");
+  EXPECT_NE(stats.find("Misses: 6 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find("Mode: periodic at 200 frames/s, deadline 5.000000 ms"), std::string::npos);
+}
+
+TEST(E2eCli, SweepThreadsRecommendsTheLowestP99) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "25", "--warmup", "2", "--sweep",
+                               "threads", "--inference-cpus", "0-1"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(run + "/threads-1/frames.csv"));
+  EXPECT_TRUE(std::filesystem::exists(run + "/threads-2/frames.csv"));
+  EXPECT_NE(r.out.find("recommendation: "), std::string::npos) << r.out;
+  ExpectE2eTruth(run, r.out);  // recomputes both p99s and the pick
+  EXPECT_EQ(E2eJsonOf(run + "/threads-2/e2e.json")["backend"]["threads_asked"], 2);
+}
+
+TEST(E2eCli, SigintMidRunLeavesAValidFolder) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  ProcessOptions options;
+  options.signal = SIGINT;
+  options.signal_after = std::chrono::milliseconds(2500);
+  const ProcessResult r = RunRtpulse(E2eArgs(run, {"--frames", "100000", "--warmup", "1"}), options);
+  ASSERT_EQ(r.exit_code, 130) << r.out << r.err;
+  const auto result = E2eJsonOf(run + "/result.json");
+  EXPECT_EQ(result["status"], "interrupted");
+  ExpectE2eTruth(run, r.out);
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  EXPECT_TRUE(doc["counts"]["interrupted"].get<bool>());
+  EXPECT_GT(doc["counts"]["frames"].get<int>(), 0);
+  EXPECT_LT(doc["counts"]["frames"].get<int>(), 100000);
+}
+
+TEST(E2eCli, ReportCompareAndWcetReadTwoE2eFolders) {
+  TempDir dir;
+  const std::string a = dir.File("a");
+  const std::string b = dir.File("b");
+  for (const auto& run : {a, b}) {
+    const ProcessResult r =
+        RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "30", "--warmup", "2"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  // Total's max (frames.csv) as the readers print it, in us with two decimals.
+  const auto doc = E2eJsonOf(a + "/baseline/e2e.json");
+  const auto max_ns = doc["stages"]["Total"]["max_ns"].get<int64_t>();
+  const std::string max_us = [&] {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(2);
+    s << static_cast<double>(max_ns) / 1000.0;
+    return s.str();
+  }();
+  const ProcessResult compare = RunRtpulse({"compare", a, b});
+  EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_NE(compare.out.find("samples                    30"), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find(max_us), std::string::npos) << max_us << "\n" << compare.out;
+  const ProcessResult wcet = RunRtpulse({"wcet", a});
+  EXPECT_EQ(wcet.exit_code, 0) << wcet.out << wcet.err;
+  EXPECT_NE(wcet.out.find("30 samples"), std::string::npos) << wcet.out;
+  const ProcessResult report = RunRtpulse({"report", a});
+  EXPECT_EQ(report.exit_code, 0) << report.out << report.err;
+  EXPECT_TRUE(std::filesystem::exists(a + "/report/index.html"));
+  const std::string summary = ReadFile(a + "/statistical_summary.txt");
+  EXPECT_NE(summary.find("baseline"), std::string::npos);
+}
+
+struct E2eBadInput {
+  std::vector<std::string> args;
+  int code;
+  std::string says;
+};
+
+TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
+  TempDir dir;
+  std::ofstream(dir.File("empty.onnx")) << "";
+  std::ofstream(dir.File("model.bin")) << "x";
+  const std::vector<E2eBadInput> cases = {
+      {{"--source", "webcam"}, 2, "webcam"},
+      {{"--source", "video:" + dir.File("missing.mp4")}, 2, "missing.mp4"},
+      {{"--model", dir.File("missing.onnx")}, 2, "missing.onnx"},
+      {{"--model", dir.File("empty.onnx")}, 2, "empty.onnx"},
+      {{"--model", dir.File("model.bin")}, 2, "model.bin"},
+      {{"--backend", "tensorrt"}, 2, "tensorrt"},
+      {{"--backend", "armnn"}, 2, "--backend armnn"},
+      {{"--threads", "0"}, 2, "0"},
+      {{"--frames", "0"}, 2, "--frames 0"},
+      {{"--warmup", "-1"}, 2, "--warmup -1"},
+      {{"--fps", "fast"}, 2, "--fps 'fast'"},
+      {{"--fps", "0"}, 2, "--fps '0'"},
+      {{"--deadline", "40"}, 2, "--deadline '40' needs a unit"},
+      {{"--deadline", "soon"}, 2, "--deadline"},
+      {{"--crop", "0.5,0,0.2,1"}, 2, "--crop"},
+      {{"--roi", "1,2"}, 2, "--roi"},
+      {{"--near", "-1"}, 2, "--near -1"},
+      {{"--near", "2", "--clear", "1"}, 2, "--clear 1"},
+      {{"--alert", "buzzer"}, 2, "buzzer"},
+      {{"--loopback", "gpio:gpiochip0:3"}, 2, "--loopback needs --alert gpio"},
+      {{"--loopback", "pin7", "--alert", "stdout"}, 2, "--loopback 'pin7'"},
+      {{"--capture-policy", "fifo:120"}, 2, "--capture-policy 'fifo:120'"},
+      {{"--inference-policy", "batch"}, 2, "--inference-policy 'batch'"},
+      {{"--inference-cpus", "999"}, 2, "CPU 999 is not online"},
+      {{"--sweep", "cpus"}, 2, "--sweep 'cpus'"},
+      {{"--sweep", "threads", "--threads", "2"}, 2, "drop --threads"},
+      {{"--load", "nosuchload"}, 2, "nosuchload"},
+      {{"--reference", dir.File("missing.csv")}, 2, "missing.csv"},
+  };
+  for (const auto& c : cases) {
+    const std::string run = dir.File("run");
+    std::vector<std::string> args = E2eArgs(run, c.args);
+    const auto has = [&](const char* option) {
+      return std::find(c.args.begin(), c.args.end(), option) != c.args.end();
+    };
+    if (!has("--model")) args.insert(args.end(), {"--model", kTiny});
+    if (!has("--frames")) args.insert(args.end(), {"--frames", "5"});
+    const ProcessResult r = RunRtpulse(args);
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, c.code) << joined << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << joined << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(run)) << joined << ": wrote " << run;
+  }
+}
+
+}  // namespace
