@@ -5,6 +5,12 @@
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+# `rtpulse e2e`'s generated default model (latency-representative, not trained), found by the
+# command beside the binary's share folder: PREFIX/share/rtpulse/models/depth-default.onnx.
+if(RTPULSE_INFERENCE AND RTPULSE_MODEL_GENERATOR_OK)
+  install(FILES ${RTPULSE_MODELS_DIR}/depth-default.onnx ${RTPULSE_MODELS_DIR}/depth-default.tflite
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/rtpulse/models)
+endif()
 
 set(RTPULSE_PACKAGE_MAINTAINER "rtpulse developers <rtpulse@localhost>"
     CACHE STRING "Maintainer field of the .deb (Name <email>)")

@@ -86,7 +86,7 @@ std::string E2eStamp() {
 /// The generated default model: beside the binary in the build tree (build/src/rtpulse ->
 /// build/models), or in the installed share folder (PREFIX/bin/rtpulse ->
 /// PREFIX/share/rtpulse/models). Every place looked at is named when none has it.
-Expected<std::string> DefaultModelPath() {
+Expected<std::string> E2eDefaultModelPath() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::vector<std::filesystem::path> candidates;
@@ -123,7 +123,7 @@ Expected<int64_t> E2eTime(const std::string& option, const std::string& text) {
 }
 
 /// --capture-policy / --inference-policy: other, fifo:PRIO or rr:PRIO (1..99).
-Status ParseThreadPolicy(const std::string& option, const std::string& text,
+Status ParseE2eThreadPolicy(const std::string& option, const std::string& text,
                          e2e::ThreadSpec& spec) {
   if (text == "other") {
     spec.policy = "other";
@@ -146,7 +146,7 @@ Status ParseThreadPolicy(const std::string& option, const std::string& text,
   return {};
 }
 
-Status ParseThreadCpus(const std::string& option, const std::string& text,
+Status ParseE2eThreadCpus(const std::string& option, const std::string& text,
                        const std::vector<int>& online, e2e::ThreadSpec& spec) {
   if (text.empty()) return {};
   auto cpus = ParseCpuList(text);
@@ -168,7 +168,7 @@ struct E2ePlan {
   bool sweep = false;
 };
 
-Status BuildPipeline(const E2eOptions& o, const std::vector<int>& online, suite::E2eSettings& s) {
+Status BuildE2ePipeline(const E2eOptions& o, const std::vector<int>& online, suite::E2eSettings& s) {
   e2e::PipelineSettings& p = s.pipeline;
   if (o.frames < 1 || o.frames > 10'000'000) {
     return UsageError(
@@ -197,24 +197,24 @@ Status BuildPipeline(const E2eOptions& o, const std::vector<int>& online, suite:
   } else if (p.mode == e2e::PipelineMode::kPeriodic) {
     p.deadline_ns = static_cast<int64_t>(std::llround(1e9 / p.fps));
   }
-  if (Status st = ParseThreadPolicy("--capture-policy", o.capture_policy, p.capture); !st) {
+  if (Status st = ParseE2eThreadPolicy("--capture-policy", o.capture_policy, p.capture); !st) {
     return st;
   }
-  if (Status st = ParseThreadPolicy("--inference-policy", o.inference_policy, p.inference); !st) {
+  if (Status st = ParseE2eThreadPolicy("--inference-policy", o.inference_policy, p.inference); !st) {
     return st;
   }
-  if (Status st = ParseThreadCpus("--capture-cpus", o.capture_cpus, online, p.capture); !st) {
+  if (Status st = ParseE2eThreadCpus("--capture-cpus", o.capture_cpus, online, p.capture); !st) {
     return st;
   }
-  return ParseThreadCpus("--inference-cpus", o.inference_cpus, online, p.inference);
+  return ParseE2eThreadCpus("--inference-cpus", o.inference_cpus, online, p.inference);
 }
 
-Status BuildStages(const E2eOptions& o, suite::E2eSettings& s) {
+Status BuildE2eStages(const E2eOptions& o, suite::E2eSettings& s) {
   auto source = e2e::ParseSourceSpec(o.source);
   if (!source) return source.error();
   s.source = *source;
   if (o.model.empty()) {
-    auto model = DefaultModelPath();
+    auto model = E2eDefaultModelPath();
     if (!model) return model.error();
     s.model_path = *model;
   } else {
@@ -293,7 +293,7 @@ Status BuildStages(const E2eOptions& o, suite::E2eSettings& s) {
 
 /// The configurations: one thread count (--threads) or 1..N (--sweep threads), each plain,
 /// and loaded too when --load is given.
-Status BuildConfigurations(const E2eOptions& o, const std::vector<int>& online, E2ePlan& plan) {
+Status BuildE2eConfigurations(const E2eOptions& o, const std::vector<int>& online, E2ePlan& plan) {
   suite::E2eSettings& s = plan.settings;
   std::vector<int> counts;
   if (o.sweep.empty()) {
@@ -370,9 +370,9 @@ Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
   E2ePlan plan;
   const std::vector<int> online = sys::OnlineCpus(FsRoot::System());
   if (online.empty()) return ResourceError("no online CPU found (/sys/devices/system/cpu/online)");
-  if (Status s = BuildPipeline(o, online, plan.settings); !s) return s.error();
-  if (Status s = BuildStages(o, plan.settings); !s) return s.error();
-  if (Status s = BuildConfigurations(o, online, plan); !s) return s.error();
+  if (Status s = BuildE2ePipeline(o, online, plan.settings); !s) return s.error();
+  if (Status s = BuildE2eStages(o, plan.settings); !s) return s.error();
+  if (Status s = BuildE2eConfigurations(o, online, plan); !s) return s.error();
   if (Status s = BuildE2eSuite(o, online, plan); !s) return s.error();
   for (const auto& [option, path] : {std::pair{"--json", o.json}, std::pair{"--csv", o.csv}}) {
     if (path.empty() || path == "-") continue;

@@ -73,7 +73,7 @@ Status WriteE2eSamples(const std::string& path, const std::vector<results::E2eFr
   return (*sink)->Finish(0, interrupted);
 }
 
-nlohmann::json ThreadChecksJson(const std::vector<e2e::ThreadCheck>& checks) {
+nlohmann::json E2eThreadChecksJson(const std::vector<e2e::ThreadCheck>& checks) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : checks) {
     out.push_back({{"tid", t.tid},
@@ -88,11 +88,11 @@ nlohmann::json ThreadChecksJson(const std::vector<e2e::ThreadCheck>& checks) {
   return out;
 }
 
-nlohmann::json ThreadSpecJson(const e2e::ThreadSpec& t) {
+nlohmann::json E2eThreadSpecJson(const e2e::ThreadSpec& t) {
   return {{"policy", t.policy}, {"priority", t.priority}, {"cpus", t.cpus}};
 }
 
-nlohmann::json StageStatsJson(const std::vector<results::E2eFrameRow>& rows) {
+nlohmann::json E2eStageStatsJson(const std::vector<results::E2eFrameRow>& rows) {
   nlohmann::json out = nlohmann::json::object();
   for (const char* name : results::kE2eStageNames) {
     auto s = results::ComputeE2eStageStats(results::StageValues(rows, name));
@@ -108,7 +108,7 @@ nlohmann::json StageStatsJson(const std::vector<results::E2eFrameRow>& rows) {
 }
 
 /// The scenario's probe: Total of every frame in its histogram.
-results::ProbeResult TotalProbe(const std::vector<results::E2eFrameRow>& rows,
+results::ProbeResult E2eTotalProbe(const std::vector<results::E2eFrameRow>& rows,
                                 const e2e::PipelineResult& run, const E2eSettings& settings,
                                 int64_t interval_ns) {
   results::ProbeResult p;
@@ -439,8 +439,8 @@ Expected<Measured> E2eWorkload::Measure(
         {"deadline_ns", facts.deadline_ns},
         {"frames", p.frames},
         {"warmup_frames", p.warmup_frames},
-        {"capture", ThreadSpecJson(p.capture)},
-        {"inference", ThreadSpecJson(p.inference)},
+        {"capture", E2eThreadSpecJson(p.capture)},
+        {"inference", E2eThreadSpecJson(p.inference)},
         {"crop",
          {settings_.preprocess.crop.x0, settings_.preprocess.crop.y0, settings_.preprocess.crop.x1,
           settings_.preprocess.crop.y1}},
@@ -454,7 +454,7 @@ Expected<Measured> E2eWorkload::Measure(
                                                 : nlohmann::json(settings_.loopback)},
         {"loaded", config.loaded},
         {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()}}},
-      {"threads", ThreadChecksJson(run.threads)},
+      {"threads", E2eThreadChecksJson(run.threads)},
       {"counts",
        {{"frames", outcome.rows.size()},
         {"released", run.released},
@@ -467,7 +467,7 @@ Expected<Measured> E2eWorkload::Measure(
         {"end_ns", run.end_ns},
         {"interrupted", run.interrupted},
         {"source_ended", run.source_ended}}},
-      {"stages", StageStatsJson(outcome.rows)},
+      {"stages", E2eStageStatsJson(outcome.rows)},
       {"latency_quantity", "Total = alert - capture (result.json's latency of this scenario)"},
       {"notes", facts.notes}};
   keep(WriteFileAtomic(dir + "/e2e.json", doc.dump(2) + "\n"));
@@ -491,7 +491,7 @@ Expected<Measured> E2eWorkload::Measure(
   path.start_realtime_ns = m.start_realtime_ns;
   path.end_realtime_ns = m.end_realtime_ns;
   path.duration_ns = run.end_ns - run.start_ns;
-  path.probes.push_back(TotalProbe(outcome.rows, run, settings_, interval_ns));
+  path.probes.push_back(E2eTotalProbe(outcome.rows, run, settings_, interval_ns));
   m.degraded = path.probes.front().degraded;
   m.paths.push_back(std::move(path));
   if (!out.samples_file.empty() && !outcome.rows.empty()) {
