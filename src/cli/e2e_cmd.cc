@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cli/command.h"
@@ -30,6 +32,7 @@
 #include "e2e/frame_source.h"
 #include "e2e/inference.h"
 #include "e2e/processing.h"
+#include "e2e/worker_threads.h"
 #include "load/spec.h"
 #include "measure/engine.h"
 #include "report/e2e_figures.h"
@@ -379,6 +382,19 @@ Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
     if (Status s = CheckWritable(path); !s) {
       return Error{s.error().code, std::string(option) + ": " + s.error().message};
     }
+  }
+  // The threads' scheduling tried once on a short-lived thread: a policy the kernel refuses
+  // (no CAP_SYS_NICE) is the resource error before anything starts.
+  for (const auto& [spec, policy, cpus] :
+       {std::tuple{plan.settings.pipeline.capture, "--capture-policy", "--capture-cpus"},
+        std::tuple{plan.settings.pipeline.inference, "--inference-policy", "--inference-cpus"}}) {
+    if (Status s = e2e::CheckThreadSpec(spec, policy); !s) return s.error();
+    Status applied;
+    std::thread probe([&, spec = spec, policy = policy, cpus = cpus] {
+      applied = e2e::ApplySpecToThisThread(spec, policy, cpus);
+    });
+    probe.join();
+    if (!applied) return applied.error();
   }
   // Every stage opened once here, so a missing file, a busy GPIO line or a wrong-shaped model
   // is said before anything starts or is written; they are closed again before the run.

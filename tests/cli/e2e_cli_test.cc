@@ -187,6 +187,21 @@ TEST(E2eCli, ReportCompareAndWcetReadTwoE2eFolders) {
   EXPECT_NE(summary.find("baseline"), std::string::npos);
 }
 
+TEST(E2eCli, RefusedSchedulingIsAResourceErrorBeforeAnythingIsWritten) {
+  if (!rtpulse::testutil::IsRoot()) GTEST_SKIP() << "needs root to run the command as nobody";
+  TempDir dir;
+  const std::string run = dir.File("run");
+  ProcessOptions options;
+  options.run_as_uid = 65534;
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "5", "--inference-policy", "fifo:70"}),
+                 options);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("--inference-policy fifo:70"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("CAP_SYS_NICE"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(run));
+}
+
 struct E2eBadInput {
   std::vector<std::string> args;
   int code;
