@@ -114,8 +114,8 @@ Expected<std::string> E2eDefaultModelPath() {
 Expected<int64_t> E2eTime(const std::string& option, const std::string& text) {
   const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
   if (bare) {
-    return UsageError(
-        fmt::format("{} '{}' needs a unit: e.g. {}ms, {}us or {}s", option, text, text, text, text));
+    return UsageError(fmt::format("{} '{}' needs a unit: e.g. {}ms, {}us or {}s", option, text,
+                                  text, text, text));
   }
   auto ns = ParseTimeNs(text, kNsPerSec);
   if (!ns) return UsageError(fmt::format("{}: {}", option, ns.error().message));
@@ -127,7 +127,7 @@ Expected<int64_t> E2eTime(const std::string& option, const std::string& text) {
 
 /// --capture-policy / --inference-policy: other, fifo:PRIO or rr:PRIO (1..99).
 Status ParseE2eThreadPolicy(const std::string& option, const std::string& text,
-                         e2e::ThreadSpec& spec) {
+                            e2e::ThreadSpec& spec) {
   if (text == "other") {
     spec.policy = "other";
     spec.priority = 0;
@@ -141,8 +141,8 @@ Status ParseE2eThreadPolicy(const std::string& option, const std::string& text,
   }
   auto prio = ParseInt(text.substr(colon + 1), option + " priority");
   if (!prio || *prio < 1 || *prio > 99) {
-    return UsageError(fmt::format("{} '{}': the priority must be 1..99 (e.g. {}:80)", option,
-                                  text, name));
+    return UsageError(
+        fmt::format("{} '{}': the priority must be 1..99 (e.g. {}:80)", option, text, name));
   }
   spec.policy = name;
   spec.priority = static_cast<int>(*prio);
@@ -150,7 +150,7 @@ Status ParseE2eThreadPolicy(const std::string& option, const std::string& text,
 }
 
 Status ParseE2eThreadCpus(const std::string& option, const std::string& text,
-                       const std::vector<int>& online, e2e::ThreadSpec& spec) {
+                          const std::vector<int>& online, e2e::ThreadSpec& spec) {
   if (text.empty()) return {};
   auto cpus = ParseCpuList(text);
   if (!cpus) return UsageError(fmt::format("{}: {}", option, cpus.error().message));
@@ -171,7 +171,8 @@ struct E2ePlan {
   bool sweep = false;
 };
 
-Status BuildE2ePipeline(const E2eOptions& o, const std::vector<int>& online, suite::E2eSettings& s) {
+Status BuildE2ePipeline(const E2eOptions& o, const std::vector<int>& online,
+                        suite::E2eSettings& s) {
   e2e::PipelineSettings& p = s.pipeline;
   if (o.frames < 1 || o.frames > 10'000'000) {
     return UsageError(
@@ -203,7 +204,8 @@ Status BuildE2ePipeline(const E2eOptions& o, const std::vector<int>& online, sui
   if (Status st = ParseE2eThreadPolicy("--capture-policy", o.capture_policy, p.capture); !st) {
     return st;
   }
-  if (Status st = ParseE2eThreadPolicy("--inference-policy", o.inference_policy, p.inference); !st) {
+  if (Status st = ParseE2eThreadPolicy("--inference-policy", o.inference_policy, p.inference);
+      !st) {
     return st;
   }
   if (Status st = ParseE2eThreadCpus("--capture-cpus", o.capture_cpus, online, p.capture); !st) {
@@ -226,8 +228,8 @@ Status BuildE2eStages(const E2eOptions& o, suite::E2eSettings& s) {
   if (Status st = e2e::CheckModelFile(s.model_path); !st) {
     return Error{st.error().code, "--model: " + st.error().message};
   }
-  auto backend = o.backend.empty() ? e2e::BackendForModel(s.model_path)
-                                   : e2e::ParseBackendKind(o.backend);
+  auto backend =
+      o.backend.empty() ? e2e::BackendForModel(s.model_path) : e2e::ParseBackendKind(o.backend);
   if (!backend) return backend.error();
   s.backend = *backend;
   auto natural = e2e::BackendForModel(s.model_path);
@@ -235,8 +237,7 @@ Status BuildE2eStages(const E2eOptions& o, suite::E2eSettings& s) {
     return UsageError(fmt::format(
         "--backend {} cannot run {} (a {} model): give --backend {} or a {} model",
         e2e::BackendKindName(s.backend), s.model_path,
-        *natural == e2e::BackendKind::kOpenCv ? ".onnx" : ".tflite",
-        e2e::BackendKindName(*natural),
+        *natural == e2e::BackendKind::kOpenCv ? ".onnx" : ".tflite", e2e::BackendKindName(*natural),
         s.backend == e2e::BackendKind::kOpenCv ? ".onnx" : ".tflite"));
   }
   if (!e2e::BackendCompiledIn(s.backend)) {
@@ -261,8 +262,8 @@ Status BuildE2eStages(const E2eOptions& o, suite::E2eSettings& s) {
   }
   if (o.near_m) {
     if (!std::isfinite(*o.near_m) || *o.near_m <= 0) {
-      return UsageError(fmt::format("--near {}: give a distance in metres above 0 (e.g. 1.0)",
-                                    *o.near_m));
+      return UsageError(
+          fmt::format("--near {}: give a distance in metres above 0 (e.g. 1.0)", *o.near_m));
     }
     s.decision.near_m = *o.near_m;
     if (!o.clear_m) s.decision.clear_m = std::max(s.decision.clear_m, *o.near_m * 1.25);
@@ -308,8 +309,8 @@ Status BuildE2eConfigurations(const E2eOptions& o, const std::vector<int>& onlin
           "--sweep threads tries 1..N threads itself (N: the --inference-cpus or online CPUs): "
           "drop --threads");
     }
-    const size_t n = s.pipeline.inference.cpus.empty() ? online.size()
-                                                       : s.pipeline.inference.cpus.size();
+    const size_t n =
+        s.pipeline.inference.cpus.empty() ? online.size() : s.pipeline.inference.cpus.size();
     for (size_t i = 1; i <= std::max<size_t>(1, n); ++i) counts.push_back(static_cast<int>(i));
     plan.sweep = true;
   } else {
@@ -421,14 +422,13 @@ class E2eProgress final : public ScenarioProgress {
 /// The summary table and the JSON document of the run.
 nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, std::FILE* text) {
   nlohmann::json doc = {{"scenarios", nlohmann::json::array()}};
-  fmt::print(text, "{:<20} {:>7} {:>12} {:>12} {:>12} {:>8} {:>8} {:>10}\n", "scenario",
-             "frames", "p50 Total", "p99 Total", "max Total", "misses", "dropped", "frames/s");
+  fmt::print(text, "{:<20} {:>7} {:>12} {:>12} {:>12} {:>8} {:>8} {:>10}\n", "scenario", "frames",
+             "p50 Total", "p99 Total", "max Total", "misses", "dropped", "frames/s");
   for (const auto& o : workload.outcomes()) {
     auto st = results::ComputeE2eStageStats(results::StageValues(o.rows, "Total"));
     const double duration = static_cast<double>(o.facts.end_ns - o.facts.start_ns);
-    const double fps = o.rows.empty() || duration <= 0
-                           ? 0
-                           : static_cast<double>(o.rows.size()) * 1e9 / duration;
+    const double fps =
+        o.rows.empty() || duration <= 0 ? 0 : static_cast<double>(o.rows.size()) * 1e9 / duration;
     if (st) {
       fmt::print(text, "{:<20} {:>7} {:>9} ms {:>9} ms {:>9} ms {:>8} {:>8} {:>10.3f}\n",
                  o.scenario, o.rows.size(), results::E2eMsText(st->p50_ns),
@@ -595,7 +595,8 @@ Runner SetupE2e(CLI::App& sub) {
   sub.add_option("-o,--out", o->out, "results folder (default ./rtpulse_e2e_YYYYMMDD_HHMMSS)");
   sub.add_option("--csv", o->csv,
                  "also write the first scenario's e2e_inference_latency.csv to this file");
-  sub.add_option("--json", o->json, "also write the run summary as JSON to this file ('-': stdout)");
+  sub.add_option("--json", o->json,
+                 "also write the run summary as JSON to this file ('-': stdout)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.allow_extras(false);
   sub.footer(

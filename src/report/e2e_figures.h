@@ -18,7 +18,7 @@ struct E2eFigureInput {
 };
 
 /// The stacked stages, bottom to top (E2eStages' order).
-inline constexpr const char* kE2eStackedStages[] = {"Capture",  "Queue",    "Preproc",
+inline constexpr const char* kE2eStackedStages[] = {"Capture",   "Queue",    "Preproc",
                                                     "Inference", "Postproc", "DecisionToAlert"};
 
 /// e2e_stages: one bar per scenario and statistic ("SCENARIO p50", p90, p99, max), stacked

@@ -37,11 +37,11 @@ int64_t E2eNearestRank(const std::vector<int64_t>& sorted, double percentile) {
 
 /// The frames.csv columns, in kE2eFramesHeader's order.
 constexpr const char* kE2eFrameColumns[] = {
-    "index",          "source_seq",       "release_ns",  "capture_ns",   "read_end_ns",
-    "infer_start_ns", "pre_end_ns",       "inference_end_ns", "post_end_ns", "alert_ns",
-    "edge_ns",        "dropped_before",   "lost_before", "obstacle",     "changed",
-    "miss",           "roi_depth_m",      "capture_stage_ns", "queue_ns", "preproc_ns",
-    "inference_ns",   "postproc_ns",      "decision_to_alert_ns", "total_ns"};
+    "index",          "source_seq",     "release_ns",           "capture_ns",  "read_end_ns",
+    "infer_start_ns", "pre_end_ns",     "inference_end_ns",     "post_end_ns", "alert_ns",
+    "edge_ns",        "dropped_before", "lost_before",          "obstacle",    "changed",
+    "miss",           "roi_depth_m",    "capture_stage_ns",     "queue_ns",    "preproc_ns",
+    "inference_ns",   "postproc_ns",    "decision_to_alert_ns", "total_ns"};
 constexpr size_t kE2eRoiColumn = 16;
 
 std::vector<std::string_view> E2eSplitCsv(std::string_view line) {
@@ -106,13 +106,12 @@ Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& wher
   }
   for (const size_t i : {size_t{13}, size_t{14}, size_t{15}}) {
     if (v[i] != 0 && v[i] != 1) {
-      return UsageError(
-          fmt::format("{}: {} '{}' is not 0 or 1", where, kE2eFrameColumns[i], v[i]));
+      return UsageError(fmt::format("{}: {} '{}' is not 0 or 1", where, kE2eFrameColumns[i], v[i]));
     }
   }
   if (v[10] < -1) {
-    return UsageError(fmt::format("{}: edge_ns {} is neither -1 (no edge) nor a timestamp", where,
-                                  v[10]));
+    return UsageError(
+        fmt::format("{}: edge_ns {} is neither -1 (no edge) nor a timestamp", where, v[10]));
   }
   E2eFrameRow row;
   row.index = static_cast<uint64_t>(v[0]);
@@ -147,8 +146,8 @@ Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& wher
                 {23, stages->total_ns, "alert_ns - capture_ns"}};
   for (const auto& c : checks) {
     if (v[c.column] != c.derived) {
-      return UsageError(fmt::format("{}: {} {} is not {} = {}", where,
-                                    kE2eFrameColumns[c.column], v[c.column], c.rule, c.derived));
+      return UsageError(fmt::format("{}: {} {} is not {} = {}", where, kE2eFrameColumns[c.column],
+                                    v[c.column], c.rule, c.derived));
     }
   }
   return row;
@@ -218,10 +217,10 @@ std::string FormatE2eLatencyCsv(const std::vector<E2eFrameRow>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     auto s = StagesOf(rows[i]);
     if (!s) continue;  // Write* refuses such rows before formatting
-    out += fmt::format("{},{},{},{},{},{},{}\n", i + 1, E2eMsText(s->total_ns),
-                       E2eMsText(s->preproc_ns), E2eMsText(s->inference_ns),
-                       E2eMsText(s->postproc_ns), E2eMsText(s->capture_ns),
-                       E2eMsText(s->decision_to_alert_ns));
+    out +=
+        fmt::format("{},{},{},{},{},{},{}\n", i + 1, E2eMsText(s->total_ns),
+                    E2eMsText(s->preproc_ns), E2eMsText(s->inference_ns), E2eMsText(s->postproc_ns),
+                    E2eMsText(s->capture_ns), E2eMsText(s->decision_to_alert_ns));
   }
   return out;
 }
@@ -231,11 +230,11 @@ std::string FormatFrameLog(const std::vector<E2eFrameRow>& rows) {
   for (const auto& r : rows) {
     auto s = StagesOf(r);
     if (!s) continue;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:.6f},", r.index,
-                       r.source_seq, r.release_ns, r.capture_ns, r.read_end_ns, r.infer_start_ns,
-                       r.pre_end_ns, r.inference_end_ns, r.post_end_ns, r.alert_ns, r.edge_ns,
-                       r.dropped_before, r.lost_before, r.obstacle, r.changed, r.miss,
-                       r.roi_depth_m);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:.6f},", r.index,
+                    r.source_seq, r.release_ns, r.capture_ns, r.read_end_ns, r.infer_start_ns,
+                    r.pre_end_ns, r.inference_end_ns, r.post_end_ns, r.alert_ns, r.edge_ns,
+                    r.dropped_before, r.lost_before, r.obstacle, r.changed, r.miss, r.roi_depth_m);
     out += fmt::format("{},{},{},{},{},{},{}\n", s->capture_ns, s->queue_ns, s->preproc_ns,
                        s->inference_ns, s->postproc_ns, s->decision_to_alert_ns, s->total_ns);
   }
@@ -369,23 +368,24 @@ std::string FormatE2eStatistics(const std::vector<E2eFrameRow>& rows, const E2eR
     misses_in_rows += r.miss ? 1 : 0;
   }
   out += fmt::format("Frames: {} recorded, {} released\n", rows.size(), facts.released);
-  out += fmt::format("Dropped: {} (released, never processed; {} after the last recorded frame)\n",
-                     facts.dropped,
-                     facts.dropped >= dropped_in_rows
-                         ? std::to_string(facts.dropped - dropped_in_rows)
-                         : std::string("? (fewer than the frames' dropped_before)"));
+  out += fmt::format(
+      "Dropped: {} (released, never processed; {} after the last recorded frame)\n", facts.dropped,
+      facts.dropped >= dropped_in_rows ? std::to_string(facts.dropped - dropped_in_rows)
+                                       : std::string("? (fewer than the frames' dropped_before)"));
   out += fmt::format("Lost: {} (the driver's sequence gaps)\n", facts.lost);
   out += fmt::format("Misses: {} (Total above the deadline)\n", facts.misses);
   out += fmt::format("Loopback timeouts: {}\n", facts.loopback_timeouts);
   if (misses_in_rows != facts.misses || lost_in_rows > facts.lost) {
-    out += fmt::format("warning: the frames hold {} misses and {} lost where the run counted {} "
-                       "and {}\n",
-                       misses_in_rows, lost_in_rows, facts.misses, facts.lost);
+    out += fmt::format(
+        "warning: the frames hold {} misses and {} lost where the run counted {} "
+        "and {}\n",
+        misses_in_rows, lost_in_rows, facts.misses, facts.lost);
   }
   if (facts.interrupted) out += "Interrupted: yes (the frames before the signal)\n";
   if (facts.source_ended) out += "Source ended: yes (a finite source ran out)\n";
-  out += "\nTotal = alert - capture = Capture + Queue + Preproc + Inference + Postproc + "
-         "DecisionToAlert (docs/e2e.md)\n";
+  out +=
+      "\nTotal = alert - capture = Capture + Queue + Preproc + Inference + Postproc + "
+      "DecisionToAlert (docs/e2e.md)\n";
   for (const auto& n : facts.notes) out += "note: " + n + "\n";
   return out;
 }

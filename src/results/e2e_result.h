@@ -102,9 +102,9 @@ struct E2eStageStats {
 Expected<E2eStageStats> ComputeE2eStageStats(std::vector<int64_t> values_ns);
 
 /// The stage names in e2e_statistics.txt's order.
-inline constexpr const char* kE2eStageNames[] = {
-    "Total",    "Capture",         "Queue",         "Preproc", "Inference",
-    "Postproc", "DecisionToAlert", "DecisionToEdge"};
+inline constexpr const char* kE2eStageNames[] = {"Total",           "Capture",       "Queue",
+                                                 "Preproc",         "Inference",     "Postproc",
+                                                 "DecisionToAlert", "DecisionToEdge"};
 /// The values of stage `name` (one of kE2eStageNames) over `rows` (DecisionToEdge: only the
 /// frames with an edge). Rows must pass StagesOf.
 std::vector<int64_t> StageValues(const std::vector<E2eFrameRow>& rows, const std::string& name);

@@ -100,8 +100,8 @@ nlohmann::json E2eStageStatsJson(const std::vector<results::E2eFrameRow>& rows) 
       out[name] = nullptr;
       continue;
     }
-    out[name] = {{"count", s->count}, {"mean_ns", s->mean_ns}, {"std_ns", s->std_ns},
-                 {"min_ns", s->min_ns}, {"p50_ns", s->p50_ns},  {"p90_ns", s->p90_ns},
+    out[name] = {{"count", s->count},   {"mean_ns", s->mean_ns}, {"std_ns", s->std_ns},
+                 {"min_ns", s->min_ns}, {"p50_ns", s->p50_ns},   {"p90_ns", s->p90_ns},
                  {"p99_ns", s->p99_ns}, {"max_ns", s->max_ns}};
   }
   return out;
@@ -109,12 +109,12 @@ nlohmann::json E2eStageStatsJson(const std::vector<results::E2eFrameRow>& rows) 
 
 /// The scenario's probe: Total of every frame in its histogram.
 results::ProbeResult E2eTotalProbe(const std::vector<results::E2eFrameRow>& rows,
-                                const e2e::PipelineResult& run, const E2eSettings& settings,
-                                int64_t interval_ns) {
+                                   const e2e::PipelineResult& run, const E2eSettings& settings,
+                                   int64_t interval_ns) {
   results::ProbeResult p;
   p.index = 0;
-  p.cpu = settings.pipeline.inference.cpus.size() == 1 ? settings.pipeline.inference.cpus.front()
-                                                       : -1;
+  p.cpu =
+      settings.pipeline.inference.cpus.size() == 1 ? settings.pipeline.inference.cpus.front() : -1;
   for (const auto& t : run.threads) {
     if (t.role == "inference") p.tid = t.tid;
   }
@@ -274,9 +274,10 @@ E2eWorkload::E2eWorkload(E2eSettings settings, sys::SystemInfo info, std::string
       version_(std::move(version)),
       invocation_(std::move(invocation)) {
   if (ModelLabel(settings_.model_path) == kE2eModelLabel) {
-    notes_.push_back(fmt::format("model {}: {} (its output is no depth; the timing is a depth "
-                                 "network's)",
-                                 settings_.model_path, kE2eModelLabel));
+    notes_.push_back(
+        fmt::format("model {}: {} (its output is no depth; the timing is a depth "
+                    "network's)",
+                    settings_.model_path, kE2eModelLabel));
   }
 }
 
@@ -307,11 +308,10 @@ nlohmann::json E2eWorkload::ConfigJson() const {
 
 Expected<Measured> E2eWorkload::Measure(
     const std::string& dir, const std::string& name, int64_t /*duration_ns*/,
-    int64_t /*checkpoint_ns*/, const std::function<void(const results::LatencyRun&)>& /*checkpoint*/,
-    Progress& progress) {
-  const auto found =
-      std::find_if(settings_.configurations.begin(), settings_.configurations.end(),
-                   [&](const E2eConfiguration& c) { return c.scenario == name; });
+    int64_t /*checkpoint_ns*/,
+    const std::function<void(const results::LatencyRun&)>& /*checkpoint*/, Progress& progress) {
+  const auto found = std::find_if(settings_.configurations.begin(), settings_.configurations.end(),
+                                  [&](const E2eConfiguration& c) { return c.scenario == name; });
   if (found == settings_.configurations.end()) {
     return Failure(fmt::format("no e2e configuration for scenario '{}'", name));
   }
@@ -329,8 +329,7 @@ Expected<Measured> E2eWorkload::Measure(
   std::atomic<bool> done{false};
   std::optional<Expected<e2e::PipelineResult>> result;
   std::thread runner([&] {
-    result.emplace(e2e::RunPipeline(pipeline, view, stop,
-                                    [&](uint64_t n) { recorded.store(n); }));
+    result.emplace(e2e::RunPipeline(pipeline, view, stop, [&](uint64_t n) { recorded.store(n); }));
     done.store(true, std::memory_order_release);
   });
   while (!done.load(std::memory_order_acquire)) {
@@ -387,7 +386,8 @@ Expected<Measured> E2eWorkload::Measure(
   for (const auto& n : run.notes) facts.notes.push_back(n);
   if (!run.error.empty()) facts.notes.push_back("the run stopped early: " + run.error);
   for (const auto& t : run.threads) {
-    if (!t.as_asked) facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
+    if (!t.as_asked)
+      facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
   }
 
   Measured out;
@@ -398,8 +398,8 @@ Expected<Measured> E2eWorkload::Measure(
   keep(results::WriteE2eLatencyCsv(dir + "/e2e_inference_latency.csv", outcome.rows));
   keep(results::WriteFrameLog(dir + "/frames.csv", outcome.rows));
   keep(results::WriteE2eStatistics(dir + "/e2e_statistics.txt", outcome.rows, facts));
-  if (Status s = WriteE2eSamples(dir + "/samples.bin", outcome.rows, start_realtime_ns,
-                                 run.interrupted);
+  if (Status s =
+          WriteE2eSamples(dir + "/samples.bin", outcome.rows, start_realtime_ns, run.interrupted);
       s) {
     out.samples_file = name + "/samples.bin";
   } else {
@@ -417,12 +417,11 @@ Expected<Measured> E2eWorkload::Measure(
         {"timestamp_source", facts.timestamp_source},
         {"frame_width", (*stages)->source_width},
         {"frame_height", (*stages)->source_height},
-        {"references", settings_.reference_file.empty() ? "the source's own"
-                                                        : settings_.reference_file}}},
+        {"references",
+         settings_.reference_file.empty() ? "the source's own" : settings_.reference_file}}},
       {"model",
        {{"path", settings_.model_path},
-        {"input_shape",
-         e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width})},
+        {"input_shape", e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width})},
         {"output_shape",
          e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width})},
         {"label", ModelLabel(settings_.model_path)}}},
@@ -450,8 +449,8 @@ Expected<Measured> E2eWorkload::Measure(
         {"near_m", settings_.decision.near_m},
         {"clear_m", settings_.decision.clear_m},
         {"alert", settings_.alert.text.empty() ? "none" : settings_.alert.text},
-        {"loopback", settings_.loopback.empty() ? nlohmann::json(nullptr)
-                                                : nlohmann::json(settings_.loopback)},
+        {"loopback",
+         settings_.loopback.empty() ? nlohmann::json(nullptr) : nlohmann::json(settings_.loopback)},
         {"loaded", config.loaded},
         {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()}}},
       {"threads", E2eThreadChecksJson(run.threads)},
@@ -502,16 +501,17 @@ Expected<Measured> E2eWorkload::Measure(
     if (m.paths.front().exact) {
       const results::ExactPathPercentiles& e = *m.paths.front().exact;
       auto v = results::PickPercentiles(e, e.all, results::kSummaryPercentiles);
-      if (v) out.exact_percentiles = results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2],
-                                                                    (*v)[3], (*v)[4]};
+      if (v)
+        out.exact_percentiles =
+            results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
     }
   }
   if (outcome.rows.empty()) out.warnings.push_back(name + ": no frame was recorded");
   outcomes_.push_back(std::move(outcome));
   if (!run.error.empty()) {
     // The frames before the failure are in the scenario's files; the scenario itself failed.
-    return Failure(fmt::format("{} ({} frames recorded before it are in {}/frames.csv)",
-                               run.error, run.frames.size(), name));
+    return Failure(fmt::format("{} ({} frames recorded before it are in {}/frames.csv)", run.error,
+                               run.frames.size(), name));
   }
   return out;
 }

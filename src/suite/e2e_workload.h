@@ -26,16 +26,16 @@ namespace rtpulse::suite {
 
 /// One configuration of an e2e run: a scenario of the suite.
 struct E2eConfiguration {
-  std::string scenario;  ///< "baseline", "loaded", "threads-2", "threads-2-loaded".
-  int threads = 1;       ///< Inference threads asked of the backend.
-  bool loaded = false;   ///< Runs under the scenario's loads (--load).
+  std::string scenario;       ///< "baseline", "loaded", "threads-2", "threads-2-loaded".
+  int threads = 1;            ///< Inference threads asked of the backend.
+  bool loaded = false;        ///< Runs under the scenario's loads (--load).
   std::string configuration;  ///< For people: "threads 2, loaded".
 };
 
 /// What every configuration of a run shares.
 struct E2eSettings {
   e2e::SourceSpec source;
-  std::string reference_file;                 ///< --reference; "" = the source's own.
+  std::string reference_file;                   ///< --reference; "" = the source's own.
   std::vector<e2e::ReferencePoint> references;  ///< Read from reference_file.
   std::string model_path;
   e2e::BackendKind backend = e2e::BackendKind::kOpenCv;

@@ -28,16 +28,18 @@ using rtpulse::testutil::TempDir;
 const std::string kTiny = std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx";
 const std::string kDefault = std::string(RTPULSE_MODELS_DIR) + "/depth-default.onnx";
 
-nlohmann::json E2eJsonOf(const std::string& path) { return nlohmann::json::parse(ReadFile(path)); }
+nlohmann::json E2eJsonOf(const std::string& path) {
+  return nlohmann::json::parse(ReadFile(path));
+}
 
 /// tests/cli/e2e_truth.py over RUN (and the printed summary, --csv and --json files).
 void ExpectE2eTruth(const std::string& run, const std::string& stdout_text,
                     const std::string& csv = "", const std::string& json = "") {
   const std::string summary = run + ".stdout";
   std::ofstream(summary) << stdout_text;
-  std::vector<std::string> argv = {"/usr/bin/env", "python3",
-                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/e2e_truth.py",
-                                   run, "--stdout", summary};
+  std::vector<std::string> argv = {
+      "/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/e2e_truth.py", run,
+      "--stdout",     summary};
   if (!csv.empty()) argv.insert(argv.end(), {"--csv", csv});
   if (!json.empty()) argv.insert(argv.end(), {"--json", json});
   const ProcessResult truth = RunProcess(argv);
@@ -58,10 +60,10 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
       RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "30", "--warmup", "2", "--csv",
                                dir.File("seed.csv"), "--json", dir.File("summary.json")}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const char* f : {"result.json", "system_info.json", "system_info.txt",
-                        "baseline/e2e_inference_latency.csv", "baseline/frames.csv",
-                        "baseline/e2e_statistics.txt", "baseline/samples.bin", "baseline/e2e.json",
-                        "figures/e2e_stages.dat", "figures/e2e_stages.gp"}) {
+  for (const char* f :
+       {"result.json", "system_info.json", "system_info.txt", "baseline/e2e_inference_latency.csv",
+        "baseline/frames.csv", "baseline/e2e_statistics.txt", "baseline/samples.bin",
+        "baseline/e2e.json", "figures/e2e_stages.dat", "figures/e2e_stages.gp"}) {
     EXPECT_TRUE(std::filesystem::exists(run + "/" + f)) << f;
   }
   ExpectE2eTruth(run, r.out, dir.File("seed.csv"), dir.File("summary.json"));
@@ -84,9 +86,9 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
 TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
   TempDir dir;
   const std::string clip = dir.File("clip.mp4");
-  const ProcessResult ff = RunProcess(
-      {"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10",
-       "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
+  const ProcessResult ff =
+      RunProcess({"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                  "testsrc=size=320x240:rate=10", "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
   ASSERT_EQ(ff.exit_code, 0) << ff.err;
   // A video has no depths of its own: three reference points, in source pixels.
   std::ofstream(dir.File("refs.csv")) << "x,y,depth_m\n10,230,2.0\n160,200,4.0\n300,180,6.0\n";
@@ -109,9 +111,8 @@ TEST(E2eCli, PeriodicModeShowsDropsAndMisses) {
   // recorded frame misses and frames are dropped between them.
   TempDir dir;
   const std::string run = dir.File("run");
-  const ProcessResult r =
-      RunRtpulse(E2eArgs(run, {"--model", kDefault, "--fps", "200", "--frames", "6", "--warmup",
-                               "1"}));
+  const ProcessResult r = RunRtpulse(
+      E2eArgs(run, {"--model", kDefault, "--fps", "200", "--frames", "6", "--warmup", "1"}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ExpectE2eTruth(run, r.out);
   const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
@@ -143,7 +144,8 @@ TEST(E2eCli, SigintMidRunLeavesAValidFolder) {
   ProcessOptions options;
   options.signal = SIGINT;
   options.signal_after = std::chrono::milliseconds(2500);
-  const ProcessResult r = RunRtpulse(E2eArgs(run, {"--frames", "100000", "--warmup", "1"}), options);
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--frames", "100000", "--warmup", "1"}), options);
   ASSERT_EQ(r.exit_code, 130) << r.out << r.err;
   const auto result = E2eJsonOf(run + "/result.json");
   EXPECT_EQ(result["status"], "interrupted");
@@ -193,9 +195,8 @@ TEST(E2eCli, RefusedSchedulingIsAResourceErrorBeforeAnythingIsWritten) {
   const std::string run = dir.File("run");
   ProcessOptions options;
   options.run_as_uid = 65534;
-  const ProcessResult r =
-      RunRtpulse(E2eArgs(run, {"--model", kTiny, "--frames", "5", "--inference-policy", "fifo:70"}),
-                 options);
+  const ProcessResult r = RunRtpulse(
+      E2eArgs(run, {"--model", kTiny, "--frames", "5", "--inference-policy", "fifo:70"}), options);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("--inference-policy fifo:70"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("CAP_SYS_NICE"), std::string::npos) << r.err;
