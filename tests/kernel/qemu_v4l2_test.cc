@@ -37,7 +37,9 @@ struct FramesCsv {
     }
     return -1;
   }
-  int64_t At(size_t row, int column) const { return std::stoll(rows[row][static_cast<size_t>(column)]); }
+  int64_t At(size_t row, int column) const {
+    return std::stoll(rows[row][static_cast<size_t>(column)]);
+  }
 };
 
 FramesCsv ParseFrames(const std::string& text) {
@@ -79,8 +81,7 @@ class QemuV4l2Test : public ::testing::Test {
 };
 
 TEST_F(QemuV4l2Test, TheGuestHasVividsCaptureDevice) {
-  EXPECT_NE(Value("v4l2 devices").find("/dev/video0"), std::string::npos)
-      << Value("v4l2 devices");
+  EXPECT_NE(Value("v4l2 devices").find("/dev/video0"), std::string::npos) << Value("v4l2 devices");
   EXPECT_EQ(Value("v4l2 driver"), "vivid");
   EXPECT_NE(Value("v4l2 name").find("vid-cap"), std::string::npos) << Value("v4l2 name");
 }
