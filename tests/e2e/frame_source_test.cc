@@ -262,7 +262,8 @@ TEST(SyntheticSourceTest, ObstaclePixelsAreWhereThePythonBoxIs) {
     const auto& t = truth.frames.at(i);
     const int w = frame.image.width;
     const auto blue = [&](int x, int y) {
-      return frame.image.bgr[static_cast<size_t>((y * w + x) * 3)];
+      return frame.image
+          .bgr[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
     };
     const int y = 374;  // the box always reaches below the bottom row in the default scene
     int x0 = -1;
@@ -347,7 +348,7 @@ TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
     std::copy_n(yuyv.begin() + y * w * 2, w * 2, padded.begin() + y * (w * 2 + 8));
   }
   std::vector<uint8_t> bgr(expected.size());
-  YuyvToBgr(padded.data(), static_cast<size_t>(w * 2 + 8), w, h, bgr.data());
+  YuyvToBgr(padded.data(), static_cast<size_t>(w) * 2 + 8, w, h, bgr.data());
   int worst = 0;
   for (size_t i = 0; i < bgr.size(); ++i) {
     worst = std::max(worst, std::abs(int{bgr[i]} - int{static_cast<uint8_t>(expected[i])}));

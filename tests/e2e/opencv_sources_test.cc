@@ -119,10 +119,11 @@ TEST(VideoSourceTest, MissingFolderAndNonVideoAreUsageErrorsNamingThePath) {
 }
 
 std::vector<uint8_t> Pattern(int i, int w, int h) {
-  std::vector<uint8_t> bgr(static_cast<size_t>(w * h * 3));
+  std::vector<uint8_t> bgr(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
-      uint8_t* p = &bgr[static_cast<size_t>((y * w + x) * 3)];
+      uint8_t* p =
+          &bgr[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
       p[0] = static_cast<uint8_t>((x * 3 + y * 5 + i * 7) % 256);
       p[1] = static_cast<uint8_t>((x * y + i * 11) % 256);
       p[2] = static_cast<uint8_t>((x + 2 * y + i * 13) % 256);
