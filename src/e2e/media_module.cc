@@ -29,7 +29,7 @@ std::string MediaModulePath() {
 #endif
 }
 
-Expected<const MediaModule*> LoadOnce() {
+Expected<const MediaModule*> LoadMediaModuleOnce() {
   static MediaModule module;
   module.path = MediaModulePath();
   if (module.path.empty()) {
@@ -63,7 +63,7 @@ Expected<const MediaModule*> LoadOnce() {
 }  // namespace
 
 Expected<const MediaModule*> LoadMediaModule() {
-  static const Expected<const MediaModule*> kLoaded = LoadOnce();
+  static const Expected<const MediaModule*> kLoaded = LoadMediaModuleOnce();
   return kLoaded;
 }
 

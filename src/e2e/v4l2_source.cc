@@ -33,7 +33,7 @@ int V4l2Ioctl(int fd, unsigned long request, void* arg) {
   return r;
 }
 
-std::string FourccName(uint32_t fourcc) {
+std::string V4l2FourccName(uint32_t fourcc) {
   std::string name;
   for (int i = 0; i < 4; ++i) {
     const char c = static_cast<char>((fourcc >> (8 * i)) & 0xff);
@@ -72,7 +72,7 @@ int V4l2FormatRank(uint32_t fourcc) {
   }
 }
 
-uint8_t YuvClamp(int v) {
+uint8_t V4l2YuvClamp(int v) {
   return static_cast<uint8_t>(std::clamp(v, 0, 255));
 }
 
@@ -93,9 +93,9 @@ void YuyvToBgr(const uint8_t* src, size_t stride, int width, int height, uint8_t
       const int buv = 516 * u;
       for (int k = 0; k < 2 && x + k < width; ++k) {
         const int c = 298 * std::max(s[2 * k] - 16, 0) + 128;  // footroom is black
-        d[0] = YuvClamp((c + buv) >> 8);
-        d[1] = YuvClamp((c + guv) >> 8);
-        d[2] = YuvClamp((c + ruv) >> 8);
+        d[0] = V4l2YuvClamp((c + buv) >> 8);
+        d[1] = V4l2YuvClamp((c + guv) >> 8);
+        d[2] = V4l2YuvClamp((c + ruv) >> 8);
         d += 3;
       }
       s += 4;
@@ -105,7 +105,7 @@ void YuyvToBgr(const uint8_t* src, size_t stride, int width, int height, uint8_t
 
 namespace {
 
-struct MappedBuffer {
+struct V4l2MappedBuffer {
   void* start = MAP_FAILED;
   size_t length = 0;
 };
@@ -172,7 +172,7 @@ class V4l2Source final : public FrameSource {
     return fmt::format("v4l2 {} ({} {}, {}x{}{} {}, {}, timestamps {})", Printable(spec_.path),
                        driver_, card_, width_, height_,
                        resized ? fmt::format(" (asked {}x{})", spec_.width, spec_.height) : "",
-                       FourccName(pixel_format_),
+                       V4l2FourccName(pixel_format_),
                        fps_ > 0 ? fmt::format("{:.4g} fps", fps_) : std::string("fps not known"),
                        TimestampSourceName(timestamp_source_));
   }
@@ -290,7 +290,7 @@ class V4l2Source final : public FrameSource {
     }
     if (usable.empty()) {
       std::string names;
-      for (uint32_t f : offered) names += (names.empty() ? "" : ", ") + FourccName(f);
+      for (uint32_t f : offered) names += (names.empty() ? "" : ", ") + V4l2FourccName(f);
       return UsageError(fmt::format(
           "--source {}: {} offers no pixel format rtpulse reads (it offers {}; rtpulse reads "
           "YUYV, BGR3, RGB3 and MJPG{})",
@@ -312,8 +312,8 @@ class V4l2Source final : public FrameSource {
     pixel_format_ = fmt.fmt.pix.pixelformat;
     if (!V4l2FormatSupported(pixel_format_, decode_jpeg_ != nullptr)) {
       return UsageError(fmt::format("--source {}: {} was asked for {} and set {}",
-                                    Printable(spec_.text), Name(), FourccName(usable.front()),
-                                    FourccName(pixel_format_)));
+                                    Printable(spec_.text), Name(), V4l2FourccName(usable.front()),
+                                    V4l2FourccName(pixel_format_)));
     }
     width_ = static_cast<int>(fmt.fmt.pix.width);
     height_ = static_cast<int>(fmt.fmt.pix.height);
@@ -452,7 +452,7 @@ class V4l2Source final : public FrameSource {
         static_cast<size_t>(width_) * (pixel_format_ == V4L2_PIX_FMT_YUYV ? 2 : 3);
     if (used < needed) {
       return Failure(fmt::format("{}: frame {} has {} bytes, a {}x{} {} frame needs {}", Name(),
-                                 buf.sequence, used, width_, height_, FourccName(pixel_format_),
+                                 buf.sequence, used, width_, height_, V4l2FourccName(pixel_format_),
                                  needed));
     }
     image.Reshape(width_, height_);
@@ -492,7 +492,7 @@ class V4l2Source final : public FrameSource {
       V4l2Ioctl(fd_, VIDIOC_STREAMOFF, &type);
       streaming_ = false;
     }
-    for (MappedBuffer& b : buffers_) {
+    for (V4l2MappedBuffer& b : buffers_) {
       if (b.start != MAP_FAILED) ::munmap(b.start, b.length);
     }
     buffers_.clear();
@@ -517,7 +517,7 @@ class V4l2Source final : public FrameSource {
   uint32_t stride_ = 0;
   double fps_ = 0;
   MediaDecodeJpegFn* decode_jpeg_ = nullptr;
-  std::vector<MappedBuffer> buffers_;
+  std::vector<V4l2MappedBuffer> buffers_;
   bool requested_ = false;
   bool streaming_ = false;
   TimestampSource timestamp_source_ = TimestampSource::kRead;

@@ -147,5 +147,24 @@ TEST_F(QemuV4l2Test, FramesCarryDriverTimestampsInOrder) {
   }
 }
 
+TEST_F(QemuV4l2Test, AnOutputNodeAndAMissingNodeAreUsageErrors) {
+  EXPECT_EQ(Value("v4l2 output-node exit"), "2") << Section("v4l2 output-node");
+  EXPECT_NE(Section("v4l2 output-node").find("/dev/video1"), std::string::npos)
+      << Section("v4l2 output-node");
+  EXPECT_NE(Section("v4l2 output-node").find("not a single-planar video capture device"),
+            std::string::npos)
+      << Section("v4l2 output-node");
+  EXPECT_EQ(Value("v4l2 missing exit"), "2") << Section("v4l2 missing");
+  EXPECT_NE(Section("v4l2 missing").find("/dev/video99 does not exist"), std::string::npos)
+      << Section("v4l2 missing");
+}
+
+TEST_F(QemuV4l2Test, ASecondCaptureWhileOneStreamsIsBusy) {
+  EXPECT_EQ(Value("v4l2 busy exit"), "3") << Section("v4l2 busy");
+  EXPECT_NE(Section("v4l2 busy").find("/dev/video0 is busy"), std::string::npos)
+      << Section("v4l2 busy");
+  EXPECT_EQ(Value("v4l2 holder exit"), "0") << "the first capture must be unharmed";
+}
+
 }  // namespace
 }  // namespace rtpulse
