@@ -1,5 +1,5 @@
 // Loads librtpulse_e2e_media.so (sources.h): from the build tree for a binary that runs there,
-// else from the installed library folder.
+// else from the library folder of the prefix the binary is installed in.
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -19,13 +19,17 @@ std::string MediaModulePath() {
   const std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
   const std::string build_dir = RTPULSE_MEDIA_BUILD_TREE;
   if (!build_dir.empty() && self.rfind(build_dir + "/", 0) == 0) return RTPULSE_MEDIA_BUILD_PATH;
-  return RTPULSE_MEDIA_INSTALL_PATH;
+  // Installed: PREFIX/bin/rtpulse and PREFIX/LIBDIR/rtpulse/, whatever the prefix (the .deb's
+  // /usr or a `cmake --install` prefix).
+  const size_t slash = self.rfind('/');
+  const std::string bin_dir = slash == std::string::npos ? "." : self.substr(0, slash);
+  return bin_dir + "/../" RTPULSE_MEDIA_INSTALL_REL;
 #else
   return "";
 #endif
 }
 
-Expected<const MediaModule*> LoadOnce() {
+Expected<const MediaModule*> LoadMediaModuleOnce() {
   static MediaModule module;
   module.path = MediaModulePath();
   if (module.path.empty()) {
@@ -48,9 +52,10 @@ Expected<const MediaModule*> LoadOnce() {
       reinterpret_cast<MediaDecodeJpegFn*>(::dlsym(handle, "rtpulse_media_decode_jpeg"));
   if (abi == nullptr || abi() != kMediaAbi || module.make_source == nullptr ||
       module.decode_jpeg == nullptr) {
-    return ResourceError(fmt::format("{} is not the media module of this rtpulse (another "
-                                     "version?); reinstall rtpulse",
-                                     module.path));
+    return ResourceError(
+        fmt::format("{} is not the media module of this rtpulse (another "
+                    "version?); reinstall rtpulse",
+                    module.path));
   }
   return &module;  // the handle stays open for the process's life
 }
@@ -58,7 +63,7 @@ Expected<const MediaModule*> LoadOnce() {
 }  // namespace
 
 Expected<const MediaModule*> LoadMediaModule() {
-  static const Expected<const MediaModule*> kLoaded = LoadOnce();
+  static const Expected<const MediaModule*> kLoaded = LoadMediaModuleOnce();
   return kLoaded;
 }
 

@@ -62,8 +62,8 @@ Status CheckFileExists(const std::string& path, const std::string& text, bool fo
                                   folder ? "folder of images" : "video file"));
   }
   if (folder ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    return UsageError(fmt::format("--source {}: {} is not a {}", Printable(text),
-                                  Printable(path), folder ? "folder" : "regular file"));
+    return UsageError(fmt::format("--source {}: {} is not a {}", Printable(text), Printable(path),
+                                  folder ? "folder" : "regular file"));
   }
   return Status::Ok();
 }
@@ -84,9 +84,10 @@ class VideoSource final : public FrameSource {
     }
     cv::Mat first;
     if (!capture_.read(first) || first.empty()) {
-      return UsageError(fmt::format("--source {}: {} has no frame OpenCV's FFMPEG backend can "
-                                    "decode",
-                                    Printable(spec_.text), Printable(spec_.path)));
+      return UsageError(
+          fmt::format("--source {}: {} has no frame OpenCV's FFMPEG backend can "
+                      "decode",
+                      Printable(spec_.text), Printable(spec_.path)));
     }
     if (Status s = CopyMatToImage(first, first_, spec_.path); !s) return s;
     fps_ = capture_.get(cv::CAP_PROP_FPS);
@@ -261,8 +262,9 @@ __attribute__((visibility("default"))) rtpulse::e2e::FrameSource* rtpulse_media_
   return nullptr;
 }
 
-__attribute__((visibility("default"))) bool rtpulse_media_decode_jpeg(
-    const uint8_t* data, size_t size, rtpulse::e2e::Image* image) {
+__attribute__((visibility("default"))) bool rtpulse_media_decode_jpeg(const uint8_t* data,
+                                                                      size_t size,
+                                                                      rtpulse::e2e::Image* image) {
   const cv::Mat encoded(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data));
   const cv::Mat decoded = cv::imdecode(encoded, cv::IMREAD_COLOR);
   if (decoded.empty() || decoded.type() != CV_8UC3) return false;

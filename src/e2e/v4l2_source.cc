@@ -33,7 +33,7 @@ int V4l2Ioctl(int fd, unsigned long request, void* arg) {
   return r;
 }
 
-std::string FourccName(uint32_t fourcc) {
+std::string V4l2FourccName(uint32_t fourcc) {
   std::string name;
   for (int i = 0; i < 4; ++i) {
     const char c = static_cast<char>((fourcc >> (8 * i)) & 0xff);
@@ -72,7 +72,7 @@ int V4l2FormatRank(uint32_t fourcc) {
   }
 }
 
-uint8_t YuvClamp(int v) {
+uint8_t V4l2YuvClamp(int v) {
   return static_cast<uint8_t>(std::clamp(v, 0, 255));
 }
 
@@ -93,9 +93,9 @@ void YuyvToBgr(const uint8_t* src, size_t stride, int width, int height, uint8_t
       const int buv = 516 * u;
       for (int k = 0; k < 2 && x + k < width; ++k) {
         const int c = 298 * std::max(s[2 * k] - 16, 0) + 128;  // footroom is black
-        d[0] = YuvClamp((c + buv) >> 8);
-        d[1] = YuvClamp((c + guv) >> 8);
-        d[2] = YuvClamp((c + ruv) >> 8);
+        d[0] = V4l2YuvClamp((c + buv) >> 8);
+        d[1] = V4l2YuvClamp((c + guv) >> 8);
+        d[2] = V4l2YuvClamp((c + ruv) >> 8);
         d += 3;
       }
       s += 4;
@@ -105,7 +105,7 @@ void YuyvToBgr(const uint8_t* src, size_t stride, int width, int height, uint8_t
 
 namespace {
 
-struct MappedBuffer {
+struct V4l2MappedBuffer {
   void* start = MAP_FAILED;
   size_t length = 0;
 };
@@ -172,7 +172,7 @@ class V4l2Source final : public FrameSource {
     return fmt::format("v4l2 {} ({} {}, {}x{}{} {}, {}, timestamps {})", Printable(spec_.path),
                        driver_, card_, width_, height_,
                        resized ? fmt::format(" (asked {}x{})", spec_.width, spec_.height) : "",
-                       FourccName(pixel_format_),
+                       V4l2FourccName(pixel_format_),
                        fps_ > 0 ? fmt::format("{:.4g} fps", fps_) : std::string("fps not known"),
                        TimestampSourceName(timestamp_source_));
   }
@@ -196,17 +196,19 @@ class V4l2Source final : public FrameSource {
           Printable(spec_.text), Name(), std::strerror(errno)));
     }
     if (!S_ISCHR(st.st_mode)) {
-      return UsageError(fmt::format("--source {}: {} is not a character device (a V4L2 "
-                                    "device is /dev/videoN)",
-                                    Printable(spec_.text), Name()));
+      return UsageError(
+          fmt::format("--source {}: {} is not a character device (a V4L2 "
+                      "device is /dev/videoN)",
+                      Printable(spec_.text), Name()));
     }
     fd_ = ::open(spec_.path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) {
       const int err = errno;
       if (err == EACCES || err == EPERM) {
-        return ResourceError(fmt::format("--source {}: cannot open {} ({}); run as root or "
-                                         "join the video group",
-                                         Printable(spec_.text), Name(), std::strerror(err)));
+        return ResourceError(
+            fmt::format("--source {}: cannot open {} ({}); run as root or "
+                        "join the video group",
+                        Printable(spec_.text), Name(), std::strerror(err)));
       }
       if (err == EBUSY) return Busy("open");
       return ResourceError(fmt::format("--source {}: cannot open {} ({})", Printable(spec_.text),
@@ -232,9 +234,10 @@ class V4l2Source final : public FrameSource {
     v4l2_capability cap{};
     if (V4l2Ioctl(fd_, VIDIOC_QUERYCAP, &cap) < 0) {
       if (errno == ENOTTY || errno == EINVAL) {
-        return UsageError(fmt::format("--source {}: {} is not a V4L2 device (VIDIOC_QUERYCAP: "
-                                      "{})",
-                                      Printable(spec_.text), Name(), std::strerror(errno)));
+        return UsageError(
+            fmt::format("--source {}: {} is not a V4L2 device (VIDIOC_QUERYCAP: "
+                        "{})",
+                        Printable(spec_.text), Name(), std::strerror(errno)));
       }
       return IoctlError("VIDIOC_QUERYCAP");
     }
@@ -251,9 +254,10 @@ class V4l2Source final : public FrameSource {
           mplane ? " (it captures multi-planar only, which rtpulse does not read)" : ""));
     }
     if ((caps & V4L2_CAP_STREAMING) == 0) {
-      return UsageError(fmt::format("--source {}: {} ({}) does not support streaming I/O, "
-                                    "which rtpulse needs for driver timestamps",
-                                    Printable(spec_.text), Name(), card_));
+      return UsageError(
+          fmt::format("--source {}: {} ({}) does not support streaming I/O, "
+                      "which rtpulse needs for driver timestamps",
+                      Printable(spec_.text), Name(), card_));
     }
     return Status::Ok();
   }
@@ -286,15 +290,14 @@ class V4l2Source final : public FrameSource {
     }
     if (usable.empty()) {
       std::string names;
-      for (uint32_t f : offered) names += (names.empty() ? "" : ", ") + FourccName(f);
+      for (uint32_t f : offered) names += (names.empty() ? "" : ", ") + V4l2FourccName(f);
       return UsageError(fmt::format(
           "--source {}: {} offers no pixel format rtpulse reads (it offers {}; rtpulse reads "
           "YUYV, BGR3, RGB3 and MJPG{})",
           Printable(spec_.text), Name(), names.empty() ? "none" : names, jpeg_why));
     }
-    std::stable_sort(usable.begin(), usable.end(), [](uint32_t a, uint32_t b) {
-      return V4l2FormatRank(a) < V4l2FormatRank(b);
-    });
+    std::stable_sort(usable.begin(), usable.end(),
+                     [](uint32_t a, uint32_t b) { return V4l2FormatRank(a) < V4l2FormatRank(b); });
     v4l2_format fmt{};
     fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
     if (V4l2Ioctl(fd_, VIDIOC_G_FMT, &fmt) < 0) return IoctlError("VIDIOC_G_FMT");
@@ -309,8 +312,8 @@ class V4l2Source final : public FrameSource {
     pixel_format_ = fmt.fmt.pix.pixelformat;
     if (!V4l2FormatSupported(pixel_format_, decode_jpeg_ != nullptr)) {
       return UsageError(fmt::format("--source {}: {} was asked for {} and set {}",
-                                    Printable(spec_.text), Name(), FourccName(usable.front()),
-                                    FourccName(pixel_format_)));
+                                    Printable(spec_.text), Name(), V4l2FourccName(usable.front()),
+                                    V4l2FourccName(pixel_format_)));
     }
     width_ = static_cast<int>(fmt.fmt.pix.width);
     height_ = static_cast<int>(fmt.fmt.pix.height);
@@ -329,9 +332,10 @@ class V4l2Source final : public FrameSource {
     if (V4l2Ioctl(fd_, VIDIOC_G_PARM, &parm) < 0) return Status::Ok();  // Not every driver.
     if (spec_.fps > 0) {
       if ((parm.parm.capture.capability & V4L2_CAP_TIMEPERFRAME) == 0) {
-        return UsageError(fmt::format("--source {}: {} cannot set its frame rate; leave out "
-                                      "the fps option",
-                                      Printable(spec_.text), Name()));
+        return UsageError(
+            fmt::format("--source {}: {} cannot set its frame rate; leave out "
+                        "the fps option",
+                        Printable(spec_.text), Name()));
       }
       parm.parm.capture.timeperframe.numerator = 1000;
       parm.parm.capture.timeperframe.denominator =
@@ -357,9 +361,10 @@ class V4l2Source final : public FrameSource {
     }
     requested_ = true;
     if (req.count < 2) {
-      return ResourceError(fmt::format("{}: the driver granted {} buffer(s), at least 2 are "
-                                       "needed",
-                                       Name(), req.count));
+      return ResourceError(
+          fmt::format("{}: the driver granted {} buffer(s), at least 2 are "
+                      "needed",
+                      Name(), req.count));
     }
     buffers_.resize(req.count);
     for (uint32_t i = 0; i < req.count; ++i) {
@@ -369,11 +374,11 @@ class V4l2Source final : public FrameSource {
       buf.index = i;
       if (V4l2Ioctl(fd_, VIDIOC_QUERYBUF, &buf) < 0) return IoctlError("VIDIOC_QUERYBUF");
       if (i == 0) timestamp_source_ = StampOf(buf.flags);
-      void* start = ::mmap(nullptr, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-                           buf.m.offset);
+      void* start =
+          ::mmap(nullptr, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, buf.m.offset);
       if (start == MAP_FAILED) {
-        return ResourceError(fmt::format("{}: cannot map buffer {} ({})", Name(), i,
-                                         std::strerror(errno)));
+        return ResourceError(
+            fmt::format("{}: cannot map buffer {} ({})", Name(), i, std::strerror(errno)));
       }
       buffers_[i] = {start, buf.length};
       if (V4l2Ioctl(fd_, VIDIOC_QBUF, &buf) < 0) return IoctlError("VIDIOC_QBUF");
@@ -442,12 +447,12 @@ class V4l2Source final : public FrameSource {
     if (V4l2IsJpeg(pixel_format_)) {
       return DecodeJpeg(data, used, image);
     }
-    const size_t needed = static_cast<size_t>(stride_) * static_cast<size_t>(height_ - 1) +
-                          static_cast<size_t>(width_) *
-                              (pixel_format_ == V4L2_PIX_FMT_YUYV ? 2 : 3);
+    const size_t needed =
+        static_cast<size_t>(stride_) * static_cast<size_t>(height_ - 1) +
+        static_cast<size_t>(width_) * (pixel_format_ == V4L2_PIX_FMT_YUYV ? 2 : 3);
     if (used < needed) {
       return Failure(fmt::format("{}: frame {} has {} bytes, a {}x{} {} frame needs {}", Name(),
-                                 buf.sequence, used, width_, height_, FourccName(pixel_format_),
+                                 buf.sequence, used, width_, height_, V4l2FourccName(pixel_format_),
                                  needed));
     }
     image.Reshape(width_, height_);
@@ -487,7 +492,7 @@ class V4l2Source final : public FrameSource {
       V4l2Ioctl(fd_, VIDIOC_STREAMOFF, &type);
       streaming_ = false;
     }
-    for (MappedBuffer& b : buffers_) {
+    for (V4l2MappedBuffer& b : buffers_) {
       if (b.start != MAP_FAILED) ::munmap(b.start, b.length);
     }
     buffers_.clear();
@@ -512,7 +517,7 @@ class V4l2Source final : public FrameSource {
   uint32_t stride_ = 0;
   double fps_ = 0;
   MediaDecodeJpegFn* decode_jpeg_ = nullptr;
-  std::vector<MappedBuffer> buffers_;
+  std::vector<V4l2MappedBuffer> buffers_;
   bool requested_ = false;
   bool streaming_ = false;
   TimestampSource timestamp_source_ = TimestampSource::kRead;

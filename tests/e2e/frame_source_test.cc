@@ -30,7 +30,8 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// ---- --source -------------------------------------------------------------------------------------
+// ---- --source
+// -------------------------------------------------------------------------------------
 
 TEST(SourceSpecTest, EveryFormParses) {
   const auto synthetic = ParseSourceSpec("synthetic");
@@ -110,7 +111,8 @@ TEST(SourceSpecTest, LinkingTheSourcesLoadsNoVideoOrImageLibrary) {
   EXPECT_FALSE(Contains(maps, "librtpulse_e2e_media"));
 }
 
-// ---- --reference ----------------------------------------------------------------------------------
+// ---- --reference
+// ----------------------------------------------------------------------------------
 
 TEST(ReferenceFileTest, ReadsPointsSkippingHeaderCommentsAndBlankLines) {
   testutil::TempDir dir;
@@ -146,8 +148,8 @@ TEST(ReferenceFileTest, BadLinesNameFileLineAndValue) {
     EXPECT_EQ(points.error().code, ExitCode::kUsage);
     EXPECT_TRUE(Contains(points.error().message, dir.File("bad.csv"))) << points.error().message;
     for (const std::string& part : parts) {
-      EXPECT_TRUE(Contains(points.error().message, part)) << part << " in "
-                                                          << points.error().message;
+      EXPECT_TRUE(Contains(points.error().message, part))
+          << part << " in " << points.error().message;
     }
   }
   const auto missing = ReadReferenceFile(dir.File("none.csv"));
@@ -156,7 +158,8 @@ TEST(ReferenceFileTest, BadLinesNameFileLineAndValue) {
   EXPECT_TRUE(Contains(missing.error().message, "none.csv"));
 }
 
-// ---- The synthetic scene --------------------------------------------------------------------------
+// ---- The synthetic scene
+// --------------------------------------------------------------------------
 
 struct SceneTruth {
   struct Frame {
@@ -258,7 +261,10 @@ TEST(SyntheticSourceTest, ObstaclePixelsAreWhereThePythonBoxIs) {
     if (truth.frames.count(i) == 0) continue;
     const auto& t = truth.frames.at(i);
     const int w = frame.image.width;
-    const auto blue = [&](int x, int y) { return frame.image.bgr[static_cast<size_t>((y * w + x) * 3)]; };
+    const auto blue = [&](int x, int y) {
+      return frame.image
+          .bgr[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
+    };
     const int y = 374;  // the box always reaches below the bottom row in the default scene
     int x0 = -1;
     int x1 = -1;
@@ -310,7 +316,8 @@ TEST(SyntheticSourceTest, ReferencesAreVisibleGroundPointsWithTheirExactDepth) {
   }
 }
 
-// ---- YUYV conversion against OpenCV's (python3-opencv) -------------------------------------------
+// ---- YUYV conversion against OpenCV's (python3-opencv)
+// -------------------------------------------
 
 TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
   testutil::TempDir dir;
@@ -321,8 +328,8 @@ TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
   for (auto& b : yuyv) b = static_cast<uint8_t>(rng());
   // Limited-range extremes too: black, white, saturated chroma.
   for (int k = 0; k < 8; ++k) {
-    const uint8_t sample[4][4] = {{16, 128, 16, 128}, {235, 128, 235, 128}, {81, 90, 81, 240},
-                                  {0, 0, 255, 255}};
+    const uint8_t sample[4][4] = {
+        {16, 128, 16, 128}, {235, 128, 235, 128}, {81, 90, 81, 240}, {0, 0, 255, 255}};
     std::copy(sample[k % 4], sample[k % 4] + 4, yuyv.begin() + 4 * k);
   }
   std::ofstream(dir.File("in.yuyv"), std::ios::binary)
@@ -341,17 +348,18 @@ TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
     std::copy_n(yuyv.begin() + y * w * 2, w * 2, padded.begin() + y * (w * 2 + 8));
   }
   std::vector<uint8_t> bgr(expected.size());
-  YuyvToBgr(padded.data(), static_cast<size_t>(w * 2 + 8), w, h, bgr.data());
+  YuyvToBgr(padded.data(), static_cast<size_t>(w) * 2 + 8, w, h, bgr.data());
   int worst = 0;
   for (size_t i = 0; i < bgr.size(); ++i) {
     worst = std::max(worst, std::abs(int{bgr[i]} - int{static_cast<uint8_t>(expected[i])}));
   }
   EXPECT_LE(worst, 1) << "largest difference from cv2.cvtColor";
-  EXPECT_EQ(bgr[0], 0);  // Y 16: black
+  EXPECT_EQ(bgr[0], 0);        // Y 16: black
   EXPECT_EQ(bgr[3 * 2], 255);  // Y 235: white
 }
 
-// ---- V4L2 errors this machine can show (the device itself: the QEMU guest with vivid) -------------
+// ---- V4L2 errors this machine can show (the device itself: the QEMU guest with vivid)
+// -------------
 
 TEST(V4l2SourceTest, MissingDeviceNonDeviceAndNonV4l2AreUsageErrors) {
   testutil::TempDir dir;

@@ -19,8 +19,9 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 void Ffmpeg(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                   "testsrc2=size=320x240:rate=10", "-frames:v", "30"};
+  std::vector<std::string> argv = {
+      "/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10",
+      "-frames:v",       "30"};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto run = testutil::RunProcess(argv);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -101,7 +102,8 @@ TEST(VideoSourceTest, LoopRewindsToTheFirstFrame) {
   const std::string bytes = ReadAll(**source, frames, 75);
   ASSERT_EQ(frames, 75);
   const size_t frame_bytes = 320 * 240 * 3;
-  EXPECT_TRUE(bytes.substr(30 * frame_bytes, 30 * frame_bytes) == bytes.substr(0, 30 * frame_bytes));
+  EXPECT_TRUE(bytes.substr(30 * frame_bytes, 30 * frame_bytes) ==
+              bytes.substr(0, 30 * frame_bytes));
   EXPECT_TRUE(bytes.substr(60 * frame_bytes) == bytes.substr(0, 15 * frame_bytes));
 }
 
@@ -117,10 +119,11 @@ TEST(VideoSourceTest, MissingFolderAndNonVideoAreUsageErrorsNamingThePath) {
 }
 
 std::vector<uint8_t> Pattern(int i, int w, int h) {
-  std::vector<uint8_t> bgr(static_cast<size_t>(w * h * 3));
+  std::vector<uint8_t> bgr(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
-      uint8_t* p = &bgr[static_cast<size_t>((y * w + x) * 3)];
+      uint8_t* p =
+          &bgr[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3];
       p[0] = static_cast<uint8_t>((x * 3 + y * 5 + i * 7) % 256);
       p[1] = static_cast<uint8_t>((x * y + i * 11) % 256);
       p[2] = static_cast<uint8_t>((x + 2 * y + i * 13) % 256);
@@ -131,8 +134,7 @@ std::vector<uint8_t> Pattern(int i, int w, int h) {
 
 void WriteImages(const std::string& folder, int n, int w, int h) {
   const auto run = testutil::RunProcess({"/usr/bin/python3", kTruth, "write-images", folder,
-                                         std::to_string(n), std::to_string(w),
-                                         std::to_string(h)});
+                                         std::to_string(n), std::to_string(w), std::to_string(h)});
   ASSERT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -176,7 +178,8 @@ TEST(ImagesSourceTest, MixedSizesEmptyMissingAndUndecodableAreUsageErrors) {
   auto source = Open("images:" + mixed.path());
   ASSERT_FALSE(source);
   EXPECT_EQ(source.error().code, ExitCode::kUsage);
-  EXPECT_TRUE(Contains(source.error().message, "frame_001b.png is 40x24")) << source.error().message;
+  EXPECT_TRUE(Contains(source.error().message, "frame_001b.png is 40x24"))
+      << source.error().message;
   EXPECT_TRUE(Contains(source.error().message, "32x24")) << source.error().message;
 
   testutil::TempDir empty;

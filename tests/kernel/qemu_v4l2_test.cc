@@ -37,7 +37,9 @@ struct FramesCsv {
     }
     return -1;
   }
-  int64_t At(size_t row, int column) const { return std::stoll(rows[row][static_cast<size_t>(column)]); }
+  int64_t At(size_t row, int column) const {
+    return std::stoll(rows[row][static_cast<size_t>(column)]);
+  }
 };
 
 FramesCsv ParseFrames(const std::string& text) {
@@ -79,8 +81,7 @@ class QemuV4l2Test : public ::testing::Test {
 };
 
 TEST_F(QemuV4l2Test, TheGuestHasVividsCaptureDevice) {
-  EXPECT_NE(Value("v4l2 devices").find("/dev/video0"), std::string::npos)
-      << Value("v4l2 devices");
+  EXPECT_NE(Value("v4l2 devices").find("/dev/video0"), std::string::npos) << Value("v4l2 devices");
   EXPECT_EQ(Value("v4l2 driver"), "vivid");
   EXPECT_NE(Value("v4l2 name").find("vid-cap"), std::string::npos) << Value("v4l2 name");
 }
@@ -144,6 +145,25 @@ TEST_F(QemuV4l2Test, FramesCarryDriverTimestampsInOrder) {
       EXPECT_LE(r, csv.At(i, alert)) << "frame " << i;
     }
   }
+}
+
+TEST_F(QemuV4l2Test, AnOutputNodeAndAMissingNodeAreUsageErrors) {
+  EXPECT_EQ(Value("v4l2 output-node exit"), "2") << Section("v4l2 output-node");
+  EXPECT_NE(Section("v4l2 output-node").find("/dev/video1"), std::string::npos)
+      << Section("v4l2 output-node");
+  EXPECT_NE(Section("v4l2 output-node").find("not a single-planar video capture device"),
+            std::string::npos)
+      << Section("v4l2 output-node");
+  EXPECT_EQ(Value("v4l2 missing exit"), "2") << Section("v4l2 missing");
+  EXPECT_NE(Section("v4l2 missing").find("/dev/video99 does not exist"), std::string::npos)
+      << Section("v4l2 missing");
+}
+
+TEST_F(QemuV4l2Test, ASecondCaptureWhileOneStreamsIsBusy) {
+  EXPECT_EQ(Value("v4l2 busy exit"), "3") << Section("v4l2 busy");
+  EXPECT_NE(Section("v4l2 busy").find("/dev/video0 is busy"), std::string::npos)
+      << Section("v4l2 busy");
+  EXPECT_EQ(Value("v4l2 holder exit"), "0") << "the first capture must be unharmed";
 }
 
 }  // namespace

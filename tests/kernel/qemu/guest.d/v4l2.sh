@@ -3,7 +3,7 @@
 # Feature check run by the QEMU guest's /init: `rtpulse e2e` from vivid's capture device
 # (the V4L2 test driver built into the guest kernel), with the tiny generated model.
 # tests/kernel/qemu_v4l2_test.cc asserts on what it prints: "v4l2 KEY: value" lines and the
-# sections "v4l2 run", "v4l2 frames.csv" and "v4l2 e2e.json".
+# sections "v4l2 run", "v4l2 frames.csv", "v4l2 e2e.json" and the error cases.
 say() { echo "RTPULSE-GUEST: $*"; }
 
 devices=""
@@ -36,4 +36,41 @@ say "begin v4l2 e2e.json"
 [ -n "$json" ] && head -n 400 "$json"
 echo
 say "end v4l2 e2e.json"
+
+# Bad input and a busy device, through the same command: vivid's output node is no capture
+# device (usage, 2), a missing node is usage (2), and a second capture while a first streams
+# is busy (resource, 3). The first run holds /dev/video0 once its fd is open and streaming.
+e2e_quick() {
+  rtpulse e2e --source "$1" --model /models/depth-tiny.onnx --frames "$2" --warmup 0 \
+    --out "/tmp/e2e-v4l2-$3" -q
+}
+say "begin v4l2 output-node"
+e2e_quick v4l2:/dev/video1 2 output 2>&1
+say "v4l2 output-node exit: $?"
+say "end v4l2 output-node"
+say "begin v4l2 missing"
+e2e_quick v4l2:/dev/video99 2 missing 2>&1
+say "v4l2 missing exit: $?"
+say "end v4l2 missing"
+rtpulse e2e --source v4l2:/dev/video0 --model /models/depth-tiny.onnx --frames 40 --warmup 0 \
+  --out /tmp/e2e-v4l2-holder -q >/tmp/holder.log 2>&1 &
+holder=$!
+holds_camera() {
+  for fd in "/proc/$1/fd/"*; do
+    [ "$(readlink "$fd" 2>/dev/null)" = /dev/video0 ] && return 0
+  done
+  return 1
+}
+tries=0
+while [ $tries -lt 300 ] && ! holds_camera "$holder"; do
+  sleep 0.1
+  tries=$((tries + 1))
+done
+sleep 1
+say "begin v4l2 busy"
+e2e_quick v4l2:/dev/video0 2 busy 2>&1
+say "v4l2 busy exit: $?"
+say "end v4l2 busy"
+wait "$holder"
+say "v4l2 holder exit: $?"
 exit "$rc"
