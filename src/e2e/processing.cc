@@ -189,26 +189,23 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
   const double scale_x = 1.0 / (static_cast<double>(in_w) / crop_w_);
   const double scale_y = 1.0 / (static_cast<double>(in_h) / crop_h_);
   const int row_elems = in_w * 3;
-  xofs_.assign(static_cast<size_t>(row_elems), 0);
-  xalpha_.assign(static_cast<size_t>(row_elems) * 2, 0);
-  xmax_ = row_elems;
+  // Per output pixel (the three channels share the source pixel and the weights).
+  xofs_.assign(static_cast<size_t>(in_w), 0);
+  xalpha_.assign(static_cast<size_t>(in_w) * 2, 0);
+  xmax_ = in_w;
   for (int dx = 0; dx < in_w; ++dx) {
     float fx = static_cast<float>((dx + 0.5) * scale_x - 0.5);
     int sx = static_cast<int>(std::floor(fx));
     fx -= static_cast<float>(sx);
     if (sx < 0) fx = 0, sx = 0;
     if (sx + 1 >= crop_w_) {
-      xmax_ = std::min(xmax_, dx * 3);
+      xmax_ = std::min(xmax_, dx);
       if (sx >= crop_w_ - 1) fx = 0, sx = crop_w_ - 1;
     }
-    const int16_t a0 = ProcResizeWeight(1.f - fx), a1 = ProcResizeWeight(fx);
-    for (int k = 0; k < 3; ++k) {
-      const int elem = dx * 3 + k;
-      const auto e = static_cast<size_t>(elem);
-      xofs_[e] = sx * 3 + k;
-      xalpha_[e * 2] = a0;
-      xalpha_[e * 2 + 1] = a1;
-    }
+    const auto d = static_cast<size_t>(dx);
+    xofs_[d] = sx * 3;
+    xalpha_[d * 2] = ProcResizeWeight(1.f - fx);
+    xalpha_[d * 2 + 1] = ProcResizeWeight(fx);
   }
   yofs_.assign(static_cast<size_t>(in_h) * 2, 0);
   ybeta_.assign(static_cast<size_t>(in_h) * 2, 0);
@@ -234,14 +231,20 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
 }
 
 void Preprocessor::ResizeRow(const uint8_t* src_row, int32_t* dst) const {
-  const int row_elems = model_.in_width * 3;
-  int e = 0;
-  for (; e < xmax_; ++e) {
-    const int sx = xofs_[static_cast<size_t>(e)];
-    dst[e] = src_row[sx] * xalpha_[static_cast<size_t>(e) * 2] +
-             src_row[sx + 3] * xalpha_[static_cast<size_t>(e) * 2 + 1];
+  const int in_w = model_.in_width;
+  int dx = 0;
+  for (; dx < xmax_; ++dx, dst += 3) {
+    const uint8_t* p = src_row + xofs_[static_cast<size_t>(dx)];
+    const int32_t a0 = xalpha_[static_cast<size_t>(dx) * 2];
+    const int32_t a1 = xalpha_[static_cast<size_t>(dx) * 2 + 1];
+    dst[0] = p[0] * a0 + p[3] * a1;
+    dst[1] = p[1] * a0 + p[4] * a1;
+    dst[2] = p[2] * a0 + p[5] * a1;
   }
-  for (; e < row_elems; ++e) dst[e] = src_row[xofs_[static_cast<size_t>(e)]] * kProcResizeCoefScale;
+  for (; dx < in_w; ++dx, dst += 3) {
+    const uint8_t* p = src_row + xofs_[static_cast<size_t>(dx)];
+    for (int k = 0; k < 3; ++k) dst[k] = p[k] * kProcResizeCoefScale;
+  }
 }
 
 const int32_t* Preprocessor::HorizontalRow(const uint8_t* crop_origin, int row, int keep_row) {
