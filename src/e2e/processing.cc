@@ -16,46 +16,49 @@ namespace {
 // units of 1/2048; the vertical pass works on (sum >> 4) with 16-bit high multiplies and a
 // rounding shift by 2 (its vector path, which OpenCV 4.6 takes for every element: checked
 // against cv2.resize on rows that are not whole vector groups too).
-constexpr int kResizeCoefBits = 11;
-constexpr int kResizeCoefScale = 1 << kResizeCoefBits;
+constexpr int kProcResizeCoefBits = 11;
+constexpr int kProcResizeCoefScale = 1 << kProcResizeCoefBits;
 
-int16_t ResizeWeight(float w) {
+int16_t ProcResizeWeight(float w) {
   // saturate_cast<short>(float) rounds to nearest, ties to even (cvRound).
-  const long r = std::lrint(w * static_cast<float>(kResizeCoefScale));
+  const long r = std::lrint(w * static_cast<float>(kProcResizeCoefScale));
   return static_cast<int16_t>(std::clamp<long>(r, std::numeric_limits<int16_t>::min(),
                                                std::numeric_limits<int16_t>::max()));
 }
 
-uint8_t ClampToByte(int v) { return static_cast<uint8_t>(std::clamp(v, 0, 255)); }
+uint8_t ProcClampToByte(int v) {
+  return static_cast<uint8_t>(std::clamp(v, 0, 255));
+}
 
 // The vector path's arithmetic, element by element (v_mul_hi of int16, then v_rshr_pack_u<2>).
-uint8_t VerticalRounding(int32_t s0, int32_t s1, int16_t b0, int16_t b1) {
+uint8_t ProcVerticalRounding(int32_t s0, int32_t s1, int16_t b0, int16_t b1) {
   const int32_t h0 = (static_cast<int16_t>(s0 >> 4) * static_cast<int32_t>(b0)) >> 16;
   const int32_t h1 = (static_cast<int16_t>(s1 >> 4) * static_cast<int32_t>(b1)) >> 16;
-  return ClampToByte((h0 + h1 + 2) >> 2);
+  return ProcClampToByte((h0 + h1 + 2) >> 2);
 }
 
 // A fraction of `size` as a pixel edge: floor(f * size + 0.5).
-int FracToPixel(double f, int size) {
+int ProcFracToPixel(double f, int size) {
   return static_cast<int>(std::floor(f * static_cast<double>(size) + 0.5));
 }
 
-std::string FormatRect(const FracRect& r) {
+std::string ProcFormatRect(const FracRect& r) {
   return fmt::format("{:g},{:g},{:g},{:g}", r.x0, r.y0, r.x1, r.y1);
 }
 
-bool FracRectValid(const FracRect& r) {
+bool ProcFracRectValid(const FracRect& r) {
   const auto in01 = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1; };
   return in01(r.x0) && in01(r.y0) && in01(r.x1) && in01(r.y1) && r.x0 < r.x1 && r.y0 < r.y1;
 }
 
 // The fit on `n` points, no allocation: what both FitScaleShift and the per-frame path use.
-enum class FitOutcome { kOk, kTooFew, kEqualRelative };
+enum class ProcFitOutcome { kOk, kTooFew, kEqualRelative };
 
-FitOutcome FitPoints(const double* relative, const double* metric, size_t n, DepthFit& fit) {
+ProcFitOutcome ProcFitPoints(const double* relative, const double* metric, size_t n,
+                             DepthFit& fit) {
   fit = DepthFit{};
   fit.points = n;
-  if (n < 2) return FitOutcome::kTooFew;
+  if (n < 2) return ProcFitOutcome::kTooFew;
   // Centred sums (the normal equations after subtracting the means): no cancellation when
   // the values sit far from zero.
   long double mean_r = 0, mean_m = 0;
@@ -76,7 +79,7 @@ FitOutcome FitPoints(const double* relative, const double* metric, size_t n, Dep
   }
   // Equal relative values (to 1e-12 of their magnitude): the scale is undefined.
   const long double spread = std::sqrt(sxx / static_cast<long double>(n));
-  if (spread <= 1e-12L * std::max(max_abs_r, 1e-300L)) return FitOutcome::kEqualRelative;
+  if (spread <= 1e-12L * std::max(max_abs_r, 1e-300L)) return ProcFitOutcome::kEqualRelative;
   const long double scale = sxy / sxx;
   const long double shift = mean_m - scale * mean_r;
   long double ss_res = 0;
@@ -88,12 +91,12 @@ FitOutcome FitPoints(const double* relative, const double* metric, size_t n, Dep
   fit.shift = static_cast<double>(shift);
   fit.rms_residual_m = static_cast<double>(std::sqrt(ss_res / static_cast<long double>(n)));
   fit.r2 = syy > 0 ? static_cast<double>(std::max(0.0L, 1.0L - ss_res / syy)) : 0.0;
-  return FitOutcome::kOk;
+  return ProcFitOutcome::kOk;
 }
 
 // numpy.percentile(method="inverted_cdf"): the smallest value whose empirical CDF reaches p,
 // 0-based rank ceil(n * p / 100) - 1, computed as NumPy does so the ranks agree exactly.
-size_t NearestRank(size_t n, double percentile) {
+size_t ProcNearestRank(size_t n, double percentile) {
   const double q = percentile / 100.0;
   const double virtual_index = static_cast<double>(n) * q - 1.0;
   double rank = std::floor(virtual_index);
@@ -160,16 +163,16 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
                       spec.mean[c], spec.std[c], c));
     }
   }
-  if (!FracRectValid(spec.crop)) {
+  if (!ProcFracRectValid(spec.crop)) {
     return UsageError(fmt::format("--crop {}: give X0,Y0,X1,Y1 in 0..1 with X0 < X1, Y0 < Y1",
-                                  FormatRect(spec.crop)));
+                                  ProcFormatRect(spec.crop)));
   }
-  const int x0 = FracToPixel(spec.crop.x0, src_w), x1 = FracToPixel(spec.crop.x1, src_w);
-  const int y0 = FracToPixel(spec.crop.y0, src_h), y1 = FracToPixel(spec.crop.y1, src_h);
+  const int x0 = ProcFracToPixel(spec.crop.x0, src_w), x1 = ProcFracToPixel(spec.crop.x1, src_w);
+  const int y0 = ProcFracToPixel(spec.crop.y0, src_h), y1 = ProcFracToPixel(spec.crop.y1, src_h);
   if (x1 - x0 < 1 || y1 - y0 < 1) {
     return UsageError(fmt::format(
         "--crop {}: keeps {}x{} pixels of the {}x{} frame; widen it to at least one pixel",
-        FormatRect(spec.crop), std::max(0, x1 - x0), std::max(0, y1 - y0), src_w, src_h));
+        ProcFormatRect(spec.crop), std::max(0, x1 - x0), std::max(0, y1 - y0), src_w, src_h));
   }
   spec_ = spec;
   src_w_ = src_w;
@@ -186,25 +189,23 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
   const double scale_x = 1.0 / (static_cast<double>(in_w) / crop_w_);
   const double scale_y = 1.0 / (static_cast<double>(in_h) / crop_h_);
   const int row_elems = in_w * 3;
-  xofs_.assign(static_cast<size_t>(row_elems), 0);
-  xalpha_.assign(static_cast<size_t>(row_elems) * 2, 0);
-  xmax_ = row_elems;
+  // Per output pixel (the three channels share the source pixel and the weights).
+  xofs_.assign(static_cast<size_t>(in_w), 0);
+  xalpha_.assign(static_cast<size_t>(in_w) * 2, 0);
+  xmax_ = in_w;
   for (int dx = 0; dx < in_w; ++dx) {
     float fx = static_cast<float>((dx + 0.5) * scale_x - 0.5);
     int sx = static_cast<int>(std::floor(fx));
     fx -= static_cast<float>(sx);
     if (sx < 0) fx = 0, sx = 0;
     if (sx + 1 >= crop_w_) {
-      xmax_ = std::min(xmax_, dx * 3);
+      xmax_ = std::min(xmax_, dx);
       if (sx >= crop_w_ - 1) fx = 0, sx = crop_w_ - 1;
     }
-    const int16_t a0 = ResizeWeight(1.f - fx), a1 = ResizeWeight(fx);
-    for (int k = 0; k < 3; ++k) {
-      const size_t e = static_cast<size_t>(dx * 3 + k);
-      xofs_[e] = sx * 3 + k;
-      xalpha_[e * 2] = a0;
-      xalpha_[e * 2 + 1] = a1;
-    }
+    const auto d = static_cast<size_t>(dx);
+    xofs_[d] = sx * 3;
+    xalpha_[d * 2] = ProcResizeWeight(1.f - fx);
+    xalpha_[d * 2 + 1] = ProcResizeWeight(fx);
   }
   yofs_.assign(static_cast<size_t>(in_h) * 2, 0);
   ybeta_.assign(static_cast<size_t>(in_h) * 2, 0);
@@ -215,8 +216,8 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
     // Rows clamped into the crop, weights kept (as OpenCV does for rows).
     yofs_[static_cast<size_t>(dy) * 2] = std::clamp(sy, 0, crop_h_ - 1);
     yofs_[static_cast<size_t>(dy) * 2 + 1] = std::clamp(sy + 1, 0, crop_h_ - 1);
-    ybeta_[static_cast<size_t>(dy) * 2] = ResizeWeight(1.f - fy);
-    ybeta_[static_cast<size_t>(dy) * 2 + 1] = ResizeWeight(fy);
+    ybeta_[static_cast<size_t>(dy) * 2] = ProcResizeWeight(1.f - fy);
+    ybeta_[static_cast<size_t>(dy) * 2 + 1] = ProcResizeWeight(fy);
   }
   for (auto& row : hrows_) row.assign(static_cast<size_t>(row_elems), 0);
   hrow_src_[0] = hrow_src_[1] = -1;
@@ -230,14 +231,20 @@ Status Preprocessor::Prepare(const PreprocessSpec& spec, int src_w, int src_h,
 }
 
 void Preprocessor::ResizeRow(const uint8_t* src_row, int32_t* dst) const {
-  const int row_elems = model_.in_width * 3;
-  int e = 0;
-  for (; e < xmax_; ++e) {
-    const int sx = xofs_[static_cast<size_t>(e)];
-    dst[e] = src_row[sx] * xalpha_[static_cast<size_t>(e) * 2] +
-             src_row[sx + 3] * xalpha_[static_cast<size_t>(e) * 2 + 1];
+  const int in_w = model_.in_width;
+  int dx = 0;
+  for (; dx < xmax_; ++dx, dst += 3) {
+    const uint8_t* p = src_row + xofs_[static_cast<size_t>(dx)];
+    const int32_t a0 = xalpha_[static_cast<size_t>(dx) * 2];
+    const int32_t a1 = xalpha_[static_cast<size_t>(dx) * 2 + 1];
+    dst[0] = p[0] * a0 + p[3] * a1;
+    dst[1] = p[1] * a0 + p[4] * a1;
+    dst[2] = p[2] * a0 + p[5] * a1;
   }
-  for (; e < row_elems; ++e) dst[e] = src_row[xofs_[static_cast<size_t>(e)]] * kResizeCoefScale;
+  for (; dx < in_w; ++dx, dst += 3) {
+    const uint8_t* p = src_row + xofs_[static_cast<size_t>(dx)];
+    for (int k = 0; k < 3; ++k) dst[k] = p[k] * kProcResizeCoefScale;
+  }
 }
 
 const int32_t* Preprocessor::HorizontalRow(const uint8_t* crop_origin, int row, int keep_row) {
@@ -282,7 +289,7 @@ Status Preprocessor::Run(const Image& image, Tensor& out) {
     const int16_t b0 = ybeta_[static_cast<size_t>(dy) * 2];
     const int16_t b1 = ybeta_[static_cast<size_t>(dy) * 2 + 1];
     uint8_t* bytes = resized_.data() + static_cast<size_t>(dy) * static_cast<size_t>(row_elems);
-    for (int e = 0; e < row_elems; ++e) bytes[e] = VerticalRounding(s0[e], s1[e], b0, b1);
+    for (int e = 0; e < row_elems; ++e) bytes[e] = ProcVerticalRounding(s0[e], s1[e], b0, b1);
     // BGR bytes -> RGB planes, normalised.
     const size_t base = static_cast<size_t>(dy) * static_cast<size_t>(in_w);
     for (int x = 0; x < in_w; ++x) {
@@ -318,21 +325,21 @@ Expected<DepthFit> FitScaleShift(const std::vector<double>& relative,
   }
   for (size_t i = 0; i < relative.size(); ++i) {
     if (!std::isfinite(relative[i]) || !std::isfinite(metric[i])) {
-      return UsageError(fmt::format(
-          "depth fit: point {} (relative {:g}, depth {:g} m) is not finite", i, relative[i],
-          metric[i]));
+      return UsageError(
+          fmt::format("depth fit: point {} (relative {:g}, depth {:g} m) is not finite", i,
+                      relative[i], metric[i]));
     }
   }
   DepthFit fit;
-  switch (FitPoints(relative.data(), metric.data(), relative.size(), fit)) {
-    case FitOutcome::kOk:
+  switch (ProcFitPoints(relative.data(), metric.data(), relative.size(), fit)) {
+    case ProcFitOutcome::kOk:
       return fit;
-    case FitOutcome::kTooFew:
+    case ProcFitOutcome::kTooFew:
       return UsageError(fmt::format(
           "depth fit: {} reference point(s); a scale and a shift need at least 2 (give more "
           "with --reference)",
           relative.size()));
-    case FitOutcome::kEqualRelative:
+    case ProcFitOutcome::kEqualRelative:
       break;
   }
   return UsageError(fmt::format(
@@ -360,8 +367,8 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
                               const std::vector<ReferencePoint>& references) {
   prepared_ = false;
   if (!std::isfinite(spec.near_m) || spec.near_m <= 0) {
-    return UsageError(fmt::format("--near {:g}: must be a distance > 0 m, e.g. --near 1.0",
-                                  spec.near_m));
+    return UsageError(
+        fmt::format("--near {:g}: must be a distance > 0 m, e.g. --near 1.0", spec.near_m));
   }
   if (!std::isfinite(spec.clear_m) || spec.clear_m < spec.near_m) {
     return UsageError(fmt::format(
@@ -370,8 +377,7 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
         spec.clear_m, spec.near_m, spec.near_m * 1.25));
   }
   if (!std::isfinite(spec.percentile) || spec.percentile < 0 || spec.percentile > 100) {
-    return UsageError(
-        fmt::format("ROI percentile {:g} is outside 0..100", spec.percentile));
+    return UsageError(fmt::format("ROI percentile {:g} is outside 0..100", spec.percentile));
   }
   if (model.out_channels != 1 || model.out_width <= 0 || model.out_height <= 0) {
     return UsageError(fmt::format(
@@ -379,18 +385,17 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
         "1x1xHxW output)",
         model.out_channels, model.out_height, model.out_width));
   }
-  if (!FracRectValid(spec.roi)) {
+  if (!ProcFracRectValid(spec.roi)) {
     return UsageError(fmt::format("--roi {}: give X0,Y0,X1,Y1 in 0..1 with X0 < X1, Y0 < Y1",
-                                  FormatRect(spec.roi)));
+                                  ProcFormatRect(spec.roi)));
   }
-  const int x0 = FracToPixel(spec.roi.x0, model.out_width);
-  const int x1 = FracToPixel(spec.roi.x1, model.out_width);
-  const int y0 = FracToPixel(spec.roi.y0, model.out_height);
-  const int y1 = FracToPixel(spec.roi.y1, model.out_height);
+  const int x0 = ProcFracToPixel(spec.roi.x0, model.out_width);
+  const int x1 = ProcFracToPixel(spec.roi.x1, model.out_width);
+  const int y0 = ProcFracToPixel(spec.roi.y0, model.out_height);
+  const int y1 = ProcFracToPixel(spec.roi.y1, model.out_height);
   if (x1 - x0 < 1 || y1 - y0 < 1) {
-    return UsageError(fmt::format(
-        "--roi {}: keeps no pixel of the {}x{} depth map; widen it", FormatRect(spec.roi),
-        model.out_width, model.out_height));
+    return UsageError(fmt::format("--roi {}: keeps no pixel of the {}x{} depth map; widen it",
+                                  ProcFormatRect(spec.roi), model.out_width, model.out_height));
   }
   spec_ = spec;
   model_ = model;
@@ -429,8 +434,7 @@ Status Postprocessor::MapReferences(const Preprocessor& pre,
     if (!uv) continue;
     // The nearest output pixel centre to (u, v) is pixel floor(u), floor(v).
     const int col = std::clamp(static_cast<int>(std::floor(uv->first)), 0, model_.out_width - 1);
-    const int row =
-        std::clamp(static_cast<int>(std::floor(uv->second)), 0, model_.out_height - 1);
+    const int row = std::clamp(static_cast<int>(std::floor(uv->second)), 0, model_.out_height - 1);
     ref_index_.push_back(row * model_.out_width + col);
     ref_metric_.push_back(r.depth_m);
   }
@@ -449,9 +453,9 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   if (!prepared_) return Failure("postprocess: Run before a successful Prepare");
   const size_t w = static_cast<size_t>(model_.out_width);
   if (relative_depth.data.size() != w * static_cast<size_t>(model_.out_height)) {
-    return UsageError(fmt::format(
-        "postprocess: depth map has {} values, the model's output is 1x1x{}x{}",
-        relative_depth.data.size(), model_.out_height, model_.out_width));
+    return UsageError(
+        fmt::format("postprocess: depth map has {} values, the model's output is 1x1x{}x{}",
+                    relative_depth.data.size(), model_.out_height, model_.out_width));
   }
   const float* rel = relative_depth.data.data();
   const bool was_obstacle = obstacle_;
@@ -466,10 +470,10 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
     scratch_metric_[n] = ref_metric_[i];
     ++n;
   }
-  const FitOutcome outcome = FitPoints(scratch_relative_.data(), scratch_metric_.data(), n,
-                                       out.fit);
+  const ProcFitOutcome outcome =
+      ProcFitPoints(scratch_relative_.data(), scratch_metric_.data(), n, out.fit);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (outcome != FitOutcome::kOk) {
+  if (outcome != ProcFitOutcome::kOk) {
     out.status = DepthStatus::kNoFit;
     out.roi_depth_m = nan;
   } else {
@@ -488,7 +492,7 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
       out.status = DepthStatus::kRoiInvalid;
       out.roi_depth_m = nan;
     } else {
-      const size_t rank = NearestRank(k, spec_.percentile);
+      const size_t rank = ProcNearestRank(k, spec_.percentile);
       const auto first = roi_values_.begin();
       std::nth_element(first, first + static_cast<std::ptrdiff_t>(rank),
                        first + static_cast<std::ptrdiff_t>(k));

@@ -74,11 +74,11 @@ class Preprocessor {
   int crop_x_ = 0, crop_y_ = 0, crop_w_ = 0, crop_h_ = 0;
   ModelShape model_;
   std::vector<uint8_t> resized_;  ///< in_h x in_w x 3 scratch.
-  // Resize tables (OpenCV's): per output element its first source element and two weights,
-  // per output row its two source rows and two weights; two horizontally resized rows cached.
+  // Resize tables (OpenCV's): per output pixel its first source byte and two weights, per
+  // output row its two source rows and two weights; two horizontally resized rows cached.
   std::vector<int> xofs_;
   std::vector<int16_t> xalpha_;
-  int xmax_ = 0;  ///< Output elements from here on read one source pixel (right border).
+  int xmax_ = 0;  ///< Output pixels from here on read one source pixel (right border).
   std::vector<int> yofs_;
   std::vector<int16_t> ybeta_;
   std::vector<int32_t> hrows_[2];
