@@ -96,10 +96,10 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
   if (o.wake.empty()) return std::vector<WakePath>{WakePath::kAbs};
   if (o.wake.rfind("gpio", 0) == 0 || o.wake.find(",gpio") != std::string::npos) {
     if (o.wake.find(',') != std::string::npos || o.wake.rfind("gpio:", 0) != 0) {
-      return UsageError(fmt::format(
-          "--wake '{}': the gpio path needs its input line and runs alone: --wake "
-          "gpio:CHIP:LINE (docs/gpio.md)",
-          o.wake));
+      return UsageError(
+          fmt::format("--wake '{}': the gpio path needs its input line and runs alone: --wake "
+                      "gpio:CHIP:LINE (docs/gpio.md)",
+                      o.wake));
     }
     return std::vector<WakePath>{WakePath::kGpio};
   }

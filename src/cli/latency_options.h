@@ -52,9 +52,9 @@ struct LatencyOptions {
   // rtpulse's own.
   std::string wake;        ///< --wake a,b,... or gpio:CHIP:LINE
   std::string wake_drive;  ///< --wake-drive gpio:CHIP:LINE (with --wake gpio)
-  std::string samples;  ///< --samples FILE
-  std::string inject;   ///< --inject DELAY@RATE
-  std::string budget;   ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)
+  std::string samples;     ///< --samples FILE
+  std::string inject;      ///< --inject DELAY@RATE
+  std::string budget;      ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)
   std::optional<int64_t> dl_runtime_us;
 };
 

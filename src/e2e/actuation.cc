@@ -22,9 +22,9 @@ constexpr std::string_view kAlertForms =
 
 /// "<monotonic_ns> <frame> obstacle|clear\n" into `buf`; its length.
 size_t FormatAlertLine(char* buf, size_t size, bool obstacle, uint64_t frame, int64_t now_ns) {
-  const int n = std::snprintf(buf, size, "%lld %llu %s\n", static_cast<long long>(now_ns),
-                              static_cast<unsigned long long>(frame),
-                              obstacle ? "obstacle" : "clear");
+  const int n =
+      std::snprintf(buf, size, "%lld %llu %s\n", static_cast<long long>(now_ns),
+                    static_cast<unsigned long long>(frame), obstacle ? "obstacle" : "clear");
   return n > 0 ? std::min(static_cast<size_t>(n), size - 1) : 0;
 }
 
@@ -74,8 +74,7 @@ class GpioAlert final : public AlertSink {
   std::string Describe() const override {
     const auto& i = line_->info();
     return fmt::format("gpio line {}{} of {} ({}), high = obstacle", i.offset,
-                       i.line_name.empty() ? "" : " '" + i.line_name + "'", i.device,
-                       i.chip_label);
+                       i.line_name.empty() ? "" : " '" + i.line_name + "'", i.device, i.chip_label);
   }
 
  private:
@@ -91,8 +90,7 @@ class NoAlert final : public AlertSink {
 
 class GpioLoopback final : public Loopback {
  public:
-  explicit GpioLoopback(std::unique_ptr<measure::GpioEdgeInput> input)
-      : input_(std::move(input)) {}
+  explicit GpioLoopback(std::unique_ptr<measure::GpioEdgeInput> input) : input_(std::move(input)) {}
   Expected<std::optional<int64_t>> WaitEdge(bool rising, int64_t timeout_ns) override {
     const int64_t deadline = MonotonicNs() + timeout_ns;
     for (;;) {
@@ -111,8 +109,7 @@ class GpioLoopback final : public Loopback {
   std::string Describe() const override {
     const auto& i = input_->info();
     return fmt::format("gpio line {}{} of {} ({})", i.offset,
-                       i.line_name.empty() ? "" : " '" + i.line_name + "'", i.device,
-                       i.chip_label);
+                       i.line_name.empty() ? "" : " '" + i.line_name + "'", i.device, i.chip_label);
   }
 
  private:
@@ -134,7 +131,8 @@ Expected<AlertSpec> ParseAlertSpec(std::string_view text) {
     spec.kind = AlertKind::kFile;
     spec.target = std::string(text.substr(5));
     if (spec.target.empty()) {
-      return UsageError(fmt::format("--alert '{}': file: needs a path, e.g. file:alerts.txt", text));
+      return UsageError(
+          fmt::format("--alert '{}': file: needs a path, e.g. file:alerts.txt", text));
     }
     return spec;
   }
@@ -158,9 +156,10 @@ Expected<std::unique_ptr<AlertSink>> OpenAlert(const AlertSpec& spec) {
     case AlertKind::kFile: {
       const int fd = open(spec.target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EISDIR)) {
-        return UsageError(fmt::format("--alert {}: cannot create '{}': {} (give a path in an "
-                                      "existing folder)",
-                                      spec.text, spec.target, std::strerror(errno)));
+        return UsageError(
+            fmt::format("--alert {}: cannot create '{}': {} (give a path in an "
+                        "existing folder)",
+                        spec.text, spec.target, std::strerror(errno)));
       }
       if (fd < 0) return WriteError("cannot write", spec.target, errno);
       HandOver(fd);

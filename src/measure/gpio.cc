@@ -25,8 +25,9 @@ constexpr std::string_view kGpioSpecForm =
     "line's offset or name (e.g. gpio:gpiochip0:17, gpio:pinctrl-rp1:GPIO17)";
 
 bool GpioAllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(),
-                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
 }
 
 }  // namespace
@@ -74,18 +75,18 @@ bool GpioCompiledIn() {
 
 namespace {
 Error GpioNotBuilt(const GpioLineSpec& spec) {
-  return ResourceError(fmt::format(
-      "{}: this rtpulse was built without GPIO support: install libgpiod-dev (Debian, "
-      "scripts/install-deps) and rebuild with -DRTPULSE_GPIO=ON (docs/gpio.md)",
-      spec.text));
+  return ResourceError(
+      fmt::format("{}: this rtpulse was built without GPIO support: install libgpiod-dev (Debian, "
+                  "scripts/install-deps) and rebuild with -DRTPULSE_GPIO=ON (docs/gpio.md)",
+                  spec.text));
 }
 }  // namespace
 
 Expected<GpioLineInfo> ResolveGpioLine(const GpioLineSpec& spec) {
   return GpioNotBuilt(spec);
 }
-Expected<std::unique_ptr<GpioOutput>> GpioOutput::Open(const GpioLineSpec& spec,
-                                                       const std::string&, bool) {
+Expected<std::unique_ptr<GpioOutput>> GpioOutput::Open(const GpioLineSpec& spec, const std::string&,
+                                                       bool) {
   return GpioNotBuilt(spec);
 }
 Expected<std::unique_ptr<GpioEdgeInput>> GpioEdgeInput::Open(const GpioLineSpec& spec,
@@ -114,7 +115,8 @@ std::vector<std::string> GpioChipDevices() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("gpiochip", 0) != 0 || !GpioAllDigits(std::string_view(name).substr(8))) continue;
+    if (name.rfind("gpiochip", 0) != 0 || !GpioAllDigits(std::string_view(name).substr(8)))
+      continue;
     found.emplace_back(std::stol(name.substr(8)), entry.path().string());
   }
   std::sort(found.begin(), found.end());
@@ -187,8 +189,8 @@ Expected<GpioChipPtr> GpioOpenChip(const GpioLineSpec& spec) {
     }
     if (spec.chip == gpiod_chip_label(chip.get())) return chip;
   }
-  return UsageError(fmt::format("{}: no GPIO chip labelled '{}'; {}", spec.text, spec.chip,
-                                GpioDescribeChips()));
+  return UsageError(
+      fmt::format("{}: no GPIO chip labelled '{}'; {}", spec.text, spec.chip, GpioDescribeChips()));
 }
 
 std::string GpioChipDevice(gpiod_chip* chip) {
@@ -225,8 +227,7 @@ Expected<gpiod_line*> GpioFindLine(gpiod_chip* chip, const GpioLineSpec& spec) {
   return UsageError(fmt::format(
       "{}: {} ({}) has no line named '{}'; {}", spec.text, GpioChipDevice(chip),
       gpiod_chip_label(chip), spec.line,
-      named == 0 ? "its lines have no names: give the offset (0.." + std::to_string(lines - 1) +
-                       ")"
+      named == 0 ? "its lines have no names: give the offset (0.." + std::to_string(lines - 1) + ")"
                  : "names there: " + names + (named < lines ? ", ..." : "")));
 }
 
@@ -317,8 +318,8 @@ class LibgpiodEdgeInput final : public GpioEdgeInput {
     while ((rc = gpiod_line_event_read_fd(fd_, &event)) != 0 && errno == EINTR) {
     }
     if (rc != 0) {
-      return Failure(
-          fmt::format("reading an edge of {} failed: {}", GpioLineName(held_->info), strerror(errno)));
+      return Failure(fmt::format("reading an edge of {} failed: {}", GpioLineName(held_->info),
+                                 strerror(errno)));
     }
     GpioEdge edge;
     edge.kernel_ns = event.ts.tv_sec * kNsPerSec + event.ts.tv_nsec;
@@ -342,8 +343,8 @@ class LibgpiodEdgeInput final : public GpioEdgeInput {
       const int rc = ppoll(&p, 1, &ts, nullptr);
       if (rc < 0 && errno == EINTR) continue;
       if (rc < 0) {
-        return Failure(fmt::format("waiting for an edge of {} failed: {}", GpioLineName(held_->info),
-                                   strerror(errno)));
+        return Failure(fmt::format("waiting for an edge of {} failed: {}",
+                                   GpioLineName(held_->info), strerror(errno)));
       }
       if (rc == 0) return std::optional<GpioEdge>{};
       auto edge = Read();
@@ -369,8 +370,7 @@ Expected<GpioLineInfo> ResolveGpioLine(const GpioLineSpec& spec) {
 }
 
 Expected<std::unique_ptr<GpioOutput>> GpioOutput::Open(const GpioLineSpec& spec,
-                                                       const std::string& consumer,
-                                                       bool initial) {
+                                                       const std::string& consumer, bool initial) {
   auto held = GpioPrepare(spec);
   if (!held) return held.error();
   GpioHeldLine& h = **held;

@@ -114,11 +114,11 @@ class GpioWake final : public WakeSource {
       const uint64_t slack = end_ns_ > 0 ? 0 : 1;
       const bool missing = seen + slack < driven;
       if (missing) problem = true;
-      out += fmt::format("{}gpio: {} edges driven, {} seen{}", out.empty() ? "" : "; ", driven,
-                         seen,
-                         missing ? " (edges missing: is the wire between the drive and input "
-                                   "pins? is it slower than the interval?)"
-                                 : "");
+      out +=
+          fmt::format("{}gpio: {} edges driven, {} seen{}", out.empty() ? "" : "; ", driven, seen,
+                      missing ? " (edges missing: is the wire between the drive and input "
+                                "pins? is it slower than the interval?)"
+                              : "");
     }
     return out;
   }

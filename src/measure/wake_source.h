@@ -30,7 +30,7 @@ struct WakeParams {
   /// SCHED_DEADLINE sched_flags, e.g. kSchedFlagDlOverrun (deadline path only).
   uint64_t deadline_flags = 0;
   const std::atomic<bool>* stop = nullptr;  ///< Set when the run must end.
-  int64_t end_ns = 0;  ///< CLOCK_MONOTONIC end of the run (-D); 0: none.
+  int64_t end_ns = 0;                       ///< CLOCK_MONOTONIC end of the run (-D); 0: none.
   /// gpio path: the input line ("gpio:CHIP:LINE") and the optional output line toggled at
   /// the interval to drive it through a wire (empty: the edges come from outside).
   std::string gpio_line;

@@ -144,17 +144,17 @@ TEST(LatencyOptionsTest, WakeGpioMistakesAreUsageErrorsWithTheFix) {
     const char* flags;
     const char* says;
   };
-  for (const Case& c : {Case{"--wake gpio", "--wake gpio:CHIP:LINE"},
-                        Case{"--wake abs,gpio:gpiochip0:1", "runs alone"},
-                        Case{"--wake gpio:gpiochip0:1,abs", "runs alone"},
-                        Case{"--wake gpio:gpiochip0", "gpio:CHIP:LINE"},
-                        Case{"--wake gpio:gpiochip0:1 -t 2", "add -t 1"},
-                        Case{"--wake gpio:gpiochip0:1 -S", "add -t 1"},
-                        Case{"--wake-drive gpio:gpiochip0:2", "needs --wake gpio:CHIP:LINE"},
-                        Case{"--wake timerfd --wake-drive gpio:gpiochip0:2", "needs --wake gpio"},
-                        Case{"--wake gpio:gpiochip0:1 --wake-drive gpio:gpiochip0:1",
-                             "the input line itself"},
-                        Case{"--wake gpio:gpiochip0:1 --wake-drive gpiochip0:2", "--wake-drive"}}) {
+  for (const Case& c :
+       {Case{"--wake gpio", "--wake gpio:CHIP:LINE"},
+        Case{"--wake abs,gpio:gpiochip0:1", "runs alone"},
+        Case{"--wake gpio:gpiochip0:1,abs", "runs alone"},
+        Case{"--wake gpio:gpiochip0", "gpio:CHIP:LINE"},
+        Case{"--wake gpio:gpiochip0:1 -t 2", "add -t 1"},
+        Case{"--wake gpio:gpiochip0:1 -S", "add -t 1"},
+        Case{"--wake-drive gpio:gpiochip0:2", "needs --wake gpio:CHIP:LINE"},
+        Case{"--wake timerfd --wake-drive gpio:gpiochip0:2", "needs --wake gpio"},
+        Case{"--wake gpio:gpiochip0:1 --wake-drive gpio:gpiochip0:1", "the input line itself"},
+        Case{"--wake gpio:gpiochip0:1 --wake-drive gpiochip0:2", "--wake-drive"}}) {
     SCOPED_TRACE(c.flags);
     auto plan = PlanFor(c.flags);
     ASSERT_FALSE(plan);

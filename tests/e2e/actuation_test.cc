@@ -95,9 +95,7 @@ TEST(AlertSpecTest, BadSpecsAreUsageErrorsNamingThem) {
 TEST(AlertSinkTest, FileSinkWritesOneLinePerChangeWithItsTimeAndFrame) {
   const std::string dir = TempDir();
   const std::string path = dir + "/alerts.txt";
-  {
-    std::ofstream(path) << "old content that must go\n";
-  }
+  { std::ofstream(path) << "old content that must go\n"; }
   auto spec = ParseAlertSpec("file:" + path);
   ASSERT_TRUE(spec);
   auto sink = OpenAlert(*spec);
@@ -189,8 +187,7 @@ TEST(AlertSinkTest, GpioAlertAndLoopbackWithoutALineSayWhy) {
   if (std::filesystem::exists("/dev/gpiochip0")) GTEST_SKIP() << "this machine has gpiochip0";
   ASSERT_FALSE(sink);
   EXPECT_EQ(sink.error().code, ExitCode::kUsage);
-  EXPECT_NE(sink.error().message.find("no GPIO chip"), std::string::npos)
-      << sink.error().message;
+  EXPECT_NE(sink.error().message.find("no GPIO chip"), std::string::npos) << sink.error().message;
   ASSERT_FALSE(loop);
   EXPECT_NE(loop.error().message.find("gpio:gpiochip0:18"), std::string::npos)
       << loop.error().message;

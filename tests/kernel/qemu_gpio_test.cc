@@ -179,8 +179,7 @@ TEST_F(QemuGpioTest, WakeDriveEdgesSeenMatchTheEdgesTheWireMade) {
   // The line read back after the last edge rtpulse saw equals what rtpulse set last: high
   // after an odd number of toggles from low.
   EXPECT_EQ(levels[seen], static_cast<int>(driven % 2)) << GuestSection("gpio-drive-levels");
-  EXPECT_EQ(json["rtpulse"]["paths"][0]["all_threads"]["negative_latencies"].get<uint64_t>(),
-            0u);
+  EXPECT_EQ(json["rtpulse"]["paths"][0]["all_threads"]["negative_latencies"].get<uint64_t>(), 0u);
 }
 
 TEST_F(QemuGpioTest, AMissingLineIsAUsageErrorNamingTheChipsLines) {

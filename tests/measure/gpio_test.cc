@@ -2,8 +2,8 @@
 // character device is exercised in the QEMU guest's gpio-sim (tests/kernel/qemu_gpio_test.cc).
 #include "measure/gpio.h"
 
-#include <gtest/gtest.h>
 #include <glob.h>
+#include <gtest/gtest.h>
 
 #include <string>
 
@@ -49,8 +49,7 @@ TEST(GpioLineSpecTest, MalformedSpecsAreUsageErrorsThatShowTheForm) {
   }
   auto spec = ParseGpioLine("gpio:gpiochip0");
   ASSERT_FALSE(spec);
-  EXPECT_NE(spec.error().message.find("gpio:CHIP:LINE"), std::string::npos)
-      << spec.error().message;
+  EXPECT_NE(spec.error().message.find("gpio:CHIP:LINE"), std::string::npos) << spec.error().message;
 }
 
 TEST(GpioLineSpecTest, ALineInUseIsAResourceErrorNamingTheLineAndItsConsumer) {
@@ -100,7 +99,8 @@ TEST(GpioResolveTest, WithoutLibgpiodEveryOpenNamesThePackage) {
 TEST(GpioResolveTest, AMachineWithoutChipsIsToldSoAndHowToGetOne) {
   if (!GpioCompiledIn()) GTEST_SKIP() << "this build has no libgpiod (RTPULSE_GPIO=OFF)";
   if (MachineHasGpioChips()) GTEST_SKIP() << "this machine has /dev/gpiochip*";
-  for (const char* text : {"gpio:gpiochip0:1", "gpio:/dev/gpiochip3:1", "gpio:pinctrl-rp1:GPIO17"}) {
+  for (const char* text :
+       {"gpio:gpiochip0:1", "gpio:/dev/gpiochip3:1", "gpio:pinctrl-rp1:GPIO17"}) {
     SCOPED_TRACE(text);
     auto spec = ParseGpioLine(text);
     ASSERT_TRUE(spec);

@@ -140,8 +140,7 @@ TEST_F(ProbeLoopTest, EdgeEventsAreMeasuredFromTheirOwnTimestampsAndNeverCounted
   // expiration per edge: a sample 5000 ns late (five intervals) is one late edge, not five
   // skipped periods; an edge queued behind it is served next with its own latency.
   ScriptedSource source(
-      {{1'010'000, 1'005'000, 1}, {1'010'300, 1'007'000, 1}, {1'020'100, 1'020'000, 1}},
-      shared_);
+      {{1'010'000, 1'005'000, 1}, {1'010'300, 1'007'000, 1}, {1'020'100, 1'020'000, 1}}, shared_);
   const ProbeRecord r = Run(source, WakePath::kGpio);
   EXPECT_EQ(r.histogram.count(), 3u);
   EXPECT_EQ(r.histogram.max(), 5000);
