@@ -51,6 +51,7 @@ struct PipeSlot {
   int64_t release_ns = 0;
   int64_t read_start_ns = 0;  ///< The pipeline's own clock around Read.
   int64_t read_end_ns = 0;
+  std::vector<ReferencePoint> references;  ///< The source's, for this frame (may be empty).
 };
 
 // Three slots, a triple buffer: the capture thread writes its slot, then swaps it into
@@ -235,6 +236,7 @@ void PipelineRun::CaptureMain() {
       EndRun();
       break;
     }
+    if (settings_.per_frame_references) slot.references = stages_.source->References();
     slot.release_no = release_no++;
     slot.release_ns = periodic_ && self_paced_ ? slot.read_start_ns : release_ns;
     // The slots still empty (only at the first frame: the inference thread has none of them
@@ -286,6 +288,13 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
     return false;
   }
   rec.inference_end_ns = MonotonicNs();
+  if (!slot.references.empty()) {
+    if (Status s = stages_.postprocess->SetReferences(*stages_.preprocess, slot.references); !s) {
+      Fail(fmt::format("postprocess failed at source frame {}: the source's references: {}",
+                       slot.frame.seq, s.error().message));
+      return false;
+    }
+  }
   if (Status s = stages_.postprocess->Run(output_, decision_); !s) {
     Fail(fmt::format("postprocess failed at source frame {}: {}", slot.frame.seq,
                      s.error().message));

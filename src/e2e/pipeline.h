@@ -39,6 +39,12 @@ struct PipelineSettings {
   uint64_t frames = 1000;       ///< Frames to record (the seed's 1,000 samples).
   uint64_t warmup_frames = 10;  ///< Run through the whole pipeline first, not recorded.
   int64_t loopback_timeout_ns = 100'000'000;
+  /// Each frame's references from the source (FrameSource::References(), read by the capture
+  /// thread right after the frame) go to Postprocessor::SetReferences before that frame's
+  /// postprocess, when the source has some; false: the postprocessor keeps what it was
+  /// prepared with. (References() returns a new vector: a source with references allocates
+  /// once per frame there.)
+  bool per_frame_references = true;
   ThreadSpec capture;
   ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
   /// ListProcessThreads() taken before the process's first backend Load (a backend's worker

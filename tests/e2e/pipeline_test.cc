@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <thread>
 
@@ -281,6 +282,69 @@ TEST(PipelineTest, AFailingStageEndsTheRunAndNamesTheStage) {
   EXPECT_EQ(failed->frames.size(), 4u);
   EXPECT_NE(failed->error.find("inference (opencv-dnn"), std::string::npos) << failed->error;
   EXPECT_NE(failed->error.find("injected inference failure"), std::string::npos);
+}
+
+TEST(PipelineTest, TheSourcesReferencesReachThePostprocessorWithEachFrame) {
+  RealStages real;
+  real.Load(1);
+  real.source.one_reference_at = 6;  // Frames 0..5 keep the prepared references.
+  PipelineSettings settings;
+  settings.frames = 50;
+  settings.warmup_frames = 2;
+  settings.threads_before_backend = real.threads_before;
+  PipelineStages stages = real.Stages();
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->frames.size(), 4u);
+  EXPECT_NE(result->error.find("postprocess failed at source frame 6: the source's references"),
+            std::string::npos)
+      << result->error;
+  // Not refreshed: the prepared references stay, and the run goes on.
+  RealStages again;
+  again.Load(1);
+  again.source.one_reference_at = 6;
+  settings.per_frame_references = false;
+  settings.frames = 10;
+  settings.threads_before_backend = again.threads_before;
+  PipelineStages stages2 = again.Stages();
+  auto kept = RunPipeline(settings, stages2, stop);
+  ASSERT_TRUE(kept.has_value()) << kept.error().message;
+  EXPECT_TRUE(kept->error.empty()) << kept->error;
+  EXPECT_EQ(kept->frames.size(), 10u);
+}
+
+TEST(PipelineTest, TheSyntheticSourceRunsThroughTheRealStages) {
+  RealStages real;
+  real.Load(1);
+  auto spec = ParseSourceSpec("synthetic:320x120");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  auto source = MakeSource(*spec);
+  ASSERT_TRUE(source.has_value()) << source.error().message;
+  ASSERT_TRUE((*source)->Open());
+  CapturedFrame probe;
+  ASSERT_TRUE((*source)->Read(probe).has_value());
+  Preprocessor pre;
+  Postprocessor post;
+  ASSERT_TRUE(pre.Prepare(PreprocessSpec{}, 320, 120, real.backend->shape()));
+  Status prepared = post.Prepare(DecisionSpec{}, real.backend->shape(), pre,
+                                 (*source)->References());
+  ASSERT_TRUE(prepared) << prepared.error().message;
+  PipelineStages stages{source->get(), &pre, real.backend.get(), &post, nullptr, nullptr};
+  PipelineSettings settings;
+  settings.frames = 30;
+  settings.warmup_frames = 2;
+  settings.threads_before_backend = real.threads_before;
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_TRUE(result->error.empty()) << result->error;
+  ASSERT_EQ(result->frames.size(), 30u);
+  ExpectMonotonic(*result);
+  for (size_t i = 0; i < result->frames.size(); ++i) {
+    EXPECT_EQ(result->frames[i].source_seq, 3 + i);  // Frame 0 was the probe, 1..2 warm-up.
+    EXPECT_TRUE(std::isfinite(result->frames[i].roi_depth_m));
+  }
 }
 
 TEST(PipelineTest, BadSettingsAreUsageErrorsNamingTheOption) {
