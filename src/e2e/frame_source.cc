@@ -165,16 +165,17 @@ std::string SourceBaseName(const std::string& path) {
 
 namespace {
 
-Expected<double> ParseReferenceNumber(const std::string& path, int line_no,
-                                      std::string_view field, std::string_view what) {
+Expected<double> ParseReferenceNumber(const std::string& path, int line_no, std::string_view field,
+                                      std::string_view what) {
   const std::string_view trimmed = TrimBlanks(field);
   double value = 0;
   const auto r = std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), value);
   if (trimmed.empty() || r.ec != std::errc() || r.ptr != trimmed.data() + trimmed.size() ||
       !std::isfinite(value)) {
-    return UsageError(fmt::format("--reference {}:{}: {} {} is not a number (lines are "
-                                  "x,y,depth_m: source pixels and metres)",
-                                  Printable(path), line_no, what, Printable(trimmed)));
+    return UsageError(
+        fmt::format("--reference {}:{}: {} {} is not a number (lines are "
+                    "x,y,depth_m: source pixels and metres)",
+                    Printable(path), line_no, what, Printable(trimmed)));
   }
   return value;
 }
@@ -184,9 +185,10 @@ Expected<double> ParseReferenceNumber(const std::string& path, int line_no,
 Expected<std::vector<ReferencePoint>> ReadReferenceFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return UsageError(fmt::format("--reference {}: cannot read it ({}); give a CSV file of "
-                                  "x,y,depth_m lines",
-                                  Printable(path), std::strerror(errno)));
+    return UsageError(
+        fmt::format("--reference {}: cannot read it ({}); give a CSV file of "
+                    "x,y,depth_m lines",
+                    Printable(path), std::strerror(errno)));
   }
   std::vector<ReferencePoint> points;
   std::string line;
@@ -221,24 +223,26 @@ Expected<std::vector<ReferencePoint>> ReadReferenceFile(const std::string& path)
     const auto depth = ParseReferenceNumber(path, line_no, fields[2], "depth_m");
     if (!depth) return depth.error();
     if (*x < 0 || *y < 0) {
-      return UsageError(fmt::format("--reference {}:{}: the point ({}, {}) is outside the "
-                                    "frame (pixels count from 0 at the top left)",
-                                    Printable(path), line_no, *x, *y));
+      return UsageError(
+          fmt::format("--reference {}:{}: the point ({}, {}) is outside the "
+                      "frame (pixels count from 0 at the top left)",
+                      Printable(path), line_no, *x, *y));
     }
     if (*depth <= 0) {
-      return UsageError(fmt::format("--reference {}:{}: depth_m {} is not a positive distance "
-                                    "in metres",
-                                    Printable(path), line_no, *depth));
+      return UsageError(
+          fmt::format("--reference {}:{}: depth_m {} is not a positive distance "
+                      "in metres",
+                      Printable(path), line_no, *depth));
     }
     points.push_back({*x, *y, *depth});
   }
   if (in.bad()) {
-    return UsageError(fmt::format("--reference {}: read error ({})", Printable(path),
-                                  std::strerror(errno)));
+    return UsageError(
+        fmt::format("--reference {}: read error ({})", Printable(path), std::strerror(errno)));
   }
   if (points.empty()) {
-    return UsageError(fmt::format("--reference {}: no points in it; give lines x,y,depth_m",
-                                  Printable(path)));
+    return UsageError(
+        fmt::format("--reference {}: no points in it; give lines x,y,depth_m", Printable(path)));
   }
   return points;
 }

@@ -53,8 +53,8 @@ Status CheckFileExists(const std::string& path, const std::string& text, bool fo
                                   folder ? "folder of images" : "video file"));
   }
   if (folder ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    return UsageError(fmt::format("--source {}: {} is not a {}", Printable(text),
-                                  Printable(path), folder ? "folder" : "regular file"));
+    return UsageError(fmt::format("--source {}: {} is not a {}", Printable(text), Printable(path),
+                                  folder ? "folder" : "regular file"));
   }
   return Status::Ok();
 }
@@ -75,9 +75,10 @@ class VideoSource final : public FrameSource {
     }
     cv::Mat first;
     if (!capture_.read(first) || first.empty()) {
-      return UsageError(fmt::format("--source {}: {} has no frame OpenCV's FFMPEG backend can "
-                                    "decode",
-                                    Printable(spec_.text), Printable(spec_.path)));
+      return UsageError(
+          fmt::format("--source {}: {} has no frame OpenCV's FFMPEG backend can "
+                      "decode",
+                      Printable(spec_.text), Printable(spec_.path)));
     }
     if (Status s = CopyMatToImage(first, first_, spec_.path); !s) return s;
     fps_ = capture_.get(cv::CAP_PROP_FPS);

@@ -26,7 +26,9 @@ int16_t ResizeWeight(float w) {
                                                std::numeric_limits<int16_t>::max()));
 }
 
-uint8_t ClampToByte(int v) { return static_cast<uint8_t>(std::clamp(v, 0, 255)); }
+uint8_t ClampToByte(int v) {
+  return static_cast<uint8_t>(std::clamp(v, 0, 255));
+}
 
 // The vector path's arithmetic, element by element (v_mul_hi of int16, then v_rshr_pack_u<2>).
 uint8_t VerticalRounding(int32_t s0, int32_t s1, int16_t b0, int16_t b1) {
@@ -318,9 +320,9 @@ Expected<DepthFit> FitScaleShift(const std::vector<double>& relative,
   }
   for (size_t i = 0; i < relative.size(); ++i) {
     if (!std::isfinite(relative[i]) || !std::isfinite(metric[i])) {
-      return UsageError(fmt::format(
-          "depth fit: point {} (relative {:g}, depth {:g} m) is not finite", i, relative[i],
-          metric[i]));
+      return UsageError(
+          fmt::format("depth fit: point {} (relative {:g}, depth {:g} m) is not finite", i,
+                      relative[i], metric[i]));
     }
   }
   DepthFit fit;
@@ -360,8 +362,8 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
                               const std::vector<ReferencePoint>& references) {
   prepared_ = false;
   if (!std::isfinite(spec.near_m) || spec.near_m <= 0) {
-    return UsageError(fmt::format("--near {:g}: must be a distance > 0 m, e.g. --near 1.0",
-                                  spec.near_m));
+    return UsageError(
+        fmt::format("--near {:g}: must be a distance > 0 m, e.g. --near 1.0", spec.near_m));
   }
   if (!std::isfinite(spec.clear_m) || spec.clear_m < spec.near_m) {
     return UsageError(fmt::format(
@@ -370,8 +372,7 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
         spec.clear_m, spec.near_m, spec.near_m * 1.25));
   }
   if (!std::isfinite(spec.percentile) || spec.percentile < 0 || spec.percentile > 100) {
-    return UsageError(
-        fmt::format("ROI percentile {:g} is outside 0..100", spec.percentile));
+    return UsageError(fmt::format("ROI percentile {:g} is outside 0..100", spec.percentile));
   }
   if (model.out_channels != 1 || model.out_width <= 0 || model.out_height <= 0) {
     return UsageError(fmt::format(
@@ -388,9 +389,8 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
   const int y0 = FracToPixel(spec.roi.y0, model.out_height);
   const int y1 = FracToPixel(spec.roi.y1, model.out_height);
   if (x1 - x0 < 1 || y1 - y0 < 1) {
-    return UsageError(fmt::format(
-        "--roi {}: keeps no pixel of the {}x{} depth map; widen it", FormatRect(spec.roi),
-        model.out_width, model.out_height));
+    return UsageError(fmt::format("--roi {}: keeps no pixel of the {}x{} depth map; widen it",
+                                  FormatRect(spec.roi), model.out_width, model.out_height));
   }
   spec_ = spec;
   model_ = model;
@@ -429,8 +429,7 @@ Status Postprocessor::MapReferences(const Preprocessor& pre,
     if (!uv) continue;
     // The nearest output pixel centre to (u, v) is pixel floor(u), floor(v).
     const int col = std::clamp(static_cast<int>(std::floor(uv->first)), 0, model_.out_width - 1);
-    const int row =
-        std::clamp(static_cast<int>(std::floor(uv->second)), 0, model_.out_height - 1);
+    const int row = std::clamp(static_cast<int>(std::floor(uv->second)), 0, model_.out_height - 1);
     ref_index_.push_back(row * model_.out_width + col);
     ref_metric_.push_back(r.depth_m);
   }
@@ -449,9 +448,9 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   if (!prepared_) return Failure("postprocess: Run before a successful Prepare");
   const size_t w = static_cast<size_t>(model_.out_width);
   if (relative_depth.data.size() != w * static_cast<size_t>(model_.out_height)) {
-    return UsageError(fmt::format(
-        "postprocess: depth map has {} values, the model's output is 1x1x{}x{}",
-        relative_depth.data.size(), model_.out_height, model_.out_width));
+    return UsageError(
+        fmt::format("postprocess: depth map has {} values, the model's output is 1x1x{}x{}",
+                    relative_depth.data.size(), model_.out_height, model_.out_width));
   }
   const float* rel = relative_depth.data.data();
   const bool was_obstacle = obstacle_;
@@ -466,8 +465,8 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
     scratch_metric_[n] = ref_metric_[i];
     ++n;
   }
-  const FitOutcome outcome = FitPoints(scratch_relative_.data(), scratch_metric_.data(), n,
-                                       out.fit);
+  const FitOutcome outcome =
+      FitPoints(scratch_relative_.data(), scratch_metric_.data(), n, out.fit);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (outcome != FitOutcome::kOk) {
     out.status = DepthStatus::kNoFit;

@@ -118,7 +118,8 @@ class SyntheticSource final : public FrameSource {
     const uint8_t red = SyntheticClampByte(80 + 175 / (1 + d / 4));
     const double stripe = std::max(1.0, (box.right - box.left) / 6);
     for (int y = y0; y <= y1; ++y) {
-      uint8_t* row = image.bgr.data() + static_cast<size_t>(y) * static_cast<size_t>(image.width) * 3;
+      uint8_t* row =
+          image.bgr.data() + static_cast<size_t>(y) * static_cast<size_t>(image.width) * 3;
       for (int x = x0; x <= x1; ++x) {
         const auto band = static_cast<int64_t>(std::floor((x - box.left) / stripe));
         row[3 * x] = 0;

@@ -200,17 +200,19 @@ class V4l2Source final : public FrameSource {
           Printable(spec_.text), Name(), std::strerror(errno)));
     }
     if (!S_ISCHR(st.st_mode)) {
-      return UsageError(fmt::format("--source {}: {} is not a character device (a V4L2 "
-                                    "device is /dev/videoN)",
-                                    Printable(spec_.text), Name()));
+      return UsageError(
+          fmt::format("--source {}: {} is not a character device (a V4L2 "
+                      "device is /dev/videoN)",
+                      Printable(spec_.text), Name()));
     }
     fd_ = ::open(spec_.path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) {
       const int err = errno;
       if (err == EACCES || err == EPERM) {
-        return ResourceError(fmt::format("--source {}: cannot open {} ({}); run as root or "
-                                         "join the video group",
-                                         Printable(spec_.text), Name(), std::strerror(err)));
+        return ResourceError(
+            fmt::format("--source {}: cannot open {} ({}); run as root or "
+                        "join the video group",
+                        Printable(spec_.text), Name(), std::strerror(err)));
       }
       if (err == EBUSY) return Busy("open");
       return ResourceError(fmt::format("--source {}: cannot open {} ({})", Printable(spec_.text),
@@ -236,9 +238,10 @@ class V4l2Source final : public FrameSource {
     v4l2_capability cap{};
     if (V4l2Ioctl(fd_, VIDIOC_QUERYCAP, &cap) < 0) {
       if (errno == ENOTTY || errno == EINVAL) {
-        return UsageError(fmt::format("--source {}: {} is not a V4L2 device (VIDIOC_QUERYCAP: "
-                                      "{})",
-                                      Printable(spec_.text), Name(), std::strerror(errno)));
+        return UsageError(
+            fmt::format("--source {}: {} is not a V4L2 device (VIDIOC_QUERYCAP: "
+                        "{})",
+                        Printable(spec_.text), Name(), std::strerror(errno)));
       }
       return IoctlError("VIDIOC_QUERYCAP");
     }
@@ -255,9 +258,10 @@ class V4l2Source final : public FrameSource {
           mplane ? " (it captures multi-planar only, which rtpulse does not read)" : ""));
     }
     if ((caps & V4L2_CAP_STREAMING) == 0) {
-      return UsageError(fmt::format("--source {}: {} ({}) does not support streaming I/O, "
-                                    "which rtpulse needs for driver timestamps",
-                                    Printable(spec_.text), Name(), card_));
+      return UsageError(
+          fmt::format("--source {}: {} ({}) does not support streaming I/O, "
+                      "which rtpulse needs for driver timestamps",
+                      Printable(spec_.text), Name(), card_));
     }
     return Status::Ok();
   }
@@ -284,9 +288,8 @@ class V4l2Source final : public FrameSource {
           Printable(spec_.text), Name(), names.empty() ? "none" : names,
           RTPULSE_HAVE_OPENCV ? ", MJPG" : "; MJPG needs OpenCV (libopencv-dev)"));
     }
-    std::stable_sort(usable.begin(), usable.end(), [](uint32_t a, uint32_t b) {
-      return V4l2FormatRank(a) < V4l2FormatRank(b);
-    });
+    std::stable_sort(usable.begin(), usable.end(),
+                     [](uint32_t a, uint32_t b) { return V4l2FormatRank(a) < V4l2FormatRank(b); });
     v4l2_format fmt{};
     fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
     if (V4l2Ioctl(fd_, VIDIOC_G_FMT, &fmt) < 0) return IoctlError("VIDIOC_G_FMT");
@@ -321,9 +324,10 @@ class V4l2Source final : public FrameSource {
     if (V4l2Ioctl(fd_, VIDIOC_G_PARM, &parm) < 0) return Status::Ok();  // Not every driver.
     if (spec_.fps > 0) {
       if ((parm.parm.capture.capability & V4L2_CAP_TIMEPERFRAME) == 0) {
-        return UsageError(fmt::format("--source {}: {} cannot set its frame rate; leave out "
-                                      "the fps option",
-                                      Printable(spec_.text), Name()));
+        return UsageError(
+            fmt::format("--source {}: {} cannot set its frame rate; leave out "
+                        "the fps option",
+                        Printable(spec_.text), Name()));
       }
       parm.parm.capture.timeperframe.numerator = 1000;
       parm.parm.capture.timeperframe.denominator =
@@ -349,9 +353,10 @@ class V4l2Source final : public FrameSource {
     }
     requested_ = true;
     if (req.count < 2) {
-      return ResourceError(fmt::format("{}: the driver granted {} buffer(s), at least 2 are "
-                                       "needed",
-                                       Name(), req.count));
+      return ResourceError(
+          fmt::format("{}: the driver granted {} buffer(s), at least 2 are "
+                      "needed",
+                      Name(), req.count));
     }
     buffers_.resize(req.count);
     for (uint32_t i = 0; i < req.count; ++i) {
@@ -361,11 +366,11 @@ class V4l2Source final : public FrameSource {
       buf.index = i;
       if (V4l2Ioctl(fd_, VIDIOC_QUERYBUF, &buf) < 0) return IoctlError("VIDIOC_QUERYBUF");
       if (i == 0) timestamp_source_ = StampOf(buf.flags);
-      void* start = ::mmap(nullptr, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-                           buf.m.offset);
+      void* start =
+          ::mmap(nullptr, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, buf.m.offset);
       if (start == MAP_FAILED) {
-        return ResourceError(fmt::format("{}: cannot map buffer {} ({})", Name(), i,
-                                         std::strerror(errno)));
+        return ResourceError(
+            fmt::format("{}: cannot map buffer {} ({})", Name(), i, std::strerror(errno)));
       }
       buffers_[i] = {start, buf.length};
       if (V4l2Ioctl(fd_, VIDIOC_QBUF, &buf) < 0) return IoctlError("VIDIOC_QBUF");
@@ -434,9 +439,9 @@ class V4l2Source final : public FrameSource {
     if (pixel_format_ == V4L2_PIX_FMT_MJPEG || pixel_format_ == V4L2_PIX_FMT_JPEG) {
       return DecodeJpeg(data, used, image);
     }
-    const size_t needed = static_cast<size_t>(stride_) * static_cast<size_t>(height_ - 1) +
-                          static_cast<size_t>(width_) *
-                              (pixel_format_ == V4L2_PIX_FMT_YUYV ? 2 : 3);
+    const size_t needed =
+        static_cast<size_t>(stride_) * static_cast<size_t>(height_ - 1) +
+        static_cast<size_t>(width_) * (pixel_format_ == V4L2_PIX_FMT_YUYV ? 2 : 3);
     if (used < needed) {
       return Failure(fmt::format("{}: frame {} has {} bytes, a {}x{} {} frame needs {}", Name(),
                                  buf.sequence, used, width_, height_, FourccName(pixel_format_),

@@ -30,7 +30,8 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// ---- --source -------------------------------------------------------------------------------------
+// ---- --source
+// -------------------------------------------------------------------------------------
 
 TEST(SourceSpecTest, EveryFormParses) {
   const auto synthetic = ParseSourceSpec("synthetic");
@@ -99,7 +100,8 @@ TEST(SourceSpecTest, WithoutOpenCvVideoAndImagesNameThePackage) {
   }
 }
 
-// ---- --reference ----------------------------------------------------------------------------------
+// ---- --reference
+// ----------------------------------------------------------------------------------
 
 TEST(ReferenceFileTest, ReadsPointsSkippingHeaderCommentsAndBlankLines) {
   testutil::TempDir dir;
@@ -135,8 +137,8 @@ TEST(ReferenceFileTest, BadLinesNameFileLineAndValue) {
     EXPECT_EQ(points.error().code, ExitCode::kUsage);
     EXPECT_TRUE(Contains(points.error().message, dir.File("bad.csv"))) << points.error().message;
     for (const std::string& part : parts) {
-      EXPECT_TRUE(Contains(points.error().message, part)) << part << " in "
-                                                          << points.error().message;
+      EXPECT_TRUE(Contains(points.error().message, part))
+          << part << " in " << points.error().message;
     }
   }
   const auto missing = ReadReferenceFile(dir.File("none.csv"));
@@ -145,7 +147,8 @@ TEST(ReferenceFileTest, BadLinesNameFileLineAndValue) {
   EXPECT_TRUE(Contains(missing.error().message, "none.csv"));
 }
 
-// ---- The synthetic scene --------------------------------------------------------------------------
+// ---- The synthetic scene
+// --------------------------------------------------------------------------
 
 struct SceneTruth {
   struct Frame {
@@ -247,7 +250,9 @@ TEST(SyntheticSourceTest, ObstaclePixelsAreWhereThePythonBoxIs) {
     if (truth.frames.count(i) == 0) continue;
     const auto& t = truth.frames.at(i);
     const int w = frame.image.width;
-    const auto blue = [&](int x, int y) { return frame.image.bgr[static_cast<size_t>((y * w + x) * 3)]; };
+    const auto blue = [&](int x, int y) {
+      return frame.image.bgr[static_cast<size_t>((y * w + x) * 3)];
+    };
     const int y = 374;  // the box always reaches below the bottom row in the default scene
     int x0 = -1;
     int x1 = -1;
@@ -299,7 +304,8 @@ TEST(SyntheticSourceTest, ReferencesAreVisibleGroundPointsWithTheirExactDepth) {
   }
 }
 
-// ---- YUYV conversion against OpenCV's (python3-opencv) -------------------------------------------
+// ---- YUYV conversion against OpenCV's (python3-opencv)
+// -------------------------------------------
 
 TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
   testutil::TempDir dir;
@@ -310,8 +316,8 @@ TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
   for (auto& b : yuyv) b = static_cast<uint8_t>(rng());
   // Limited-range extremes too: black, white, saturated chroma.
   for (int k = 0; k < 8; ++k) {
-    const uint8_t sample[4][4] = {{16, 128, 16, 128}, {235, 128, 235, 128}, {81, 90, 81, 240},
-                                  {0, 0, 255, 255}};
+    const uint8_t sample[4][4] = {
+        {16, 128, 16, 128}, {235, 128, 235, 128}, {81, 90, 81, 240}, {0, 0, 255, 255}};
     std::copy(sample[k % 4], sample[k % 4] + 4, yuyv.begin() + 4 * k);
   }
   std::ofstream(dir.File("in.yuyv"), std::ios::binary)
@@ -336,11 +342,12 @@ TEST(YuyvTest, ConversionMatchesOpenCvWithinOneLevel) {
     worst = std::max(worst, std::abs(int{bgr[i]} - int{static_cast<uint8_t>(expected[i])}));
   }
   EXPECT_LE(worst, 1) << "largest difference from cv2.cvtColor";
-  EXPECT_EQ(bgr[0], 0);  // Y 16: black
+  EXPECT_EQ(bgr[0], 0);        // Y 16: black
   EXPECT_EQ(bgr[3 * 2], 255);  // Y 235: white
 }
 
-// ---- V4L2 errors this machine can show (the device itself: the QEMU guest with vivid) -------------
+// ---- V4L2 errors this machine can show (the device itself: the QEMU guest with vivid)
+// -------------
 
 TEST(V4l2SourceTest, MissingDeviceNonDeviceAndNonV4l2AreUsageErrors) {
   testutil::TempDir dir;

@@ -19,8 +19,9 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 void Ffmpeg(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                   "testsrc2=size=320x240:rate=10", "-frames:v", "30"};
+  std::vector<std::string> argv = {
+      "/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10",
+      "-frames:v",       "30"};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto run = testutil::RunProcess(argv);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -99,7 +100,8 @@ TEST(VideoSourceTest, LoopRewindsToTheFirstFrame) {
   const std::string bytes = ReadAll(**source, frames, 75);
   ASSERT_EQ(frames, 75);
   const size_t frame_bytes = 320 * 240 * 3;
-  EXPECT_TRUE(bytes.substr(30 * frame_bytes, 30 * frame_bytes) == bytes.substr(0, 30 * frame_bytes));
+  EXPECT_TRUE(bytes.substr(30 * frame_bytes, 30 * frame_bytes) ==
+              bytes.substr(0, 30 * frame_bytes));
   EXPECT_TRUE(bytes.substr(60 * frame_bytes) == bytes.substr(0, 15 * frame_bytes));
 }
 
@@ -129,8 +131,7 @@ std::vector<uint8_t> Pattern(int i, int w, int h) {
 
 void WriteImages(const std::string& folder, int n, int w, int h) {
   const auto run = testutil::RunProcess({"/usr/bin/python3", kTruth, "write-images", folder,
-                                         std::to_string(n), std::to_string(w),
-                                         std::to_string(h)});
+                                         std::to_string(n), std::to_string(w), std::to_string(h)});
   ASSERT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -174,7 +175,8 @@ TEST(ImagesSourceTest, MixedSizesEmptyMissingAndUndecodableAreUsageErrors) {
   auto source = Open("images:" + mixed.path());
   ASSERT_FALSE(source);
   EXPECT_EQ(source.error().code, ExitCode::kUsage);
-  EXPECT_TRUE(Contains(source.error().message, "frame_001b.png is 40x24")) << source.error().message;
+  EXPECT_TRUE(Contains(source.error().message, "frame_001b.png is 40x24"))
+      << source.error().message;
   EXPECT_TRUE(Contains(source.error().message, "32x24")) << source.error().message;
 
   testutil::TempDir empty;

@@ -38,8 +38,8 @@ class TestSource final : public FrameSource {
   int64_t resize_at = -1;  ///< Read number from which frames are 2 pixels wider.
   bool self_paced = false;
   int64_t one_reference_at = -1;  ///< From this read on, References() has 1 point (too few).
-  std::vector<int64_t> stamps;  ///< capture_ns by seq (preallocated by Open).
-  std::vector<int64_t> sleeps;  ///< The pipeline-independent measure of each read's sleep.
+  std::vector<int64_t> stamps;    ///< capture_ns by seq (preallocated by Open).
+  std::vector<int64_t> sleeps;    ///< The pipeline-independent measure of each read's sleep.
 
   Status Open() override {
     stamps.assign(100000, 0);

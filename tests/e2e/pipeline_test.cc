@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "e2e/pipeline_support.h"
@@ -327,8 +327,8 @@ TEST(PipelineTest, TheSyntheticSourceRunsThroughTheRealStages) {
   Preprocessor pre;
   Postprocessor post;
   ASSERT_TRUE(pre.Prepare(PreprocessSpec{}, 320, 120, real.backend->shape()));
-  Status prepared = post.Prepare(DecisionSpec{}, real.backend->shape(), pre,
-                                 (*source)->References());
+  Status prepared =
+      post.Prepare(DecisionSpec{}, real.backend->shape(), pre, (*source)->References());
   ASSERT_TRUE(prepared) << prepared.error().message;
   PipelineStages stages{source->get(), &pre, real.backend.get(), &post, nullptr, nullptr};
   PipelineSettings settings;

@@ -37,14 +37,14 @@ TEST(ProcessingAlloc, FramesAfterPrepareAllocateNothing) {
   testutil::CountAllocationsInThisThread(true);
   bool all_ok = true;
   for (int k = 0; k < 60; ++k) {
-    for (size_t i = 0; i < frame.bgr.size(); i += 97) frame.bgr[i] = static_cast<uint8_t>(i + static_cast<size_t>(k));
+    for (size_t i = 0; i < frame.bgr.size(); i += 97)
+      frame.bgr[i] = static_cast<uint8_t>(i + static_cast<size_t>(k));
     for (size_t i = 0; i < depth.data.size(); ++i) {
       depth.data[i] = static_cast<float>(0.5 + 0.4 * std::sin(0.001 * static_cast<double>(i) + k));
     }
     if (k % 10 == 3) depth.data.assign(depth.data.size(), NAN);  // the no-fit path too
     for (ReferencePoint& r : refs) r.depth_m += 0.01;
-    all_ok = all_ok && pre.Run(frame, input) && post.SetReferences(pre, refs) &&
-             post.Run(depth, d);
+    all_ok = all_ok && pre.Run(frame, input) && post.SetReferences(pre, refs) && post.Run(depth, d);
   }
   testutil::CountAllocationsInThisThread(false);
   EXPECT_TRUE(all_ok);

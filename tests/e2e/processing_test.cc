@@ -26,7 +26,8 @@ constexpr int kMaxByteDiff = 1;
 constexpr double kMaxTensorDiffSameBytes = 1e-5;
 
 const std::string& TruthScript() {
-  static const std::string path = std::string(RTPULSE_SOURCE_DIR) + "/tests/e2e/processing_truth.py";
+  static const std::string path =
+      std::string(RTPULSE_SOURCE_DIR) + "/tests/e2e/processing_truth.py";
   return path;
 }
 
@@ -36,9 +37,9 @@ bool PythonHasCv2AndNumpy() {
   return ok;
 }
 
-#define SKIP_WITHOUT_PYTHON()                                                                 \
-  if (!PythonHasCv2AndNumpy())                                                                \
-  GTEST_SKIP() << "/usr/bin/python3 cannot import cv2 and numpy (apt-get install "            \
+#define SKIP_WITHOUT_PYTHON()                                                      \
+  if (!PythonHasCv2AndNumpy())                                                     \
+  GTEST_SKIP() << "/usr/bin/python3 cannot import cv2 and numpy (apt-get install " \
                   "python3-opencv python3-numpy)"
 
 template <typename T>
@@ -114,16 +115,15 @@ TEST(ParseFracRect, BadTextIsAUsageErrorNamingTheOptionAndTheValue) {
     const char* text;
     const char* says;
   };
-  for (const Case& c : {Case{"abc", "fewer than 4 values"}, Case{"0,0,1", "fewer than 4 values"},
-                        Case{"0,0,1,1,1", "more than 4 values"},
-                        Case{"0,x,1,1", "\"x\" is not a number"},
-                        Case{"0,,1,1", "\"\" is not a number"},
-                        Case{"0,0,1.5,1", "1.5 is outside 0..1"},
-                        Case{"-0.1,0,1,1", "-0.1 is outside 0..1"},
-                        Case{"0,0,nan,1", "\"nan\" is not a finite number"},
-                        Case{"0.5,0,0.4,1", "X0 0.5 is not below X1 0.4"},
-                        Case{"0.5,0,0.5,1", "X0 0.5 is not below X1 0.5"},
-                        Case{"0,0.9,1,0.2", "Y0 0.9 is not below Y1 0.2"}}) {
+  for (const Case& c :
+       {Case{"abc", "fewer than 4 values"}, Case{"0,0,1", "fewer than 4 values"},
+        Case{"0,0,1,1,1", "more than 4 values"}, Case{"0,x,1,1", "\"x\" is not a number"},
+        Case{"0,,1,1", "\"\" is not a number"}, Case{"0,0,1.5,1", "1.5 is outside 0..1"},
+        Case{"-0.1,0,1,1", "-0.1 is outside 0..1"},
+        Case{"0,0,nan,1", "\"nan\" is not a finite number"},
+        Case{"0.5,0,0.4,1", "X0 0.5 is not below X1 0.4"},
+        Case{"0.5,0,0.5,1", "X0 0.5 is not below X1 0.5"},
+        Case{"0,0.9,1,0.2", "Y0 0.9 is not below Y1 0.2"}}) {
     const auto r = ParseFracRect("--roi", c.text);
     ASSERT_FALSE(r) << c.text;
     EXPECT_EQ(r.error().code, ExitCode::kUsage) << c.text;
@@ -144,23 +144,25 @@ TEST(Preprocessor, MatchesCv2ResizeAndNumpyNormalisationOnRandomFramesAndCrops) 
   std::mt19937 rng(13);
   std::uniform_real_distribution<double> frac(0.0, 0.45);
   std::vector<Case> cases = {
-      {1242, 375, {0, 0, 1, 1}, 256, 256},           // the seed's frame, no crop
-      {1242, 375, {0.1, 0.3, 0.9, 1.0}, 256, 256},   // a crop, downsampled across
-      {640, 480, {0.2, 0.2, 0.45, 0.5}, 256, 256},   // upsampled both ways
-      {333, 211, {0, 0, 1, 1}, 64, 48},              // non-square model, odd sizes
-      {97, 61, {0.05, 0.1, 0.95, 0.9}, 35, 29},      // a row that is not whole vector groups
+      {1242, 375, {0, 0, 1, 1}, 256, 256},          // the seed's frame, no crop
+      {1242, 375, {0.1, 0.3, 0.9, 1.0}, 256, 256},  // a crop, downsampled across
+      {640, 480, {0.2, 0.2, 0.45, 0.5}, 256, 256},  // upsampled both ways
+      {333, 211, {0, 0, 1, 1}, 64, 48},             // non-square model, odd sizes
+      {97, 61, {0.05, 0.1, 0.95, 0.9}, 35, 29},     // a row that is not whole vector groups
   };
   for (int i = 0; i < 3; ++i) {  // random crops of the seed's frame
     const double x0 = frac(rng), y0 = frac(rng);
-    cases.push_back({1242, 375,
-                     {x0, y0, std::min(1.0, x0 + 0.3 + frac(rng)),
-                      std::min(1.0, y0 + 0.3 + frac(rng))},
-                     256, 256});
+    cases.push_back(
+        {1242,
+         375,
+         {x0, y0, std::min(1.0, x0 + 0.3 + frac(rng)), std::min(1.0, y0 + 0.3 + frac(rng))},
+         256,
+         256});
   }
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << c.src_w << "x" << c.src_h << " crop " << c.crop.x0 << ","
-                                    << c.crop.y0 << "," << c.crop.x1 << "," << c.crop.y1
-                                    << " -> " << c.in_w << "x" << c.in_h);
+    SCOPED_TRACE(testing::Message()
+                 << c.src_w << "x" << c.src_h << " crop " << c.crop.x0 << "," << c.crop.y0 << ","
+                 << c.crop.x1 << "," << c.crop.y1 << " -> " << c.in_w << "x" << c.in_h);
     PreprocessSpec spec;
     spec.crop = c.crop;
     Preprocessor pre;
@@ -171,16 +173,21 @@ TEST(Preprocessor, MatchesCv2ResizeAndNumpyNormalisationOnRandomFramesAndCrops) 
     ASSERT_EQ(out.shape, (std::vector<int>{1, 3, c.in_h, c.in_w}));
     testutil::TempDir dir;
     WriteRaw(dir.File("frame.u8"), frame.bgr);
-    const nlohmann::json truth = RunTruth(
-        dir, {{"what", "preprocess"}, {"frame", dir.File("frame.u8")}, {"src_w", c.src_w},
-              {"src_h", c.src_h}, {"crop", {c.crop.x0, c.crop.y0, c.crop.x1, c.crop.y1}},
-              {"in_w", c.in_w}, {"in_h", c.in_h},
-              {"mean", {spec.mean[0], spec.mean[1], spec.mean[2]}},
-              {"std", {spec.std[0], spec.std[1], spec.std[2]}},
-              {"tensor_out", dir.File("tensor.f32")}, {"resized_out", dir.File("resized.u8")}});
+    const nlohmann::json truth =
+        RunTruth(dir, {{"what", "preprocess"},
+                       {"frame", dir.File("frame.u8")},
+                       {"src_w", c.src_w},
+                       {"src_h", c.src_h},
+                       {"crop", {c.crop.x0, c.crop.y0, c.crop.x1, c.crop.y1}},
+                       {"in_w", c.in_w},
+                       {"in_h", c.in_h},
+                       {"mean", {spec.mean[0], spec.mean[1], spec.mean[2]}},
+                       {"std", {spec.std[0], spec.std[1], spec.std[2]}},
+                       {"tensor_out", dir.File("tensor.f32")},
+                       {"resized_out", dir.File("resized.u8")}});
     ASSERT_TRUE(truth.contains("crop_px"));
-    EXPECT_EQ(truth["crop_px"], nlohmann::json::array({pre.crop_x(), pre.crop_y(), pre.crop_w(),
-                                                       pre.crop_h()}));
+    EXPECT_EQ(truth["crop_px"],
+              nlohmann::json::array({pre.crop_x(), pre.crop_y(), pre.crop_w(), pre.crop_h()}));
     const auto py_bytes = ReadRaw<uint8_t>(dir.File("resized.u8"));
     const auto py_tensor = ReadRaw<float>(dir.File("tensor.f32"));
     ASSERT_EQ(py_bytes.size(), pre.resized().size());
@@ -305,9 +312,8 @@ void ExpectFitMatchesNumpy(const std::vector<double>& rel, const std::vector<dou
   testutil::TempDir dir;
   WriteRaw(dir.File("rel.f64"), rel);
   WriteRaw(dir.File("met.f64"), met);
-  const nlohmann::json truth = RunTruth(dir, {{"what", "fit"},
-                                              {"relative", dir.File("rel.f64")},
-                                              {"metric", dir.File("met.f64")}});
+  const nlohmann::json truth = RunTruth(
+      dir, {{"what", "fit"}, {"relative", dir.File("rel.f64")}, {"metric", dir.File("met.f64")}});
   ASSERT_TRUE(truth.contains("scale"));
   const double scale = truth["scale"], shift = truth["shift"], rms = truth["rms"];
   EXPECT_NEAR(fit->scale, scale, 1e-9 * std::max(1.0, std::fabs(scale))) << truth.dump();
@@ -415,16 +421,21 @@ TEST(Postprocessor, FitAndRoiPercentileMatchNumpy) {
     WriteRaw(dir.File("map.f32"), map.data);
     nlohmann::json jrefs = nlohmann::json::array();
     for (const ReferencePoint& r : refs) jrefs.push_back({r.x, r.y, r.depth_m});
-    const nlohmann::json truth = RunTruth(
-        dir, {{"what", "postprocess"}, {"relative_map", dir.File("map.f32")}, {"out_w", ow},
-              {"out_h", oh}, {"src_w", src_w}, {"src_h", src_h},
-              {"crop", {pspec.crop.x0, pspec.crop.y0, pspec.crop.x1, pspec.crop.y1}},
-              {"roi", {spec.roi.x0, spec.roi.y0, spec.roi.x1, spec.roi.y1}},
-              {"percentile", percentile}, {"references", jrefs}});
+    const nlohmann::json truth =
+        RunTruth(dir, {{"what", "postprocess"},
+                       {"relative_map", dir.File("map.f32")},
+                       {"out_w", ow},
+                       {"out_h", oh},
+                       {"src_w", src_w},
+                       {"src_h", src_h},
+                       {"crop", {pspec.crop.x0, pspec.crop.y0, pspec.crop.x1, pspec.crop.y1}},
+                       {"roi", {spec.roi.x0, spec.roi.y0, spec.roi.x1, spec.roi.y1}},
+                       {"percentile", percentile},
+                       {"references", jrefs}});
     ASSERT_TRUE(truth.contains("roi_depth"));
     EXPECT_EQ(truth["index"].get<std::vector<int>>(), post.reference_index());
-    EXPECT_EQ(truth["roi_px"], nlohmann::json::array({post.roi_x0(), post.roi_y0(),
-                                                      post.roi_x1(), post.roi_y1()}));
+    EXPECT_EQ(truth["roi_px"],
+              nlohmann::json::array({post.roi_x0(), post.roi_y0(), post.roi_x1(), post.roi_y1()}));
     EXPECT_EQ(d.fit.points, truth["points"].get<size_t>());
     EXPECT_LT(d.fit.points, refs.size());  // the crop cut some away
     EXPECT_NEAR(d.fit.scale, truth["scale"].get<double>(), 1e-9);
@@ -449,8 +460,7 @@ class Hysteresis : public ::testing::Test {
     ASSERT_TRUE(pre_.Prepare(PreprocessSpec{}, 640, 480, Shape(64, 64, 64, 64)));
     DecisionSpec spec;  // near 1.0, clear 1.25, ROI ahead in the lower half
     // (x, y) in source pixels -> output (x / 10, y / 7.5): rows 3 and 7, far above the ROI.
-    ASSERT_TRUE(post_.Prepare(spec, Shape(64, 64, 64, 64), pre_,
-                              {{50, 25, 2.0}, {500, 55, 20.0}}));
+    ASSERT_TRUE(post_.Prepare(spec, Shape(64, 64, 64, 64), pre_, {{50, 25, 2.0}, {500, 55, 20.0}}));
     map_.shape = {1, 1, 64, 64};
     map_.data.assign(64 * 64, 10.0f);
     map_.data[3 * 64 + 5] = 2.0f;
@@ -493,8 +503,7 @@ TEST_F(Hysteresis, OscillatingAroundNearFlipsOnceNotEveryFrame) {
 }
 
 TEST_F(Hysteresis, StayingBetweenNearAndClearKeepsTheState) {
-  ExpectSequence({1.1, 1.2, 1.15, 1.24, 0.9, 1.1, 1.2, 1.15, 1.24},
-                 {0, 0, 0, 0, 1, 1, 1, 1, 1});
+  ExpectSequence({1.1, 1.2, 1.15, 1.24, 0.9, 1.1, 1.2, 1.15, 1.24}, {0, 0, 0, 0, 1, 1, 1, 1, 1});
 }
 
 TEST_F(Hysteresis, UnknownDepthHoldsTheStateAndSaysWhy) {
