@@ -108,7 +108,8 @@ class PipelineRun {
   bool TakeFrame();
   bool ProcessFrame(FrameRecord& rec, bool recording);
 
-  Status CheckThreads(PipelineResult& result, const std::vector<int>& baseline, int caller_tid);
+  Status CheckPipelineThreads(PipelineResult& result, const std::vector<int>& baseline,
+                              int caller_tid);
 
   const PipelineSettings& settings_;
   PipelineStages& stages_;
@@ -385,8 +386,8 @@ void PipelineRun::InferenceMain() {
   cv_.notify_all();
 }
 
-Status PipelineRun::CheckThreads(PipelineResult& result, const std::vector<int>& baseline,
-                                 int caller_tid) {
+Status PipelineRun::CheckPipelineThreads(PipelineResult& result, const std::vector<int>& baseline,
+                                         int caller_tid) {
   std::vector<int> workers;
   for (int tid : ListProcessThreads()) {
     if (tid == capture_tid_ || tid == inference_tid_ || tid == caller_tid) continue;
@@ -447,7 +448,7 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
       cv_.wait(lock, [&] { return warm_ || inference_done_; });
       if (warm_ && !end_.load()) {
         lock.unlock();
-        check = CheckThreads(result, baseline, caller_tid);
+        check = CheckPipelineThreads(result, baseline, caller_tid);
         lock.lock();
         if (!check) {
           end_.store(true);
