@@ -489,6 +489,14 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
   result.loopback_timeouts = loopback_timeouts_;
   result.released = count == 0 ? 0 : count + dropped_;
   result.error = error_;
+  result.period_ns = period_ns_;
+  result.deadline_ns = deadline_ns_;
+  if (deadline_ns_ == 0) {
+    result.notes.push_back(
+        periodic_ ? "no deadline: the source paces itself and neither --deadline nor --fps was "
+                    "given, so misses are not counted"
+                  : "no deadline: back-to-back without --deadline, so misses are not counted");
+  }
   result.source_ended = source_ended_.load() && count < settings_.frames;
   result.interrupted = stop_.load() && count < settings_.frames && error_.empty();
   if (!result.frames.empty()) {

@@ -101,8 +101,10 @@ struct PipelineResult {
   uint64_t lost = 0;
   uint64_t misses = 0;
   uint64_t loopback_timeouts = 0;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
+  int64_t period_ns = 0;    ///< Periodic on a timer: the release period; 0 otherwise.
+  int64_t deadline_ns = 0;  ///< The deadline misses were counted against; 0: none (not counted).
+  int64_t start_ns = 0;     ///< The first recorded frame's release_ns.
+  int64_t end_ns = 0;       ///< The last recorded frame's alert_ns (or its loopback edge).
   bool interrupted = false;
   bool source_ended = false;  ///< A finite source ran out before `frames`.
   std::vector<ThreadCheck> threads;

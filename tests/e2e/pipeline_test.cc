@@ -55,7 +55,12 @@ TEST(PipelineTest, BackToBackReadsWhenAskedAndTheCaptureStageCoversTheRead) {
   EXPECT_EQ(last_progress, 25u);
   EXPECT_EQ(result->released, 25u);
   EXPECT_EQ(result->dropped, 0u);
-  EXPECT_EQ(result->misses, 0u);  // Back-to-back without a deadline: none.
+  EXPECT_EQ(result->misses, 0u);  // Back-to-back without a deadline: none, and said so.
+  EXPECT_EQ(result->deadline_ns, 0);
+  EXPECT_EQ(result->period_ns, 0);
+  bool said = false;
+  for (const std::string& note : result->notes) said |= note.find("no deadline") == 0;
+  EXPECT_TRUE(said);
   EXPECT_FALSE(result->interrupted);
   EXPECT_FALSE(result->source_ended);
   ExpectMonotonic(*result);
@@ -140,6 +145,8 @@ TEST(PipelineTest, PeriodicFasterThanTheWorkDropsExactlyReleasedMinusProcessed) 
   EXPECT_EQ(result->released - result->frames.size(), result->dropped);
   EXPECT_EQ(result->misses, misses);
   EXPECT_EQ(result->misses, 20u);
+  EXPECT_EQ(result->period_ns, period_ns);
+  EXPECT_EQ(result->deadline_ns, period_ns);  // The default: one period.
 }
 
 TEST(PipelineTest, PeriodicMissesCountAgainstTheDeadlineGiven) {
