@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "e2e/pipeline_support.h"
@@ -351,6 +352,83 @@ TEST(PipelineTest, TheSyntheticSourceRunsThroughTheRealStages) {
   for (size_t i = 0; i < result->frames.size(); ++i) {
     EXPECT_EQ(result->frames[i].source_seq, 3 + i);  // Frame 0 was the probe, 1..2 warm-up.
     EXPECT_TRUE(std::isfinite(result->frames[i].roi_depth_m));
+  }
+}
+
+/// Logs every Set: the decision, the frame and the time it was given.
+class TestAlert final : public AlertSink {
+ public:
+  struct Call {
+    bool obstacle;
+    uint64_t frame;
+    int64_t now_ns;
+  };
+  std::vector<Call> calls;
+  TestAlert() { calls.reserve(1000); }
+  Status Set(bool obstacle, uint64_t frame, int64_t now_ns) override {
+    calls.push_back({obstacle, frame, now_ns});
+    return Status::Ok();
+  }
+  std::string Describe() const override { return "test alert"; }
+};
+
+/// Answers each wait with an injected edge timestamp, or with none (a timeout).
+class TestLoopback final : public Loopback {
+ public:
+  bool answer = true;
+  int64_t edge_ns = 0;
+  int waits = 0;
+  bool last_rising = false;
+  Expected<std::optional<int64_t>> WaitEdge(bool rising, int64_t /*timeout_ns*/) override {
+    ++waits;
+    last_rising = rising;
+    edge_ns = MonotonicNs() + 1234;  // Known, and after the alert.
+    if (!answer) return std::optional<int64_t>{};
+    return std::optional<int64_t>{edge_ns};
+  }
+  std::string Describe() const override { return "test loopback"; }
+};
+
+TEST(PipelineTest, TheAlertGetsEveryDecisionAndTheLoopbackEdgeIsRecorded) {
+  for (const bool answer : {true, false}) {
+    SCOPED_TRACE(answer ? "edge" : "timeout");
+    RealStages real;
+    real.Load(1);
+    // Thresholds no depth reaches: the first frame turns "obstacle" (the state starts clear)
+    // and it stays so: exactly one change, at the first recorded frame (no warm-up).
+    DecisionSpec decide;
+    decide.near_m = 1e9;
+    decide.clear_m = 1e9;
+    const std::vector<ReferencePoint> refs = {{10, 40, 3.0}, {80, 60, 1.0}, {48, 50, 2.0}};
+    ASSERT_TRUE(real.post.Prepare(decide, real.backend->shape(), real.pre, refs));
+    TestAlert alert;
+    TestLoopback loopback;
+    loopback.answer = answer;
+    PipelineStages stages = real.Stages();
+    stages.alert = &alert;
+    stages.loopback = &loopback;
+    PipelineSettings settings;
+    settings.frames = 12;
+    settings.warmup_frames = 0;
+    settings.threads_before_backend = real.threads_before;
+    std::atomic<bool> stop{false};
+    auto result = RunPipeline(settings, stages, stop);
+    ASSERT_TRUE(result.has_value()) << result.error().message;
+    ASSERT_EQ(result->frames.size(), 12u);
+    ASSERT_EQ(alert.calls.size(), 12u);
+    for (size_t i = 0; i < 12; ++i) {
+      const FrameRecord& r = result->frames[i];
+      EXPECT_EQ(alert.calls[i].frame, r.source_seq);
+      EXPECT_EQ(alert.calls[i].obstacle, r.obstacle);
+      EXPECT_EQ(alert.calls[i].now_ns, r.post_end_ns);
+      EXPECT_TRUE(r.obstacle);
+      EXPECT_EQ(r.changed, i == 0);
+      EXPECT_EQ(r.edge_ns, i == 0 && answer ? loopback.edge_ns : -1);
+    }
+    EXPECT_EQ(loopback.waits, 1);  // Only after the change.
+    EXPECT_TRUE(loopback.last_rising);
+    EXPECT_EQ(result->loopback_timeouts, answer ? 0u : 1u);
+    EXPECT_EQ(result->end_ns, result->frames.back().alert_ns);
   }
 }
 
