@@ -51,6 +51,7 @@ struct PipeSlot {
   int64_t release_ns = 0;
   int64_t read_start_ns = 0;  ///< The pipeline's own clock around Read.
   int64_t read_end_ns = 0;
+  std::vector<ReferencePoint> references;  ///< The source's, for this frame (may be empty).
 };
 
 // Three slots, a triple buffer: the capture thread writes its slot, then swaps it into
@@ -107,7 +108,8 @@ class PipelineRun {
   bool TakeFrame();
   bool ProcessFrame(FrameRecord& rec, bool recording);
 
-  Status CheckThreads(PipelineResult& result, const std::vector<int>& baseline, int caller_tid);
+  Status CheckPipelineThreads(PipelineResult& result, const std::vector<int>& baseline,
+                              int caller_tid);
 
   const PipelineSettings& settings_;
   PipelineStages& stages_;
@@ -235,6 +237,7 @@ void PipelineRun::CaptureMain() {
       EndRun();
       break;
     }
+    if (settings_.per_frame_references) slot.references = stages_.source->References();
     slot.release_no = release_no++;
     slot.release_ns = periodic_ && self_paced_ ? slot.read_start_ns : release_ns;
     // The slots still empty (only at the first frame: the inference thread has none of them
@@ -286,6 +289,13 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
     return false;
   }
   rec.inference_end_ns = MonotonicNs();
+  if (!slot.references.empty()) {
+    if (Status s = stages_.postprocess->SetReferences(*stages_.preprocess, slot.references); !s) {
+      Fail(fmt::format("postprocess failed at source frame {}: the source's references: {}",
+                       slot.frame.seq, s.error().message));
+      return false;
+    }
+  }
   if (Status s = stages_.postprocess->Run(output_, decision_); !s) {
     Fail(fmt::format("postprocess failed at source frame {}: {}", slot.frame.seq,
                      s.error().message));
@@ -376,8 +386,8 @@ void PipelineRun::InferenceMain() {
   cv_.notify_all();
 }
 
-Status PipelineRun::CheckThreads(PipelineResult& result, const std::vector<int>& baseline,
-                                 int caller_tid) {
+Status PipelineRun::CheckPipelineThreads(PipelineResult& result, const std::vector<int>& baseline,
+                                         int caller_tid) {
   std::vector<int> workers;
   for (int tid : ListProcessThreads()) {
     if (tid == capture_tid_ || tid == inference_tid_ || tid == caller_tid) continue;
@@ -438,7 +448,7 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
       cv_.wait(lock, [&] { return warm_ || inference_done_; });
       if (warm_ && !end_.load()) {
         lock.unlock();
-        check = CheckThreads(result, baseline, caller_tid);
+        check = CheckPipelineThreads(result, baseline, caller_tid);
         lock.lock();
         if (!check) {
           end_.store(true);
@@ -479,6 +489,14 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
   result.loopback_timeouts = loopback_timeouts_;
   result.released = count == 0 ? 0 : count + dropped_;
   result.error = error_;
+  result.period_ns = period_ns_;
+  result.deadline_ns = deadline_ns_;
+  if (deadline_ns_ == 0) {
+    result.notes.push_back(
+        periodic_ ? "no deadline: the source paces itself and neither --deadline nor --fps was "
+                    "given, so misses are not counted"
+                  : "no deadline: back-to-back without --deadline, so misses are not counted");
+  }
   result.source_ended = source_ended_.load() && count < settings_.frames;
   result.interrupted = stop_.load() && count < settings_.frames && error_.empty();
   if (!result.frames.empty()) {

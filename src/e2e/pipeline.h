@@ -39,6 +39,12 @@ struct PipelineSettings {
   uint64_t frames = 1000;       ///< Frames to record (the seed's 1,000 samples).
   uint64_t warmup_frames = 10;  ///< Run through the whole pipeline first, not recorded.
   int64_t loopback_timeout_ns = 100'000'000;
+  /// Each frame's references from the source (FrameSource::References(), read by the capture
+  /// thread right after the frame) go to Postprocessor::SetReferences before that frame's
+  /// postprocess, when the source has some; false: the postprocessor keeps what it was
+  /// prepared with. (References() returns a new vector: a source with references allocates
+  /// once per frame there.)
+  bool per_frame_references = true;
   ThreadSpec capture;
   ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
   /// ListProcessThreads() taken before the process's first backend Load (a backend's worker
@@ -95,8 +101,10 @@ struct PipelineResult {
   uint64_t lost = 0;
   uint64_t misses = 0;
   uint64_t loopback_timeouts = 0;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
+  int64_t period_ns = 0;    ///< Periodic on a timer: the release period; 0 otherwise.
+  int64_t deadline_ns = 0;  ///< The deadline misses were counted against; 0: none (not counted).
+  int64_t start_ns = 0;     ///< The first recorded frame's release_ns.
+  int64_t end_ns = 0;       ///< The last recorded frame's alert_ns (or its loopback edge).
   bool interrupted = false;
   bool source_ended = false;  ///< A finite source ran out before `frames`.
   std::vector<ThreadCheck> threads;

@@ -44,7 +44,7 @@ Status ApplySpecToThisThread(const ThreadSpec& spec, std::string_view policy_opt
                              std::string_view cpus_option);
 
 /// Usage error unless `spec` is a policy of measure::ParsePolicy with a fitting priority
-/// (1..99 for fifo/rr, 0 otherwise) and CPUs that exist on this machine's CPU set.
+/// (1..99 for fifo/rr, 0 otherwise). CPUs the machine lacks are refused when applied.
 Status CheckThreadSpec(const ThreadSpec& spec, std::string_view policy_option);
 
 }  // namespace rtpulse::e2e

@@ -3,6 +3,7 @@
 // themselves and by the test, against the pipeline's own /proc check; a refused policy.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,14 +115,18 @@ TEST(PipelineRtTest, CaptureInferenceAndWorkerThreadsRunAsAskedReadBackFromTheKe
 
 TEST(PipelineRtTest, ARefusedPolicyIsAResourceErrorNamingTheOption) {
   if (!testutil::IsRoot()) GTEST_SKIP() << "needs root to drop privileges in a child";
-  RealStages real;
-  real.Load(1);
-  PipelineStages stages = real.Stages();
+  // The child forks before any thread exists here, then drops root and loads the stages.
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // Without CAP_SYS_NICE and with RLIMIT_RTPRIO 0, SCHED_FIFO is refused (EPERM).
+    const rlimit no_rt{0, 0};
+    if (setrlimit(RLIMIT_RTPRIO, &no_rt) != 0) _exit(9);
     if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(10);
+    RealStages real;
+    real.Load(1);
+    if (::testing::Test::HasFailure()) _exit(14);
+    PipelineStages stages = real.Stages();
     PipelineSettings settings;
     settings.frames = 3;
     settings.capture = {"fifo", 80, {}};
@@ -135,8 +140,9 @@ TEST(PipelineRtTest, ARefusedPolicyIsAResourceErrorNamingTheOption) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 setuid failed, 11 no error, 12 not a resource "
-                                       "error, 13 the message does not name the option";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "9/10 setrlimit/setuid failed, 11 no error, 12 not a resource error, 13 the message "
+         "does not name the option, 14 the stages did not load as nobody";
 }
 
 }  // namespace

@@ -37,8 +37,9 @@ class TestSource final : public FrameSource {
   int64_t fail_at = -1;    ///< Read number that fails with an I/O error.
   int64_t resize_at = -1;  ///< Read number from which frames are 2 pixels wider.
   bool self_paced = false;
-  std::vector<int64_t> stamps;  ///< capture_ns by seq (preallocated by Open).
-  std::vector<int64_t> sleeps;  ///< The pipeline-independent measure of each read's sleep.
+  int64_t one_reference_at = -1;  ///< From this read on, References() has 1 point (too few).
+  std::vector<int64_t> stamps;    ///< capture_ns by seq (preallocated by Open).
+  std::vector<int64_t> sleeps;    ///< The pipeline-independent measure of each read's sleep.
 
   Status Open() override {
     stamps.assign(100000, 0);
@@ -71,6 +72,10 @@ class TestSource final : public FrameSource {
   }
   std::string Describe() const override { return "test source"; }
   bool SelfPaced() const override { return self_paced; }
+  std::vector<ReferencePoint> References() const override {
+    if (one_reference_at < 0 || reads_ <= one_reference_at) return {};
+    return {{10, 40, 3.0}};
+  }
 
  private:
   int64_t reads_ = 0;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <optional>
 #include <thread>
 
 #include "e2e/pipeline_support.h"
@@ -54,7 +56,12 @@ TEST(PipelineTest, BackToBackReadsWhenAskedAndTheCaptureStageCoversTheRead) {
   EXPECT_EQ(last_progress, 25u);
   EXPECT_EQ(result->released, 25u);
   EXPECT_EQ(result->dropped, 0u);
-  EXPECT_EQ(result->misses, 0u);  // Back-to-back without a deadline: none.
+  EXPECT_EQ(result->misses, 0u);  // Back-to-back without a deadline: none, and said so.
+  EXPECT_EQ(result->deadline_ns, 0);
+  EXPECT_EQ(result->period_ns, 0);
+  bool said = false;
+  for (const std::string& note : result->notes) said |= note.find("no deadline") == 0;
+  EXPECT_TRUE(said);
   EXPECT_FALSE(result->interrupted);
   EXPECT_FALSE(result->source_ended);
   ExpectMonotonic(*result);
@@ -139,6 +146,8 @@ TEST(PipelineTest, PeriodicFasterThanTheWorkDropsExactlyReleasedMinusProcessed) 
   EXPECT_EQ(result->released - result->frames.size(), result->dropped);
   EXPECT_EQ(result->misses, misses);
   EXPECT_EQ(result->misses, 20u);
+  EXPECT_EQ(result->period_ns, period_ns);
+  EXPECT_EQ(result->deadline_ns, period_ns);  // The default: one period.
 }
 
 TEST(PipelineTest, PeriodicMissesCountAgainstTheDeadlineGiven) {
@@ -281,6 +290,146 @@ TEST(PipelineTest, AFailingStageEndsTheRunAndNamesTheStage) {
   EXPECT_EQ(failed->frames.size(), 4u);
   EXPECT_NE(failed->error.find("inference (opencv-dnn"), std::string::npos) << failed->error;
   EXPECT_NE(failed->error.find("injected inference failure"), std::string::npos);
+}
+
+TEST(PipelineTest, TheSourcesReferencesReachThePostprocessorWithEachFrame) {
+  RealStages real;
+  real.Load(1);
+  real.source.one_reference_at = 6;  // Frames 0..5 keep the prepared references.
+  PipelineSettings settings;
+  settings.frames = 50;
+  settings.warmup_frames = 2;
+  settings.threads_before_backend = real.threads_before;
+  PipelineStages stages = real.Stages();
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->frames.size(), 4u);
+  EXPECT_NE(result->error.find("postprocess failed at source frame 6: the source's references"),
+            std::string::npos)
+      << result->error;
+  // Not refreshed: the prepared references stay, and the run goes on.
+  RealStages again;
+  again.Load(1);
+  again.source.one_reference_at = 6;
+  settings.per_frame_references = false;
+  settings.frames = 10;
+  settings.threads_before_backend = again.threads_before;
+  PipelineStages stages2 = again.Stages();
+  auto kept = RunPipeline(settings, stages2, stop);
+  ASSERT_TRUE(kept.has_value()) << kept.error().message;
+  EXPECT_TRUE(kept->error.empty()) << kept->error;
+  EXPECT_EQ(kept->frames.size(), 10u);
+}
+
+TEST(PipelineTest, TheSyntheticSourceRunsThroughTheRealStages) {
+  RealStages real;
+  real.Load(1);
+  auto spec = ParseSourceSpec("synthetic:320x120");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  auto source = MakeSource(*spec);
+  ASSERT_TRUE(source.has_value()) << source.error().message;
+  ASSERT_TRUE((*source)->Open());
+  CapturedFrame probe;
+  ASSERT_TRUE((*source)->Read(probe).has_value());
+  Preprocessor pre;
+  Postprocessor post;
+  ASSERT_TRUE(pre.Prepare(PreprocessSpec{}, 320, 120, real.backend->shape()));
+  Status prepared =
+      post.Prepare(DecisionSpec{}, real.backend->shape(), pre, (*source)->References());
+  ASSERT_TRUE(prepared) << prepared.error().message;
+  PipelineStages stages{source->get(), &pre, real.backend.get(), &post, nullptr, nullptr};
+  PipelineSettings settings;
+  settings.frames = 30;
+  settings.warmup_frames = 2;
+  settings.threads_before_backend = real.threads_before;
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_TRUE(result->error.empty()) << result->error;
+  ASSERT_EQ(result->frames.size(), 30u);
+  ExpectMonotonic(*result);
+  for (size_t i = 0; i < result->frames.size(); ++i) {
+    EXPECT_EQ(result->frames[i].source_seq, 3 + i);  // Frame 0 was the probe, 1..2 warm-up.
+    EXPECT_TRUE(std::isfinite(result->frames[i].roi_depth_m));
+  }
+}
+
+/// Logs every Set: the decision, the frame and the time it was given.
+class TestAlert final : public AlertSink {
+ public:
+  struct Call {
+    bool obstacle;
+    uint64_t frame;
+    int64_t now_ns;
+  };
+  std::vector<Call> calls;
+  TestAlert() { calls.reserve(1000); }
+  Status Set(bool obstacle, uint64_t frame, int64_t now_ns) override {
+    calls.push_back({obstacle, frame, now_ns});
+    return Status::Ok();
+  }
+  std::string Describe() const override { return "test alert"; }
+};
+
+/// Answers each wait with an injected edge timestamp, or with none (a timeout).
+class TestLoopback final : public Loopback {
+ public:
+  bool answer = true;
+  int64_t edge_ns = 0;
+  int waits = 0;
+  bool last_rising = false;
+  Expected<std::optional<int64_t>> WaitEdge(bool rising, int64_t /*timeout_ns*/) override {
+    ++waits;
+    last_rising = rising;
+    edge_ns = MonotonicNs() + 1234;  // Known, and after the alert.
+    if (!answer) return std::optional<int64_t>{};
+    return std::optional<int64_t>{edge_ns};
+  }
+  std::string Describe() const override { return "test loopback"; }
+};
+
+TEST(PipelineTest, TheAlertGetsEveryDecisionAndTheLoopbackEdgeIsRecorded) {
+  for (const bool answer : {true, false}) {
+    SCOPED_TRACE(answer ? "edge" : "timeout");
+    RealStages real;
+    real.Load(1);
+    // Thresholds no depth reaches: the first frame turns "obstacle" (the state starts clear)
+    // and it stays so: exactly one change, at the first recorded frame (no warm-up).
+    DecisionSpec decide;
+    decide.near_m = 1e9;
+    decide.clear_m = 1e9;
+    const std::vector<ReferencePoint> refs = {{10, 40, 3.0}, {80, 60, 1.0}, {48, 50, 2.0}};
+    ASSERT_TRUE(real.post.Prepare(decide, real.backend->shape(), real.pre, refs));
+    TestAlert alert;
+    TestLoopback loopback;
+    loopback.answer = answer;
+    PipelineStages stages = real.Stages();
+    stages.alert = &alert;
+    stages.loopback = &loopback;
+    PipelineSettings settings;
+    settings.frames = 12;
+    settings.warmup_frames = 0;
+    settings.threads_before_backend = real.threads_before;
+    std::atomic<bool> stop{false};
+    auto result = RunPipeline(settings, stages, stop);
+    ASSERT_TRUE(result.has_value()) << result.error().message;
+    ASSERT_EQ(result->frames.size(), 12u);
+    ASSERT_EQ(alert.calls.size(), 12u);
+    for (size_t i = 0; i < 12; ++i) {
+      const FrameRecord& r = result->frames[i];
+      EXPECT_EQ(alert.calls[i].frame, r.source_seq);
+      EXPECT_EQ(alert.calls[i].obstacle, r.obstacle);
+      EXPECT_EQ(alert.calls[i].now_ns, r.post_end_ns);
+      EXPECT_TRUE(r.obstacle);
+      EXPECT_EQ(r.changed, i == 0);
+      EXPECT_EQ(r.edge_ns, i == 0 && answer ? loopback.edge_ns : -1);
+    }
+    EXPECT_EQ(loopback.waits, 1);  // Only after the change.
+    EXPECT_TRUE(loopback.last_rising);
+    EXPECT_EQ(result->loopback_timeouts, answer ? 0u : 1u);
+    EXPECT_EQ(result->end_ns, result->frames.back().alert_ns);
+  }
 }
 
 TEST(PipelineTest, BadSettingsAreUsageErrorsNamingTheOption) {
