@@ -31,6 +31,7 @@
 #include "e2e/actuation.h"
 #include "e2e/frame_source.h"
 #include "e2e/inference.h"
+#include "e2e/pipeline.h"
 #include "e2e/processing.h"
 #include "e2e/worker_threads.h"
 #include "load/spec.h"
@@ -399,8 +400,14 @@ Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
   }
   // Every stage opened once here, so a missing file, a busy GPIO line or a wrong-shaped model
   // is said before anything starts or is written; they are closed again before the run.
+  const std::vector<int> threads_before = e2e::ListProcessThreads();
   auto stages = suite::OpenE2eStages(plan.settings, plan.settings.configurations.front().threads);
   if (!stages) return stages.error();
+  for (const int tid : e2e::ListProcessThreads()) {
+    if (std::find(threads_before.begin(), threads_before.end(), tid) == threads_before.end()) {
+      plan.settings.precheck_workers.push_back(tid);
+    }
+  }
   return plan;
 }
 
@@ -432,7 +439,8 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
     if (st) {
       fmt::print(text, "{:<20} {:>7} {:>9} ms {:>9} ms {:>9} ms {:>8} {:>8} {:>10.3f}\n",
                  o.scenario, o.rows.size(), results::E2eMsText(st->p50_ns),
-                 results::E2eMsText(st->p99_ns), results::E2eMsText(st->max_ns), o.facts.misses,
+                 results::E2eMsText(st->p99_ns), results::E2eMsText(st->max_ns),
+                 o.facts.deadline_ns > 0 ? std::to_string(o.facts.misses) : std::string("-"),
                  o.facts.dropped, fps);
     } else {
       fmt::print(text, "{:<20} {:>7} (no frame recorded)\n", o.scenario, 0);
@@ -446,7 +454,8 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
          {"p50_total_ns", st ? nlohmann::json(st->p50_ns) : nlohmann::json(nullptr)},
          {"p99_total_ns", st ? nlohmann::json(st->p99_ns) : nlohmann::json(nullptr)},
          {"max_total_ns", st ? nlohmann::json(st->max_ns) : nlohmann::json(nullptr)},
-         {"misses", o.facts.misses},
+         {"misses",
+          o.facts.deadline_ns > 0 ? nlohmann::json(o.facts.misses) : nlohmann::json(nullptr)},
          {"dropped", o.facts.dropped},
          {"lost", o.facts.lost},
          {"throughput_fps", fps},

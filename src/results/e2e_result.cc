@@ -373,9 +373,11 @@ std::string FormatE2eStatistics(const std::vector<E2eFrameRow>& rows, const E2eR
       facts.dropped >= dropped_in_rows ? std::to_string(facts.dropped - dropped_in_rows)
                                        : std::string("? (fewer than the frames' dropped_before)"));
   out += fmt::format("Lost: {} (the driver's sequence gaps)\n", facts.lost);
-  out += fmt::format("Misses: {} (Total above the deadline)\n", facts.misses);
+  out += facts.deadline_ns > 0
+             ? fmt::format("Misses: {} (Total above the deadline)\n", facts.misses)
+             : std::string("Misses: not counted (no deadline; give --deadline or --fps)\n");
   out += fmt::format("Loopback timeouts: {}\n", facts.loopback_timeouts);
-  if (misses_in_rows != facts.misses || lost_in_rows > facts.lost) {
+  if ((facts.deadline_ns > 0 && misses_in_rows != facts.misses) || lost_in_rows > facts.lost) {
     out += fmt::format(
         "warning: the frames hold {} misses and {} lost where the run counted {} "
         "and {}\n",

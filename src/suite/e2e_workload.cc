@@ -216,7 +216,6 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
   auto backend = e2e::MakeBackend(settings.backend);
   if (!backend) return backend.error();
   owned->backend = std::move(*backend);
-  owned->threads_before_backend = e2e::ListProcessThreads();
   if (Status s = owned->backend->Load(settings.model_path, threads); !s) return s.error();
   if (Status s = owned->preprocess.Prepare(settings.preprocess, owned->source_width,
                                            owned->source_height, owned->backend->shape());
@@ -316,11 +315,16 @@ Expected<Measured> E2eWorkload::Measure(
     return Failure(fmt::format("no e2e configuration for scenario '{}'", name));
   }
   const E2eConfiguration& config = *found;
+  std::vector<int> before = e2e::ListProcessThreads();
+  std::erase_if(before, [&](int tid) {
+    return std::find(settings_.precheck_workers.begin(), settings_.precheck_workers.end(), tid) !=
+           settings_.precheck_workers.end();
+  });
   auto stages = OpenE2eStages(settings_, config.threads);
   if (!stages) return stages.error();
   e2e::PipelineStages view = (*stages)->View();
   e2e::PipelineSettings pipeline = settings_.pipeline;
-  pipeline.threads_before_backend = (*stages)->threads_before_backend;
+  pipeline.threads_before_backend = before;
 
   const int64_t start_realtime_ns = ClockNs(CLOCK_REALTIME);
   const int64_t start_ns = MonotonicNs();
@@ -357,7 +361,7 @@ Expected<Measured> E2eWorkload::Measure(
   facts.configuration = config.configuration;
   facts.mode = E2eModeName(settings_.pipeline.mode);
   facts.fps = settings_.pipeline.fps;
-  facts.deadline_ns = E2eDeadlineNs(settings_.pipeline);
+  facts.deadline_ns = run.deadline_ns;
   facts.released = run.released;
   facts.dropped = run.dropped;
   facts.lost = run.lost;
@@ -436,6 +440,7 @@ Expected<Measured> E2eWorkload::Measure(
        {{"mode", facts.mode},
         {"fps", p.fps},
         {"deadline_ns", facts.deadline_ns},
+        {"period_ns", run.period_ns},
         {"frames", p.frames},
         {"warmup_frames", p.warmup_frames},
         {"capture", E2eThreadSpecJson(p.capture)},
@@ -472,8 +477,8 @@ Expected<Measured> E2eWorkload::Measure(
   keep(WriteFileAtomic(dir + "/e2e.json", doc.dump(2) + "\n"));
 
   // interval: the frame period in periodic mode, else the measured mean time per frame.
-  int64_t interval_ns = facts.deadline_ns;
-  if (p.mode != e2e::PipelineMode::kPeriodic) {
+  int64_t interval_ns = run.period_ns;
+  if (interval_ns <= 0) {
     interval_ns = outcome.rows.empty()
                       ? 0
                       : (run.end_ns - run.start_ns) / static_cast<int64_t>(outcome.rows.size());

@@ -46,6 +46,10 @@ struct E2eSettings {
   e2e::PipelineSettings pipeline;
   std::vector<E2eConfiguration> configurations;
   std::vector<std::string> load_specs;
+  /// Threads that appeared while the CLI's check loaded the model (OpenCV's pool is
+  /// process-wide and outlives that backend): each scenario counts them among its backend's
+  /// workers, and every other thread present before its own Load (the suite's monitor) not.
+  std::vector<int> precheck_workers;
 };
 
 /// What one scenario left, for the summary, the sweep's recommendation and the figures.
@@ -78,8 +82,6 @@ struct E2eStagesOwned {
   std::unique_ptr<e2e::Loopback> loopback;
   int source_width = 0;
   int source_height = 0;
-  /// The process's threads right before the backend's Load (its workers are the new ones).
-  std::vector<int> threads_before_backend;
   e2e::PipelineStages View();
 };
 Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads);
