@@ -220,6 +220,11 @@ Status BuildE2eStages(const E2eOptions& o, suite::E2eSettings& s) {
   if (!source) return source.error();
   s.source = *source;
   if (o.model.empty()) {
+    // A lean build has no backend for the default model either: say which packages first.
+    if (!e2e::BackendCompiledIn(e2e::BackendKind::kOpenCv)) {
+      auto made = e2e::MakeBackend(e2e::BackendKind::kOpenCv);
+      if (!made) return made.error();
+    }
     auto model = E2eDefaultModelPath();
     if (!model) return model.error();
     s.model_path = *model;

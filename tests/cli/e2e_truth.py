@@ -210,6 +210,36 @@ def check_samples(path, frames):
             fail(f"{path}: record {i} ({expected}, {actual}) is not frame {f['index']}")
 
 
+def check_figure(run, per_scenario):
+    """figures/e2e_stages.dat: per scenario 4 bars (p50, p90, p99, max), each series the
+    cumulative sum of the stages' own statistic up to that stage (%.10g of ms)."""
+    path = os.path.join(run, "figures", "e2e_stages.dat")
+    blocks = {}
+    current = None
+    for line in open(path):
+        m = re.match(r"# index \d+: (\w+)", line)
+        if m:
+            current = blocks.setdefault(m.group(1), [])
+        elif line.strip() and not line.startswith("#"):
+            x, y = line.split()
+            current.append((int(float(x)), float(y)))
+    x = 0
+    for frames in per_scenario:
+        if not frames:
+            continue
+        for p in (50, 90, 99, 100):
+            top = 0
+            for stage in STAGES:
+                v = sorted(f["stages"][stage] for f in frames)
+                top += v[-1] if p == 100 else rank(v, p)
+                got = dict(blocks[stage])[x]
+                if abs(got - top / 1e6) > 1e-9 * max(1.0, top / 1e6):
+                    fail(f"{path}: {stage} bar {x} at {got} ms, recomputed {top / 1e6}")
+            x += 1
+    if any(len(b) != x for b in blocks.values()):
+        fail(f"{path}: {[len(b) for b in blocks.values()]} bars, expected {x}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
@@ -221,10 +251,12 @@ def main():
     p99 = {}
     totals = {}
     first = None
+    per_scenario = []
     for sc in result["scenarios"]:
         d = os.path.join(a.run, sc["name"])
         frames = read_frames(os.path.join(d, "frames.csv"))
         first = first if first is not None else frames
+        per_scenario.append(frames)
         doc = json.load(open(os.path.join(d, "e2e.json")))
         check_latency_csv(os.path.join(d, "e2e_inference_latency.csv"), frames)
         check_statistics(os.path.join(d, "e2e_statistics.txt"), frames, doc)
@@ -241,6 +273,10 @@ def main():
             if summary["samples"] != len(t) or summary["max_ns"] != t[-1]:
                 fail(f"result.json {sc['name']} summary {summary['samples']} samples, max "
                      f"{summary['max_ns']} != {len(t)}, {t[-1]}")
+    if os.path.exists(os.path.join(a.run, "figures", "e2e_stages.dat")):
+        check_figure(a.run, per_scenario)
+    elif any(per_scenario):
+        fail("no figures/e2e_stages.dat although frames were recorded")
     if a.csv:
         check_latency_csv(a.csv, first)
     if a.stdout:
