@@ -38,8 +38,8 @@ struct PreprocessSpec {
 /// The resize is OpenCV's INTER_LINEAR arithmetic for 8-bit images (pixel-centre geometry,
 /// 11-bit fixed-point weights, its vector path's rounding) computed from tables built in
 /// Prepare: cv::resize itself allocates its tables on every call (two heap blocks), which the
-/// pipeline's no-allocation rule forbids. The tests compare the bytes with cv::resize and the
-/// tensor with Python's cv2.resize + NumPy (docs/e2e.md states the tolerance).
+/// pipeline's no-allocation rule forbids. The tests compare the bytes and the tensor with
+/// Python's cv2.resize + NumPy (docs/e2e.md states the tolerance).
 class Preprocessor {
  public:
   /// Fixes the sizes: source frames of `src_w` x `src_h`, the model's input shape. Usage

@@ -290,6 +290,10 @@ TEST(Preprocessor, UsageErrors) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, ExitCode::kUsage);
   EXPECT_NE(s.error().message.find("--crop"), std::string::npos) << s.error().message;
+  spec.crop = {0, 0, 1.2, 1};  // not through ParseFracRect: Prepare checks it too
+  s = pre.Prepare(spec, 1242, 375, Shape(256, 256, 256, 256));
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("--crop 0,0,1.2,1"), std::string::npos) << s.error().message;
   ModelShape gray = Shape(256, 256, 256, 256);
   gray.in_channels = 1;
   s = pre.Prepare(PreprocessSpec{}, 1242, 375, gray);
