@@ -27,7 +27,10 @@ constexpr int64_t kGpioWakePollNs = 100 * kNsPerMs;
 
 class GpioWake final : public WakeSource {
  public:
-  ~GpioWake() override { Disarm(); }
+  ~GpioWake() override {
+    Disarm();
+    if (interrupt_fd_ >= 0) close(interrupt_fd_);
+  }
 
   Status Arm(const WakeParams& params) override {
     auto spec = ParseGpioLine(params.gpio_line);
@@ -89,8 +92,8 @@ class GpioWake final : public WakeSource {
     if (driver_.joinable()) driver_.join();
     output_.reset();
     input_.reset();
-    if (interrupt_fd_ >= 0) close(interrupt_fd_);
-    interrupt_fd_ = -1;
+    // The interrupt eventfd stays open until the destructor (after the probe is joined): the
+    // controlling thread may still post to it.
   }
 
   const char* note() const override {

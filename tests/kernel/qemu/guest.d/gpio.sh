@@ -126,7 +126,9 @@ fi
 say "gpio-e2e: available"
 echo pull-down >"$sim/sim_gpio2/pull"
 say "begin gpio-e2e"
-rtpulse e2e --source synthetic --model /models/depth-tiny.onnx --frames 30 --fps 5 \
+# The synthetic obstacle comes from 8 m to 0.5 m and back over 100 frames: with --near 5
+# --clear 6 the decision turns to obstacle and back to clear within them.
+rtpulse e2e --source synthetic --model /models/depth-tiny.onnx --frames 100 --near 5 --clear 6 \
   --alert "gpio:$chip:0" --loopback "gpio:$chip:loop" --out /tmp/e2e-gpio -q &
 rp=$!
 wire 0 2 /tmp/alert-levels.txt "$rp" &
