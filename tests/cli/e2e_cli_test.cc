@@ -185,6 +185,13 @@ TEST(E2eCli, ReportCompareAndWcetReadTwoE2eFolders) {
   const ProcessResult report = RunRtpulse({"report", a});
   EXPECT_EQ(report.exit_code, 0) << report.out << report.err;
   EXPECT_TRUE(std::filesystem::exists(a + "/report/index.html"));
+  // The report draws the stacked stages again from frames.csv and shows them.
+  EXPECT_NE(ReadFile(a + "/report/index.html").find("End-to-end stages (rtpulse e2e)"),
+            std::string::npos);
+  const ProcessResult elsewhere = RunRtpulse({"report", a, "--out", dir.File("rep")});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.err;
+  EXPECT_EQ(ReadFile(dir.File("rep") + "/figures/e2e_stages.dat"),
+            ReadFile(a + "/figures/e2e_stages.dat"));
   const std::string summary = ReadFile(a + "/statistical_summary.txt");
   EXPECT_NE(summary.find("baseline"), std::string::npos);
 }
