@@ -16,13 +16,13 @@ namespace rtpulse::results {
 namespace {
 
 Expected<int64_t> E2eSpan(int64_t from, int64_t to, uint64_t frame, const char* from_name,
-                          const char* to_name) {
+                          const char* to_name, bool negative_ok = false) {
   int64_t d = 0;
   if (__builtin_sub_overflow(to, from, &d)) {
     return Failure(fmt::format("frame {}: {} {} ns - {} {} ns overflows 64 bits", frame, to_name,
                                to, from_name, from));
   }
-  if (d < 0) {
+  if (d < 0 && !negative_ok) {
     return Failure(fmt::format(
         "frame {}: {} ({} ns) lies before {} ({} ns): the pipeline's stages run in order (a bug "
         "in its timestamps, not clamped to 0)",
@@ -182,17 +182,22 @@ Expected<E2eStages> StagesOf(const E2eFrameRow& row) {
     const char* from_name;
     const char* to_name;
     int64_t* out;
+    bool negative_ok;
   } spans[] = {
-      {row.capture_ns, row.read_end_ns, "capture_ns", "read_end_ns", &s.capture_ns},
-      {row.read_end_ns, row.infer_start_ns, "read_end_ns", "infer_start_ns", &s.queue_ns},
-      {row.infer_start_ns, row.pre_end_ns, "infer_start_ns", "pre_end_ns", &s.preproc_ns},
-      {row.pre_end_ns, row.inference_end_ns, "pre_end_ns", "inference_end_ns", &s.inference_ns},
-      {row.inference_end_ns, row.post_end_ns, "inference_end_ns", "post_end_ns", &s.postproc_ns},
-      {row.post_end_ns, row.alert_ns, "post_end_ns", "alert_ns", &s.decision_to_alert_ns},
-      {row.capture_ns, row.alert_ns, "capture_ns", "alert_ns", &s.total_ns},
+      // capture_ns is the source's stamp (a driver's clock, of its own meaning): it may lie
+      // after the read's end, so Capture (and Total) may be negative, shown as measured.
+      {row.capture_ns, row.read_end_ns, "capture_ns", "read_end_ns", &s.capture_ns, true},
+      {row.read_end_ns, row.infer_start_ns, "read_end_ns", "infer_start_ns", &s.queue_ns, false},
+      {row.infer_start_ns, row.pre_end_ns, "infer_start_ns", "pre_end_ns", &s.preproc_ns, false},
+      {row.pre_end_ns, row.inference_end_ns, "pre_end_ns", "inference_end_ns", &s.inference_ns,
+       false},
+      {row.inference_end_ns, row.post_end_ns, "inference_end_ns", "post_end_ns", &s.postproc_ns,
+       false},
+      {row.post_end_ns, row.alert_ns, "post_end_ns", "alert_ns", &s.decision_to_alert_ns, false},
+      {row.capture_ns, row.alert_ns, "capture_ns", "alert_ns", &s.total_ns, true},
   };
   for (const auto& span : spans) {
-    auto d = E2eSpan(span.from, span.to, row.index, span.from_name, span.to_name);
+    auto d = E2eSpan(span.from, span.to, row.index, span.from_name, span.to_name, span.negative_ok);
     if (!d) return d.error();
     *span.out = *d;
   }
@@ -382,6 +387,15 @@ std::string FormatE2eStatistics(const std::vector<E2eFrameRow>& rows, const E2eR
         "warning: the frames hold {} misses and {} lost where the run counted {} "
         "and {}\n",
         misses_in_rows, lost_in_rows, facts.misses, facts.lost);
+  }
+  uint64_t stamped_after_read = 0;
+  for (const auto& r : rows) stamped_after_read += r.capture_ns > r.read_end_ns ? 1 : 0;
+  if (stamped_after_read > 0) {
+    out += fmt::format(
+        "Capture stamps after the read's end: {} frames (their Capture, and Total, are negative "
+        "or short by that much: the source's timestamp ({}) lies after rtpulse's clock read, "
+        "shown as measured, not clamped)\n",
+        stamped_after_read, facts.timestamp_source);
   }
   if (facts.interrupted) out += "Interrupted: yes (the frames before the signal)\n";
   if (facts.source_ended) out += "Source ended: yes (a finite source ran out)\n";

@@ -57,8 +57,10 @@ struct E2eStages {
   int64_t decision_to_edge_ns = -1;
 };
 
-/// The stages of `row`; a Failure naming the frame when a timestamp lies before the previous
-/// stage's (a bug upstream, never clamped to 0).
+/// The stages of `row`; a Failure naming the frame when one of rtpulse's own timestamps lies
+/// before the previous stage's (a bug upstream, never clamped to 0). capture_ns is the source's
+/// stamp (a driver's, where it gives one): it may lie after read_end_ns, and Capture and Total
+/// are then negative or short, as measured (e2e_statistics.txt counts such frames).
 Expected<E2eStages> StagesOf(const E2eFrameRow& row);
 
 /// The seed's CSV header, exactly; the columns are ms with 6 decimals (whole ns, printed

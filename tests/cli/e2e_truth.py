@@ -78,7 +78,8 @@ def read_frames(path):
         want = [s[k] for k in STAGES] + [s["Total"]]
         if got != want:
             fail(f"{path}: frame {f['index']} derived {got} != {want}")
-        if any(v < 0 for v in want):
+        # Capture and Total start at the source's stamp, which may lie after the read.
+        if any(v < 0 for v in want[1:6]):
             fail(f"{path}: frame {f['index']} has a negative stage {want}")
         if sum(want[:6]) != want[6]:
             fail(f"{path}: frame {f['index']} stages do not add up to Total")
@@ -184,6 +185,11 @@ def check_statistics(path, frames, doc):
             if abs(f["release_ns"] - prev["release_ns"] - want) > f["dropped_before"] + 2:
                 fail(f"frame {f['index']}: release gap {f['release_ns'] - prev['release_ns']} "
                      f"is not (dropped_before {f['dropped_before']} + 1) periods")
+    after = sum(1 for f in frames if f["capture_ns"] > f["read_end_ns"])
+    if after and not re.search(rf"Capture stamps after the read's end: {after} frames", text):
+        fail(f"{path}: {after} frames stamped after their read, not said")
+    if not after and "Capture stamps after" in text:
+        fail(f"{path}: says frames were stamped after their read; none was")
     deadline = doc["settings"]["deadline_ns"]
     for f in frames:
         want = deadline > 0 and f["stages"]["Total"] > deadline

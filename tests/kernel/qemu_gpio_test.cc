@@ -231,8 +231,8 @@ TEST_F(QemuGpioTest, E2eAlertLineReadsBackTheLastDecisionAndLoopbackEdgesFollowI
           << "frame " << i << ": edge after the next frame";
     }
   }
-  ASSERT_GT(changes, 0u) << "the decision never changed in 100 synthetic frames with --near 5 "
-                            "--clear 6 (guest.d/gpio.sh): nothing was driven to check";
+  ASSERT_GT(changes, 0u) << "the decision never changed in 100 synthetic frames with --near 17 "
+                            "--clear 18 (guest.d/gpio.sh): nothing was driven to check";
   // Every change the wire copied while e2e ran is an edge the loopback saw; the release back
   // to the pull (low) may follow.
   const uint64_t wire_edges = levels.size() - 1;

@@ -61,6 +61,18 @@ TEST(E2eResult, StagesFollowTheirRulesAndAddUpToTotal) {
   EXPECT_EQ(s->total_ns, 5467);
   EXPECT_EQ(s->decision_to_edge_ns, 5);  // the edge may come before the sink returns
   EXPECT_EQ(StagesOf(E2eTestRow(1, 1000))->decision_to_edge_ns, -1);
+  // A driver's stamp after the read: Capture and Total negative/short, as measured.
+  E2eFrameRow late = E2eTestRow(5, 1000);
+  late.capture_ns = late.read_end_ns + 50;
+  auto l = StagesOf(late);
+  ASSERT_TRUE(l) << l.error().message;
+  EXPECT_EQ(l->capture_ns, -50);
+  EXPECT_EQ(l->total_ns, 5467 - 150);
+  E2eRunFacts facts;
+  facts.timestamp_source = "driver-eof";
+  EXPECT_NE(
+      FormatE2eStatistics({late}, facts).find("Capture stamps after the read's end: 1 frames"),
+      std::string::npos);
   E2eFrameRow bad = E2eTestRow(4, 1000);
   bad.pre_end_ns = bad.infer_start_ns - 1;
   auto refused = StagesOf(bad);

@@ -126,9 +126,13 @@ fi
 say "gpio-e2e: available"
 echo pull-down >"$sim/sim_gpio2/pull"
 say "begin gpio-e2e"
-# The synthetic obstacle comes from 8 m to 0.5 m and back over 100 frames: with --near 5
-# --clear 6 the decision turns to obstacle and back to clear within them.
-rtpulse e2e --source synthetic --model /models/depth-tiny.onnx --frames 100 --near 5 --clear 6 \
+# The model is untrained (latency-representative): its ROI depth on the synthetic scene, fitted
+# to the ground plane, runs about 15.4 m to 52 m over the obstacle's 100-frame approach, rising
+# as it nears (measured through rtpulse e2e on depth-tiny). With --near 17 --clear 18 the
+# decision turns to obstacle at the first frame, clear near frame 25, obstacle again near 56;
+# --warmup 0 so that every change the wire sees is a recorded frame's.
+rtpulse e2e --source synthetic --model /models/depth-tiny.onnx --frames 100 --warmup 0 \
+  --near 17 --clear 18 \
   --alert "gpio:$chip:0" --loopback "gpio:$chip:loop" --out /tmp/e2e-gpio -q &
 rp=$!
 wire 0 2 /tmp/alert-levels.txt "$rp" &

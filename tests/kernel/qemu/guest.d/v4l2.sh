@@ -20,9 +20,13 @@ else
 fi
 
 out=/tmp/e2e-v4l2
+# A camera has no depths of its own: rtpulse e2e needs reference points (source pixels, metres)
+# to scale the network's relative depth; these lie inside any vivid frame size.
+refs=/tmp/v4l2-refs.csv
+printf 'x,y,depth_m\n10,200,2.0\n150,150,4.0\n300,100,6.0\n' >"$refs"
 say "begin v4l2 run"
-rtpulse e2e --source v4l2:/dev/video0 --model /models/depth-tiny.onnx --frames 20 --warmup 2 \
-  --out "$out" -q 2>&1
+rtpulse e2e --source v4l2:/dev/video0 --reference "$refs" --model /models/depth-tiny.onnx \
+  --frames 20 --warmup 2 --out "$out" -q 2>&1
 rc=$?
 say "end v4l2 run"
 say "v4l2 exit: $rc"
@@ -41,8 +45,8 @@ say "end v4l2 e2e.json"
 # device (usage, 2), a missing node is usage (2), and a second capture while a first streams
 # is busy (resource, 3). The first run holds /dev/video0 once its fd is open and streaming.
 e2e_quick() {
-  rtpulse e2e --source "$1" --model /models/depth-tiny.onnx --frames "$2" --warmup 0 \
-    --out "/tmp/e2e-v4l2-$3" -q
+  rtpulse e2e --source "$1" --reference "$refs" --model /models/depth-tiny.onnx --frames "$2" \
+    --warmup 0 --out "/tmp/e2e-v4l2-$3" -q
 }
 say "begin v4l2 output-node"
 e2e_quick v4l2:/dev/video1 2 output 2>&1
@@ -52,8 +56,8 @@ say "begin v4l2 missing"
 e2e_quick v4l2:/dev/video99 2 missing 2>&1
 say "v4l2 missing exit: $?"
 say "end v4l2 missing"
-rtpulse e2e --source v4l2:/dev/video0 --model /models/depth-tiny.onnx --frames 40 --warmup 0 \
-  --out /tmp/e2e-v4l2-holder -q >/tmp/holder.log 2>&1 &
+rtpulse e2e --source v4l2:/dev/video0 --reference "$refs" --model /models/depth-tiny.onnx \
+  --frames 40 --warmup 0 --out /tmp/e2e-v4l2-holder -q >/tmp/holder.log 2>&1 &
 holder=$!
 holds_camera() {
   for fd in "/proc/$1/fd/"*; do
