@@ -146,6 +146,14 @@ Expected<AlertSpec> ParseAlertSpec(std::string_view text) {
   return UsageError(fmt::format("invalid --alert '{}': {}", text, kAlertForms));
 }
 
+std::unique_ptr<AlertSink> MakeGpioAlert(std::unique_ptr<measure::GpioOutput> line) {
+  return std::make_unique<GpioAlert>(std::move(line));
+}
+
+std::unique_ptr<Loopback> MakeGpioLoopback(std::unique_ptr<measure::GpioEdgeInput> input) {
+  return std::make_unique<GpioLoopback>(std::move(input));
+}
+
 Expected<std::unique_ptr<AlertSink>> OpenAlert(const AlertSpec& spec) {
   switch (spec.kind) {
     case AlertKind::kNone:
@@ -171,7 +179,7 @@ Expected<std::unique_ptr<AlertSink>> OpenAlert(const AlertSpec& spec) {
       if (!line) return UsageError("--alert: " + line.error().message);
       auto output = measure::GpioOutput::Open(*line, "rtpulse-e2e-alert", false);
       if (!output) return output.error();
-      return std::unique_ptr<AlertSink>(std::make_unique<GpioAlert>(std::move(*output)));
+      return MakeGpioAlert(std::move(*output));
     }
   }
   return UsageError(fmt::format("invalid --alert '{}': {}", spec.text, kAlertForms));
@@ -183,7 +191,7 @@ Expected<std::unique_ptr<Loopback>> OpenLoopback(std::string_view gpio_spec) {
   auto input =
       measure::GpioEdgeInput::Open(*line, "rtpulse-e2e-loopback", measure::GpioEdges::kBoth);
   if (!input) return input.error();
-  return std::unique_ptr<Loopback>(std::make_unique<GpioLoopback>(std::move(*input)));
+  return MakeGpioLoopback(std::move(*input));
 }
 
 }  // namespace rtpulse::e2e

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "measure/gpio.h"
 
 // The last stage of `rtpulse e2e` (docs/e2e.md, "Actuation"): the decision drives an alert,
 // and a loopback input, when wired, closes the chain with the kernel's own edge timestamp.
@@ -44,5 +45,10 @@ class Loopback {
   virtual std::string Describe() const = 0;
 };
 Expected<std::unique_ptr<Loopback>> OpenLoopback(std::string_view gpio_spec);
+
+/// The GPIO sink and the loopback on lines already opened (OpenAlert and OpenLoopback use
+/// them; tests give them scripted lines).
+std::unique_ptr<AlertSink> MakeGpioAlert(std::unique_ptr<measure::GpioOutput> line);
+std::unique_ptr<Loopback> MakeGpioLoopback(std::unique_ptr<measure::GpioEdgeInput> input);
 
 }  // namespace rtpulse::e2e

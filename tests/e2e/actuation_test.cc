@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -191,6 +192,110 @@ TEST(AlertSinkTest, GpioAlertAndLoopbackWithoutALineSayWhy) {
   ASSERT_FALSE(loop);
   EXPECT_NE(loop.error().message.find("gpio:gpiochip0:18"), std::string::npos)
       << loop.error().message;
+}
+
+/// An output line that records every level it was set to (and can be told to fail once).
+class RecordingLine final : public measure::GpioOutput {
+ public:
+  explicit RecordingLine(std::vector<bool>& levels) : levels_(levels) {
+    info_.device = "/dev/gpiochip7";
+    info_.chip_label = "test-chip";
+    info_.offset = 3;
+    info_.line_name = "alert";
+  }
+  Status Set(bool high) override {
+    if (fail_next) {
+      fail_next = false;
+      return Failure("scripted failure");
+    }
+    levels_.push_back(high);
+    return Status::Ok();
+  }
+  const measure::GpioLineInfo& info() const override { return info_; }
+  bool fail_next = false;
+
+ private:
+  std::vector<bool>& levels_;
+  measure::GpioLineInfo info_;
+};
+
+TEST(GpioAlertTest, TheLineIsWrittenOnChangesOnlyHighForObstacle) {
+  std::vector<bool> levels;
+  auto line = std::make_unique<RecordingLine>(levels);
+  RecordingLine* raw = line.get();
+  auto sink = MakeGpioAlert(std::move(line));
+  EXPECT_EQ(sink->Describe(), "gpio line 3 'alert' of /dev/gpiochip7 (test-chip), high = obstacle");
+  for (const auto& d : kDecisions) ASSERT_TRUE(sink->Set(d.obstacle, d.frame, d.now_ns));
+  // The changes of kDecisions from clear (the level the line was requested at).
+  EXPECT_EQ(levels, (std::vector<bool>{true, false, true, false}));
+  // A failed write is reported and not taken as done: the next frame writes again.
+  raw->fail_next = true;
+  EXPECT_FALSE(sink->Set(true, 8, 10'000'000'000));
+  ASSERT_TRUE(sink->Set(true, 9, 10'100'000'000));
+  EXPECT_EQ(levels, (std::vector<bool>{true, false, true, false, true}));
+}
+
+/// An edge input replaying scripted edges; nullopt (a timeout) once they are used up.
+class ScriptedEdges final : public measure::GpioEdgeInput {
+ public:
+  explicit ScriptedEdges(std::vector<measure::GpioEdge> edges) : edges_(std::move(edges)) {
+    info_.device = "/dev/gpiochip7";
+    info_.chip_label = "test-chip";
+    info_.offset = 4;
+  }
+  int fd() const override { return -1; }
+  Expected<measure::GpioEdge> Read() override { return Failure("not used"); }
+  Expected<std::optional<measure::GpioEdge>> Wait(int64_t timeout_ns) override {
+    timeouts.push_back(timeout_ns);
+    if (fail_at == next_) return Failure("scripted read failure");
+    if (next_ >= edges_.size()) return std::optional<measure::GpioEdge>{};
+    return std::optional<measure::GpioEdge>{edges_[next_++]};
+  }
+  const measure::GpioLineInfo& info() const override { return info_; }
+  std::vector<int64_t> timeouts;
+  size_t fail_at = SIZE_MAX;
+
+ private:
+  std::vector<measure::GpioEdge> edges_;
+  size_t next_ = 0;
+  measure::GpioLineInfo info_;
+};
+
+TEST(LoopbackTest, WaitEdgeReturnsTheKernelTimestampOfTheAskedEdgeAndSkipsStaleOnes) {
+  auto input = std::make_unique<ScriptedEdges>(std::vector<measure::GpioEdge>{
+      {100, false},  // a falling edge left from before: stale for a rising wait
+      {200, true},   // the rising edge asked for
+      {250, true},   // a bounce: wrong direction for the falling wait
+      {150, false},  // older than the edge already used: stale
+      {300, false},  // the falling edge asked for
+  });
+  ScriptedEdges* raw = input.get();
+  auto loop = MakeGpioLoopback(std::move(input));
+  EXPECT_EQ(loop->Describe(), "gpio line 4 of /dev/gpiochip7 (test-chip)");
+  auto rising = loop->WaitEdge(true, 50'000'000);
+  ASSERT_TRUE(rising) << rising.error().message;
+  EXPECT_EQ(*rising, std::optional<int64_t>{200});
+  auto falling = loop->WaitEdge(false, 50'000'000);
+  ASSERT_TRUE(falling) << falling.error().message;
+  EXPECT_EQ(*falling, std::optional<int64_t>{300});
+  // No edge any more: a timeout, reported as such, never a guessed time.
+  auto none = loop->WaitEdge(true, 1'000'000);
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  // Every wait was bounded by what was left of the caller's timeout.
+  for (int64_t t : raw->timeouts) {
+    EXPECT_GE(t, 0);
+    EXPECT_LE(t, 50'000'000);
+  }
+}
+
+TEST(LoopbackTest, AReadErrorIsReturnedNotSwallowed) {
+  auto input = std::make_unique<ScriptedEdges>(std::vector<measure::GpioEdge>{{100, true}});
+  input->fail_at = 0;
+  auto loop = MakeGpioLoopback(std::move(input));
+  auto edge = loop->WaitEdge(true, 1'000'000);
+  ASSERT_FALSE(edge);
+  EXPECT_EQ(edge.error().message, "scripted read failure");
 }
 
 TEST(AlertSinkTest, ABadLoopbackSpecIsAUsageError) {
