@@ -32,6 +32,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
         side.histogram.Merge(probe.histogram);
         side.missed_activations += probe.missed_activations;
         side.skipped_periods += probe.skipped_periods;
+        side.misses_not_counted |= probe.misses_not_counted;
       }
       side.summary = stats::Summarize(side.histogram);
       side.bounds = results::MergeBounds(path.probes);
@@ -294,6 +295,7 @@ std::string PValue(double p) {
 }
 
 std::string MissedSkipped(const ScenarioSide& s) {
+  if (s.misses_not_counted) return "not counted";
   return fmt::format("{}/{}", s.missed_activations, s.skipped_periods);
 }
 
@@ -537,8 +539,12 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                        {"p99.99_ns", static_cast<int64_t>(P9999(side))},
                        {"max_ns", side.summary.max_ns},
                        {"percentile_method", side.exact ? "exact" : "bucket_upper_edge"},
-                       {"missed_activations", side.missed_activations},
-                       {"skipped_periods", side.skipped_periods},
+                       {"missed_activations", side.misses_not_counted
+                                                  ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(side.missed_activations)},
+                       {"skipped_periods", side.misses_not_counted
+                                               ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(side.skipped_periods)},
                        {"per_period", PeriodJson(side)}});
       if (side.bounds.Any()) {
         // Imports: a value that cannot be known is null; every inexact one is named.

@@ -384,6 +384,17 @@ Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
   if (Status s = BuildE2eStages(o, plan.settings); !s) return s.error();
   if (Status s = BuildE2eConfigurations(o, online, plan); !s) return s.error();
   if (Status s = BuildE2eSuite(o, online, plan); !s) return s.error();
+  if (o.csv == "-") {
+    return UsageError(
+        "--csv -: the seed's CSV goes to a file, not to standard output (which has the "
+        "summary); give --csv FILE (every scenario's is in the results folder too, "
+        "SCENARIO/e2e_inference_latency.csv)");
+  }
+  if (o.json == "-" && plan.settings.alert.kind == e2e::AlertKind::kStdout) {
+    return UsageError(
+        "--alert stdout with --json -: both write to standard output, and the alert lines "
+        "would break the JSON; give --json FILE or --alert file:PATH");
+  }
   for (const auto& [option, path] : {std::pair{"--json", o.json}, std::pair{"--csv", o.csv}}) {
     if (path.empty() || path == "-") continue;
     if (Status s = CheckWritable(path); !s) {

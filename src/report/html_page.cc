@@ -94,7 +94,9 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         E(results::WithBound(FormatUs(r.p9999_ns), r.bounds.Percentile(r.p9999_ns))),
         E(results::WithBound(FormatUs(r.max_ns), r.bounds.max)),
         E(results::WithBound(FormatUs(r.stddev_ns), r.bounds.stddev)), missed_class,
-        r.missed_activations, missed_class, r.skipped_periods);
+        r.misses_not_counted ? std::string("not counted") : std::to_string(r.missed_activations),
+        missed_class,
+        r.misses_not_counted ? std::string("not counted") : std::to_string(r.skipped_periods));
     for (const auto& reason : r.bounds.reasons) {
       bound_notes += "<li>" + E(name) + ": " + E(reason) + "</li>";
     }
@@ -209,7 +211,9 @@ std::string ThreadTable(const results::LatencyRun& run) {
           "<td class=\"l warn\">{}</td></tr>\n",
           p.index, p.cpu, E(path.wake), E(p.policy), p.priority, hist.count(), FormatUs(hist.min()),
           FormatUs(hist.Mean()), FormatUs(hist.Percentile(99)), FormatUs(hist.max()),
-          p.missed_activations > 0 ? " class=\"bad\"" : "", p.missed_activations, p.skipped_periods,
+          p.missed_activations > 0 ? " class=\"bad\"" : "",
+          p.misses_not_counted ? std::string("not counted") : std::to_string(p.missed_activations),
+          p.misses_not_counted ? std::string("not counted") : std::to_string(p.skipped_periods),
           p.samples_dropped, E(notes));
     }
   }

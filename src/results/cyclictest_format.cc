@@ -323,8 +323,10 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       AddBounds(t["stats"], p.bounds);
       if (p.latencies_not_printed > 0) t["latencies_not_printed"] = p.latencies_not_printed;
       t["periods_elapsed"] = p.periods_elapsed;
-      t["missed_activations"] = p.missed_activations;
-      t["skipped_periods"] = p.skipped_periods;
+      t["missed_activations"] =
+          p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.missed_activations);
+      t["skipped_periods"] =
+          p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.skipped_periods);
       t["grid_restarts"] = p.grid_restarts;
       t["samples_logged"] = p.samples_logged;
       t["samples_dropped"] = p.samples_dropped;
@@ -360,8 +362,10 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
     }
     nlohmann::json all = SummaryJson(MergedHistogram(path), ExactList(path, exact.all));
     AddBounds(all, MergeBounds(path.probes));
-    all["missed_activations"] = missed;
-    all["skipped_periods"] = skipped;
+    const bool not_counted = std::any_of(path.probes.begin(), path.probes.end(),
+                                         [](const ProbeResult& q) { return q.misses_not_counted; });
+    all["missed_activations"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(missed);
+    all["skipped_periods"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(skipped);
     if (PathHasPerPeriod(path)) {
       all["per_period"] =
           SummaryJson(MergedPerPeriodHistogram(path), ExactList(path, exact.all_per_period));
@@ -428,18 +432,23 @@ std::string HumanNs(double ns) {
 
 std::string FormatSummary(const LatencyRun& run) {
   std::string out;
+  bool not_counted = false;  // the path's misses (no deadline): "not counted", never 0/0
   auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped,
                  const ExactValues& exact) {
     const stats::Summary s = SummaryOf(h, exact);
+    const std::string misses =
+        not_counted ? std::string("not counted") : fmt::format("{:>7}/{}", missed, skipped);
     out += fmt::format(
-        "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}/{}\n", name, s.count,
+        "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {}\n", name, s.count,
         HumanNs(static_cast<double>(s.min_ns)), HumanNs(static_cast<double>(s.percentile_ns[0])),
         HumanNs(static_cast<double>(s.percentile_ns[2])),
         HumanNs(static_cast<double>(s.percentile_ns[3])),
         HumanNs(static_cast<double>(s.percentile_ns[4])), HumanNs(static_cast<double>(s.max_ns)),
-        HumanNs(s.mean_ns), HumanNs(s.stddev_ns), missed, skipped);
+        HumanNs(s.mean_ns), HumanNs(s.stddev_ns), misses);
   };
   for (const auto& path : run.paths) {
+    not_counted = std::any_of(path.probes.begin(), path.probes.end(),
+                              [](const ProbeResult& q) { return q.misses_not_counted; });
     out += fmt::format("wake path: {}\n", path.wake);
     out += "per wake-up (cyclictest): one sample per wake-up\n";
     out += fmt::format("{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
@@ -482,6 +491,9 @@ std::string FormatSummary(const LatencyRun& run) {
         out += fmt::format("per period percentiles: bucket edges, not exact: {}\n",
                            exact.per_period_note);
       }
+    } else if (std::all_of(path.probes.begin(), path.probes.end(),
+                           [](const ProbeResult& q) { return q.interval_ns <= 0; })) {
+      out += "per period: none (no period: the run was not periodic)\n";
     } else {
       out += "per period: unknown (the skipped periods' latencies are not in this result)\n";
     }

@@ -123,6 +123,10 @@ struct ProbeResult {
   /// are not known (other tools do not count skipped periods at all), so neither are the
   /// per-period statistics, even with skipped_periods 0.
   bool per_period_unknown = false;
+  /// Runs with no deadline (`rtpulse e2e` back to back without --deadline): nothing could
+  /// miss, so missed_activations and skipped_periods were not counted; written as null and
+  /// printed as "not counted", never as 0.
+  bool misses_not_counted = false;
 };
 
 /// Whether the probe's per-period statistics are known: every skipped period's latency is in

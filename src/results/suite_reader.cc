@@ -122,6 +122,9 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
   }
   p.latencies_not_printed = FieldOr<uint64_t>(t, "latencies_not_printed", 0);
   p.periods_elapsed = FieldOr<uint64_t>(t, "periods_elapsed", p.histogram.count());
+  // null: not counted (a run with no deadline), never read as 0.
+  const auto missed = t.find("missed_activations");
+  p.misses_not_counted = missed != t.end() && missed->is_null();
   p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);
   p.skipped_periods = FieldOr<uint64_t>(t, "skipped_periods", 0);
   p.grid_restarts = FieldOr<uint64_t>(t, "grid_restarts", 0);

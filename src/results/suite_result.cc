@@ -128,8 +128,10 @@ nlohmann::json StatsJsonExact(const ScenarioStats& s) {
           {"max_ns", s.max_ns},
           {"percentile_method", s.percentiles_exact ? "exact" : "bucket_upper_edge"},
           {"jitter_stddev_ns", s.stddev_ns},
-          {"missed_activations", s.missed_activations},
-          {"skipped_periods", s.skipped_periods},
+          {"missed_activations", s.misses_not_counted ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(s.missed_activations)},
+          {"skipped_periods", s.misses_not_counted ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(s.skipped_periods)},
           {"periods_elapsed", s.periods_elapsed}};
 }
 
@@ -200,6 +202,7 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       all.Merge(p.histogram);
       row.missed_activations += p.missed_activations;
       row.skipped_periods += p.skipped_periods;
+      row.misses_not_counted |= p.misses_not_counted;
       row.periods_elapsed += p.periods_elapsed;
       row.latencies_not_printed += p.latencies_not_printed;
     }
@@ -375,7 +378,9 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
         PercentileText(r.p95_ns, r.bounds), PercentileText(r.p99_ns, r.bounds),
         PercentileText(r.p999_ns, r.bounds), PercentileText(r.p9999_ns, r.bounds),
         UsText(static_cast<double>(r.max_ns), r.bounds.max), UsText(r.stddev_ns, r.bounds.stddev),
-        fmt::format("{}/{}", r.missed_activations, r.skipped_periods), r.status);
+        r.misses_not_counted ? std::string("not counted")
+                             : fmt::format("{}/{}", r.missed_activations, r.skipped_periods),
+        r.status);
   }
   bool any_per_period = false;
   for (const auto& r : rows) any_per_period |= r.per_period.has_value();

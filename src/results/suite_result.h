@@ -129,6 +129,9 @@ struct ScenarioStats {
   bool percentiles_exact = false;
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
+  /// A probe had no deadline (e2e back to back): missed and skipped were not counted (null in
+  /// JSON, "not counted" in text), never 0.
+  bool misses_not_counted = false;
   uint64_t periods_elapsed = 0;
   /// Beside the per-wake-up (cyclictest) statistics above; absent when unknown (imports:
   /// other tools do not record the skipped periods' latencies).

@@ -107,10 +107,13 @@ nlohmann::json E2eStageStatsJson(const std::vector<results::E2eFrameRow>& rows) 
   return out;
 }
 
-/// The scenario's probe: Total of every frame in its histogram.
+/// The scenario's probe: Total of every frame in its histogram. Periodic: the interval is the
+/// frame period, a skipped period a dropped frame (released, never processed), a missed
+/// activation a frame above the deadline; a dropped frame has no Total, so the per-period
+/// statistics are not known. Back to back: no period (interval 0, no per-period block), and
+/// without --deadline the misses are not counted (null, never 0).
 results::ProbeResult E2eTotalProbe(const std::vector<results::E2eFrameRow>& rows,
-                                   const e2e::PipelineResult& run, const E2eSettings& settings,
-                                   int64_t interval_ns) {
+                                   const e2e::PipelineResult& run, const E2eSettings& settings) {
   results::ProbeResult p;
   p.index = 0;
   p.cpu =
@@ -120,18 +123,37 @@ results::ProbeResult E2eTotalProbe(const std::vector<results::E2eFrameRow>& rows
   }
   p.policy = settings.pipeline.inference.policy;
   p.priority = settings.pipeline.inference.priority;
-  p.interval_ns = interval_ns;
+  const bool periodic = settings.pipeline.mode == e2e::PipelineMode::kPeriodic;
+  p.interval_ns = periodic ? run.period_ns : 0;
   p.wake = "e2e";
   for (const auto& r : rows) {
     p.histogram.Record(r.alert_ns - r.capture_ns);
     p.last_latency_ns = r.alert_ns - r.capture_ns;
   }
-  p.periods_elapsed = rows.size();
+  p.per_period_unknown = true;
+  p.misses_not_counted = run.deadline_ns <= 0;
   p.missed_activations = run.misses;
-  p.notes.push_back(fmt::format(
-      "latency = Total (alert - capture) per frame; missed activations = frames above the "
-      "deadline ({}); dropped frames {} and lost frames {} are in e2e.json, not here",
-      run.misses, run.dropped, run.lost));
+  p.skipped_periods = periodic ? run.dropped : 0;
+  p.periods_elapsed = rows.size() + p.skipped_periods;
+  if (p.misses_not_counted) {
+    p.notes.push_back(fmt::format(
+        "latency = Total (alert - capture) per frame; back to back without --deadline: no "
+        "period and no deadline, so missed activations and skipped periods are not counted; "
+        "lost frames {} are in e2e.json",
+        run.lost));
+  } else if (periodic) {
+    p.notes.push_back(fmt::format(
+        "latency = Total (alert - capture) per frame; missed activations = frames above the "
+        "deadline ({}); skipped periods = dropped frames ({}: released, never processed, no "
+        "Total, so no per-period statistics); lost frames {} are in e2e.json",
+        run.misses, run.dropped, run.lost));
+  } else {
+    p.notes.push_back(fmt::format(
+        "latency = Total (alert - capture) per frame; missed activations = frames above "
+        "--deadline ({}); back to back: no period, so no skipped periods; lost frames {} are in "
+        "e2e.json",
+        run.misses, run.lost));
+  }
   for (const auto& t : run.threads) {
     if (!t.as_asked) {
       p.degraded = true;
@@ -224,6 +246,12 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
   }
   const std::vector<e2e::ReferencePoint> refs =
       settings.reference_file.empty() ? source_refs : settings.references;
+  if (refs.size() < 2 && !settings.reference_file.empty()) {
+    return UsageError(fmt::format(
+        "--reference {}: {} reference depth point(s); fitting the relative depth to metres "
+        "needs 2 or more (lines x,y,depth_m in source pixels, at different depths)",
+        settings.reference_file, refs.size()));
+  }
   if (refs.size() < 2) {
     return UsageError(fmt::format(
         "--source {} gives no reference depths: give --reference FILE (lines x,y,depth_m in "
@@ -271,7 +299,8 @@ E2eWorkload::E2eWorkload(E2eSettings settings, sys::SystemInfo info, std::string
     : settings_(std::move(settings)),
       info_(std::move(info)),
       version_(std::move(version)),
-      invocation_(std::move(invocation)) {
+      invocation_(std::move(invocation)),
+      known_workers_(settings_.precheck_workers) {
   if (ModelLabel(settings_.model_path) == kE2eModelLabel) {
     notes_.push_back(
         fmt::format("model {}: {} (its output is no depth; the timing is a depth "
@@ -315,10 +344,14 @@ Expected<Measured> E2eWorkload::Measure(
     return Failure(fmt::format("no e2e configuration for scenario '{}'", name));
   }
   const E2eConfiguration& config = *found;
+  // The threads before the process's first backend Load: every thread there now except the
+  // backend workers known so far (the CLI's precheck Load made some, and each earlier
+  // scenario's check found the rest). OpenCV's pool is process-wide and outlives a backend,
+  // so a worker made for an earlier scenario serves this one too and must stay a worker;
+  // threads started since (the suite's monitor, in-process loads) stay out.
   std::vector<int> before = e2e::ListProcessThreads();
   std::erase_if(before, [&](int tid) {
-    return std::find(settings_.precheck_workers.begin(), settings_.precheck_workers.end(), tid) !=
-           settings_.precheck_workers.end();
+    return std::find(known_workers_.begin(), known_workers_.end(), tid) != known_workers_.end();
   });
   auto stages = OpenE2eStages(settings_, config.threads);
   if (!stages) return stages.error();
@@ -348,6 +381,13 @@ Expected<Measured> E2eWorkload::Measure(
   runner.join();
   if (!*result) return result->error();
   const e2e::PipelineResult& run = **result;
+
+  for (const auto& t : run.threads) {
+    if (t.role == "worker" &&
+        std::find(known_workers_.begin(), known_workers_.end(), t.tid) == known_workers_.end()) {
+      known_workers_.push_back(t.tid);
+    }
+  }
 
   E2eOutcome outcome;
   outcome.scenario = name;
@@ -476,13 +516,6 @@ Expected<Measured> E2eWorkload::Measure(
       {"notes", facts.notes}};
   keep(WriteFileAtomic(dir + "/e2e.json", doc.dump(2) + "\n"));
 
-  // interval: the frame period in periodic mode, else the measured mean time per frame.
-  int64_t interval_ns = run.period_ns;
-  if (interval_ns <= 0) {
-    interval_ns = outcome.rows.empty()
-                      ? 0
-                      : (run.end_ns - run.start_ns) / static_cast<int64_t>(outcome.rows.size());
-  }
   results::LatencyRun& m = out.latency;
   m.rtpulse_version = version_;
   m.cmdline = invocation_;
@@ -495,7 +528,7 @@ Expected<Measured> E2eWorkload::Measure(
   path.start_realtime_ns = m.start_realtime_ns;
   path.end_realtime_ns = m.end_realtime_ns;
   path.duration_ns = run.end_ns - run.start_ns;
-  path.probes.push_back(E2eTotalProbe(outcome.rows, run, settings_, interval_ns));
+  path.probes.push_back(E2eTotalProbe(outcome.rows, run, settings_));
   m.degraded = path.probes.front().degraded;
   m.paths.push_back(std::move(path));
   if (!out.samples_file.empty() && !outcome.rows.empty()) {

@@ -107,6 +107,9 @@ class E2eWorkload final : public Workload {
   std::string invocation_;
   std::vector<std::string> notes_;
   std::vector<E2eOutcome> outcomes_;
+  /// The backend's worker threads found so far (the precheck's, then each scenario's): never
+  /// taken for threads from before the backend's load (docs/e2e.md, "Worker threads").
+  std::vector<int> known_workers_;
 };
 
 /// --sweep threads: the count whose p99 Total (nearest rank) is lowest among `outcomes` of

@@ -15,13 +15,15 @@ namespace {
 // layouts drift apart.
 static_assert(sizeof(measure::SpikeRecord) == sizeof(results::Spike));
 static_assert(sizeof(measure::LinearHistogramRecord) == sizeof(results::LinearHistogram));
-// ProbeResult's import-only fields (bounds, latencies_not_printed, per_period_unknown; last)
+// ProbeResult's import-only fields (bounds, latencies_not_printed, per_period_unknown,
+// misses_not_counted; last)
 // have no probe record: rtpulse's own measurements are exact, print every latency and record
 // every skipped period's. The record with those fields added must be exactly the result.
 struct ProbeRecordWithImportFields : measure::ProbeRecord {
   results::StatBounds bounds;
   uint64_t latencies_not_printed;
   bool per_period_unknown;
+  bool misses_not_counted;
 };
 static_assert(sizeof(ProbeRecordWithImportFields) == sizeof(results::ProbeResult));
 // PathRun's exact percentiles (last) come from the samples log after the run, not from the

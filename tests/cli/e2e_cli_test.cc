@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/subprocess.h"
@@ -138,6 +139,42 @@ TEST(E2eCli, SweepThreadsRecommendsTheLowestP99) {
   EXPECT_EQ(E2eJsonOf(run + "/threads-2/e2e.json")["backend"]["threads_asked"], 2);
 }
 
+std::vector<int> E2eWorkerTids(const nlohmann::json& doc) {
+  std::vector<int> tids;
+  for (const auto& t : doc["threads"]) {
+    if (t["role"] == "worker") tids.push_back(t["tid"].get<int>());
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+TEST(E2eCli, WorkerThreadsStayWorkersInEveryLaterScenario) {
+  // OpenCV's pool is process-wide: the worker threads-2 made still serve threads-2-loaded,
+  // and must be found, scheduled and checked there too (not taken for threads from before
+  // the backend's load).
+  if (!rtpulse::testutil::IsRoot()) GTEST_SKIP() << "needs root for --inference-policy fifo:70";
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r = RunRtpulse(E2eArgs(
+      run, {"--model", kTiny, "--frames", "15", "--warmup", "2", "--sweep", "threads",
+            "--inference-cpus", "0-1", "--inference-policy", "fifo:70", "--load", "cpu"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto plain = E2eJsonOf(run + "/threads-2/e2e.json");
+  const auto loaded = E2eJsonOf(run + "/threads-2-loaded/e2e.json");
+  const std::vector<int> workers = E2eWorkerTids(plain);
+  ASSERT_GE(workers.size(), 1u) << plain["threads"].dump(1);
+  EXPECT_EQ(E2eWorkerTids(loaded), workers) << loaded["threads"].dump(1);
+  for (const auto& t : loaded["threads"]) {
+    if (t["role"] == "capture") continue;
+    EXPECT_EQ(t["policy"], "fifo") << t.dump();
+    EXPECT_EQ(t["priority"], 70) << t.dump();
+  }
+  for (const auto& n : loaded["notes"]) {
+    EXPECT_EQ(n.get<std::string>().find("0 worker thread(s)"), std::string::npos) << n;
+  }
+}
+
 TEST(E2eCli, SigintMidRunLeavesAValidFolder) {
   TempDir dir;
   const std::string run = dir.File("run");
@@ -220,6 +257,7 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
   TempDir dir;
   std::ofstream(dir.File("empty.onnx")) << "";
   std::ofstream(dir.File("model.bin")) << "x";
+  std::ofstream(dir.File("one.csv")) << "x,y,depth_m\n10,200,2.0\n";
   const std::vector<E2eBadInput> cases = {
       {{"--source", "webcam"}, 2, "webcam"},
       {{"--source", "video:" + dir.File("missing.mp4")}, 2, "missing.mp4"},
@@ -249,6 +287,13 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
       {{"--sweep", "threads", "--threads", "2"}, 2, "drop --threads"},
       {{"--load", "nosuchload"}, 2, "nosuchload"},
       {{"--reference", dir.File("missing.csv")}, 2, "missing.csv"},
+      // One point cannot scale relative depth: the file, its count and the rule are named.
+      {{"--source", "synthetic:320x240", "--reference", dir.File("one.csv")},
+       2,
+       "--reference " + dir.File("one.csv") + ": 1 reference depth point(s); fitting the relative "
+                                              "depth to metres needs 2 or more"},
+      {{"--csv", "-"}, 2, "--csv -: "},
+      {{"--alert", "stdout", "--json", "-"}, 2, "--alert stdout with --json -"},
   };
   for (const auto& c : cases) {
     const std::string run = dir.File("run");
