@@ -1,5 +1,6 @@
 // OpenCV DNN running ONNX models (Debian libopencv-dev) on its own CPU backend.
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <opencv2/core.hpp>
@@ -22,6 +23,14 @@ bool OpenCvBuiltOnTbb() {
   const size_t end = info.find('\n', at);
   return info.substr(at, end == std::string::npos ? std::string::npos : end - at).find("TBB") !=
          std::string::npos;
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity); 0 when not known.
+int OpenCvAllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
 }
 
 class OpenCvDnnBackend final : public InferenceBackend {
@@ -57,12 +66,16 @@ class OpenCvDnnBackend final : public InferenceBackend {
                       Printable(model_path), e.msg));
     }
     // OpenCV's worker pool is process-wide: this sets it for every cv call of the process.
-    cv::setNumThreads(threads);
+    on_tbb_ = OpenCvBuiltOnTbb();
+    // TBB runs at most as many threads as the CPUs it found when it started and prints a
+    // stray warning on stderr when asked for more: on TBB the request is capped at the CPUs
+    // this thread may run on (what TBB finds when it starts here), which costs nothing.
+    const int cpus = OpenCvAllowedCpus();
+    cv::setNumThreads(on_tbb_ && cpus > 0 ? std::min(threads, cpus) : threads);
     // getNumThreads() echoes what was set. On TBB (Debian's build) the workers are TBB's,
     // which caps them at the CPUs it found when it started (and says so on stderr), so the
     // count is not known here: -1, and the pipeline counts the workers in /proc
     // (PipelineResult::workers_seen).
-    on_tbb_ = OpenCvBuiltOnTbb();
     threads_ = on_tbb_ ? -1 : cv::getNumThreads();
     Tensor zeros;
     zeros.shape = {1, shape_.in_channels, shape_.in_height, shape_.in_width};
@@ -116,8 +129,9 @@ class OpenCvDnnBackend final : public InferenceBackend {
         "accelerator target on this path";
     if (on_tbb_) {
       text +=
-          "; its worker pool is TBB's, which caps the workers at the CPUs it found at start "
-          "(the count used is the workers seen in /proc during the run, not the one asked)";
+          "; its worker pool is TBB's, which caps the threads at the CPUs it found at start "
+          "(a request above the CPUs this thread may use is lowered to them; the workers "
+          "used are those seen in /proc during the run)";
     }
     return text;
   }

@@ -154,6 +154,29 @@ TEST(OpenCvBackend, TinyModelMatchesTheNumpyForwardPassAndCountsItsFlops) {
 }
 
 #if RTPULSE_HAVE_ARMNN_BACKEND
+// Run in a child process pinned to 1 CPU by the test below (TBB starts once per process, and
+// takes its worker cap from the CPUs it finds then): asks 4 threads and runs the tiny model.
+TEST(OpenCvBackend, DISABLED_AsksFourThreadsOnOneCpu) {
+  auto backend = MakeBackend(BackendKind::kOpenCv);
+  ASSERT_TRUE(backend) << backend.error().message;
+  const Status s = (*backend)->Load(ModelPath("depth-tiny.onnx"), 4);
+  ASSERT_TRUE(s) << s.error().message;
+  const Tensor in = PatternInput((*backend)->shape());
+  Tensor out;
+  ASSERT_TRUE((*backend)->Run(in, out));
+}
+
+TEST(OpenCvBackend, MoreThreadsThanCpusLeaveNoStrayTbbLineOnStderr) {
+  if (!OpenCvRunsOnTbb()) GTEST_SKIP() << "this OpenCV does not run on TBB";
+  const auto r = testutil::RunProcess(
+      {"/usr/bin/taskset", "-c", "0", std::filesystem::read_symlink("/proc/self/exe").string(),
+       "--gtest_filter=OpenCvBackend.DISABLED_AsksFourThreadsOnOneCpu",
+       "--gtest_also_run_disabled_tests"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("TBB"), std::string::npos) << "stderr: " << r.err;
+}
+
 TEST(ArmNnBackend, TfliteAndOnnxOfOneNetworkGiveTheSameOutput) {
   auto cv = Loaded(BackendKind::kOpenCv, ModelPath("depth-tiny.onnx"));
   auto arm = Loaded(BackendKind::kArmNn, ModelPath("depth-tiny.tflite"));
