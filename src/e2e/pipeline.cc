@@ -118,7 +118,7 @@ class PipelineRun {
   bool periodic_ = false;
   bool self_paced_ = false;
   bool read_stamped_ = false;  ///< No driver timestamp: the frame exists at its release.
-  int64_t period_ns_ = 0;  ///< Periodic with --fps; 0 otherwise.
+  int64_t period_ns_ = 0;      ///< Periodic with --fps; 0 otherwise.
   int64_t deadline_ns_ = 0;
 
   PipeSlot slots_[kPipeSlots];

@@ -4,6 +4,7 @@
 // and scheduling read back from the kernel independently of the pipeline's own check.
 #include "e2e/pipeline.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "e2e/pipeline_support.h"
 #include "e2e/worker_threads.h"
