@@ -24,7 +24,8 @@ enum class SourceKind {
 
 /// What the capture timestamp marks, as the source knows it.
 enum class TimestampSource {
-  kRead,                   ///< No driver timestamp: CLOCK_MONOTONIC when the read began.
+  kRead,  ///< No driver timestamp: capture_ns is when the read began; the pipeline takes the
+          ///< frame's release as its capture time (docs/e2e.md, "Modes").
   kDriverStartOfExposure,  ///< V4L2_BUF_FLAG_TSTAMP_SRC_SOE.
   kDriverEndOfFrame,       ///< V4L2_BUF_FLAG_TSTAMP_SRC_EOF (most UVC and test drivers).
 };
@@ -72,6 +73,10 @@ class FrameSource {
   /// The source's own reference depths for the current frame, when it has some (synthetic:
   /// points of its ground plane, in source pixels); empty otherwise (then --reference).
   virtual std::vector<ReferencePoint> References() const { return {}; }
+  /// The same into `out` (replacing its contents), for the pipeline's capture thread: a
+  /// source that overrides it fills in place, without allocating once `out` has the capacity
+  /// (the synthetic source); the default copies References().
+  virtual void FillReferences(std::vector<ReferencePoint>& out) const { out = References(); }
   /// The source paces itself (a camera delivers at its frame rate): the pipeline's periodic
   /// mode then waits on the source, not on a timer.
   virtual bool SelfPaced() const { return false; }

@@ -1,5 +1,6 @@
 // OpenCV DNN running ONNX models (Debian libopencv-dev) on its own CPU backend.
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <opencv2/core.hpp>
@@ -12,6 +13,25 @@
 
 namespace rtpulse::e2e {
 namespace {
+
+/// Whether this OpenCV runs its parallel loops on TBB: its build information's "Parallel
+/// framework:" line (OpenCV 4.6 has no call that names the framework in use).
+bool OpenCvBuiltOnTbb() {
+  const std::string& info = cv::getBuildInformation();
+  const size_t at = info.find("Parallel framework:");
+  if (at == std::string::npos) return false;
+  const size_t end = info.find('\n', at);
+  return info.substr(at, end == std::string::npos ? std::string::npos : end - at).find("TBB") !=
+         std::string::npos;
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity); 0 when not known.
+int OpenCvAllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
 
 class OpenCvDnnBackend final : public InferenceBackend {
  public:
@@ -46,8 +66,17 @@ class OpenCvDnnBackend final : public InferenceBackend {
                       Printable(model_path), e.msg));
     }
     // OpenCV's worker pool is process-wide: this sets it for every cv call of the process.
-    cv::setNumThreads(threads);
-    threads_ = cv::getNumThreads();
+    on_tbb_ = OpenCvBuiltOnTbb();
+    // TBB runs at most as many threads as the CPUs it found when it started and prints a
+    // stray warning on stderr when asked for more: on TBB the request is capped at the CPUs
+    // this thread may run on (what TBB finds when it starts here), which costs nothing.
+    const int cpus = OpenCvAllowedCpus();
+    cv::setNumThreads(on_tbb_ && cpus > 0 ? std::min(threads, cpus) : threads);
+    // getNumThreads() echoes what was set. On TBB (Debian's build) the workers are TBB's,
+    // which caps them at the CPUs it found when it started (and says so on stderr), so the
+    // count is not known here: -1, and the pipeline counts the workers in /proc
+    // (PipelineResult::workers_seen).
+    threads_ = on_tbb_ ? -1 : cv::getNumThreads();
     Tensor zeros;
     zeros.shape = {1, shape_.in_channels, shape_.in_height, shape_.in_width};
     zeros.data.assign(zeros.ElementCount(), 0.0F);
@@ -95,8 +124,16 @@ class OpenCvDnnBackend final : public InferenceBackend {
 
   std::string name() const override { return fmt::format("opencv-dnn {} CPU", CV_VERSION); }
   std::string why() const override {
-    return "OpenCV's own CPU backend (DNN_BACKEND_OPENCV, DNN_TARGET_CPU): Debian's build has "
-           "no accelerator target on this path";
+    std::string text =
+        "OpenCV's own CPU backend (DNN_BACKEND_OPENCV, DNN_TARGET_CPU): Debian's build has no "
+        "accelerator target on this path";
+    if (on_tbb_) {
+      text +=
+          "; its worker pool is TBB's, which caps the threads at the CPUs it found at start "
+          "(a request above the CPUs this thread may use is lowered to them; the workers "
+          "used are those seen in /proc during the run)";
+    }
+    return text;
   }
   int threads() const override { return threads_; }
   const ModelShape& shape() const override { return shape_; }
@@ -106,6 +143,7 @@ class OpenCvDnnBackend final : public InferenceBackend {
   std::vector<cv::Mat> out_blobs_;
   ModelShape shape_;
   int threads_ = 0;
+  bool on_tbb_ = false;  ///< OpenCV's parallel framework is TBB.
   bool loaded_ = false;
 };
 

@@ -69,7 +69,8 @@ class PipelineRun {
         stages_(stages),
         stop_(stop),
         periodic_(settings.mode == PipelineMode::kPeriodic),
-        self_paced_(stages.source->SelfPaced()) {
+        self_paced_(stages.source->SelfPaced()),
+        read_stamped_(stages.source->timestamp_source() == TimestampSource::kRead) {
     if (periodic_ && settings.fps > 0) {
       period_ns_ = static_cast<int64_t>(1e9 / settings.fps + 0.5);
     }
@@ -116,7 +117,8 @@ class PipelineRun {
   std::atomic<bool>& stop_;
   bool periodic_ = false;
   bool self_paced_ = false;
-  int64_t period_ns_ = 0;  ///< Periodic with --fps; 0 otherwise.
+  bool read_stamped_ = false;  ///< No driver timestamp: the frame exists at its release.
+  int64_t period_ns_ = 0;      ///< Periodic with --fps; 0 otherwise.
   int64_t deadline_ns_ = 0;
 
   PipeSlot slots_[kPipeSlots];
@@ -130,6 +132,7 @@ class PipelineRun {
   std::atomic<bool> source_ended_{false};
   std::atomic<bool> recording_{false};
   std::atomic<uint64_t> recorded_{0};
+  uint64_t source_reads_ = 0;  // Owned by the capture thread; read after join.
 
   Tensor input_;
   Tensor output_;
@@ -237,7 +240,8 @@ void PipelineRun::CaptureMain() {
       EndRun();
       break;
     }
-    if (settings_.per_frame_references) slot.references = stages_.source->References();
+    if (settings_.per_frame_references) stages_.source->FillReferences(slot.references);
+    ++source_reads_;
     slot.release_no = release_no++;
     slot.release_ns = periodic_ && self_paced_ ? slot.read_start_ns : release_ns;
     // The slots still empty (only at the first frame: the inference thread has none of them
@@ -245,6 +249,9 @@ void PipelineRun::CaptureMain() {
     for (PipeSlot& other : slots_) {
       if (other.frame.image.empty()) {
         other.frame.image.Reshape(slot.frame.image.width, slot.frame.image.height);
+      }
+      if (other.references.capacity() < slot.references.capacity()) {
+        other.references.reserve(slot.references.capacity());
       }
     }
     const uint32_t previous =
@@ -328,7 +335,14 @@ bool PipelineRun::ProcessFrame(FrameRecord& rec, bool recording) {
   }
   rec.source_seq = slot.frame.seq;
   rec.release_ns = slot.release_ns;
-  rec.capture_ns = slot.frame.capture_ns != 0 ? slot.frame.capture_ns : slot.read_start_ns;
+  // A source without a driver timestamp: the frame exists at its release (the grid point, or
+  // the ask), so Capture and Total include the capture thread's wake-up and hand-off. A
+  // driver's stamp is kept as it is, even before the release (a frame queued in the driver).
+  if (read_stamped_ || slot.frame.capture_ns == 0) {
+    rec.capture_ns = slot.release_ns;
+  } else {
+    rec.capture_ns = slot.frame.capture_ns;
+  }
   rec.read_end_ns = slot.read_end_ns;
   rec.lost_before = slot.frame.lost_before;
   rec.obstacle = decision_.obstacle;
@@ -407,6 +421,7 @@ Status PipelineRun::CheckPipelineThreads(PipelineResult& result, const std::vect
   check(capture_tid_, "capture", settings_.capture);
   check(inference_tid_, "inference", settings_.inference);
   for (int tid : workers) check(tid, "worker", settings_.inference);
+  if (settings_.threads_before_backend) result.workers_seen = static_cast<int>(workers.size());
   const size_t inference_threads = workers.size() + 1;
   const std::vector<int>& cpus = settings_.inference.cpus;
   if (!cpus.empty() && inference_threads != cpus.size()) {
@@ -480,6 +495,17 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
   if (!check) return check.error();
 
   const uint64_t count = recorded_.load();
+  if (count == 0 && source_ended_.load() && error_.empty() && !stop_.load()) {
+    // A finite source used up before the first recorded frame: nothing to report, and no
+    // success either (docs/e2e.md, "Sources").
+    return UsageError(fmt::format(
+        "source {} ended after {} frame(s), before the first recorded frame (--warmup {} "
+        "runs first): a run needs at least --warmup + 1 = {} frames; lower --warmup or make "
+        "the source loop "
+        "(video and images: add ,loop)",
+        stages_.source->Describe(), source_reads_, settings_.warmup_frames,
+        settings_.warmup_frames + 1));
+  }
   records_.resize(count);
   if (on_frame) on_frame(count);
   result.frames = std::move(records_);
@@ -520,8 +546,10 @@ std::vector<int> ListProcessThreads() {
 }
 
 double PipelineResult::ThroughputFps() const {
-  if (frames.empty() || end_ns <= start_ns) return 0;
-  return static_cast<double>(frames.size()) * 1e9 / static_cast<double>(end_ns - start_ns);
+  if (frames.size() < 2) return 0;
+  const int64_t span = frames.back().alert_ns - frames.front().alert_ns;
+  if (span <= 0) return 0;
+  return static_cast<double>(frames.size() - 1) * 1e9 / static_cast<double>(span);
 }
 
 Expected<PipelineResult> RunPipeline(const PipelineSettings& settings, PipelineStages& stages,

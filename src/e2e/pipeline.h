@@ -39,11 +39,11 @@ struct PipelineSettings {
   uint64_t frames = 1000;       ///< Frames to record (the seed's 1,000 samples).
   uint64_t warmup_frames = 10;  ///< Run through the whole pipeline first, not recorded.
   int64_t loopback_timeout_ns = 100'000'000;
-  /// Each frame's references from the source (FrameSource::References(), read by the capture
-  /// thread right after the frame) go to Postprocessor::SetReferences before that frame's
-  /// postprocess, when the source has some; false: the postprocessor keeps what it was
-  /// prepared with. (References() returns a new vector: a source with references allocates
-  /// once per frame there.)
+  /// Each frame's references from the source (FrameSource::FillReferences, called by the
+  /// capture thread right after the frame into the frame's slot) go to
+  /// Postprocessor::SetReferences before that frame's postprocess, when the source has some;
+  /// false: the postprocessor keeps what it was prepared with. (The synthetic source fills in
+  /// place: no allocation once the slots have the capacity.)
   bool per_frame_references = true;
   ThreadSpec capture;
   ThreadSpec inference;  ///< Applied to the backend's worker-pool threads too.
@@ -60,13 +60,19 @@ struct PipelineSettings {
 };
 
 /// One frame through the pipeline (CLOCK_MONOTONIC ns). Stages: capture = read_end - capture,
-/// preprocess = pre_end - read_end... each stage from the previous stage's end; total =
-/// alert_ns - capture_ns (capture timestamp to the alert written).
+/// queue = infer_start - read_end, preprocess = pre_end - infer_start, inference =
+/// inference_end - pre_end, postprocess = post_end - inference_end, decision->alert =
+/// alert - post_end; total = alert_ns - capture_ns (the frame's capture time to the alert
+/// written), which misses are judged on.
 struct FrameRecord {
   uint64_t index = 0;       ///< 0.. in recording order.
   uint64_t source_seq = 0;  ///< CapturedFrame::seq.
   int64_t release_ns = 0;   ///< Periodic: the frame's slot; back-to-back: when it was asked for.
-  int64_t capture_ns = 0;   ///< CapturedFrame::capture_ns.
+  /// Source without a driver timestamp (TimestampSource::kRead): release_ns, the frame exists
+  /// at its release, so the capture thread's wake-up and hand-off are in Capture and Total.
+  /// Driver-stamped: CapturedFrame::capture_ns as the driver gave it (may lie before
+  /// release_ns: a frame queued in the driver).
+  int64_t capture_ns = 0;
   int64_t read_end_ns = 0;
   int64_t infer_start_ns = 0;  ///< Inference thread took the frame (after any queue wait).
   int64_t pre_end_ns = 0;
@@ -108,11 +114,19 @@ struct PipelineResult {
   bool interrupted = false;
   bool source_ended = false;  ///< A finite source ran out before `frames`.
   std::vector<ThreadCheck> threads;
+  /// The backend's worker threads seen in /proc/self/task after the warm-up (threads that
+  /// appeared since PipelineSettings::threads_before_backend, other than the pipeline's and
+  /// the caller's): the inference threads known to run are workers_seen + 1 (the inference
+  /// thread). -1: not known (threads_before_backend not given).
+  int workers_seen = -1;
   std::vector<std::string> notes;
   /// A stage failed mid-run (a source read, a stage's Run, the alert, the loopback): its
   /// message, naming the stage; `frames` holds the frames recorded before it. Empty: none.
   std::string error;
-  double ThroughputFps() const;  ///< frames / (end - start), 0 when not measurable.
+  /// Frames completed per second: (frames - 1) / (last frame's alert_ns - first frame's
+  /// alert_ns), the rate of the intervals between alerts; 0 when not measurable (fewer than
+  /// 2 frames).
+  double ThroughputFps() const;
 };
 
 /// The stages, owned by the caller, opened and prepared before the run.
@@ -130,7 +144,9 @@ std::vector<int> ListProcessThreads();
 
 /// Runs the pipeline until `settings.frames` are recorded, the source ends, or `stop` is set
 /// (then interrupted, with the frames so far). Errors (nothing recorded): bad settings (usage),
-/// a thread's scheduling refused (resource, names the option). A stage failing mid-run is no
+/// a finite source that ends before the first recorded frame, used up by the warm-up (usage:
+/// names the frames it had, --warmup and the fix), a thread's scheduling refused (resource,
+/// names the option). A stage failing mid-run is no
 /// error of this function: the result carries it in `error`, with the frames so far.
 /// `on_frame`, if set, is called from the calling (non-RT) thread with the number of frames
 /// recorded so far (progress), about every 100 ms.

@@ -16,6 +16,8 @@ uint8_t SyntheticClampByte(double v) {
   return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
 }
 
+constexpr size_t kSyntheticMaxReferences = 32;  // 4 rows x 8 columns.
+
 class SyntheticSource final : public FrameSource {
  public:
   explicit SyntheticSource(const SourceSpec& spec) {
@@ -57,6 +59,13 @@ class SyntheticSource final : public FrameSource {
   // horizon, 8 columns near the left and right edges, less those the obstacle hides.
   std::vector<ReferencePoint> References() const override {
     std::vector<ReferencePoint> points;
+    FillReferences(points);
+    return points;
+  }
+
+  void FillReferences(std::vector<ReferencePoint>& points) const override {
+    points.clear();
+    points.reserve(kSyntheticMaxReferences);  // No-op once there: no allocation per frame.
     const double horizon = scene_.Horizon();
     const SyntheticScene::Box box = scene_.ObstacleBox(current_seq_);
     for (int k = 0; k < 4; ++k) {
@@ -69,7 +78,6 @@ class SyntheticSource final : public FrameSource {
         points.push_back({x, y, scene_.GroundDepth(y)});
       }
     }
-    return points;
   }
 
  private:

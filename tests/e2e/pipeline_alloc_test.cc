@@ -88,6 +88,78 @@ TEST_P(PipelineAllocTest, SteadyStateAllocatesNothing) {
               per_run);
 }
 
+TEST_P(PipelineAllocTest, TheSyntheticSourcesReferencesAllocateNothingPerFrame) {
+  // The synthetic source gives each frame's ground references: the capture thread fills them
+  // into the frame's slot (FrameSource::FillReferences) and the inference thread hands them
+  // to the postprocessor, both without allocating in the steady state.
+  pipetest::RealStages real;
+  real.Load(2);
+  auto made = MakeSource(*ParseSourceSpec("synthetic:320x96"));
+  ASSERT_TRUE(made.has_value()) << made.error().message;
+  FrameSource& source = **made;
+  ASSERT_TRUE(source.Open());
+  CapturedFrame first;
+  ASSERT_TRUE(*source.Read(first));
+  const std::vector<ReferencePoint> refs = source.References();
+  ASSERT_GE(refs.size(), 3u);
+  Preprocessor pre;
+  ASSERT_TRUE(pre.Prepare(PreprocessSpec{}, 320, 96, real.backend->shape()));
+  Postprocessor post;
+  Status prepared = post.Prepare(DecisionSpec{}, real.backend->shape(), pre, refs);
+  ASSERT_TRUE(prepared) << prepared.error().message;
+  PipelineSettings settings;
+  settings.mode = GetParam();
+  settings.fps = 400;
+  settings.frames = 60;
+  settings.warmup_frames = 3;
+  settings.threads_before_backend = real.threads_before;
+  std::atomic<int> entered{0};
+  UncountedBackend backend(*real.backend);
+  settings.before_loop = [&entered, &backend] {
+    ++entered;
+    testutil::CountAllocationsInThisThread(true);
+    backend.counting_ = true;
+  };
+  settings.after_loop = [] { testutil::CountAllocationsInThisThread(false); };
+  PipelineStages stages;
+  stages.source = &source;
+  stages.preprocess = &pre;
+  stages.inference = &backend;
+  stages.postprocess = &post;
+  std::atomic<bool> stop{false};
+  testutil::ResetCountedAllocations();
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_TRUE(result->error.empty()) << result->error;
+  ASSERT_EQ(result->frames.size(), 60u);
+  EXPECT_EQ(entered.load(), 2) << "both threads counted";
+  EXPECT_EQ(testutil::CountedAllocations(), 0u)
+      << "allocations in the capture and inference threads over 60 frames with references";
+}
+
+TEST(PipelineAllocGuardTest, TheDefaultFillReferencesAllocatesAndIsCounted) {
+  // Guards the guard: a source that only has References() (the default FillReferences
+  // copies a new vector) allocates per frame, and the counter sees it.
+  class RefSource final : public FrameSource {
+   public:
+    Status Open() override { return Status::Ok(); }
+    Expected<bool> Read(CapturedFrame&) override { return true; }
+    TimestampSource timestamp_source() const override { return TimestampSource::kRead; }
+    std::string Describe() const override { return "refs"; }
+    std::vector<ReferencePoint> References() const override { return {{1, 2, 3.0}}; }
+  };
+  RefSource source;
+  std::vector<ReferencePoint> out;
+  out.reserve(8);
+  testutil::ResetCountedAllocations();
+  testutil::CountAllocationsInThisThread(true);
+  source.FillReferences(out);
+  testutil::CountAllocationsInThisThread(false);
+  EXPECT_GE(testutil::CountedAllocations(), 1u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].depth_m, 3.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, PipelineAllocTest,
                          ::testing::Values(PipelineMode::kBackToBack, PipelineMode::kPeriodic),
                          [](const ::testing::TestParamInfo<PipelineMode>& mode) {

@@ -4,6 +4,7 @@
 // and scheduling read back from the kernel independently of the pipeline's own check.
 #include "e2e/pipeline.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -68,8 +70,12 @@ TEST(PipelineTest, BackToBackReadsWhenAskedAndTheCaptureStageCoversTheRead) {
   for (size_t i = 0; i < result->frames.size(); ++i) {
     const FrameRecord& r = result->frames[i];
     EXPECT_EQ(r.source_seq, 4 + i);  // The warm-up read frames 0..3, unrecorded.
-    EXPECT_EQ(r.capture_ns, real.source.stamps[r.source_seq]);
-    EXPECT_GE(r.read_end_ns - r.capture_ns, real.source.sleep_ns);
+    // No driver timestamp: the frame exists at its ask, so Capture covers the hand-off to
+    // the capture thread and the read (which began at stamps[seq], after the ask).
+    EXPECT_EQ(r.capture_ns, r.release_ns);
+    EXPECT_LE(r.release_ns, real.source.stamps[r.source_seq]);
+    EXPECT_GE(r.read_end_ns - r.capture_ns,
+              real.source.sleep_ns + (real.source.stamps[r.source_seq] - r.release_ns));
     EXPECT_EQ(r.dropped_before, 0u);
     // Back-to-back: the frame is asked for after the previous frame's alert, and read after.
     if (i > 0) {
@@ -82,8 +88,136 @@ TEST(PipelineTest, BackToBackReadsWhenAskedAndTheCaptureStageCoversTheRead) {
   EXPECT_EQ(result->end_ns, result->frames.back().alert_ns);
   EXPECT_DOUBLE_EQ(
       result->ThroughputFps(),
-      25.0 * 1e9 /
-          static_cast<double>(result->frames.back().alert_ns - result->frames.front().release_ns));
+      24.0 * 1e9 /
+          static_cast<double>(result->frames.back().alert_ns - result->frames.front().alert_ns));
+}
+
+TEST(PipelineTest, PeriodicReadStampedFramesAreCapturedAtTheirGridPoint) {
+  // A source without a driver timestamp: the frame's capture time is its release on the
+  // grid, so the capture thread's wake-up after the release is in Capture and in Total, and
+  // misses are judged on alert - release.
+  RealStages real;
+  real.Load(1);
+  real.source.sleep_ns = 2 * kNsPerMs;
+  PipelineSettings settings;
+  settings.mode = PipelineMode::kPeriodic;
+  settings.fps = 50;
+  settings.deadline_ns = 4 * kNsPerMs;
+  settings.frames = 20;
+  settings.warmup_frames = 2;
+  settings.threads_before_backend = real.threads_before;
+  PipelineStages stages = real.Stages();
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_EQ(result->frames.size(), 20u);
+  ExpectMonotonic(*result);
+  const int64_t period_ns = 20 * kNsPerMs;
+  const int64_t grid0 = result->frames.front().release_ns;
+  uint64_t misses = 0;
+  for (const FrameRecord& r : result->frames) {
+    EXPECT_EQ(r.capture_ns, r.release_ns);
+    EXPECT_EQ((r.release_ns - grid0) % period_ns, 0) << "a grid point";
+    // The read began after the release (the wake-up), and Capture covers it and the read.
+    EXPECT_GE(real.source.stamps[r.source_seq], r.release_ns);
+    EXPECT_GE(r.read_end_ns - r.capture_ns,
+              (real.source.stamps[r.source_seq] - r.release_ns) + real.source.sleep_ns);
+    const bool miss = r.alert_ns - r.release_ns > settings.deadline_ns;
+    EXPECT_EQ(r.miss, miss);
+    misses += miss ? 1 : 0;
+  }
+  EXPECT_EQ(result->misses, misses);
+}
+
+TEST(PipelineTest, ThroughputIsTheRateOfTheIntervalsBetweenAlerts) {
+  // Injected timestamps: 15 frames at 5 fps released on a 200 ms grid, each alerted 30 ms
+  // after its release: 14 intervals over 2.8 s = 5 frames/s exactly, whatever the latency.
+  PipelineResult result;
+  for (int i = 0; i < 15; ++i) {
+    FrameRecord r;
+    r.index = static_cast<uint64_t>(i);
+    r.release_ns = 1'000 * kNsPerMs + i * 200 * kNsPerMs;
+    r.capture_ns = r.release_ns;
+    r.alert_ns = r.release_ns + 30 * kNsPerMs;
+    result.frames.push_back(r);
+  }
+  result.start_ns = result.frames.front().release_ns;
+  result.end_ns = result.frames.back().alert_ns;
+  EXPECT_DOUBLE_EQ(result.ThroughputFps(), 5.0);
+  result.frames[14].alert_ns += 700 * kNsPerMs;  // The last frame late: 14 / 3.5 s.
+  EXPECT_DOUBLE_EQ(result.ThroughputFps(), 4.0);
+  result.frames.resize(1);
+  EXPECT_EQ(result.ThroughputFps(), 0) << "one frame: no interval, not measurable";
+  result.frames.clear();
+  EXPECT_EQ(result.ThroughputFps(), 0);
+}
+
+TEST(PipelineTest, ASourceUsedUpByTheWarmUpIsAUsageErrorNamingTheFix) {
+  for (const int64_t frames : {5, 10}) {
+    SCOPED_TRACE(::testing::Message() << frames << " frames");
+    RealStages real;
+    real.Load(1);
+    real.source.frames = frames;
+    PipelineSettings settings;
+    settings.frames = 20;
+    settings.warmup_frames = 10;
+    settings.threads_before_backend = real.threads_before;
+    PipelineStages stages = real.Stages();
+    std::atomic<bool> stop{false};
+    auto result = RunPipeline(settings, stages, stop);
+    ASSERT_FALSE(result.has_value()) << "nothing recorded is no success";
+    EXPECT_EQ(result.error().code, ExitCode::kUsage);
+    const std::string& m = result.error().message;
+    EXPECT_NE(m.find(fmt::format("ended after {} frame(s)", frames)), std::string::npos) << m;
+    EXPECT_NE(m.find("--warmup 10"), std::string::npos) << m;
+    EXPECT_NE(m.find("11 frames"), std::string::npos) << m;
+    EXPECT_NE(m.find(",loop"), std::string::npos) << m;
+  }
+  // One frame more than the warm-up: recorded, and the end of the source said.
+  RealStages real;
+  real.Load(1);
+  real.source.frames = 11;
+  PipelineSettings settings;
+  settings.frames = 20;
+  settings.warmup_frames = 10;
+  settings.threads_before_backend = real.threads_before;
+  PipelineStages stages = real.Stages();
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->frames.size(), 1u);
+  EXPECT_TRUE(result->source_ended);
+}
+
+TEST(PipelineTest, WorkersSeenAreTheBackendThreadsInProc) {
+  RealStages real;
+  real.Load(2);
+  PipelineSettings settings;
+  settings.frames = 5;
+  settings.warmup_frames = 3;
+  settings.threads_before_backend = real.threads_before;
+  PipelineStages stages = real.Stages();
+  std::atomic<bool> stop{false};
+  auto result = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  // Independently: the threads in /proc/self/task now (the pipeline's two have exited) that
+  // were not there before the first backend: OpenCV's pool, which outlives the run.
+  std::vector<int> before = real.threads_before;
+  std::sort(before.begin(), before.end());
+  int new_threads = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    const int tid = std::stoi(entry.path().filename().string());
+    if (!std::binary_search(before.begin(), before.end(), tid)) ++new_threads;
+  }
+  EXPECT_EQ(result->workers_seen, new_threads);
+  int worker_checks = 0;
+  for (const ThreadCheck& t : result->threads) worker_checks += t.role == "worker" ? 1 : 0;
+  EXPECT_EQ(result->workers_seen, worker_checks);
+  // Not given the threads before the backend: not known, and not claimed.
+  settings.threads_before_backend.reset();
+  auto unknown = RunPipeline(settings, stages, stop);
+  ASSERT_TRUE(unknown.has_value()) << unknown.error().message;
+  EXPECT_EQ(unknown->workers_seen, -1);
 }
 
 TEST(PipelineTest, ADriverTimestampFromThePastIsTheCaptureTime) {
