@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "cli/command.h"
@@ -27,6 +28,7 @@
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/printable.h"
 #include "core/version.h"
 #include "e2e/actuation.h"
 #include "e2e/frame_source.h"
@@ -76,7 +78,45 @@ struct E2eOptions {
   std::string csv;
   std::string json;
   bool quiet = false;
+  // The numeric options as given: parsed by ParseE2eNumbers, so that a value that is no
+  // number is one line naming the option and an example, as the other commands say it.
+  std::string threads_text;
+  std::string frames_text;
+  std::string warmup_text;
+  std::string near_text;
+  std::string clear_text;
 };
+
+Status ParseE2eNumbers(E2eOptions& o) {
+  const auto whole = [](const char* option, const std::string& text, const char* example,
+                        auto& out) -> Status {
+    if (text.empty()) return {};
+    auto v = ParseSignedInt(text, option);
+    if (!v) {
+      return UsageError(fmt::format("{} '{}' is not a whole number: give e.g. {} {}", option,
+                                    Printable(text), option, example));
+    }
+    out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
+    return {};
+  };
+  const auto metres = [](const char* option, const std::string& text,
+                         std::optional<double>& out) -> Status {
+    if (text.empty()) return {};
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || text.find_first_of("0123456789") == std::string::npos) {
+      return UsageError(fmt::format("{} '{}' is not a number: give a distance in metres, e.g. {} 1.0",
+                                    option, Printable(text), option));
+    }
+    out = v;
+    return {};
+  };
+  if (Status s = whole("--threads", o.threads_text, "2", o.threads); !s) return s;
+  if (Status s = whole("--frames", o.frames_text, "1000", o.frames); !s) return s;
+  if (Status s = whole("--warmup", o.warmup_text, "10", o.warmup); !s) return s;
+  if (Status s = metres("--near", o.near_text, o.near_m); !s) return s;
+  return metres("--clear", o.clear_text, o.clear_m);
+}
 
 std::string E2eStamp() {
   const time_t now = time(nullptr);
@@ -424,6 +464,27 @@ Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
       plan.settings.precheck_workers.push_back(tid);
     }
   }
+  // A finite source (a video or a folder without ,loop) that the warm-up would use up: said
+  // here, before anything is written, from the frames it has (read up to --warmup + 1).
+  const e2e::SourceSpec& spec = plan.settings.source;
+  if ((spec.kind == e2e::SourceKind::kVideo || spec.kind == e2e::SourceKind::kImages) &&
+      !spec.loop) {
+    const uint64_t needed = plan.settings.pipeline.warmup_frames + 1;
+    uint64_t frames = 0;
+    e2e::CapturedFrame frame;
+    while (frames < needed) {
+      auto read = (*stages)->source->Read(frame);
+      if (!read) return read.error();
+      if (!*read) break;
+      ++frames;
+    }
+    if (frames < needed) {
+      return UsageError(fmt::format(
+          "--source {} has {} frame(s) and --warmup {} runs {} before recording: nothing would "
+          "be recorded; give --warmup {} or less, or loop the source (--source {},loop)",
+          spec.text, frames, o.warmup, o.warmup, frames == 0 ? 0 : frames - 1, spec.text));
+    }
+  }
   return plan;
 }
 
@@ -445,6 +506,7 @@ class E2eProgress final : public ScenarioProgress {
 /// The summary table and the JSON document of the run.
 nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, std::FILE* text) {
   nlohmann::json doc = {{"scenarios", nlohmann::json::array()}};
+  std::vector<std::string> ran_out_lines;
   fmt::print(text, "{:<20} {:>7} {:>12} {:>12} {:>12} {:>8} {:>8} {:>10}\n", "scenario", "frames",
              "p50 Total", "p99 Total", "max Total", "misses", "dropped", "frames/s");
   for (const auto& o : workload.outcomes()) {
@@ -461,6 +523,7 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
     } else {
       fmt::print(text, "{:<20} {:>7} (no frame recorded)\n", o.scenario, 0);
     }
+    const bool ran_out = o.facts.source_ended && o.rows.size() < workload.frames_asked();
     doc["scenarios"].push_back(
         {{"scenario", o.scenario},
          {"configuration", o.configuration},
@@ -476,8 +539,16 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
          {"lost", o.facts.lost},
          {"throughput_fps", fps},
          {"interrupted", o.interrupted},
+         {"source_ran_out", ran_out},
          {"backend", o.facts.backend_name}});
+    if (ran_out) {
+      ran_out_lines.push_back(fmt::format(
+          "{}: {}", o.scenario,
+          suite::E2eSourceRanOutNote(o.rows.size(), workload.frames_asked(),
+                                     workload.warmup_frames())));
+    }
   }
+  for (const auto& line : ran_out_lines) fmt::print(text, "{}\n", line);
   if (sweep) {
     nlohmann::json recs = nlohmann::json::array();
     for (const bool loaded : {false, true}) {
@@ -584,9 +655,9 @@ Runner SetupE2e(CLI::App& sub) {
                  "depth model, .onnx (OpenCV DNN) or .tflite (Arm NN); default: the generated "
                  "depth-default.onnx (latency-representative, not trained)");
   sub.add_option("--backend", o->backend, "opencv or armnn (default: from the model's extension)");
-  auto* threads = sub.add_option("--threads", o->threads, "inference threads (default 1)");
-  sub.add_option("--frames", o->frames, "frames recorded per scenario (default 1000)");
-  sub.add_option("--warmup", o->warmup, "frames run first, not recorded (default 10)");
+  auto* threads = sub.add_option("--threads", o->threads_text, "inference threads (default 1)");
+  sub.add_option("--frames", o->frames_text, "frames recorded per scenario (default 1000)");
+  sub.add_option("--warmup", o->warmup_text, "frames run first, not recorded (default 10)");
   sub.add_option("--fps", o->fps,
                  "periodic mode at this frame rate (default: back-to-back, each frame when the "
                  "previous one is done)");
@@ -599,8 +670,8 @@ Runner SetupE2e(CLI::App& sub) {
   sub.add_option("--crop", o->crop, "X0,Y0,X1,Y1 fractions of the frame (default all)");
   sub.add_option("--roi", o->roi,
                  "X0,Y0,X1,Y1 fractions of the depth map judged (default 0.35,0.5,0.65,1)");
-  sub.add_option("--near", o->near_m, "obstacle below this depth, metres (default 1.0)");
-  sub.add_option("--clear", o->clear_m, "clear again above this depth, metres (default 1.25)");
+  sub.add_option("--near", o->near_text, "obstacle below this depth, metres (default 1.0)");
+  sub.add_option("--clear", o->clear_text, "clear again above this depth, metres (default 1.25)");
   sub.add_option("--alert", o->alert, "none (default), stdout, file:PATH or gpio:CHIP:LINE");
   sub.add_option("--loopback", o->loopback,
                  "gpio:CHIP:LINE, an input wired to the alert line: its kernel edge timestamps");
@@ -632,6 +703,7 @@ Runner SetupE2e(CLI::App& sub) {
       "Docs: docs/e2e.md, docs/suite.md, docs/loads.md.");
   return [o, threads] {
     o->threads_given = threads->count() > 0;
+    if (Status s = ParseE2eNumbers(*o); !s) return ReportError(s.error());
     return RunE2e(*o);
   };
 }

@@ -165,6 +165,13 @@ results::ProbeResult E2eTotalProbe(const std::vector<results::E2eFrameRow>& rows
 
 }  // namespace
 
+std::string E2eSourceRanOutNote(uint64_t recorded, uint64_t asked, uint64_t warmup) {
+  return fmt::format(
+      "the source ran out: {} of --frames {} frame(s) recorded (after {} warm-up frame(s)); "
+      "loop it (,loop) for more",
+      recorded, asked, warmup);
+}
+
 std::string ModelLabel(const std::string& model_path) {
   std::ifstream in(model_path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -429,6 +436,10 @@ Expected<Measured> E2eWorkload::Measure(
   facts.notes = notes_;
   for (const auto& n : run.notes) facts.notes.push_back(n);
   if (!run.error.empty()) facts.notes.push_back("the run stopped early: " + run.error);
+  if (run.source_ended && outcome.rows.size() < settings_.pipeline.frames) {
+    facts.notes.push_back(E2eSourceRanOutNote(outcome.rows.size(), settings_.pipeline.frames,
+                                              settings_.pipeline.warmup_frames));
+  }
   for (const auto& t : run.threads) {
     if (!t.as_asked)
       facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
@@ -501,6 +512,8 @@ Expected<Measured> E2eWorkload::Measure(
       {"threads", E2eThreadChecksJson(run.threads)},
       {"counts",
        {{"frames", outcome.rows.size()},
+        {"frames_asked", p.frames},
+        {"source_ran_out", run.source_ended && outcome.rows.size() < p.frames},
         {"released", run.released},
         {"dropped", run.dropped},
         {"lost", run.lost},

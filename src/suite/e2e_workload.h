@@ -66,6 +66,9 @@ struct E2eOutcome {
 /// The model's label: "latency-representative, not trained" when the file says so (the
 /// generated models carry it in their metadata), else "as given (not checked by rtpulse)".
 std::string ModelLabel(const std::string& model_path);
+/// "the source ran out: N of --frames M frame(s) recorded ...": e2e.json's note and the
+/// summary's line for a finite source that ended before --frames.
+std::string E2eSourceRanOutNote(uint64_t recorded, uint64_t asked, uint64_t warmup);
 
 /// frames.csv rows from the pipeline's records (field for field).
 std::vector<results::E2eFrameRow> E2eRowsOf(const std::vector<e2e::FrameRecord>& frames);
@@ -99,6 +102,8 @@ class E2eWorkload final : public Workload {
                              Progress& progress) override;
 
   const std::vector<E2eOutcome>& outcomes() const { return outcomes_; }
+  uint64_t frames_asked() const { return settings_.pipeline.frames; }
+  uint64_t warmup_frames() const { return settings_.pipeline.warmup_frames; }
 
  private:
   E2eSettings settings_;

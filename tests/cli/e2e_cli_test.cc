@@ -78,6 +78,23 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
   const auto result = E2eJsonOf(run + "/result.json");
   EXPECT_EQ(result["status"], "complete");
   EXPECT_EQ(result["config"]["workload"], "e2e");
+  // Back to back without --deadline: no period, nothing could miss. Misses and skipped
+  // periods are not counted (null, "not counted"), never a 0; no interval is made up.
+  const auto& scenario = result["scenarios"][0];
+  const auto& thread = scenario["latency"]["thread"]["0"];
+  EXPECT_TRUE(thread["missed_activations"].is_null()) << thread["missed_activations"];
+  EXPECT_TRUE(thread["skipped_periods"].is_null()) << thread["skipped_periods"];
+  EXPECT_EQ(thread["interval_ns"], 0);
+  EXPECT_FALSE(thread.contains("per_period"));
+  EXPECT_TRUE(scenario["summary"][0]["missed_activations"].is_null());
+  EXPECT_TRUE(
+      scenario["latency"]["rtpulse"]["paths"][0]["all_threads"]["missed_activations"].is_null());
+  const std::string summary = ReadFile(run + "/statistical_summary.txt");
+  EXPECT_NE(summary.find("not counted"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find(" 0/0 "), std::string::npos) << summary;
+  const std::string raw = ReadFile(run + "/baseline/cyclictest_raw.txt");
+  EXPECT_NE(raw.find(" I:0 "), std::string::npos) << raw;
+  EXPECT_EQ(summary.find("per period"), std::string::npos) << summary;
   // The stacked figure's top (DecisionToAlert, cumulative) at p50 is the sum of the stages'
   // own p50s: the last data block's first line.
   const std::string dat = ReadFile(run + "/figures/e2e_stages.dat");
@@ -105,6 +122,25 @@ TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
   EXPECT_TRUE(doc["counts"]["source_ended"].get<bool>());
   EXPECT_EQ(doc["source"]["frame_width"], 320);
   EXPECT_EQ(doc["source"]["references"], dir.File("refs.csv"));
+  // Fewer frames than --frames: the summary and e2e.json say the source ran out, with the
+  // count recorded.
+  EXPECT_TRUE(doc["counts"]["source_ran_out"].get<bool>());
+  EXPECT_EQ(doc["counts"]["frames_asked"], 100);
+  EXPECT_NE(r.out.find("baseline: the source ran out: 10 of --frames 100 frame(s) recorded"),
+            std::string::npos)
+      << r.out;
+  // A warm-up that uses up the 12 frames would record nothing: exit 2 before anything is
+  // written, naming the frames the file has, --warmup and the fixes.
+  const std::string none = dir.File("none");
+  const ProcessResult used_up =
+      RunRtpulse(E2eArgs(none, {"--source", "video:" + clip, "--reference", dir.File("refs.csv"),
+                                "--model", kTiny, "--frames", "5", "--warmup", "12"}));
+  EXPECT_EQ(used_up.exit_code, 2) << used_up.out << used_up.err;
+  EXPECT_NE(used_up.err.find("has 12 frame(s) and --warmup 12"), std::string::npos)
+      << used_up.err;
+  EXPECT_NE(used_up.err.find("give --warmup 11 or less"), std::string::npos) << used_up.err;
+  EXPECT_NE(used_up.err.find(clip + ",loop"), std::string::npos) << used_up.err;
+  EXPECT_FALSE(std::filesystem::exists(none));
 }
 
 TEST(E2eCli, PeriodicModeShowsDropsAndMisses) {
@@ -123,6 +159,18 @@ TEST(E2eCli, PeriodicModeShowsDropsAndMisses) {
   const std::string stats = ReadFile(run + "/baseline/e2e_statistics.txt");
   EXPECT_NE(stats.find("Misses: 6 "), std::string::npos) << stats;
   EXPECT_NE(stats.find("Mode: periodic at 200 frames/s, deadline 5.000000 ms"), std::string::npos);
+  // result.json: the interval is the frame period, a skipped period a dropped frame, a
+  // missed activation a frame above the deadline (e2e_truth.py checks e2e.json's counts
+  // against frames.csv); a dropped frame has no Total, so there is no per-period block.
+  const auto result = E2eJsonOf(run + "/result.json");
+  const auto& thread = result["scenarios"][0]["latency"]["thread"]["0"];
+  EXPECT_EQ(thread["interval_ns"], 5'000'000);
+  EXPECT_EQ(thread["missed_activations"], 6);
+  EXPECT_EQ(thread["skipped_periods"], doc["counts"]["dropped"]);
+  EXPECT_EQ(thread["periods_elapsed"], 6 + doc["counts"]["dropped"].get<int>());
+  EXPECT_FALSE(thread.contains("per_period"));
+  const std::string raw = ReadFile(run + "/baseline/cyclictest_raw.txt");
+  EXPECT_NE(raw.find(" I:5000 "), std::string::npos) << raw;
 }
 
 TEST(E2eCli, SweepThreadsRecommendsTheLowestP99) {
@@ -216,6 +264,9 @@ TEST(E2eCli, ReportCompareAndWcetReadTwoE2eFolders) {
   EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
   EXPECT_NE(compare.out.find("samples                    30"), std::string::npos) << compare.out;
   EXPECT_NE(compare.out.find(max_us), std::string::npos) << max_us << "\n" << compare.out;
+  // No deadline: compare says the misses were not counted, never 0/0.
+  EXPECT_NE(compare.out.find("not counted"), std::string::npos) << compare.out;
+  EXPECT_EQ(compare.out.find("0/0"), std::string::npos) << compare.out;
   const ProcessResult wcet = RunRtpulse({"wcet", a});
   EXPECT_EQ(wcet.exit_code, 0) << wcet.out << wcet.err;
   EXPECT_NE(wcet.out.find("30 samples"), std::string::npos) << wcet.out;
@@ -267,6 +318,10 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
       {{"--backend", "tensorrt"}, 2, "tensorrt"},
       {{"--backend", "armnn"}, 2, "--backend armnn"},
       {{"--threads", "0"}, 2, "0"},
+      // Not numbers: the option, the value and an example, not CLI11's "Could not convert".
+      {{"--threads", "abc"}, 2, "--threads 'abc' is not a whole number: give e.g. --threads 2"},
+      {{"--frames", "many"}, 2, "--frames 'many' is not a whole number"},
+      {{"--near", "close"}, 2, "--near 'close' is not a number: give a distance in metres"},
       {{"--frames", "0"}, 2, "--frames 0"},
       {{"--warmup", "-1"}, 2, "--warmup -1"},
       {{"--fps", "fast"}, 2, "--fps 'fast'"},
