@@ -539,9 +539,9 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                        {"p99.99_ns", static_cast<int64_t>(P9999(side))},
                        {"max_ns", side.summary.max_ns},
                        {"percentile_method", side.exact ? "exact" : "bucket_upper_edge"},
-                       {"missed_activations", side.misses_not_counted
-                                                  ? nlohmann::ordered_json(nullptr)
-                                                  : nlohmann::ordered_json(side.missed_activations)},
+                       {"missed_activations",
+                        side.misses_not_counted ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(side.missed_activations)},
                        {"skipped_periods", side.misses_not_counted
                                                ? nlohmann::ordered_json(nullptr)
                                                : nlohmann::ordered_json(side.skipped_periods)},

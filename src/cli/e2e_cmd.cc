@@ -104,9 +104,11 @@ Status ParseE2eNumbers(E2eOptions& o) {
     if (text.empty()) return {};
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || text.find_first_of("0123456789") == std::string::npos) {
-      return UsageError(fmt::format("{} '{}' is not a number: give a distance in metres, e.g. {} 1.0",
-                                    option, Printable(text), option));
+    if (end != text.c_str() + text.size() ||
+        text.find_first_of("0123456789") == std::string::npos) {
+      return UsageError(
+          fmt::format("{} '{}' is not a number: give a distance in metres, e.g. {} 1.0", option,
+                      Printable(text), option));
     }
     out = v;
     return {};
@@ -542,10 +544,10 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
          {"source_ran_out", ran_out},
          {"backend", o.facts.backend_name}});
     if (ran_out) {
-      ran_out_lines.push_back(fmt::format(
-          "{}: {}", o.scenario,
-          suite::E2eSourceRanOutNote(o.rows.size(), workload.frames_asked(),
-                                     workload.warmup_frames())));
+      ran_out_lines.push_back(
+          fmt::format("{}: {}", o.scenario,
+                      suite::E2eSourceRanOutNote(o.rows.size(), workload.frames_asked(),
+                                                 workload.warmup_frames())));
     }
   }
   for (const auto& line : ran_out_lines) fmt::print(text, "{}\n", line);

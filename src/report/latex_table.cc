@@ -117,20 +117,18 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
     std::string name = row.scenario;
     if (!row.wake.empty()) name += " (" + row.wake + ")";
     if (row.status != "complete") name += " [" + row.status + "]";
-    tex += fmt::format("{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n",
-                       LatexEscape(name), row.samples, LatexBounded(FormatUs(row.min_ns), b.min),
-                       LatexBounded(FormatUs(row.mean_ns), b.mean),
-                       LatexBounded(FormatUs(row.median_ns), b.Percentile(row.median_ns)),
-                       LatexBounded(FormatUs(row.p95_ns), b.Percentile(row.p95_ns)),
-                       LatexBounded(FormatUs(row.p99_ns), b.Percentile(row.p99_ns)),
-                       LatexBounded(FormatUs(row.p999_ns), b.Percentile(row.p999_ns)),
-                       LatexBounded(FormatUs(row.p9999_ns), b.Percentile(row.p9999_ns)),
-                       LatexBounded(FormatUs(row.max_ns), b.max),
-                       LatexBounded(FormatUs(row.stddev_ns), b.stddev),
-                       row.misses_not_counted ? std::string("n/c")
-                                              : std::to_string(row.missed_activations),
-                       row.misses_not_counted ? std::string("n/c")
-                                              : std::to_string(row.skipped_periods));
+    tex += fmt::format(
+        "{} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} & {} \\\\\n", LatexEscape(name),
+        row.samples, LatexBounded(FormatUs(row.min_ns), b.min),
+        LatexBounded(FormatUs(row.mean_ns), b.mean),
+        LatexBounded(FormatUs(row.median_ns), b.Percentile(row.median_ns)),
+        LatexBounded(FormatUs(row.p95_ns), b.Percentile(row.p95_ns)),
+        LatexBounded(FormatUs(row.p99_ns), b.Percentile(row.p99_ns)),
+        LatexBounded(FormatUs(row.p999_ns), b.Percentile(row.p999_ns)),
+        LatexBounded(FormatUs(row.p9999_ns), b.Percentile(row.p9999_ns)),
+        LatexBounded(FormatUs(row.max_ns), b.max), LatexBounded(FormatUs(row.stddev_ns), b.stddev),
+        row.misses_not_counted ? std::string("n/c") : std::to_string(row.missed_activations),
+        row.misses_not_counted ? std::string("n/c") : std::to_string(row.skipped_periods));
     for (const auto& reason : b.reasons) notes += "% " + name + ": " + reason + "\n";
   }
   tex += "\\bottomrule\n\\end{tabular}\n\\end{table}\n";

@@ -128,10 +128,10 @@ nlohmann::json StatsJsonExact(const ScenarioStats& s) {
           {"max_ns", s.max_ns},
           {"percentile_method", s.percentiles_exact ? "exact" : "bucket_upper_edge"},
           {"jitter_stddev_ns", s.stddev_ns},
-          {"missed_activations", s.misses_not_counted ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(s.missed_activations)},
-          {"skipped_periods", s.misses_not_counted ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(s.skipped_periods)},
+          {"missed_activations",
+           s.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(s.missed_activations)},
+          {"skipped_periods",
+           s.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(s.skipped_periods)},
           {"periods_elapsed", s.periods_elapsed}};
 }
 

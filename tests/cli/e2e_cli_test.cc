@@ -136,8 +136,7 @@ TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
       RunRtpulse(E2eArgs(none, {"--source", "video:" + clip, "--reference", dir.File("refs.csv"),
                                 "--model", kTiny, "--frames", "5", "--warmup", "12"}));
   EXPECT_EQ(used_up.exit_code, 2) << used_up.out << used_up.err;
-  EXPECT_NE(used_up.err.find("has 12 frame(s) and --warmup 12"), std::string::npos)
-      << used_up.err;
+  EXPECT_NE(used_up.err.find("has 12 frame(s) and --warmup 12"), std::string::npos) << used_up.err;
   EXPECT_NE(used_up.err.find("give --warmup 11 or less"), std::string::npos) << used_up.err;
   EXPECT_NE(used_up.err.find(clip + ",loop"), std::string::npos) << used_up.err;
   EXPECT_FALSE(std::filesystem::exists(none));
@@ -204,9 +203,9 @@ TEST(E2eCli, WorkerThreadsStayWorkersInEveryLaterScenario) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
   TempDir dir;
   const std::string run = dir.File("run");
-  const ProcessResult r = RunRtpulse(E2eArgs(
-      run, {"--model", kTiny, "--frames", "15", "--warmup", "2", "--sweep", "threads",
-            "--inference-cpus", "0-1", "--inference-policy", "fifo:70", "--load", "cpu"}));
+  const ProcessResult r = RunRtpulse(
+      E2eArgs(run, {"--model", kTiny, "--frames", "15", "--warmup", "2", "--sweep", "threads",
+                    "--inference-cpus", "0-1", "--inference-policy", "fifo:70", "--load", "cpu"}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto plain = E2eJsonOf(run + "/threads-2/e2e.json");
   const auto loaded = E2eJsonOf(run + "/threads-2-loaded/e2e.json");
@@ -345,8 +344,9 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
       // One point cannot scale relative depth: the file, its count and the rule are named.
       {{"--source", "synthetic:320x240", "--reference", dir.File("one.csv")},
        2,
-       "--reference " + dir.File("one.csv") + ": 1 reference depth point(s); fitting the relative "
-                                              "depth to metres needs 2 or more"},
+       "--reference " + dir.File("one.csv") +
+           ": 1 reference depth point(s); fitting the relative "
+           "depth to metres needs 2 or more"},
       {{"--csv", "-"}, 2, "--csv -: "},
       {{"--alert", "stdout", "--json", "-"}, 2, "--alert stdout with --json -"},
   };
