@@ -517,9 +517,10 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
     const double fps =
         o.rows.empty() || duration <= 0 ? 0 : static_cast<double>(o.rows.size()) * 1e9 / duration;
     if (st) {
-      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>9} ms {:>9} ms {:>8} {:>8} {:>10.3f}\n",
-                 o.scenario, o.rows.size(), results::E2eMsText(st->p50_ns),
-                 results::E2eMsText(st->p99_ns), results::E2eMsText(st->max_ns),
+      const std::string p99 = results::E2ePercentileText(st->p99_ns, 99, st->count);
+      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>12} {:>9} ms {:>8} {:>8} {:>10.3f}\n", o.scenario,
+                 o.rows.size(), results::E2eMsText(st->p50_ns), p99 == "n/a" ? p99 : p99 + " ms",
+                 results::E2eMsText(st->max_ns),
                  o.facts.deadline_ns > 0 ? std::to_string(o.facts.misses) : std::string("-"),
                  o.facts.dropped, fps);
     } else {

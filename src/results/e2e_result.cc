@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/histogram.h"
 #include "core/printable.h"
+#include "results/control_result.h"
 
 namespace rtpulse::results {
 namespace {
@@ -168,11 +169,15 @@ std::string E2eStatsLine(const std::string& name, const std::vector<int64_t>& va
   const auto ms = [](double ns) { return E2eMsText(std::llround(ns)); };
   return fmt::format("{:<16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", name,
                      s->count, ms(s->mean_ns), ms(s->std_ns), E2eMsText(s->min_ns),
-                     E2eMsText(s->p50_ns), E2eMsText(s->p90_ns), E2eMsText(s->p99_ns),
-                     E2eMsText(s->max_ns));
+                     E2eMsText(s->p50_ns), E2ePercentileText(s->p90_ns, 90, s->count),
+                     E2ePercentileText(s->p99_ns, 99, s->count), E2eMsText(s->max_ns));
 }
 
 }  // namespace
+
+std::string E2ePercentileText(int64_t value_ns, double percentile, uint64_t count) {
+  return count < MinCountForPercentile(percentile) ? std::string("n/a") : E2eMsText(value_ns);
+}
 
 Expected<E2eStages> StagesOf(const E2eFrameRow& row) {
   E2eStages s;

@@ -76,6 +76,10 @@ inline constexpr const char* kE2eFramesHeader =
 
 /// ns as ms with six decimals, exactly: 1234567 -> "1.234567", -5 -> "-0.000005".
 std::string E2eMsText(int64_t ns);
+/// A nearest-rank percentile as E2eMsText, or "n/a" below the count it needs
+/// (MinCountForPercentile in results/control_result.h: 10 frames for p90, 100 for p99;
+/// below it the value is the maximum, not a percentile).
+std::string E2ePercentileText(int64_t value_ns, double percentile, uint64_t count);
 
 std::string FormatE2eLatencyCsv(const std::vector<E2eFrameRow>& rows);
 std::string FormatFrameLog(const std::vector<E2eFrameRow>& rows);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -207,6 +208,25 @@ TEST(E2eResult, FrameLogReaderNamesTheLineColumnAndValue) {
       EXPECT_NE(r.error().message.find(path + ":"), std::string::npos) << r.error().message;
     }
   }
+}
+
+TEST(E2eResult, PercentilesAreNaBelowTheCountTheyNeed) {
+  // Nearest rank: below 10 values p90 is the maximum, below 100 p99 is; those print n/a.
+  EXPECT_EQ(E2ePercentileText(1234, 90, 9), "n/a");
+  EXPECT_EQ(E2ePercentileText(1234, 90, 10), "0.001234");
+  EXPECT_EQ(E2ePercentileText(1234, 99, 99), "n/a");
+  EXPECT_EQ(E2ePercentileText(1234, 99, 100), "0.001234");
+  std::vector<E2eFrameRow> rows;
+  for (uint64_t i = 0; i < 40; ++i)
+    rows.push_back(E2eTestRow(i, 1000 + 100000 * static_cast<int64_t>(i)));
+  E2eRunFacts facts;
+  const std::string text = FormatE2eStatistics(rows, facts);
+  const auto at = text.find("\nTotal ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+  // 40 frames: p90 is a percentile, p99 is not (it would be the maximum).
+  EXPECT_NE(line.find(" n/a "), std::string::npos) << line;
+  EXPECT_EQ(line.find("n/a"), line.rfind("n/a")) << line;
 }
 
 TEST(E2eResult, StatisticsSayWhatCannotBeKnown) {
