@@ -513,16 +513,14 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
              "p50 Total", "p99 Total", "max Total", "misses", "dropped", "frames/s");
   for (const auto& o : workload.outcomes()) {
     auto st = results::ComputeE2eStageStats(results::StageValues(o.rows, "Total"));
-    const double duration = static_cast<double>(o.facts.end_ns - o.facts.start_ns);
-    const double fps =
-        o.rows.empty() || duration <= 0 ? 0 : static_cast<double>(o.rows.size()) * 1e9 / duration;
+    const std::optional<double> fps = results::E2eThroughputFps(o.rows);
     if (st) {
       const std::string p99 = results::E2ePercentileText(st->p99_ns, 99, st->count);
-      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>12} {:>9} ms {:>8} {:>8} {:>10.3f}\n", o.scenario,
+      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>12} {:>9} ms {:>8} {:>8} {:>10}\n", o.scenario,
                  o.rows.size(), results::E2eMsText(st->p50_ns), p99 == "n/a" ? p99 : p99 + " ms",
                  results::E2eMsText(st->max_ns),
                  o.facts.deadline_ns > 0 ? std::to_string(o.facts.misses) : std::string("-"),
-                 o.facts.dropped, fps);
+                 o.facts.dropped, fps ? fmt::format("{:.3f}", *fps) : std::string("n/a"));
     } else {
       fmt::print(text, "{:<20} {:>7} (no frame recorded)\n", o.scenario, 0);
     }
@@ -540,7 +538,7 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
           o.facts.deadline_ns > 0 ? nlohmann::json(o.facts.misses) : nlohmann::json(nullptr)},
          {"dropped", o.facts.dropped},
          {"lost", o.facts.lost},
-         {"throughput_fps", fps},
+         {"throughput_fps", fps ? nlohmann::json(*fps) : nlohmann::json(nullptr)},
          {"interrupted", o.interrupted},
          {"source_ran_out", ran_out},
          {"backend", o.facts.backend_name}});

@@ -175,6 +175,13 @@ std::string E2eStatsLine(const std::string& name, const std::vector<int64_t>& va
 
 }  // namespace
 
+std::optional<double> E2eThroughputFps(const std::vector<E2eFrameRow>& rows) {
+  if (rows.size() < 2) return std::nullopt;
+  const int64_t span = rows.back().alert_ns - rows.front().alert_ns;
+  if (span <= 0) return std::nullopt;
+  return static_cast<double>(rows.size() - 1) * 1e9 / static_cast<double>(span);
+}
+
 std::string E2ePercentileText(int64_t value_ns, double percentile, uint64_t count) {
   return count < MinCountForPercentile(percentile) ? std::string("n/a") : E2eMsText(value_ns);
 }
@@ -361,13 +368,13 @@ std::string FormatE2eStatistics(const std::vector<E2eFrameRow>& rows, const E2eR
                      "Count", "Mean", "Std", "Min", "P50", "P90", "P99", "Max");
   for (const char* name : kE2eStageNames) out += E2eStatsLine(name, StageValues(rows, name));
   out += "\n";
-  const int64_t duration_ns = facts.end_ns - facts.start_ns;
-  if (rows.empty() || duration_ns <= 0) {
-    out += "Throughput: n/a (no frame recorded)\n";
+  if (const auto fps = E2eThroughputFps(rows); !fps) {
+    out +=
+        fmt::format("Throughput: n/a ({} frame(s) recorded: a rate needs 2 alerts)\n", rows.size());
   } else {
-    out += fmt::format("Throughput: {:.3f} frames/s ({} frames in {} ns, the run's start to end)\n",
-                       static_cast<double>(rows.size()) * 1e9 / static_cast<double>(duration_ns),
-                       rows.size(), duration_ns);
+    out += fmt::format(
+        "Throughput: {:.3f} frames/s ({} intervals between the {} frames' alerts in {} ns)\n", *fps,
+        rows.size() - 1, rows.size(), rows.back().alert_ns - rows.front().alert_ns);
   }
   uint64_t dropped_in_rows = 0;
   uint64_t lost_in_rows = 0;

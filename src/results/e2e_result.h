@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,10 @@ std::string E2eMsText(int64_t ns);
 /// (MinCountForPercentile in results/control_result.h: 10 frames for p90, 100 for p99;
 /// below it the value is the maximum, not a percentile).
 std::string E2ePercentileText(int64_t value_ns, double percentile, uint64_t count);
+/// Frames completed per second, as e2e::PipelineResult::ThroughputFps: (frames - 1) / (the
+/// last frame's alert_ns - the first's), the rate of the intervals between alerts; nullopt
+/// below 2 frames (no rate is known).
+std::optional<double> E2eThroughputFps(const std::vector<E2eFrameRow>& rows);
 
 std::string FormatE2eLatencyCsv(const std::vector<E2eFrameRow>& rows);
 std::string FormatFrameLog(const std::vector<E2eFrameRow>& rows);

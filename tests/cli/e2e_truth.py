@@ -184,15 +184,22 @@ def check_statistics(path, frames, doc):
         fail(f"e2e.json counts {counts} != frames {n} dropped {dropped} misses {misses}")
     if counts["released"] - n != dropped:
         fail(f"released {counts['released']} - frames {n} != dropped {dropped}")
-    m = re.search(r"Throughput: ([0-9.]+) frames/s \((\d+) frames in (\d+) ns", text)
-    if n > 0:
+    # Throughput: the intervals between the first and the last frame's alerts (frames.csv).
+    m = re.search(r"Throughput: ([0-9.]+) frames/s \((\d+) intervals between the (\d+) "
+                  r"frames' alerts in (\d+) ns\)", text)
+    if n > 1:
         if not m:
             fail(f"{path}: no throughput line")
-        if int(m.group(2)) != n or int(m.group(3)) != counts["end_ns"] - counts["start_ns"]:
-            fail(f"{path}: throughput basis {m.group(2)} / {m.group(3)}")
-        want = n * 1e9 / int(m.group(3))
+        span = frames[-1]["alert_ns"] - frames[0]["alert_ns"]
+        if int(m.group(2)) != n - 1 or int(m.group(3)) != n or int(m.group(4)) != span:
+            fail(f"{path}: throughput basis {m.groups()} != {n - 1}, {n}, {span}")
+        want = (n - 1) * 1e9 / span
         if abs(float(m.group(1)) - want) > 0.0005 + 1e-9 * want:
             fail(f"{path}: throughput {m.group(1)} != {want:.3f}")
+        if abs(counts["throughput_fps"] - want) > 1e-6 * want:
+            fail(f"e2e.json throughput_fps {counts['throughput_fps']} != {want}")
+    elif "Throughput: n/a" not in text:
+        fail(f"{path}: throughput of {n} frame(s) should be n/a")
     if doc["settings"]["mode"] == "periodic" and doc["settings"]["fps"] > 0:
         # Releases on the grid: two processed frames are (dropped_before + 1) periods apart.
         period = Fraction(10**9) / Fraction(doc["settings"]["fps"]).limit_denominator(10**6)
