@@ -349,9 +349,18 @@ std::string FormatE2eStatistics(const std::vector<E2eFrameRow>& rows, const E2eR
   out += fmt::format("Model: {}\n", facts.model);
   out += fmt::format("Backend: {}\n", facts.backend_name);
   out += fmt::format("Backend why: {}\n", facts.backend_why);
-  out += fmt::format("Threads: asked {}, used {}\n", facts.threads_asked,
-                     facts.backend_threads < 0 ? std::string("unknown (the runtime decides)")
-                                               : std::to_string(facts.backend_threads));
+  std::string used;
+  if (facts.backend_threads >= 0) {
+    used = std::to_string(facts.backend_threads);
+  } else if (facts.workers_seen >= 0) {
+    used = fmt::format(
+        "{} (the inference thread and {} worker thread(s) of the backend seen in "
+        "/proc/self/task)",
+        facts.workers_seen + 1, facts.workers_seen);
+  } else {
+    used = "unknown (the runtime decides)";
+  }
+  out += fmt::format("Threads: asked {}, used {}\n", facts.threads_asked, used);
   if (facts.mode == "periodic") {
     out += fmt::format("Mode: periodic at {:g} frames/s, deadline {} ms\n", facts.fps,
                        E2eMsText(facts.deadline_ns));

@@ -138,6 +138,10 @@ struct E2eRunFacts {
   std::string backend_why;
   int threads_asked = 0;
   int backend_threads = 0;  ///< -1: the runtime decides (not known).
+  /// When the backend does not know its count (-1): the backend's worker threads seen in
+  /// /proc/self/task (PipelineResult::workers_seen), so used = workers_seen + 1 (the
+  /// inference thread); -1: not seen either.
+  int workers_seen = -1;
   std::string source;
   std::string timestamp_source;
   std::string model;

@@ -420,6 +420,7 @@ Expected<Measured> E2eWorkload::Measure(
   facts.backend_why = (*stages)->backend->why();
   facts.threads_asked = config.threads;
   facts.backend_threads = (*stages)->backend->threads();
+  facts.workers_seen = run.workers_seen;
   facts.source = (*stages)->source->Describe();
   facts.timestamp_source =
       std::string(e2e::TimestampSourceName((*stages)->source->timestamp_source()));
@@ -485,8 +486,13 @@ Expected<Measured> E2eWorkload::Measure(
         {"name", facts.backend_name},
         {"why", facts.backend_why},
         {"threads_asked", config.threads},
-        {"threads", facts.backend_threads < 0 ? nlohmann::json(nullptr)
-                                              : nlohmann::json(facts.backend_threads)}}},
+        {"threads", facts.backend_threads >= 0 ? nlohmann::json(facts.backend_threads)
+                    : facts.workers_seen >= 0  ? nlohmann::json(facts.workers_seen + 1)
+                                               : nlohmann::json(nullptr)},
+        {"threads_from", facts.backend_threads >= 0 ? "the backend"
+                         : facts.workers_seen >= 0
+                             ? "/proc/self/task: the inference thread and the backend's workers"
+                             : "not known"}}},
       {"settings",
        {{"mode", facts.mode},
         {"fps", p.fps},

@@ -212,6 +212,16 @@ TEST(E2eCli, WorkerThreadsStayWorkersInEveryLaterScenario) {
   const std::vector<int> workers = E2eWorkerTids(plain);
   ASSERT_GE(workers.size(), 1u) << plain["threads"].dump(1);
   EXPECT_EQ(E2eWorkerTids(loaded), workers) << loaded["threads"].dump(1);
+  // Threads used: the backend's own count, or the inference thread and its workers seen.
+  for (const auto* doc : {&plain, &loaded}) {
+    if ((*doc)["backend"]["threads_from"] == "the backend") continue;
+    EXPECT_EQ((*doc)["backend"]["threads"], 1 + workers.size()) << (*doc)["backend"].dump();
+    EXPECT_NE(
+        ReadFile(run + "/threads-2/e2e_statistics.txt")
+            .find("used " + std::to_string(1 + workers.size()) + " (the inference thread and " +
+                  std::to_string(workers.size()) + " worker thread(s)"),
+        std::string::npos);
+  }
   for (const auto& t : loaded["threads"]) {
     if (t["role"] == "capture") continue;
     EXPECT_EQ(t["policy"], "fifo") << t.dump();
