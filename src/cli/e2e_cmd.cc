@@ -622,6 +622,14 @@ int RunE2e(const E2eOptions& o) {
   }
   std::FILE* text = o.json == "-" ? stderr : stdout;
   nlohmann::json doc = PrintE2eSummary(workload, plan.sweep, text);
+  // A scenario the suite started but never measured (interrupted while its loads settled):
+  // its folder stays, as for every suite, and result.json marks it; the summary says so too.
+  doc["not_measured"] = nlohmann::json::array();
+  for (const auto& s : outcome.result.scenarios) {
+    if (s.latency || s.status != results::ScenarioStatus::kInterrupted) continue;
+    fmt::print(text, "{}: not measured: {}\n", s.name, s.error);
+    doc["not_measured"].push_back({{"scenario", s.name}, {"why", s.error}});
+  }
   WriteE2eFiguresOf(plan.suite.out_dir, workload, doc, text);
   doc["results"] = plan.suite.out_dir;
   doc["status"] = outcome.result.status;
