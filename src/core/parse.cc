@@ -191,4 +191,18 @@ Expected<double> ParseRateHz(std::string_view text) {
   return number * scale;
 }
 
+std::vector<std::string_view> SplitFields(std::string_view line, char separator) {
+  std::vector<std::string_view> fields;
+  size_t from = 0;
+  while (true) {
+    const size_t at = line.find(separator, from);
+    if (at == std::string_view::npos) {
+      fields.push_back(line.substr(from));
+      return fields;
+    }
+    fields.push_back(line.substr(from, at - from));
+    from = at + 1;
+  }
+}
+
 }  // namespace rtpulse

@@ -9,6 +9,10 @@
 
 namespace rtpulse {
 
+/// The fields of one CSV line split at `separator`, as views into `line` (no quoting: the
+/// project's CSV files hold numbers and plain words). "a,,b," gives {"a", "", "b", ""}.
+std::vector<std::string_view> SplitFields(std::string_view line, char separator = ',');
+
 /// `text` without the blanks (space, tab, CR, LF) at either end.
 std::string_view TrimBlanks(std::string_view text);
 

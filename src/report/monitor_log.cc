@@ -11,17 +11,15 @@
 #include <sstream>
 
 #include "core/clock.h"
+#include "core/parse.h"
 
 namespace rtpulse::report {
 namespace {
 
+/// One line's cells as strings (core's SplitFields).
 std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
+  const std::vector<std::string_view> fields = SplitFields(line);
+  return {fields.begin(), fields.end()};
 }
 
 /// The cell as a number; NaN when empty; false when it is text.

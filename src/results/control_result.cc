@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/histogram.h"
+#include "core/parse.h"
 #include "core/printable.h"
 
 namespace rtpulse::results {
@@ -135,26 +136,12 @@ Expected<int64_t> ControlParseInt(std::string_view field, const std::string& whe
   return value;
 }
 
-std::vector<std::string_view> ControlSplitCsv(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t from = 0;
-  while (true) {
-    const size_t comma = line.find(',', from);
-    if (comma == std::string_view::npos) {
-      fields.push_back(line.substr(from));
-      return fields;
-    }
-    fields.push_back(line.substr(from, comma - from));
-    from = comma + 1;
-  }
-}
-
 constexpr const char* kControlColumns[] = {"job",         "release_ns",     "start_ns",
                                            "end_ns",      "latency_ns",     "exec_ns",
                                            "response_ns", "skipped_before", "miss"};
 
 Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string& where) {
-  const auto fields = ControlSplitCsv(line);
+  const auto fields = SplitFields(line);
   if (fields.size() != std::size(kControlColumns)) {
     return UsageError(fmt::format("{}: {} fields where jobs.csv has {} ({}): '{}'", where,
                                   fields.size(), std::size(kControlColumns), kJobLogHeader,

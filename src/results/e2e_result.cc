@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/histogram.h"
+#include "core/parse.h"
 #include "core/printable.h"
 #include "results/control_result.h"
 
@@ -45,20 +46,6 @@ constexpr const char* kE2eFrameColumns[] = {
     "inference_ns",   "postproc_ns",    "decision_to_alert_ns", "total_ns"};
 constexpr size_t kE2eRoiColumn = 16;
 
-std::vector<std::string_view> E2eSplitCsv(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t from = 0;
-  while (true) {
-    const size_t comma = line.find(',', from);
-    if (comma == std::string_view::npos) {
-      fields.push_back(line.substr(from));
-      return fields;
-    }
-    fields.push_back(line.substr(from, comma - from));
-    from = comma + 1;
-  }
-}
-
 Expected<int64_t> E2eParseInt(std::string_view field, const std::string& where,
                               const char* column) {
   int64_t value = 0;
@@ -74,7 +61,7 @@ Expected<int64_t> E2eParseInt(std::string_view field, const std::string& where,
 }
 
 Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& where) {
-  const auto fields = E2eSplitCsv(line);
+  const auto fields = SplitFields(line);
   constexpr size_t kColumns = std::size(kE2eFrameColumns);
   if (fields.size() != kColumns) {
     return UsageError(fmt::format("{}: {} fields where frames.csv has {} ({}): '{}'", where,

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <sched.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,18 +34,6 @@ class ControllerJob final : public control::JobBody {
  private:
   control::FlightController& controller_;
 };
-
-/// SIGINT/SIGTERM, blocked by the CLI (measure::BlockRunSignals), taken here synchronously.
-bool ControlStopSignalWithin(int64_t timeout_ns) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerSec),
-                         static_cast<long>(timeout_ns % kNsPerSec)};
-  const int sig = sigtimedwait(&set, nullptr, &timeout);
-  return sig == SIGINT || sig == SIGTERM;
-}
 
 /// A controller as `settings` describe it (work set and calibrated passes applied).
 Expected<std::unique_ptr<control::FlightController>> BuildController(
@@ -93,7 +80,7 @@ Expected<control::ControlRunRecord> RunLoopWatched(
     done.store(true, std::memory_order_release);
   });
   while (!done.load(std::memory_order_acquire)) {
-    if (ControlStopSignalWithin(100 * kNsPerMs)) stop.store(true);
+    if (StopSignalWithin(100 * kNsPerMs)) stop.store(true);
     if (tick) tick(live);
   }
   loop.join();
@@ -616,7 +603,7 @@ RunCondition MakeInterferenceRunner(const InterferencePlan& plan, const ControlS
       loads = StartableLoads(scenario, log_dir);
       if (Status s = loads->Start(); !s) return s.error();
       // The loads' processes start and reach their working set before the job runs.
-      if (ControlStopSignalWithin(500 * kNsPerMs)) stop.store(true);
+      if (StopSignalWithin(500 * kNsPerMs)) stop.store(true);
     }
     ControlSettings s = settings;
     s.jobs = plan.jobs_per_run;

@@ -1,7 +1,6 @@
 #include "suite/e2e_workload.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,23 +16,12 @@
 #include "results/log_percentiles.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
+#include "suite/services.h"
 
 namespace rtpulse::suite {
 namespace {
 
 constexpr const char* kE2eModelLabel = "latency-representative, not trained";
-
-/// SIGINT/SIGTERM, blocked by the CLI (measure::BlockRunSignals), taken here synchronously.
-bool E2eStopSignalWithin(int64_t timeout_ns) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerSec),
-                         static_cast<long>(timeout_ns % kNsPerSec)};
-  const int sig = sigtimedwait(&set, nullptr, &timeout);
-  return sig == SIGINT || sig == SIGTERM;
-}
 
 std::string E2eModeName(e2e::PipelineMode mode) {
   return mode == e2e::PipelineMode::kPeriodic ? "periodic" : "back-to-back";
@@ -377,7 +365,7 @@ Expected<Measured> E2eWorkload::Measure(
     done.store(true, std::memory_order_release);
   });
   while (!done.load(std::memory_order_acquire)) {
-    if (E2eStopSignalWithin(100 * kNsPerMs)) stop.store(true);
+    if (StopSignalWithin(100 * kNsPerMs)) stop.store(true);
     if (progress.WantsTicks()) {
       LiveStatus s;
       s.elapsed_ns = MonotonicNs() - start_ns;

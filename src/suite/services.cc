@@ -196,6 +196,17 @@ bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
   }
 }
 
+bool StopSignalWithin(int64_t timeout_ns) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerSec),
+                         static_cast<long>(timeout_ns % kNsPerSec)};
+  const int sig = sigtimedwait(&set, nullptr, &timeout);
+  return sig == SIGINT || sig == SIGTERM;
+}
+
 Services MachineServices(const SuitePlan& plan, const FsRoot& root, Preflight preflight,
                          Pause& pause, Workload& workload, Progress& progress) {
   Services services;

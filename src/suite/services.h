@@ -46,6 +46,11 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKn
 Services MachineServices(const SuitePlan& plan, const FsRoot& root, Preflight preflight,
                          Pause& pause, Workload& workload, Progress& progress);
 
+/// Whether SIGINT or SIGTERM came within `timeout_ns` (they must be blocked:
+/// measure::BlockRunSignals; taken synchronously with sigtimedwait). What a workload's non-RT
+/// thread polls while its measurement runs.
+bool StopSignalWithin(int64_t timeout_ns);
+
 /// Waits with sigtimedwait on SIGINT/SIGTERM (they must be blocked: measure::BlockRunSignals).
 class SignalPause final : public Pause {
  public:

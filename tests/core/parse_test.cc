@@ -280,3 +280,21 @@ TEST(ParseErrorsTest, BinaryBytesOfTheInputAreEscapedInTheMessage) {
 
 }  // namespace
 }  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST(SplitFieldsTest, KeepsEmptyFieldsAtEitherEndAndBetween) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(SplitFields("a,,b,"), (V{"a", "", "b", ""}));
+  EXPECT_EQ(SplitFields(",x"), (V{"", "x"}));
+  EXPECT_EQ(SplitFields(""), (V{""}));
+  EXPECT_EQ(SplitFields("1 2", ' '), (V{"1", "2"}));
+  const std::string line = "job,release_ns";
+  const V fields = SplitFields(line);
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_EQ(fields[1].data(), line.data() + 4);  // views into the line, not copies
+}
+
+}  // namespace
+}  // namespace rtpulse
