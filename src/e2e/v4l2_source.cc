@@ -233,7 +233,9 @@ class V4l2Source final : public FrameSource {
   Status QueryCapabilities() {
     v4l2_capability cap{};
     if (V4l2Ioctl(fd_, VIDIOC_QUERYCAP, &cap) < 0) {
-      if (errno == ENOTTY || errno == EINVAL) {
+      // ENOSYS: qemu-user's answer for an ioctl it does not translate (the arm64 CI stage's
+      // /dev/null); natively a file that is no V4L2 device answers ENOTTY or EINVAL.
+      if (errno == ENOTTY || errno == EINVAL || errno == ENOSYS) {
         return UsageError(
             fmt::format("--source {}: {} is not a V4L2 device (VIDIOC_QUERYCAP: "
                         "{})",
