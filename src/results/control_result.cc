@@ -14,6 +14,7 @@
 #include "core/histogram.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "results/csv_field.h"
 
 namespace rtpulse::results {
 namespace {
@@ -122,20 +123,6 @@ std::string ControlStudyBlock(const StudyStats& s) {
   return out;
 }
 
-Expected<int64_t> ControlParseInt(std::string_view field, const std::string& where,
-                                  const char* column) {
-  int64_t value = 0;
-  const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data(), end, value);
-  if (field.empty() || ec != std::errc() || ptr != end) {
-    return UsageError(fmt::format(
-        "{}: {} '{}' is not a whole number of {} (jobs.csv holds "
-        "integers only; rewrite it with rtpulse control)",
-        where, column, Printable(field), std::strcmp(column, "miss") == 0 ? "0 or 1" : "ns"));
-  }
-  return value;
-}
-
 constexpr const char* kControlColumns[] = {"job",         "release_ns",     "start_ns",
                                            "end_ns",      "latency_ns",     "exec_ns",
                                            "response_ns", "skipped_before", "miss"};
@@ -149,7 +136,11 @@ Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string
   }
   int64_t v[std::size(kControlColumns)] = {};
   for (size_t i = 0; i < fields.size(); ++i) {
-    auto parsed = ControlParseInt(fields[i], where, kControlColumns[i]);
+    auto parsed = ParseCsvInteger(
+        fields[i], where, kControlColumns[i],
+        std::strcmp(kControlColumns[i], "miss") == 0
+            ? " of 0 or 1 (jobs.csv holds integers only; rewrite it with rtpulse control)"
+            : " of ns (jobs.csv holds integers only; rewrite it with rtpulse control)");
     if (!parsed) return parsed.error();
     v[i] = *parsed;
   }

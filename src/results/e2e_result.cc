@@ -13,6 +13,7 @@
 #include "core/parse.h"
 #include "core/printable.h"
 #include "results/control_result.h"
+#include "results/csv_field.h"
 
 namespace rtpulse::results {
 namespace {
@@ -46,20 +47,6 @@ constexpr const char* kE2eFrameColumns[] = {
     "inference_ns",   "postproc_ns",    "decision_to_alert_ns", "total_ns"};
 constexpr size_t kE2eRoiColumn = 16;
 
-Expected<int64_t> E2eParseInt(std::string_view field, const std::string& where,
-                              const char* column) {
-  int64_t value = 0;
-  const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data(), end, value);
-  if (field.empty() || ec != std::errc() || ptr != end) {
-    return UsageError(fmt::format(
-        "{}: {} '{}' is not a whole number (frames.csv holds integers there; rewrite it with "
-        "rtpulse e2e)",
-        where, column, Printable(field)));
-  }
-  return value;
-}
-
 Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& where) {
   const auto fields = SplitFields(line);
   constexpr size_t kColumns = std::size(kE2eFrameColumns);
@@ -70,7 +57,9 @@ Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& wher
   int64_t v[kColumns] = {};
   for (size_t i = 0; i < kColumns; ++i) {
     if (i == kE2eRoiColumn) continue;
-    auto parsed = E2eParseInt(fields[i], where, kE2eFrameColumns[i]);
+    auto parsed =
+        ParseCsvInteger(fields[i], where, kE2eFrameColumns[i],
+                        " (frames.csv holds integers there; rewrite it with rtpulse e2e)");
     if (!parsed) return parsed.error();
     v[i] = *parsed;
   }
