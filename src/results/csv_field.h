@@ -22,8 +22,8 @@ inline Expected<int64_t> ParseCsvInteger(std::string_view field, const std::stri
   const char* end = field.data() + field.size();
   auto [ptr, ec] = std::from_chars(field.data(), end, value);
   if (field.empty() || ec != std::errc() || ptr != end) {
-    return UsageError(fmt::format("{}: {} '{}' is not a whole number{}", where, column,
-                                  Printable(field), hint));
+    return UsageError(
+        fmt::format("{}: {} '{}' is not a whole number{}", where, column, Printable(field), hint));
   }
   return value;
 }
