@@ -1,0 +1,95 @@
+// --explain: watches a run's samples, and for every one later than the threshold cuts the
+// window from its deadline to its wake-up out of the running trace (session.h), attributes
+// it (attribution.h), saves the raw window as ftrace text and reports the verdict, while the
+// measurement keeps running (docs/explain.md). Runs its own non-RT analysis thread; the
+// probes never wait for it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/samples_file.h"
+#include "trace/attribution.h"
+#include "trace/session.h"
+
+namespace rtpulse::trace {
+
+struct ExplainPlan {
+  int64_t threshold_ns = 0;  ///< --explain US: samples above it are explained.
+  /// Raw windows are written here as spike-NNNNN-cpuC.txt (created when the first one is);
+  /// "" = not saved.
+  std::string window_dir;
+  size_t max_explained = 1000;     ///< Further spikes are counted, not explained.
+  int64_t margin_ns = 200'000;     ///< Saved window text starts this long before the deadline.
+  /// The cost measurement: for this long from the first sample, recording is off (the
+  /// trace costs nothing), then on; the p50/p99 of each phase are compared in the notes.
+  /// 0 = no cost phase (the trace records from the start).
+  int64_t cost_phase_ns = 0;
+  SessionPlan session;
+};
+
+/// p50/p99 of the samples without and with the trace recording, from the same probes in
+/// one run (the cost phase, then the rest).
+struct ExplainCost {
+  uint64_t samples_without = 0;
+  uint64_t samples_with = 0;
+  int64_t p50_without_ns = 0, p99_without_ns = 0;
+  int64_t p50_with_ns = 0, p99_with_ns = 0;
+};
+
+struct ExplainSummary {
+  int64_t threshold_ns = 0;
+  bool active = false;              ///< The trace ran; false: unavailable_reason says why.
+  std::string unavailable_reason;   ///< One sentence with the fix; also a run warning.
+  uint64_t spikes_seen = 0;         ///< Samples above the threshold.
+  uint64_t spikes_explained = 0;
+  uint64_t spikes_not_explained = 0;  ///< Beyond max_explained, in the cost phase, or inactive.
+  std::vector<Explanation> explanations;  ///< In the order they were explained.
+  std::vector<std::string> verdicts;      ///< Verdict() of each, same order.
+  std::vector<int64_t> explained_after_ns;  ///< Wall time from each spike's wake-up to its
+                                            ///< explanation ("within 1 s" is checked on it).
+  CauseTable causes;
+  SessionStats trace;
+  std::optional<ExplainCost> cost;  ///< With a cost phase that saw samples in both phases.
+  std::vector<std::string> notes;   ///< e.g. lost events, spikes not explained and why.
+};
+
+class Explainer {
+ public:
+  /// Called from the analysis thread for each explained spike (the live verdict line).
+  using SpikeCallback = std::function<void(const Explanation&, const std::string& verdict)>;
+
+  /// Opens the real trace session. Never fails: when the trace cannot be had (no tracefs,
+  /// no permission, instance busy, built without libtracefs) the explainer is inactive,
+  /// counts spikes only, and summary().unavailable_reason says why.
+  static std::unique_ptr<Explainer> Start(const ExplainPlan& plan, SpikeCallback on_spike);
+  /// The same with a given event source (tests script one).
+  static std::unique_ptr<Explainer> StartWith(const ExplainPlan& plan,
+                                              std::unique_ptr<EventSource> source,
+                                              SpikeCallback on_spike);
+  ~Explainer();
+  Explainer(const Explainer&) = delete;
+  Explainer& operator=(const Explainer&) = delete;
+
+  bool active() const;
+  /// Samples as the run's sample writer drains them (one thread at a time); O(1) per sample
+  /// below the threshold.
+  void OnSamples(const SampleRecord* records, size_t count);
+  /// A late job from a workload without sample records (the control loop).
+  void OnSpike(const SpikeInput& spike);
+  /// Explains what is still queued (waiting at most ~1 s for the trace to catch up), stops
+  /// the trace, removes the instance, and returns everything. Call once.
+  ExplainSummary Finish();
+
+ private:
+  Explainer();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rtpulse::trace

@@ -1,0 +1,25 @@
+// Which kernel tracing facilities this machine has, and why not (`rtpulse check`, and the
+// warnings of --explain and --wake timerlat). Reads tracefs through FsRoot so tests use
+// fixture trees.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/fs_root.h"
+
+namespace rtpulse::trace {
+
+struct Facility {
+  std::string name;    ///< "tracefs", "instances", "trace_clock mono", "sched events",
+                       ///< "irq events", "softirq events", "hrtimer events", "ipi events",
+                       ///< "workqueue events", "syscall events", "timerlat tracer",
+                       ///< "osnoise tracer", "timerlat user-space interface".
+  bool present = false;
+  std::string detail;  ///< Where it is, or why not and the fix (kernel option, mount, root).
+};
+
+/// Every facility of docs/explain.md#facilities, in that order. `tracefs_dir` "" = find it.
+std::vector<Facility> DetectFacilities(const FsRoot& root, const std::string& tracefs_dir = "");
+
+}  // namespace rtpulse::trace
