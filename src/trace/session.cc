@@ -59,8 +59,29 @@ namespace {
 
 constexpr const char* kMountFix = "mount -t tracefs nodev /sys/kernel/tracing";
 
-/// One TraceSession per instance name: a second Open in the same process would share it.
-std::atomic<bool> g_session_instance_held{false};
+/// Instance names in use by this process's sessions: slot 0 is "rtpulse-PID", slot K
+/// "rtpulse-PID-K" (an explainer and a timerlat measurement may each hold one).
+std::mutex g_session_slots_mu;
+std::vector<bool> g_session_slots;
+
+int TakeSessionSlot() {
+  std::lock_guard<std::mutex> lock(g_session_slots_mu);
+  for (size_t i = 0; i < g_session_slots.size(); ++i) {
+    if (!g_session_slots[i]) {
+      g_session_slots[i] = true;
+      return static_cast<int>(i);
+    }
+  }
+  g_session_slots.push_back(true);
+  return static_cast<int>(g_session_slots.size() - 1);
+}
+
+void ReleaseSessionSlot(int slot) {
+  std::lock_guard<std::mutex> lock(g_session_slots_mu);
+  if (slot >= 0 && static_cast<size_t>(slot) < g_session_slots.size()) {
+    g_session_slots[static_cast<size_t>(slot)] = false;
+  }
+}
 
 bool SessionFileExists(const std::string& path, int* error_out) {
   struct stat st {};
@@ -132,8 +153,15 @@ void RemoveStaleInstances(const std::string& instances_dir) {
     if (name.substr(0, kPrefix.size()) != kPrefix) continue;
     const std::string_view digits = name.substr(kPrefix.size());
     int pid = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0) continue;
+    const char* const last = digits.data() + digits.size();
+    auto [end, ec] = std::from_chars(digits.data(), last, pid);
+    if (ec != std::errc() || pid <= 0) continue;
+    if (end != last) {  // "rtpulse-PID-K"
+      int slot = 0;
+      if (*end != '-') continue;
+      const auto [slot_end, slot_ec] = std::from_chars(end + 1, last, slot);
+      if (slot_ec != std::errc() || slot_end != last) continue;
+    }
     if (pid == getpid() || ProcessAlive(pid)) continue;
     stale.emplace_back(name);
   }
@@ -253,7 +281,7 @@ struct TraceSession::Impl {
   std::string instance_dir;  ///< dir/instances/name.
   std::string name;
   bool instance_created = false;
-  bool holds_flag = false;
+  int slot = -1;
   tep_handle* tep = nullptr;
   tracefs_instance* instance = nullptr;
   int subbuf_size = 4096;
@@ -292,8 +320,8 @@ struct TraceSession::Impl {
     instance = nullptr;
     if (tep != nullptr) tep_free(tep);
     tep = nullptr;
-    if (holds_flag) g_session_instance_held.store(false);
-    holds_flag = false;
+    ReleaseSessionSlot(slot);
+    slot = -1;
   }
 
   void StopReaderThread() {
@@ -686,7 +714,9 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   Impl& s = *session->impl_;
   s.plan = plan;
   s.dir = *dir;
-  s.name = fmt::format("rtpulse-{}", getpid());
+  s.slot = TakeSessionSlot();
+  s.name = s.slot == 0 ? fmt::format("rtpulse-{}", getpid())
+                       : fmt::format("rtpulse-{}-{}", getpid(), s.slot);
   s.instance_dir = s.dir + "/instances/" + s.name;
   s.stats.instance = s.name;
   s.stats.tracefs_dir = s.dir;
@@ -704,14 +734,6 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
           "CONFIG_TIMERLAT_TRACER=y, or another --wake path");
     }
   }
-
-  if (g_session_instance_held.exchange(true)) {
-    return ResourceError(fmt::format(
-        "the trace instance {} is busy: this process already runs a trace session (one "
-        "--explain / timerlat trace at a time)",
-        s.name));
-  }
-  s.holds_flag = true;
 
   RemoveStaleInstances(s.dir + "/instances");
   if (SessionFileExists(s.instance_dir, nullptr) && rmdir(s.instance_dir.c_str()) != 0) {
