@@ -1,10 +1,12 @@
 // TraceSession on this machine's real tracefs (root): a SCHED_FIFO thread's own sleep read
 // back from the ring buffer against its CLOCK_MONOTONIC readings, the instance's life cycle
 // beside the untouched top-level instance, stale instances, the error paths, the ftrace text.
+#include "trace/session.h"
+
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,7 +26,6 @@
 #include <vector>
 
 #include "support/subprocess.h"
-#include "trace/session.h"
 
 namespace rtpulse::trace {
 namespace {
@@ -44,17 +45,21 @@ std::string ReadText(const std::string& path) {
   return out.str();
 }
 
-bool TracefsMounted() { return std::filesystem::exists(std::string(kTracefs) + "/tracing_on"); }
+bool TracefsMounted() {
+  return std::filesystem::exists(std::string(kTracefs) + "/tracing_on");
+}
 
 /// Root, and tracefs mounted (mounted here if it is not yet: the VM boots without it).
-#define SKIP_UNLESS_TRACEFS()                                                                \
-  do {                                                                                       \
-    if (geteuid() != 0) GTEST_SKIP() << "needs root for tracefs";                           \
-    if (!TracefsMounted()) (void)mount("nodev", kTracefs, "tracefs", 0, nullptr);           \
-    if (!TracefsMounted()) GTEST_SKIP() << "tracefs cannot be mounted at " << kTracefs;     \
+#define SKIP_UNLESS_TRACEFS()                                                           \
+  do {                                                                                  \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root for tracefs";                       \
+    if (!TracefsMounted()) (void)mount("nodev", kTracefs, "tracefs", 0, nullptr);       \
+    if (!TracefsMounted()) GTEST_SKIP() << "tracefs cannot be mounted at " << kTracefs; \
   } while (0)
 
-int ProbeCpu() { return std::thread::hardware_concurrency() > 1 ? 1 : 0; }
+int ProbeCpu() {
+  return std::thread::hardware_concurrency() > 1 ? 1 : 0;
+}
 
 /// A SCHED_FIFO 50 thread pinned to `cpu`, named "rtp-sleeper", that sleeps 1 ms between
 /// two CLOCK_MONOTONIC readings.
@@ -161,16 +166,20 @@ TEST(TraceSessionTest, FifoSleepIsInTheWindowOnTheMonotonicClock) {
   const SessionStats stats = session->stats();
   EXPECT_GT(stats.events_read, 0U);
   EXPECT_GT(stats.bytes_read, 0U);
-  EXPECT_NE(std::find(stats.events_enabled.begin(), stats.events_enabled.end(),
-                      "sched:sched_switch"),
-            stats.events_enabled.end());
+  EXPECT_NE(
+      std::find(stats.events_enabled.begin(), stats.events_enabled.end(), "sched:sched_switch"),
+      stats.events_enabled.end());
 }
 
 TEST(TraceSessionTest, InstanceLivesWithTheSessionAndLeavesTheTopLevelAlone) {
   SKIP_UNLESS_TRACEFS();
   const std::string top = kTracefs;
-  const std::vector<std::string> top_files = {"trace_clock", "current_tracer", "tracing_cpumask",
-                                              "set_event", "buffer_size_kb", "tracing_on",
+  const std::vector<std::string> top_files = {"trace_clock",
+                                              "current_tracer",
+                                              "tracing_cpumask",
+                                              "set_event",
+                                              "buffer_size_kb",
+                                              "tracing_on",
                                               "events/sched/sched_switch/enable"};
   std::vector<std::string> before;
   for (const auto& f : top_files) before.push_back(ReadText(top + "/" + f));
@@ -243,8 +252,7 @@ TEST(TraceSessionTest, StaleInstanceOfADeadProcessIsRemovedALiveOneKept) {
 TEST(TraceSessionTest, AnInstanceHeldOpenIsBusy) {
   SKIP_UNLESS_TRACEFS();
   // Our own name, left by an earlier process with this pid and still read by someone.
-  const std::string dir =
-      std::string(kTracefs) + "/instances/rtpulse-" + std::to_string(getpid());
+  const std::string dir = std::string(kTracefs) + "/instances/rtpulse-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(dir.c_str(), 0700), 0) << std::strerror(errno);
   const int held = open((dir + "/per_cpu/cpu0/trace_pipe_raw").c_str(), O_RDONLY);
   ASSERT_GE(held, 0);
