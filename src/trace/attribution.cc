@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -61,9 +63,8 @@ auto& AttrAt(T& items, int index) {
 }
 
 std::string_view SoftirqVectorName(int64_t vec) {
-  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",
-                                                "BLOCK",    "IRQ_POLL", "TASKLET", "SCHED",
-                                                "HRTIMER", "RCU"};
+  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
   if (vec >= 0 && vec < static_cast<int64_t>(std::size(kNames))) return kNames[vec];
   return "";
 }
@@ -80,10 +81,12 @@ std::string ThreadPartName(const AttrRun& run) {
   return run.comm + " " + std::to_string(run.pid) + " " + policy;
 }
 
-bool NameSaysTimer(std::string_view name) { return name.find("timer") != std::string_view::npos; }
+bool NameSaysTimer(std::string_view name) {
+  return name.find("timer") != std::string_view::npos;
+}
 
 // Replays the spike CPU's events: the frames, the runs, the stretches of [expected, actual]
-// and the context at every sched_waking on the CPU.
+// and the context at every sched_waking and softirq_raise on the CPU.
 class AttrReplay {
  public:
   AttrReplay(const std::vector<TraceEvent>& events, const SpikeInput& spike) {
@@ -106,8 +109,8 @@ class AttrReplay {
   const std::vector<AttrRun>& runs() const { return runs_; }
   const std::vector<AttrStretch>& stretches() const { return stretches_; }
   std::optional<AttrContext> ContextAt(size_t event_index) const {
-    auto it = waking_context_.find(event_index);
-    if (it == waking_context_.end()) return std::nullopt;
+    auto it = context_of_event_.find(event_index);
+    if (it == context_of_event_.end()) return std::nullopt;
     return it->second;
   }
   // The run started by the sched_switch at `event_index` (kAttrNone if none).
@@ -134,8 +137,8 @@ class AttrReplay {
     const AttrContext context = Now();
     stretches_.push_back({from_ns, to_ns, context.hard, context.soft, context.run});
   }
-  static void PopThrough(std::vector<int>& stack, const std::vector<AttrFrame>& frames,
-                         bool hard, bool vector, int64_t number) {
+  static void PopThrough(std::vector<int>& stack, const std::vector<AttrFrame>& frames, bool hard,
+                         bool vector, int64_t number) {
     for (size_t k = stack.size(); k-- > 0;) {
       const AttrFrame& frame = AttrAt(frames, stack[k]);
       if (frame.hard == hard && frame.vector == vector && frame.number == number) {
@@ -203,7 +206,8 @@ class AttrReplay {
         if (!hard_.empty()) AttrAt(frames_, hard_.back()).saw_hrtimer = true;
         break;
       case EventKind::kSchedWaking:
-        waking_context_[index] = Now();
+      case EventKind::kSoftirqRaise:
+        context_of_event_[index] = Now();
         break;
       default:
         break;
@@ -216,7 +220,7 @@ class AttrReplay {
   std::vector<int> hard_;
   std::map<int, std::vector<int>> soft_;  // Per task (pid): softirqs nest in their thread.
   int current_run_ = 0;
-  std::map<size_t, AttrContext> waking_context_;
+  std::map<size_t, AttrContext> context_of_event_;
   std::map<size_t, int> run_of_switch_;
 };
 
@@ -255,13 +259,26 @@ std::optional<size_t> LastWaking(const std::vector<TraceEvent>& events, int pid,
   return found;
 }
 
+std::optional<size_t> LastRaise(const std::vector<TraceEvent>& events, int cpu, int64_t vec,
+                                int64_t from_ns, int64_t to_ns) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == EventKind::kSoftirqRaise && e.cpu == cpu && e.number == vec &&
+        e.ts_ns >= from_ns) {
+      found = i;
+    }
+  }
+  return found;
+}
+
 AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
                     const AttrReplay& replay) {
   AttrChain chain;
   chain.probe_tid = spike.probe_tid;
   if (chain.probe_tid <= 0) {
-    auto last = LastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
-                               spike.actual_ns);
+    auto last =
+        LastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(), spike.actual_ns);
     chain.probe_tid = last ? events[*last].next_pid : 0;
   }
   if (chain.probe_tid <= 0) return chain;
@@ -311,12 +328,22 @@ AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spi
     const TraceEvent& thread_wake = events[*thread_waking];
     chain.start_ns = thread_wake.ts_ns;
     if (thread_wake.cpu == spike.cpu) {
-      const AttrContext thread_context =
-          replay.ContextAt(*thread_waking).value_or(AttrContext{});
+      const AttrContext thread_context = replay.ContextAt(*thread_waking).value_or(AttrContext{});
       if (thread_context.hard != kAttrNone) {
         chain.chain_hard = thread_context.hard;
         chain.start_ns = AttrAt(frames, thread_context.hard).entry_ns;
       }
+    }
+    return chain;
+  }
+  // The thread was running already: the IRQ that raised the chain's softirq on this CPU.
+  const AttrFrame& soft = AttrAt(frames, context.soft);
+  auto raise = LastRaise(events, spike.cpu, soft.number, spike.expected_ns, soft.entry_ns);
+  if (raise) {
+    const AttrContext raise_context = replay.ContextAt(*raise).value_or(AttrContext{});
+    if (raise_context.hard != kAttrNone) {
+      chain.chain_hard = raise_context.hard;
+      chain.start_ns = AttrAt(frames, raise_context.hard).entry_ns;
     }
   }
   return chain;
@@ -401,8 +428,11 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
   out.chain_thread = chain.chain_thread;
   out.probe_tid = chain.probe_tid;
 
-  std::map<std::pair<CauseKind, std::string>, std::pair<int64_t, std::vector<std::pair<int, int>>>>
-      sums;
+  struct PartSum {
+    int64_t ns = 0;
+    std::set<std::pair<int, int>> instances;
+  };
+  std::map<std::pair<CauseKind, std::string>, PartSum> sums;
   bool unknown_task = false;
   for (AttrStretch stretch : replay.stretches()) {
     // The chain's start may fall inside a stretch (a wake on another CPU): split there.
@@ -417,11 +447,9 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     for (const AttrStretch& piece : pieces) {
       if (!AttrAt(replay.runs(), piece.run).known) unknown_task = true;
       AttrLabel label = LabelOf(piece, chain, replay);
-      auto& [ns, instances] = sums[{label.kind, label.name}];
-      ns += piece.to_ns - piece.from_ns;
-      if (std::find(instances.begin(), instances.end(), label.instance) == instances.end()) {
-        instances.push_back(label.instance);
-      }
+      PartSum& sum = sums[{label.kind, label.name}];
+      sum.ns += piece.to_ns - piece.from_ns;
+      sum.instances.insert(label.instance);
     }
   }
   int64_t total_ns = 0;
@@ -429,8 +457,8 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     Part part;
     part.kind = key.first;
     part.name = key.second;
-    part.ns = value.first;
-    part.count = static_cast<uint32_t>(value.second.size());
+    part.ns = value.ns;
+    part.count = static_cast<uint32_t>(value.instances.size());
     total_ns += part.ns;
     out.parts.push_back(std::move(part));
   }
@@ -477,8 +505,8 @@ std::string Verdict(const Explanation& explanation) {
     first = false;
   }
   if (folded > 0) {
-    line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + FormatUs(folded_ns) +
-            " us)";
+    line +=
+        (first ? " +" : ", +") + std::to_string(folded) + " other (" + FormatUs(folded_ns) + " us)";
   }
   if (!explanation.complete) line += " [incomplete: " + explanation.incomplete_reason + "]";
   return line;
@@ -502,11 +530,10 @@ CauseTable Summarise(const std::vector<Explanation>& explanations) {
   std::sort(table.by_time.begin(), table.by_time.end(), [](const CauseRow& a, const CauseRow& b) {
     return std::tie(b.total_ns, a.kind, a.name) < std::tie(a.total_ns, b.kind, b.name);
   });
-  std::sort(table.by_count.begin(), table.by_count.end(),
-            [](const CauseRow& a, const CauseRow& b) {
-              return std::tie(b.spikes, b.total_ns, a.kind, a.name) <
-                     std::tie(a.spikes, a.total_ns, b.kind, b.name);
-            });
+  std::sort(table.by_count.begin(), table.by_count.end(), [](const CauseRow& a, const CauseRow& b) {
+    return std::tie(b.spikes, b.total_ns, a.kind, a.name) <
+           std::tie(a.spikes, a.total_ns, b.kind, b.name);
+  });
   return table;
 }
 

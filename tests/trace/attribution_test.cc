@@ -93,6 +93,12 @@ class AttrScript {
     SetText(e.name, name);
     return *this;
   }
+  AttrScript& SoftRaise(int64_t ts, int cpu, int current, int vec, std::string_view name) {
+    TraceEvent& e = Add(ts, cpu, EventKind::kSoftirqRaise, current);
+    e.number = vec;
+    SetText(e.name, name);
+    return *this;
+  }
   AttrScript& Hrtimer(int64_t ts, int cpu, int current) {
     TraceEvent& e = Add(ts, cpu, EventKind::kHrtimerExpireEntry, current);
     e.address = 0xabcd;
@@ -124,8 +130,8 @@ class AttrScript {
       const std::string who =
           e.pid == 0 ? "<idle>" : (comm != comms_.end() ? comm->second : "<...>");
       char head[128];
-      std::snprintf(head, sizeof head, "%16s-%-7d [%03d] %lld.%09lld: ", who.c_str(), e.pid,
-                    e.cpu, static_cast<long long>(e.ts_ns / 1'000'000'000),
+      std::snprintf(head, sizeof head, "%16s-%-7d [%03d] %lld.%09lld: ", who.c_str(), e.pid, e.cpu,
+                    static_cast<long long>(e.ts_ns / 1'000'000'000),
                     static_cast<long long>(e.ts_ns % 1'000'000'000));
       text += head + Body(e) + "\n";
     }
@@ -172,6 +178,8 @@ class AttrScript {
         return "softirq_entry: vec=" + n + " [action=" + name + "]";
       case EventKind::kSoftirqExit:
         return "softirq_exit: vec=" + n + " [action=" + name + "]";
+      case EventKind::kSoftirqRaise:
+        return "softirq_raise: vec=" + n + " [action=" + name + "]";
       case EventKind::kHrtimerExpireEntry:
         return "hrtimer_expire_entry: hrtimer=00000000abcd now=" + std::to_string(e.ts_ns) +
                " function=hrtimer_wakeup";
@@ -222,16 +230,17 @@ Explanation AttributeAndCompare(const AttrScript& script, const SpikeInput& spik
   testutil::TempDir dir;
   const std::string window = dir.File("window.txt");
   std::ofstream(window) << script.Text(lost);
-  std::vector<std::string> argv = {"/usr/bin/env",
-                                   "python3",
-                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
-                                   window,
-                                   "--cpu",
-                                   std::to_string(spike.cpu),
-                                   "--expected",
-                                   std::to_string(spike.expected_ns),
-                                   "--actual",
-                                   std::to_string(spike.actual_ns)};
+  std::vector<std::string> argv = {
+      "/usr/bin/env",
+      "python3",
+      std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+      window,
+      "--cpu",
+      std::to_string(spike.cpu),
+      "--expected",
+      std::to_string(spike.expected_ns),
+      "--actual",
+      std::to_string(spike.actual_ns)};
   if (spike.probe_tid > 0) {
     argv.push_back("--tid");
     argv.push_back(std::to_string(spike.probe_tid));
@@ -278,8 +287,8 @@ TEST(Attribution, DirectWakeOnAnIdleCpuWithTheTimerIrqLate) {
   EXPECT_EQ(e.probe_tid, 500);
   EXPECT_TRUE(e.complete) << e.incomplete_reason;
   EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
-                                                {CauseKind::kWake, "timer irq", 5 * kUs, 1},
-                                                {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+                                               {CauseKind::kWake, "timer irq", 5 * kUs, 1},
+                                               {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_EQ(Verdict(e), "+40 us: 33 us idle, 5.0 us wake timer irq, 2.0 us wake switch-in");
 }
 
@@ -292,11 +301,11 @@ TEST(Attribution, AFifoThreadSpinningAfterTheWakeIsNamedWithItsExactTime) {
       .Switch(kE + 85 * kUs, 1, "spinner", 600, 9, "probe", 500, 19);
   const Explanation e = AttributeAndCompare(s, Spike(1, 87 * kUs));
   EXPECT_EQ(e.chain, ChainKind::kDirect);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kThread, "spinner 600 rt 90", 80 * kUs, 1},
-                           {CauseKind::kWake, "timer irq", 3 * kUs, 1},
-                           {CauseKind::kWake, "switch-in", 2 * kUs, 1},
-                           {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "spinner 600 rt 90", 80 * kUs, 1},
+                                    {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
 }
 
 // The example: the timer IRQ wakes ktimers/2, which first runs NET_RX (with the eth0
@@ -337,6 +346,35 @@ TEST(Attribution, DeferredThroughKtimersBehindNetRxWithTheEthIrqNestedInIt) {
             "ktimers/2, 2.0 us wake timer irq");
 }
 
+// PREEMPT_RT: ktimers/1 is already running NET_RX when the timer IRQ raises HRTIMER and wakes
+// a deadline task, which preempts ktimers/1 in the middle of NET_RX. The softirq pauses with
+// its thread; the chain starts at the IRQ that raised the HRTIMER softirq.
+TEST(Attribution, ASoftirqPausesWithItsPreemptedThreadAndTheRaisingIrqStartsTheChain) {
+  AttrScript s;
+  s.Switch(kE - 20 * kUs, 1, "swapper/1", 0, 120, "ktimers/1", 20, 98)
+      .SoftEntry(kE - 10 * kUs, 1, 20, 3, "NET_RX")
+      .IrqEntry(kE + 5 * kUs, 1, 20, 11, "arch_timer")
+      .SoftRaise(kE + 5 * kUs + 500, 1, 20, 8, "HRTIMER")
+      .Waking(kE + 6 * kUs, 1, 20, "dl", 90, -1, 1)
+      .IrqExit(kE + 7 * kUs, 1, 20, 11)
+      .Switch(kE + 7 * kUs, 1, "ktimers/1", 20, 98, "dl", 90, -1)
+      .Switch(kE + 20 * kUs, 1, "dl", 90, -1, "ktimers/1", 20, 98)
+      .SoftExit(kE + 30 * kUs, 1, 20, 3, "NET_RX")
+      .SoftEntry(kE + 30 * kUs, 1, 20, 8, "HRTIMER")
+      .Waking(kE + 31 * kUs, 1, 20, "probe", 500, 19, 1)
+      .SoftExit(kE + 32 * kUs, 1, 20, 8, "HRTIMER")
+      .Switch(kE + 33 * kUs, 1, "ktimers/1", 20, 98, "probe", 500, 19);
+  const Explanation e = AttributeAndCompare(s, Spike(1, 34 * kUs));
+  EXPECT_EQ(e.chain, ChainKind::kDeferred);
+  EXPECT_EQ(e.chain_thread, "ktimers/1");
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kSoftirq, "NET_RX in ktimers/1", 15 * kUs, 1},
+                                    {CauseKind::kThread, "dl 90 deadline", 13 * kUs, 1},
+                                    {CauseKind::kWake, "HRTIMER softirq in ktimers/1", 2 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 2},
+                                    {CauseKind::kWake, "timer irq", 2 * kUs, 1}}));
+}
+
 TEST(Attribution, CrossCpuWakeSplitsTheRunningThreadAtTheWake) {
   AttrScript s;
   s.Switch(kE - 10 * kUs, 1, "swapper/1", 0, 120, "worker", 650, 120)
@@ -348,11 +386,11 @@ TEST(Attribution, CrossCpuWakeSplitsTheRunningThreadAtTheWake) {
       .Switch(kE + 50 * kUs, 1, "worker", 650, 120, "probe", 500, 19);
   const Explanation e = AttributeAndCompare(s, Spike(1, 52 * kUs));
   EXPECT_EQ(e.chain, ChainKind::kCrossCpu);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kThread, "worker 650 other", 28 * kUs, 1},
-                           {CauseKind::kUnaccounted, "unaccounted", 20 * kUs, 1},
-                           {CauseKind::kIrq, "reschedule", 2 * kUs, 1},
-                           {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "worker 650 other", 28 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 20 * kUs, 1},
+                                    {CauseKind::kIrq, "reschedule", 2 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_EQ(Verdict(e),
             "+52 us: 28 us thread worker 650 other, 20 us unaccounted (likely the host), "
             "2.0 us irq reschedule, 2.0 us wake switch-in");
@@ -391,8 +429,8 @@ TEST(Attribution, NoHistoryBeforeTheWindowIsUnaccountedAndIncomplete) {
   EXPECT_NE(e.incomplete_reason.find("no sched_switch on CPU 1"), std::string::npos)
       << e.incomplete_reason;
   EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 7 * kUs, 1},
-                                                {CauseKind::kWake, "timer irq", 3 * kUs, 1},
-                                                {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+                                               {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                               {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_NE(Verdict(e).find("[incomplete: no sched_switch on CPU 1"), std::string::npos)
       << Verdict(e);
 }
@@ -409,8 +447,8 @@ TEST(Attribution, AWindowWithNoEventsAtAllIsUnaccounted) {
   EXPECT_EQ(e.chain, ChainKind::kUnknown);
   EXPECT_EQ(e.probe_tid, 0);
   EXPECT_FALSE(e.complete);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
 }
 
 TEST(Attribution, AKnownTaskAndNoEventsInTheWindowIsUnaccountedNotBlamed) {
@@ -419,8 +457,8 @@ TEST(Attribution, AKnownTaskAndNoEventsInTheWindowIsUnaccountedNotBlamed) {
   const Explanation e = AttributeAndCompare(s, Spike(1, 25 * kUs, 500));
   EXPECT_EQ(e.chain, ChainKind::kUnknown);
   EXPECT_TRUE(e.complete);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
 }
 
 TEST(Attribution, AZeroLengthOrNegativeWindowHasNoParts) {
@@ -446,10 +484,10 @@ TEST(Attribution, TheProbeTidIsFoundOrTakenAsGiven) {
   const Explanation other = AttributeAndCompare(IdleDirectScript(), Spike(1, 40 * kUs, 999));
   EXPECT_EQ(other.probe_tid, 999);
   EXPECT_EQ(other.chain, ChainKind::kUnknown);
-  EXPECT_EQ(Tuples(other), (std::vector<PartTuple>{
-                               {CauseKind::kIdle, "idle", 33 * kUs, 1},
-                               {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
-                               {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(other),
+            (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
+                                    {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
 }
 
 Explanation Made(int64_t lateness_ns, std::vector<Part> parts) {

@@ -221,6 +221,14 @@ def main():
                             th = ctx(tw["ts"])[0]
                             if th:
                                 chain.update(hard=th["id"], start=th["start"])
+                    else:
+                        # Already running: the IRQ that raised this softirq's vector.
+                        raises = [e for e in events if e["event"] == "softirq_raise"
+                                  and e["cpu"] == cpu and num(e, "vec") == soft["vec"]
+                                  and expected <= e["ts"] <= soft["start"]]
+                        th = ctx(raises[-1]["ts"])[0] if raises else None
+                        if th:
+                            chain.update(hard=th["id"], start=th["start"])
 
     # The sweep: every boundary inside the window, each elementary interval labelled.
     points = {expected, actual}
