@@ -62,14 +62,14 @@ auto& AttrAt(T& items, int index) {
   return items[static_cast<size_t>(index)];
 }
 
-std::string_view SoftirqVectorName(int64_t vec) {
+std::string_view AttrSoftirqVectorName(int64_t vec) {
   static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
                                                 "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
   if (vec >= 0 && vec < static_cast<int64_t>(std::size(kNames))) return kNames[vec];
   return "";
 }
 
-std::string ThreadPartName(const AttrRun& run) {
+std::string AttrThreadPartName(const AttrRun& run) {
   std::string policy;
   if (run.prio == -1) {
     policy = "deadline";
@@ -81,7 +81,7 @@ std::string ThreadPartName(const AttrRun& run) {
   return run.comm + " " + std::to_string(run.pid) + " " + policy;
 }
 
-bool NameSaysTimer(std::string_view name) {
+bool AttrNameSaysTimer(std::string_view name) {
   return name.find("timer") != std::string_view::npos;
 }
 
@@ -185,7 +185,7 @@ class AttrReplay {
         AttrFrame frame;
         frame.hard = false;
         frame.number = event.number;
-        frame.vec_name = event.Name().empty() ? std::string(SoftirqVectorName(event.number))
+        frame.vec_name = event.Name().empty() ? std::string(AttrSoftirqVectorName(event.number))
                                               : std::string(event.Name());
         if (frame.vec_name.empty()) frame.vec_name = "vec " + std::to_string(event.number);
         const AttrRun& run = AttrAt(runs_, current_run_);
@@ -236,8 +236,8 @@ struct AttrChain {
   int64_t start_ns = std::numeric_limits<int64_t>::max();  // When the chain's IRQ arrived.
 };
 
-std::optional<size_t> LastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
-                                     int64_t from_ns, int64_t to_ns) {
+std::optional<size_t> AttrLastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
+                                         int64_t from_ns, int64_t to_ns) {
   std::optional<size_t> found;
   for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
     const TraceEvent& e = events[i];
@@ -249,8 +249,8 @@ std::optional<size_t> LastSwitchInto(const std::vector<TraceEvent>& events, int 
   return found;
 }
 
-std::optional<size_t> LastWaking(const std::vector<TraceEvent>& events, int pid, int64_t from_ns,
-                                 int64_t to_ns) {
+std::optional<size_t> AttrLastWaking(const std::vector<TraceEvent>& events, int pid,
+                                     int64_t from_ns, int64_t to_ns) {
   std::optional<size_t> found;
   for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
     const TraceEvent& e = events[i];
@@ -259,8 +259,8 @@ std::optional<size_t> LastWaking(const std::vector<TraceEvent>& events, int pid,
   return found;
 }
 
-std::optional<size_t> LastRaise(const std::vector<TraceEvent>& events, int cpu, int64_t vec,
-                                int64_t from_ns, int64_t to_ns) {
+std::optional<size_t> AttrLastRaise(const std::vector<TraceEvent>& events, int cpu, int64_t vec,
+                                    int64_t from_ns, int64_t to_ns) {
   std::optional<size_t> found;
   for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
     const TraceEvent& e = events[i];
@@ -272,21 +272,21 @@ std::optional<size_t> LastRaise(const std::vector<TraceEvent>& events, int cpu, 
   return found;
 }
 
-AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
-                    const AttrReplay& replay) {
+AttrChain AttrFindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                        const AttrReplay& replay) {
   AttrChain chain;
   chain.probe_tid = spike.probe_tid;
   if (chain.probe_tid <= 0) {
-    auto last =
-        LastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(), spike.actual_ns);
+    auto last = AttrLastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
+                                   spike.actual_ns);
     chain.probe_tid = last ? events[*last].next_pid : 0;
   }
   if (chain.probe_tid <= 0) return chain;
   auto switch_in =
-      LastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
+      AttrLastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
   if (switch_in) chain.probe_run = replay.RunOf(*switch_in);
   const int64_t wake_until = switch_in ? events[*switch_in].ts_ns : spike.actual_ns;
-  auto waking = LastWaking(events, chain.probe_tid, spike.expected_ns, wake_until);
+  auto waking = AttrLastWaking(events, chain.probe_tid, spike.expected_ns, wake_until);
   if (!waking) return chain;
   const TraceEvent& wake = events[*waking];
   if (wake.cpu != spike.cpu) {
@@ -323,7 +323,7 @@ AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spi
   chain.deferring_pid = run.pid;
   chain.chain_thread = run.comm;
   chain.start_ns = AttrAt(frames, context.soft).entry_ns;
-  auto thread_waking = LastWaking(events, run.pid, spike.expected_ns, wake.ts_ns);
+  auto thread_waking = AttrLastWaking(events, run.pid, spike.expected_ns, wake.ts_ns);
   if (thread_waking) {
     const TraceEvent& thread_wake = events[*thread_waking];
     chain.start_ns = thread_wake.ts_ns;
@@ -338,7 +338,7 @@ AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spi
   }
   // The thread was running already: the IRQ that raised the chain's softirq on this CPU.
   const AttrFrame& soft = AttrAt(frames, context.soft);
-  auto raise = LastRaise(events, spike.cpu, soft.number, spike.expected_ns, soft.entry_ns);
+  auto raise = AttrLastRaise(events, spike.cpu, soft.number, spike.expected_ns, soft.entry_ns);
   if (raise) {
     const AttrContext raise_context = replay.ContextAt(*raise).value_or(AttrContext{});
     if (raise_context.hard != kAttrNone) {
@@ -355,12 +355,13 @@ struct AttrLabel {
   std::pair<int, int> instance;  // (0 frame / 1 run, index): counts separate stretches.
 };
 
-AttrLabel LabelOf(const AttrStretch& stretch, const AttrChain& chain, const AttrReplay& replay) {
+AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
+                      const AttrReplay& replay) {
   const auto& frames = replay.frames();
   if (stretch.hard != kAttrNone) {
     const AttrFrame& frame = AttrAt(frames, stretch.hard);
     if (stretch.hard == chain.chain_hard) {
-      const bool timer = frame.saw_hrtimer || NameSaysTimer(frame.name);
+      const bool timer = frame.saw_hrtimer || AttrNameSaysTimer(frame.name);
       return {CauseKind::kWake, timer ? "timer irq" : frame.name, {0, stretch.hard}};
     }
     return {CauseKind::kIrq, frame.name, {0, stretch.hard}};
@@ -379,14 +380,14 @@ AttrLabel LabelOf(const AttrStretch& stretch, const AttrChain& chain, const Attr
   if (stretch.run == chain.probe_run) return {CauseKind::kWake, "switch-in", instance};
   if (stretch.from_ns >= chain.start_ns) {
     if (run.pid == chain.deferring_pid) return {CauseKind::kWake, "switch-in", instance};
-    return {CauseKind::kThread, ThreadPartName(run), instance};
+    return {CauseKind::kThread, AttrThreadPartName(run), instance};
   }
   return {CauseKind::kUnaccounted, "unaccounted", instance};
 }
 
 // Whole us above 10 us, one decimal below (rounded half up, in integers).
-std::string FormatUs(int64_t ns) {
-  if (ns < 0) return "-" + FormatUs(-ns);
+std::string AttrFormatUs(int64_t ns) {
+  if (ns < 0) return "-" + AttrFormatUs(-ns);
   if (ns < 9'950) {
     const int64_t tenths = (ns + 50) / 100;
     return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
@@ -394,7 +395,7 @@ std::string FormatUs(int64_t ns) {
   return std::to_string((ns + 500) / 1000);
 }
 
-std::string PartPhrase(const Part& part) {
+std::string AttrPartPhrase(const Part& part) {
   switch (part.kind) {
     case CauseKind::kIrq:
       return part.name.rfind("irq ", 0) == 0 ? part.name : "irq " + part.name;
@@ -423,7 +424,7 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
   if (window.actual_ns < window.expected_ns) window.actual_ns = window.expected_ns;
 
   const AttrReplay replay(events, window);
-  const AttrChain chain = FindChain(events, window, replay);
+  const AttrChain chain = AttrFindChain(events, window, replay);
   out.chain = chain.kind;
   out.chain_thread = chain.chain_thread;
   out.probe_tid = chain.probe_tid;
@@ -446,7 +447,7 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     pieces.push_back(stretch);
     for (const AttrStretch& piece : pieces) {
       if (!AttrAt(replay.runs(), piece.run).known) unknown_task = true;
-      AttrLabel label = LabelOf(piece, chain, replay);
+      AttrLabel label = AttrLabelOf(piece, chain, replay);
       PartSum& sum = sums[{label.kind, label.name}];
       sum.ns += piece.to_ns - piece.from_ns;
       sum.instances.insert(label.instance);
@@ -490,7 +491,7 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
 }
 
 std::string Verdict(const Explanation& explanation) {
-  std::string line = "+" + FormatUs(explanation.lateness_ns) + " us:";
+  std::string line = "+" + AttrFormatUs(explanation.lateness_ns) + " us:";
   if (explanation.parts.empty()) return line + " no lateness";
   int folded = 0;
   int64_t folded_ns = 0;
@@ -501,12 +502,12 @@ std::string Verdict(const Explanation& explanation) {
       folded_ns += part.ns;
       continue;
     }
-    line += (first ? " " : ", ") + FormatUs(part.ns) + " us " + PartPhrase(part);
+    line += (first ? " " : ", ") + AttrFormatUs(part.ns) + " us " + AttrPartPhrase(part);
     first = false;
   }
   if (folded > 0) {
-    line +=
-        (first ? " +" : ", +") + std::to_string(folded) + " other (" + FormatUs(folded_ns) + " us)";
+    line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + AttrFormatUs(folded_ns) +
+            " us)";
   }
   if (!explanation.complete) line += " [incomplete: " + explanation.incomplete_reason + "]";
   return line;

@@ -545,5 +545,65 @@ TEST(AttributionSummary, RowsByTotalTimeAndByCount) {
   EXPECT_TRUE(Summarise({}).by_time.empty());
 }
 
+// The truth script on text in the shape the kernel's trace file has (flags column, us
+// timestamps, comms with '-' and ' ', events it does not use, a lost-events line for another
+// CPU), against parts worked out by hand.
+TEST(ExplainTruthScript, ReadsKernelShapedLinesAgainstHandWorkedParts) {
+  testutil::TempDir dir;
+  const std::string window = dir.File("window.txt");
+  std::ofstream(window)
+      << "# tracer: nop\n"
+         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+         "#              | |         |   |||||     |         |\n"
+         " memfd:sealed-91-32765   [000] d..2. 48088.245000: sched_switch: prev_comm=bash "
+         "prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=memfd:sealed-91 next_pid=32765 "
+         "next_prio=120\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246010: local_timer_entry: vector=236\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246011: hrtimer_expire_entry: "
+         "hrtimer=000000000d831f31 function=hrtimer_wakeup now=48088246010993\n"
+         " memfd:sealed-91-32765   [000] d.h2. 48088.246012: sched_waking: comm=my probe "
+         "pid=4000 prio=19 target_cpu=000\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246013: softirq_raise: vec=9 "
+         "[action=RCU]\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246014: local_timer_exit: vector=236\n"
+         " memfd:sealed-91-32765   [000] ..s1. 48088.246015: softirq_entry: vec=9 [action=RCU]\n"
+         " memfd:sealed-91-32765   [000] ..s1. 48088.246020: softirq_exit: vec=9 [action=RCU]\n"
+         "CPU:1 [LOST 3 EVENTS]\n"
+         "          <idle>-0       [001] d..2. 48088.246021: sched_stat_runtime: comm=x pid=3 "
+         "runtime=5 [ns] vruntime=7 [ns]\n"
+         "          <idle>-0       [001] d.h2. 48088.246022: ipi_entry: (Rescheduling "
+         "interrupts)\n"
+         " memfd:sealed-91-32765   [000] d..2. 48088.246030: sched_switch: "
+         "prev_comm=memfd:sealed-91 prev_pid=32765 prev_prio=120 prev_state=R ==> next_comm=my "
+         "probe next_pid=4000 next_prio=19\n";
+  const testutil::ProcessResult py = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+       window, "--cpu", "0", "--expected", "48088246000000", "--actual", "48088246050000"});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const json truth = json::parse(py.out);
+  EXPECT_EQ(truth["lateness_ns"], 50'000);
+  EXPECT_EQ(truth["probe_tid"], 4000);
+  EXPECT_EQ(truth["chain"], "direct");
+  EXPECT_EQ(truth["complete"], true);
+  const json want = json::parse(R"([
+    {"kind": "wake", "name": "switch-in", "ns": 20000, "count": 1},
+    {"kind": "thread", "name": "memfd:sealed-91 32765 other", "ns": 11000, "count": 1},
+    {"kind": "unaccounted", "name": "unaccounted", "ns": 10000, "count": 1},
+    {"kind": "softirq", "name": "RCU in memfd:sealed-91", "ns": 5000, "count": 1},
+    {"kind": "wake", "name": "timer irq", "ns": 4000, "count": 1}])");
+  EXPECT_EQ(truth["parts"], want) << py.out;
+  // The same window with the lost events on its own CPU: the same parts, but incomplete.
+  std::string text = testutil::ReadFile(window);
+  text.replace(text.find("CPU:1 [LOST"), 5, "CPU:0");
+  std::ofstream(dir.File("lost.txt")) << text;
+  const testutil::ProcessResult lost = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+       dir.File("lost.txt"), "--cpu", "0", "--expected", "48088246000000", "--actual",
+       "48088246050000"});
+  ASSERT_EQ(lost.exit_code, 0) << lost.err;
+  EXPECT_EQ(json::parse(lost.out)["complete"], false);
+  EXPECT_EQ(json::parse(lost.out)["parts"], want);
+}
+
 }  // namespace
 }  // namespace rtpulse::trace
