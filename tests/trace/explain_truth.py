@@ -10,6 +10,7 @@ usage: explain_truth.py WINDOW.txt --cpu N --expected NS --actual NS [--tid N]
 """
 
 import argparse
+import bisect
 import json
 import re
 import sys
@@ -97,12 +98,10 @@ def build(events, cpu, actual):
         a["end"] = b["start"]
     runs[-1]["end"] = actual
 
+    starts = [r["start"] for r in runs]
+
     def run_at(t):
-        found = runs[0]
-        for r in runs:
-            if r["start"] <= t:
-                found = r
-        return found
+        return runs[bisect.bisect_right(starts, t) - 1]
 
     def owner(r):
         return r["pid"] if r["known"] else "unknown"
@@ -174,11 +173,11 @@ def main():
     actual = max(args.actual, expected)
     runs, frames, run_at, owner = build(events, cpu, actual)
     ctx = lambda t: context_at(t, runs, frames, run_at, owner)
-    for fr in frames:
-        if fr["hard"]:
-            fr["hrtimer"] = any(e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and
-                                ctx(e["ts"])[0] is fr for e in events
-                                if e["ts"] <= actual)
+    for e in events:
+        if e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and e["ts"] <= actual:
+            inner = ctx(e["ts"])[0]
+            if inner:
+                inner["hrtimer"] = True
 
     # The chain.
     switches = [e for e in events if e["event"] == "sched_switch" and e["cpu"] == cpu]
