@@ -290,7 +290,7 @@ TEST(ExplainerTest, SpikeIsExplainedAsAttributeDoesAndItsWindowIsSaved) {
   ASSERT_TRUE(explainer->active());
 
   std::vector<SampleRecord> records;
-  for (uint64_t i = 0; i < 40; ++i) records.push_back(Sample(i, kBase + i * 100'000, 5'000));
+  for (uint64_t i = 0; i < 40; ++i) records.push_back(Sample(i, kBase + static_cast<int64_t>(i) * 100'000, 5'000));
   records.push_back(RecordOf(s.spike));
   explainer->OnSamples(records.data(), records.size());
   const ExplainSummary summary = explainer->Finish();
@@ -415,7 +415,7 @@ TEST(ExplainerTest, MaxExplainedBoundsTheExplanationsAndCountsTheRest) {
   auto explainer = StartScripted(plan, script);
   std::vector<SampleRecord> records;
   for (uint64_t i = 0; i < 10; ++i) {
-    SampleRecord r = Sample(i, kBase + static_cast<int64_t>(i) * 1'000'000, 60'000 + i, 0);
+    SampleRecord r = Sample(i, kBase + static_cast<int64_t>(i) * 1'000'000, 60'000 + static_cast<int64_t>(i), 0);
     r.thread = static_cast<uint16_t>(i % 3);  // thread 2 has no known tid
     records.push_back(r);
     records.push_back(Sample(i, kBase + static_cast<int64_t>(i) * 1'000'000 + 500'000, 2'000));
