@@ -72,7 +72,7 @@ struct Explainer::Impl {
   bool stopping = false;
   bool finished = false;
   uint64_t seen = 0;
-  uint64_t accepted = 0;        // queued or explained
+  uint64_t accepted = 0;  // queued or explained
   uint64_t inactive_spikes = 0;
   uint64_t cost_phase_spikes = 0;
   uint64_t beyond_max_spikes = 0;
@@ -166,8 +166,8 @@ struct Explainer::Impl {
     const bool finishing = finish_deadline_ns.load() != kExplainerNever;
     // After the run, a CPU that had nothing newer once will not get anything soon either.
     const bool one_try =
-        finishing && std::find(cpus_idle_at_finish.begin(), cpus_idle_at_finish.end(),
-                               spike.cpu) != cpus_idle_at_finish.end();
+        finishing && std::find(cpus_idle_at_finish.begin(), cpus_idle_at_finish.end(), spike.cpu) !=
+                         cpus_idle_at_finish.end();
     const int64_t limit_ns =
         std::min(MonotonicNs() + plan.flush_wait_ns, finish_deadline_ns.load());
     for (;;) {
@@ -231,17 +231,15 @@ struct Explainer::Impl {
     std::snprintf(name, sizeof name, "spike-%05zu-cpu%d.txt", index, spike.cpu);
     const std::string path = plan.window_dir + "/" + name;
     char header[256];
-    std::snprintf(header, sizeof header,
-                  "# rtpulse --explain spike %05zu: T:%d cpu %d seq %llu expected %lld ns "
-                  "actual %lld ns lateness %lld ns (threshold %lld ns), chain %s%s%s: ",
-                  index, spike.thread, spike.cpu, static_cast<unsigned long long>(spike.seq),
-                  static_cast<long long>(spike.expected_ns),
-                  static_cast<long long>(spike.actual_ns),
-                  static_cast<long long>(explanation.lateness_ns),
-                  static_cast<long long>(plan.threshold_ns),
-                  std::string(ChainKindName(explanation.chain)).c_str(),
-                  explanation.chain_thread.empty() ? "" : " via ",
-                  explanation.chain_thread.c_str());
+    std::snprintf(
+        header, sizeof header,
+        "# rtpulse --explain spike %05zu: T:%d cpu %d seq %llu expected %lld ns "
+        "actual %lld ns lateness %lld ns (threshold %lld ns), chain %s%s%s: ",
+        index, spike.thread, spike.cpu, static_cast<unsigned long long>(spike.seq),
+        static_cast<long long>(spike.expected_ns), static_cast<long long>(spike.actual_ns),
+        static_cast<long long>(explanation.lateness_ns), static_cast<long long>(plan.threshold_ns),
+        std::string(ChainKindName(explanation.chain)).c_str(),
+        explanation.chain_thread.empty() ? "" : " via ", explanation.chain_thread.c_str());
     const int64_t from_ns = spike.expected_ns - plan.margin_ns;
     const int64_t to_ns = spike.actual_ns + plan.margin_ns;
     std::string text = header + verdict + "\n";
@@ -310,8 +308,6 @@ void Explainer::Impl::AddNotes(ExplainSummary& summary) const {
   if (window_failures > 0) {
     notes.push_back(ExplainerCount(window_failures, "raw window was", "raw windows were") +
                     " not saved: " + window_error);
-  } else if (plan.window_dir.empty() && !explanations.empty()) {
-    notes.push_back("raw windows not saved (no folder given)");
   }
   if (cost_tracking) {
     if (summary.cost) {

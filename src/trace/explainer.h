@@ -24,8 +24,8 @@ struct ExplainPlan {
   /// Raw windows are written here as spike-NNNNN-cpuC.txt (created when the first one is);
   /// "" = not saved.
   std::string window_dir;
-  size_t max_explained = 1000;     ///< Further spikes are counted, not explained.
-  int64_t margin_ns = 200'000;     ///< Saved window text starts this long before the deadline.
+  size_t max_explained = 1000;  ///< Further spikes are counted, not explained.
+  int64_t margin_ns = 200'000;  ///< Saved window text starts this long before the deadline.
   /// The cost measurement: for this long from the first sample, recording is off (the
   /// trace costs nothing), then on; the p50/p99 of each phase are compared in the notes.
   /// 0 = no cost phase (the trace records from the start).
@@ -59,11 +59,11 @@ struct ExplainCost {
 
 struct ExplainSummary {
   int64_t threshold_ns = 0;
-  bool active = false;              ///< The trace ran; false: unavailable_reason says why.
-  std::string unavailable_reason;   ///< One sentence with the fix; also a run warning.
-  uint64_t spikes_seen = 0;         ///< Samples above the threshold.
+  bool active = false;             ///< The trace ran; false: unavailable_reason says why.
+  std::string unavailable_reason;  ///< One sentence with the fix; also a run warning.
+  uint64_t spikes_seen = 0;        ///< Samples above the threshold.
   uint64_t spikes_explained = 0;
-  uint64_t spikes_not_explained = 0;  ///< Beyond max_explained, in the cost phase, or inactive.
+  uint64_t spikes_not_explained = 0;      ///< Beyond max_explained, in the cost phase, or inactive.
   std::vector<Explanation> explanations;  ///< In the order they were explained.
   std::vector<std::string> verdicts;      ///< Verdict() of each, same order.
   std::vector<int64_t> explained_after_ns;  ///< Wall time from each spike's wake-up to its
