@@ -49,6 +49,14 @@ std::string ExplainerCount(uint64_t n, const char* one, const char* many) {
 }  // namespace
 
 struct Explainer::Impl {
+  /// A spike as queued. `carried`: it was due before its probe had woken for the previous
+  /// period (a missed period), so the timer for it was armed late and the previous spike's
+  /// cause delays it too.
+  struct Queued {
+    SpikeInput spike;
+    bool carried = false;
+  };
+
   ExplainPlan plan;
   SpikeCallback on_spike;
   std::unique_ptr<EventSource> source;  // null when inactive
@@ -63,12 +71,14 @@ struct Explainer::Impl {
   /// When SetRecording(true) was called (plan clock): samples that woke before it were
   /// taken without the trace, spikes due before it cannot be explained.
   std::atomic<int64_t> recording_on_at_ns{kExplainerNever};
+  /// The last wake-up of each probe thread (OnSamples thread only), for `Queued::carried`.
+  std::vector<int64_t> last_actual_ns;
 
   std::mutex mutex;  // guards everything below
   std::condition_variable wake;
   bool phase_started = false;
   int64_t phase_end_ns = 0;
-  std::deque<SpikeInput> queue;
+  std::deque<Queued> queue;
   bool stopping = false;
   bool finished = false;
   uint64_t seen = 0;
@@ -82,6 +92,7 @@ struct Explainer::Impl {
   std::vector<std::string> verdicts;
   std::vector<int64_t> explained_after_ns;
   uint64_t flush_timeouts = 0;
+  uint64_t carried_explained = 0;
   uint64_t window_failures = 0;
   std::string window_error;
 
@@ -124,7 +135,7 @@ struct Explainer::Impl {
 
   /// One spike above the threshold: queued, or counted with the reason it is not. Under
   /// `mutex`.
-  void IntakeLocked(const SpikeInput& spike) {
+  void IntakeLocked(const SpikeInput& spike, bool carried) {
     if (finished) return;
     ++seen;
     if (!active) {
@@ -136,14 +147,14 @@ struct Explainer::Impl {
       ++beyond_max_spikes;
     } else {
       ++accepted;
-      queue.push_back(spike);
+      queue.push_back({spike, carried});
       wake.notify_one();
     }
   }
 
   void Run() {
     for (;;) {
-      SpikeInput spike;
+      Queued spike;
       {
         std::unique_lock lock(mutex);
         wake.wait(lock, [this] { return stopping || !queue.empty(); });
@@ -192,7 +203,8 @@ struct Explainer::Impl {
     return cpus;
   }
 
-  void Explain(const SpikeInput& spike) {
+  void Explain(const Queued& queued) {
+    const SpikeInput& spike = queued.spike;
     const bool caught_up = CatchUp(spike);
     const std::vector<int> cpus = WindowCpus(spike.cpu);
     bool lost = false;
@@ -200,11 +212,13 @@ struct Explainer::Impl {
         source->Window(spike.expected_ns - plan.history_ns, spike.actual_ns, cpus, &lost);
     Explanation explanation = Attribute(events, spike, lost);
     std::string verdict = Verdict(explanation);
-    explanation.window_file = SaveWindow(explanations.size(), explanation, verdict, cpus);
+    explanation.window_file =
+        SaveWindow(explanations.size(), explanation, verdict, queued.carried, cpus);
     const int64_t after_ns = Now() - spike.actual_ns;
     {
       std::lock_guard lock(mutex);
       if (!caught_up) ++flush_timeouts;
+      if (queued.carried) ++carried_explained;
       explanations.push_back(explanation);
       verdicts.push_back(verdict);
       explained_after_ns.push_back(after_ns);
@@ -214,7 +228,7 @@ struct Explainer::Impl {
 
   /// The raw window as ftrace text behind a header line naming the spike; "" when not saved.
   std::string SaveWindow(size_t index, const Explanation& explanation, const std::string& verdict,
-                         const std::vector<int>& cpus) {
+                         bool carried, const std::vector<int>& cpus) {
     if (plan.window_dir.empty() || window_dir_failed) return "";
     if (!window_dir_ready) {
       if (Status made = CreateFolders(plan.window_dir); !made) {
@@ -230,16 +244,17 @@ struct Explainer::Impl {
     char name[64];
     std::snprintf(name, sizeof name, "spike-%05zu-cpu%d.txt", index, spike.cpu);
     const std::string path = plan.window_dir + "/" + name;
-    char header[256];
+    char header[512];
     std::snprintf(
         header, sizeof header,
         "# rtpulse --explain spike %05zu: T:%d cpu %d seq %llu expected %lld ns "
-        "actual %lld ns lateness %lld ns (threshold %lld ns), chain %s%s%s: ",
+        "actual %lld ns lateness %lld ns (threshold %lld ns), chain %s%s%s%s: ",
         index, spike.thread, spike.cpu, static_cast<unsigned long long>(spike.seq),
         static_cast<long long>(spike.expected_ns), static_cast<long long>(spike.actual_ns),
         static_cast<long long>(explanation.lateness_ns), static_cast<long long>(plan.threshold_ns),
         std::string(ChainKindName(explanation.chain)).c_str(),
-        explanation.chain_thread.empty() ? "" : " via ", explanation.chain_thread.c_str());
+        explanation.chain_thread.empty() ? "" : " via ", explanation.chain_thread.c_str(),
+        carried ? ", due while the previous period was still late" : "");
     const int64_t from_ns = spike.expected_ns - plan.margin_ns;
     const int64_t to_ns = spike.actual_ns + plan.margin_ns;
     std::string text = header + verdict + "\n";
@@ -295,6 +310,12 @@ void Explainer::Impl::AddNotes(ExplainSummary& summary) const {
   }
   const auto incomplete = static_cast<uint64_t>(std::count_if(
       explanations.begin(), explanations.end(), [](const Explanation& e) { return !e.complete; }));
+  if (carried_explained > 0) {
+    notes.push_back(ExplainerCount(carried_explained, "spike was", "spikes were") +
+                    " due before the probe had woken for the previous period (a missed "
+                    "period): the previous spike's cause delayed them too, and their own "
+                    "window may not show it");
+  }
   if (incomplete > 0) {
     notes.push_back(ExplainerCount(incomplete, "explanation is", "explanations are") +
                     " incomplete (the trace does not cover the whole window): the gap is "
@@ -395,6 +416,12 @@ void Explainer::OnSamples(const SampleRecord* records, size_t count) {
     // A missed period is a sample like any other: its latency is still actual - expected.
     const int64_t latency_ns = LatencyNs(record);
     if (impl.cost_tracking) impl.RecordCost(record.actual_ns, latency_ns);
+    if (record.thread >= impl.last_actual_ns.size()) {
+      impl.last_actual_ns.resize(record.thread + size_t{1}, kExplainerNever);
+    }
+    int64_t& last_actual_ns = impl.last_actual_ns[record.thread];
+    const bool carried = last_actual_ns != kExplainerNever && record.expected_ns < last_actual_ns;
+    last_actual_ns = record.actual_ns;
     if (latency_ns <= threshold_ns) continue;
     SpikeInput spike;
     spike.cpu = record.cpu;
@@ -406,7 +433,7 @@ void Explainer::OnSamples(const SampleRecord* records, size_t count) {
       spike.probe_tid = impl.plan.probe_tids[record.thread];
     }
     std::lock_guard lock(impl.mutex);
-    impl.IntakeLocked(spike);
+    impl.IntakeLocked(spike, carried);
   }
 }
 
@@ -415,7 +442,7 @@ void Explainer::OnSpike(const SpikeInput& spike) {
   std::lock_guard lock(impl.mutex);
   if (impl.cost_tracking && !impl.finished) impl.AdvancePhaseLocked(spike.actual_ns);
   if (spike.actual_ns - spike.expected_ns <= impl.plan.threshold_ns) return;
-  impl.IntakeLocked(spike);
+  impl.IntakeLocked(spike, false);
 }
 
 ExplainSummary Explainer::Finish() {

@@ -136,6 +136,16 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_NE(hog_part->name.find(" rt 60"), std::string::npos) << hog_part->name;
   EXPECT_EQ(e.parts.front().name, hog_part->name) << "the largest part";
 
+  // The next deadline passed inside the spin too, before the probe had woken: that spike is
+  // marked as carried from this one.
+  EXPECT_NE(std::find_if(summary.notes.begin(), summary.notes.end(),
+                         [](const std::string& n) {
+                           return n.find(
+                                      "due before the probe had woken for the previous "
+                                      "period") != std::string::npos;
+                         }),
+            summary.notes.end());
+
   // Its raw window: the header, then ftrace text with the hog's switch to the probe.
   ASSERT_FALSE(e.window_file.empty());
   const std::string text = testutil::ReadFile(e.window_file);

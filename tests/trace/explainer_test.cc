@@ -448,6 +448,37 @@ TEST(ExplainerTest, MaxExplainedBoundsTheExplanationsAndCountsTheRest) {
       << AllNotes(summary);
 }
 
+TEST(ExplainerTest, SpikeDueBeforeItsProbeWokeForThePreviousPeriodIsMarkedCarried) {
+  TempDir dir;
+  auto script = std::make_shared<Script>();
+  ExplainPlan plan;
+  plan.threshold_ns = kThreshold;
+  plan.window_dir = dir.path();
+  auto explainer = StartScripted(plan, script);
+  const int64_t e = kBase + 1'000'000;
+  std::vector<SampleRecord> batch;
+  batch.push_back(Sample(0, e, 1'200'000));                // woke after the next deadline
+  SampleRecord other = Sample(0, e + 1'100'000, 100'000);  // another thread: its own first
+  other.thread = 1;
+  batch.push_back(other);
+  batch.push_back(Sample(1, e + 1'000'000, 250'000));  // due at e + 1 ms, before the wake-up
+  batch.push_back(Sample(2, e + 2'000'000, 60'000));   // the probe had woken by then
+  explainer->OnSamples(batch.data(), batch.size());
+  const ExplainSummary summary = explainer->Finish();
+  ASSERT_EQ(summary.spikes_explained, 4U);
+  const std::string carried = ", due while the previous period was still late: ";
+  const std::vector<std::string> files = {"spike-00000-cpu1.txt", "spike-00001-cpu1.txt",
+                                          "spike-00002-cpu1.txt", "spike-00003-cpu1.txt"};
+  EXPECT_EQ(dir.List().size(), files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string text = ReadFile(dir.File(files[i]));
+    EXPECT_EQ(text.find(carried) != std::string::npos, i == 2) << files[i] << "\n" << text;
+  }
+  EXPECT_TRUE(
+      HasNote(summary, "1 spike was due before the probe had woken for the previous period"))
+      << AllNotes(summary);
+}
+
 TEST(ExplainerTest, CostPhaseRecordsWithoutTheTraceThenWithItAndComparesTheirPercentiles) {
   auto script = std::make_shared<Script>();
   std::atomic<int64_t> fake_now{kBase};
