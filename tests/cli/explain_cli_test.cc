@@ -196,7 +196,7 @@ TEST_F(ExplainCliTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
       "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r.bind(('127.0.0.1', 0))\n"
       "r.setblocking(False)\n"
       "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-      "a = r.getsockname(); b = b'x' * 1400; end = time.time() + 20\n"
+      "a = r.getsockname(); b = b'x' * 1400; end = time.time() + 15\n"
       "while time.time() < end:\n"
       "  for _ in range(64): s.sendto(b, a)\n"
       "  try:\n"
@@ -207,10 +207,10 @@ TEST_F(ExplainCliTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   const std::string marker = "RTPULSE_EXPLAIN_TEST=" + std::to_string(getpid());
   std::vector<std::string> shell = {
       "/bin/sh", "-c",
-      "python3 " + script + " & sleep 1; " + std::string(RTPULSE_BINARY) + " latency -a " +
-          ExplainCpu() + " -t 1 -p 80 -i 200 -D 5s -q --explain 20 --explain-cost 0 " +
+      "python3 " + script + " & p=$!; sleep 1; " + std::string(RTPULSE_BINARY) + " latency -a " +
+          ExplainCpu() + " -t 1 -p 80 -i 1000 -D 5s -q --explain 60 --explain-cost 0 " +
           "--explain-windows " + dir.File("win") + " --json " + dir.File("n.json") +
-          "; rc=$?; kill %1; wait; exit $rc"};
+          "; rc=$?; kill $p; wait; exit $rc"};
   ProcessOptions options;
   options.extra_env = {marker};
   auto r = RunProcess(shell, options);
