@@ -303,7 +303,6 @@ struct TraceSession::Impl {
   std::unordered_map<int, Comm> comms;
   std::function<void(const TraceEvent&)> timerlat_callback;
   SessionStats stats;
-  size_t max_events_per_cpu = 2'000'000;
 
   mutable std::mutex mu;  ///< Store, tep handle, decoders, reads.
   std::thread reader;
@@ -556,7 +555,7 @@ struct TraceSession::Impl {
   void Trim(SessionCpuStore& store) {
     const int64_t keep_from = store.newest_ns - plan.retention_ns;
     while (!store.events.empty() && (store.events.front().ev.ts_ns < keep_from ||
-                                     store.events.size() > max_events_per_cpu)) {
+                                     store.events.size() > plan.max_events_per_cpu)) {
       const SessionStoredEvent& front = store.events.front();
       store.dropped_newest_ns = std::max(store.dropped_newest_ns, front.ev.ts_ns);
       const uint64_t end = front.raw_pos + front.raw_len;
@@ -723,8 +722,8 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   auto dir = SessionFindTracefs(plan.tracefs_dir);
   if (!dir) return dir.error();
   if (plan.buffer_kb_per_cpu == 0) return UsageError("trace buffer size 0 kB: give at least 1");
-  if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0) {
-    return UsageError("trace retention and read interval must be positive");
+  if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0 || plan.max_events_per_cpu == 0) {
+    return UsageError("trace retention, read interval and event bound must be positive");
   }
   std::unique_ptr<TraceSession> session(new TraceSession());
   Impl& s = *session->impl_;
