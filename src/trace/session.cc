@@ -462,7 +462,9 @@ struct TraceSession::Impl {
         SessionReadComm(d.f[0], data, size, ev.prev_comm);
         ev.prev_pid = static_cast<int32_t>(SessionReadNumber(d.f[1], data));
         ev.prev_prio = static_cast<int32_t>(SessionReadNumber(d.f[2], data));
-        ev.prev_state = static_cast<int64_t>(SessionReadNumber(d.f[3], data));
+        // Since 4.14 a preempted task is reported as TASK_REPORT_MAX (0x100, printed "R+"),
+        // the states proper in the bits below it: event.h's contract is 0 = preempted.
+        ev.prev_state = static_cast<int64_t>(SessionReadNumber(d.f[3], data) & 0xff);
         SessionReadComm(d.f[4], data, size, ev.next_comm);
         ev.next_pid = static_cast<int32_t>(SessionReadNumber(d.f[5], data));
         ev.next_prio = static_cast<int32_t>(SessionReadNumber(d.f[6], data));

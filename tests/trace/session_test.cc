@@ -529,5 +529,48 @@ TEST(TraceSessionTest, StoreBoundDropsTheOldestAndSaysSo) {
   EXPECT_FALSE(tail_lost);
 }
 
+TEST(TraceSessionTest, APreemptedTaskLeavesRunnableABlockedOneNot) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  // A SCHED_OTHER spinner on the CPU: the FIFO sleeper's wake-up preempts it.
+  std::atomic<bool> stop{false};
+  std::atomic<int> spinner_tid{0};
+  std::thread spinner([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    spinner_tid = static_cast<int>(syscall(SYS_gettid));
+    while (!stop.load()) {
+    }
+  });
+  while (spinner_tid.load() == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const SleepRun run = RunFifoSleep(cpu);
+  stop = true;
+  spinner.join();
+  for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  bool preempted = false;
+  bool blocked = false;
+  for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+    if (e.kind != EventKind::kSchedSwitch) continue;
+    // The spinner never blocks: every switch away from it is a preemption.
+    if (e.prev_pid == spinner_tid.load()) {
+      preempted = true;
+      EXPECT_EQ(e.prev_state, 0) << "a preempted task is runnable";
+    }
+    if (e.prev_pid == run.tid && e.prev_state != 0) blocked = true;
+  }
+  EXPECT_TRUE(preempted) << "the spinner was never switched out";
+  EXPECT_TRUE(blocked);
+}
+
 }  // namespace
 }  // namespace rtpulse::trace
