@@ -250,8 +250,9 @@ struct SessionCpuStore {
   int64_t newest_ns = std::numeric_limits<int64_t>::min();
   int64_t dropped_newest_ns = std::numeric_limits<int64_t>::min();
   std::deque<SessionLostSpan> lost;
-  uint64_t missed_reported = 0;  ///< kbuffer_missed_events sums.
-  bool missed_unknown = false;   ///< A sub-buffer said "missed" without a count.
+  uint64_t missed_reported = 0;        ///< kbuffer_missed_events sums.
+  bool missed_unknown = false;         ///< A sub-buffer said "missed" without a count.
+  uint64_t unreadable_subbuffers = 0;  ///< Sub-buffers kbuffer could not load.
 };
 
 uint64_t SessionReadNumber(tep_format_field* field, const void* data) {
@@ -575,10 +576,20 @@ struct TraceSession::Impl {
   /// Parses one sub-buffer read from `store`'s trace_pipe_raw.
   void ParseSubbuffer(SessionCpuStore& store, int bytes) {
     stats.bytes_read += static_cast<uint64_t>(bytes);
-    if (kbuffer_load_subbuffer(store.kbuf, buffer.data()) < 0) return;
+    if (kbuffer_load_subbuffer(store.kbuf, buffer.data()) < 0) {
+      // Its events are gone for us: a gap from the last event to the next one read.
+      ++store.unreadable_subbuffers;
+      store.missed_unknown = true;
+      store.lost.push_back({store.newest_ns, std::numeric_limits<int64_t>::max()});
+      return;
+    }
     const int missed = kbuffer_missed_events(store.kbuf);
     unsigned long long ts = 0;
     void* data = kbuffer_read_event(store.kbuf, &ts);
+    if (data != nullptr && !store.lost.empty() &&
+        store.lost.back().to_ns == std::numeric_limits<int64_t>::max()) {
+      store.lost.back().to_ns = static_cast<int64_t>(ts);
+    }
     if (missed != 0) {
       if (missed > 0) {
         store.missed_reported += static_cast<uint64_t>(missed);

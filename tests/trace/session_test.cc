@@ -550,16 +550,19 @@ TEST(TraceSessionTest, APreemptedTaskLeavesRunnableABlockedOneNot) {
     }
   });
   while (spinner_tid.load() == 0) std::this_thread::yield();
+  const int64_t spinning = MonoNowNs();
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const SleepRun run = RunFifoSleep(cpu);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int64_t stopping = MonoNowNs();  // before its exit, a switch-out of a dead task
   stop = true;
   spinner.join();
-  for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+  for (int i = 0; i < 50 && !session->Flush(cpu, stopping); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   bool preempted = false;
   bool blocked = false;
-  for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+  for (const TraceEvent& e : session->Window(spinning, stopping, {cpu})) {
     if (e.kind != EventKind::kSchedSwitch) continue;
     // The spinner never blocks: every switch away from it is a preemption.
     if (e.prev_pid == spinner_tid.load()) {
