@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -488,6 +489,109 @@ TEST(Attribution, TheProbeTidIsFoundOrTakenAsGiven) {
             (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
                                     {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
                                     {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+}
+
+// Random but well-formed sequences (seeded, so a failure repeats): task switches, nested
+// hard IRQs and vectors, softirqs in their tasks, wakes of the probe and of ktimers/1 from any
+// context or from CPU 0, raises, exits that close more than the innermost frame. Attribute()
+// and the independent script must agree on every one.
+TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
+  struct Task {
+    const char* comm;
+    int pid;
+    int prio;
+  };
+  const Task tasks[] = {{"swapper/1", 0, 120}, {"make", 100, 120}, {"spin", 101, 9},
+                        {"ktimers/1", 20, 98}, {"probe", 500, 19}, {"dl", 102, -1}};
+  const char* softirqs[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                            "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+  std::mt19937 rng(20261201);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int round = 0; round < 40; ++round) {
+    AttrScript s;
+    int64_t t = kE - 40 * kUs;
+    int current = pick(4);
+    const bool history = round % 7 != 0;  // Some rounds start without a sched_switch.
+    if (history) {
+      s.Switch(t, 1, "swapper/1", 0, 120, tasks[current].comm, tasks[current].pid,
+               tasks[current].prio);
+    }
+    std::vector<int> hard;                 // Open irq numbers (vectors are 200+).
+    std::map<int, std::vector<int>> soft;  // Open softirq vecs per task index.
+    for (int step = 0; step < 60; ++step) {
+      t += (1 + pick(6)) * kUs + pick(3) * 100;
+      const Task& task = tasks[current];
+      const int pid = history || step > 0 ? task.pid : 77;
+      switch (pick(9)) {
+        case 0:
+          if (hard.empty()) {
+            const int next = pick(6);
+            s.Switch(t, 1, task.comm, task.pid, task.prio, tasks[next].comm, tasks[next].pid,
+                     tasks[next].prio);
+            current = next;
+          }
+          break;
+        case 1:
+          if (hard.size() < 3) {
+            const int irq = pick(2) == 0 ? 200 + pick(2) : 11 + pick(40);
+            if (irq >= 200) {
+              s.VectorEntry(t, 1, pid, irq, irq == 200 ? "local_timer" : "reschedule");
+            } else {
+              s.IrqEntry(t, 1, pid, irq, irq == 11 ? "arch_timer" : "eth0");
+            }
+            hard.push_back(irq);
+          }
+          break;
+        case 2:
+          if (!hard.empty()) {
+            // Usually the innermost; sometimes an outer one, which closes the inner too.
+            const size_t k = pick(4) == 0 ? static_cast<size_t>(pick(static_cast<int>(hard.size())))
+                                          : hard.size() - 1;
+            const int irq = hard[k];
+            if (irq >= 200) {
+              s.VectorExit(t, 1, pid, irq, irq == 200 ? "local_timer" : "reschedule");
+            } else {
+              s.IrqExit(t, 1, pid, irq);
+            }
+            hard.resize(k);
+          }
+          break;
+        case 3: {
+          auto& stack = soft[current];
+          if (stack.size() < 2) {
+            const int vec = pick(10);
+            s.SoftEntry(t, 1, pid, vec, softirqs[vec]);
+            stack.push_back(vec);
+          }
+          break;
+        }
+        case 4: {
+          auto& stack = soft[current];
+          if (!stack.empty()) {
+            s.SoftExit(t, 1, pid, stack.back(), softirqs[stack.back()]);
+            stack.pop_back();
+          }
+          break;
+        }
+        case 5:
+          s.Waking(t, pick(4) == 0 ? 0 : 1, pid, "probe", 500, 19, 1);
+          break;
+        case 6:
+          s.Waking(t, 1, pid, "ktimers/1", 20, 98, 1);
+          break;
+        case 7:
+          s.SoftRaise(t, 1, pid, 8, "HRTIMER");
+          break;
+        default:
+          if (!hard.empty()) s.Hrtimer(t, 1, pid);
+          break;
+      }
+    }
+    const int64_t actual = kE + static_cast<int64_t>(pick(200)) * kUs;
+    SpikeInput spike = Spike(1, actual - kE, pick(2) == 0 ? 500 : 0);
+    SCOPED_TRACE("round " + std::to_string(round));
+    AttributeAndCompare(s, spike);
+  }
 }
 
 Explanation Made(int64_t lateness_ns, std::vector<Part> parts) {
