@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -60,15 +62,14 @@ auto& AttrAt(T& items, int index) {
   return items[static_cast<size_t>(index)];
 }
 
-std::string_view SoftirqVectorName(int64_t vec) {
-  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",
-                                                "BLOCK",    "IRQ_POLL", "TASKLET", "SCHED",
-                                                "HRTIMER", "RCU"};
+std::string_view AttrSoftirqVectorName(int64_t vec) {
+  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
   if (vec >= 0 && vec < static_cast<int64_t>(std::size(kNames))) return kNames[vec];
   return "";
 }
 
-std::string ThreadPartName(const AttrRun& run) {
+std::string AttrThreadPartName(const AttrRun& run) {
   std::string policy;
   if (run.prio == -1) {
     policy = "deadline";
@@ -80,10 +81,12 @@ std::string ThreadPartName(const AttrRun& run) {
   return run.comm + " " + std::to_string(run.pid) + " " + policy;
 }
 
-bool NameSaysTimer(std::string_view name) { return name.find("timer") != std::string_view::npos; }
+bool AttrNameSaysTimer(std::string_view name) {
+  return name.find("timer") != std::string_view::npos;
+}
 
 // Replays the spike CPU's events: the frames, the runs, the stretches of [expected, actual]
-// and the context at every sched_waking on the CPU.
+// and the context at every sched_waking and softirq_raise on the CPU.
 class AttrReplay {
  public:
   AttrReplay(const std::vector<TraceEvent>& events, const SpikeInput& spike) {
@@ -106,8 +109,8 @@ class AttrReplay {
   const std::vector<AttrRun>& runs() const { return runs_; }
   const std::vector<AttrStretch>& stretches() const { return stretches_; }
   std::optional<AttrContext> ContextAt(size_t event_index) const {
-    auto it = waking_context_.find(event_index);
-    if (it == waking_context_.end()) return std::nullopt;
+    auto it = context_of_event_.find(event_index);
+    if (it == context_of_event_.end()) return std::nullopt;
     return it->second;
   }
   // The run started by the sched_switch at `event_index` (kAttrNone if none).
@@ -134,8 +137,8 @@ class AttrReplay {
     const AttrContext context = Now();
     stretches_.push_back({from_ns, to_ns, context.hard, context.soft, context.run});
   }
-  static void PopThrough(std::vector<int>& stack, const std::vector<AttrFrame>& frames,
-                         bool hard, bool vector, int64_t number) {
+  static void PopThrough(std::vector<int>& stack, const std::vector<AttrFrame>& frames, bool hard,
+                         bool vector, int64_t number) {
     for (size_t k = stack.size(); k-- > 0;) {
       const AttrFrame& frame = AttrAt(frames, stack[k]);
       if (frame.hard == hard && frame.vector == vector && frame.number == number) {
@@ -182,7 +185,7 @@ class AttrReplay {
         AttrFrame frame;
         frame.hard = false;
         frame.number = event.number;
-        frame.vec_name = event.Name().empty() ? std::string(SoftirqVectorName(event.number))
+        frame.vec_name = event.Name().empty() ? std::string(AttrSoftirqVectorName(event.number))
                                               : std::string(event.Name());
         if (frame.vec_name.empty()) frame.vec_name = "vec " + std::to_string(event.number);
         const AttrRun& run = AttrAt(runs_, current_run_);
@@ -203,7 +206,8 @@ class AttrReplay {
         if (!hard_.empty()) AttrAt(frames_, hard_.back()).saw_hrtimer = true;
         break;
       case EventKind::kSchedWaking:
-        waking_context_[index] = Now();
+      case EventKind::kSoftirqRaise:
+        context_of_event_[index] = Now();
         break;
       default:
         break;
@@ -216,7 +220,7 @@ class AttrReplay {
   std::vector<int> hard_;
   std::map<int, std::vector<int>> soft_;  // Per task (pid): softirqs nest in their thread.
   int current_run_ = 0;
-  std::map<size_t, AttrContext> waking_context_;
+  std::map<size_t, AttrContext> context_of_event_;
   std::map<size_t, int> run_of_switch_;
 };
 
@@ -232,8 +236,8 @@ struct AttrChain {
   int64_t start_ns = std::numeric_limits<int64_t>::max();  // When the chain's IRQ arrived.
 };
 
-std::optional<size_t> LastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
-                                     int64_t from_ns, int64_t to_ns) {
+std::optional<size_t> AttrLastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
+                                         int64_t from_ns, int64_t to_ns) {
   std::optional<size_t> found;
   for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
     const TraceEvent& e = events[i];
@@ -245,8 +249,8 @@ std::optional<size_t> LastSwitchInto(const std::vector<TraceEvent>& events, int 
   return found;
 }
 
-std::optional<size_t> LastWaking(const std::vector<TraceEvent>& events, int pid, int64_t from_ns,
-                                 int64_t to_ns) {
+std::optional<size_t> AttrLastWaking(const std::vector<TraceEvent>& events, int pid,
+                                     int64_t from_ns, int64_t to_ns) {
   std::optional<size_t> found;
   for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
     const TraceEvent& e = events[i];
@@ -255,21 +259,34 @@ std::optional<size_t> LastWaking(const std::vector<TraceEvent>& events, int pid,
   return found;
 }
 
-AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
-                    const AttrReplay& replay) {
+std::optional<size_t> AttrLastRaise(const std::vector<TraceEvent>& events, int cpu, int64_t vec,
+                                    int64_t from_ns, int64_t to_ns) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == EventKind::kSoftirqRaise && e.cpu == cpu && e.number == vec &&
+        e.ts_ns >= from_ns) {
+      found = i;
+    }
+  }
+  return found;
+}
+
+AttrChain AttrFindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                        const AttrReplay& replay) {
   AttrChain chain;
   chain.probe_tid = spike.probe_tid;
   if (chain.probe_tid <= 0) {
-    auto last = LastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
-                               spike.actual_ns);
+    auto last = AttrLastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
+                                   spike.actual_ns);
     chain.probe_tid = last ? events[*last].next_pid : 0;
   }
   if (chain.probe_tid <= 0) return chain;
   auto switch_in =
-      LastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
+      AttrLastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
   if (switch_in) chain.probe_run = replay.RunOf(*switch_in);
   const int64_t wake_until = switch_in ? events[*switch_in].ts_ns : spike.actual_ns;
-  auto waking = LastWaking(events, chain.probe_tid, spike.expected_ns, wake_until);
+  auto waking = AttrLastWaking(events, chain.probe_tid, spike.expected_ns, wake_until);
   if (!waking) return chain;
   const TraceEvent& wake = events[*waking];
   if (wake.cpu != spike.cpu) {
@@ -306,17 +323,27 @@ AttrChain FindChain(const std::vector<TraceEvent>& events, const SpikeInput& spi
   chain.deferring_pid = run.pid;
   chain.chain_thread = run.comm;
   chain.start_ns = AttrAt(frames, context.soft).entry_ns;
-  auto thread_waking = LastWaking(events, run.pid, spike.expected_ns, wake.ts_ns);
+  auto thread_waking = AttrLastWaking(events, run.pid, spike.expected_ns, wake.ts_ns);
   if (thread_waking) {
     const TraceEvent& thread_wake = events[*thread_waking];
     chain.start_ns = thread_wake.ts_ns;
     if (thread_wake.cpu == spike.cpu) {
-      const AttrContext thread_context =
-          replay.ContextAt(*thread_waking).value_or(AttrContext{});
+      const AttrContext thread_context = replay.ContextAt(*thread_waking).value_or(AttrContext{});
       if (thread_context.hard != kAttrNone) {
         chain.chain_hard = thread_context.hard;
         chain.start_ns = AttrAt(frames, thread_context.hard).entry_ns;
       }
+    }
+    return chain;
+  }
+  // The thread was running already: the IRQ that raised the chain's softirq on this CPU.
+  const AttrFrame& soft = AttrAt(frames, context.soft);
+  auto raise = AttrLastRaise(events, spike.cpu, soft.number, spike.expected_ns, soft.entry_ns);
+  if (raise) {
+    const AttrContext raise_context = replay.ContextAt(*raise).value_or(AttrContext{});
+    if (raise_context.hard != kAttrNone) {
+      chain.chain_hard = raise_context.hard;
+      chain.start_ns = AttrAt(frames, raise_context.hard).entry_ns;
     }
   }
   return chain;
@@ -328,12 +355,13 @@ struct AttrLabel {
   std::pair<int, int> instance;  // (0 frame / 1 run, index): counts separate stretches.
 };
 
-AttrLabel LabelOf(const AttrStretch& stretch, const AttrChain& chain, const AttrReplay& replay) {
+AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
+                      const AttrReplay& replay) {
   const auto& frames = replay.frames();
   if (stretch.hard != kAttrNone) {
     const AttrFrame& frame = AttrAt(frames, stretch.hard);
     if (stretch.hard == chain.chain_hard) {
-      const bool timer = frame.saw_hrtimer || NameSaysTimer(frame.name);
+      const bool timer = frame.saw_hrtimer || AttrNameSaysTimer(frame.name);
       return {CauseKind::kWake, timer ? "timer irq" : frame.name, {0, stretch.hard}};
     }
     return {CauseKind::kIrq, frame.name, {0, stretch.hard}};
@@ -352,14 +380,14 @@ AttrLabel LabelOf(const AttrStretch& stretch, const AttrChain& chain, const Attr
   if (stretch.run == chain.probe_run) return {CauseKind::kWake, "switch-in", instance};
   if (stretch.from_ns >= chain.start_ns) {
     if (run.pid == chain.deferring_pid) return {CauseKind::kWake, "switch-in", instance};
-    return {CauseKind::kThread, ThreadPartName(run), instance};
+    return {CauseKind::kThread, AttrThreadPartName(run), instance};
   }
   return {CauseKind::kUnaccounted, "unaccounted", instance};
 }
 
 // Whole us above 10 us, one decimal below (rounded half up, in integers).
-std::string FormatUs(int64_t ns) {
-  if (ns < 0) return "-" + FormatUs(-ns);
+std::string AttrFormatUs(int64_t ns) {
+  if (ns < 0) return "-" + AttrFormatUs(-ns);
   if (ns < 9'950) {
     const int64_t tenths = (ns + 50) / 100;
     return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
@@ -367,7 +395,7 @@ std::string FormatUs(int64_t ns) {
   return std::to_string((ns + 500) / 1000);
 }
 
-std::string PartPhrase(const Part& part) {
+std::string AttrPartPhrase(const Part& part) {
   switch (part.kind) {
     case CauseKind::kIrq:
       return part.name.rfind("irq ", 0) == 0 ? part.name : "irq " + part.name;
@@ -396,13 +424,16 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
   if (window.actual_ns < window.expected_ns) window.actual_ns = window.expected_ns;
 
   const AttrReplay replay(events, window);
-  const AttrChain chain = FindChain(events, window, replay);
+  const AttrChain chain = AttrFindChain(events, window, replay);
   out.chain = chain.kind;
   out.chain_thread = chain.chain_thread;
   out.probe_tid = chain.probe_tid;
 
-  std::map<std::pair<CauseKind, std::string>, std::pair<int64_t, std::vector<std::pair<int, int>>>>
-      sums;
+  struct PartSum {
+    int64_t ns = 0;
+    std::set<std::pair<int, int>> instances;
+  };
+  std::map<std::pair<CauseKind, std::string>, PartSum> sums;
   bool unknown_task = false;
   for (AttrStretch stretch : replay.stretches()) {
     // The chain's start may fall inside a stretch (a wake on another CPU): split there.
@@ -416,12 +447,10 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     pieces.push_back(stretch);
     for (const AttrStretch& piece : pieces) {
       if (!AttrAt(replay.runs(), piece.run).known) unknown_task = true;
-      AttrLabel label = LabelOf(piece, chain, replay);
-      auto& [ns, instances] = sums[{label.kind, label.name}];
-      ns += piece.to_ns - piece.from_ns;
-      if (std::find(instances.begin(), instances.end(), label.instance) == instances.end()) {
-        instances.push_back(label.instance);
-      }
+      AttrLabel label = AttrLabelOf(piece, chain, replay);
+      PartSum& sum = sums[{label.kind, label.name}];
+      sum.ns += piece.to_ns - piece.from_ns;
+      sum.instances.insert(label.instance);
     }
   }
   int64_t total_ns = 0;
@@ -429,8 +458,8 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     Part part;
     part.kind = key.first;
     part.name = key.second;
-    part.ns = value.first;
-    part.count = static_cast<uint32_t>(value.second.size());
+    part.ns = value.ns;
+    part.count = static_cast<uint32_t>(value.instances.size());
     total_ns += part.ns;
     out.parts.push_back(std::move(part));
   }
@@ -462,7 +491,7 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
 }
 
 std::string Verdict(const Explanation& explanation) {
-  std::string line = "+" + FormatUs(explanation.lateness_ns) + " us:";
+  std::string line = "+" + AttrFormatUs(explanation.lateness_ns) + " us:";
   if (explanation.parts.empty()) return line + " no lateness";
   int folded = 0;
   int64_t folded_ns = 0;
@@ -473,11 +502,11 @@ std::string Verdict(const Explanation& explanation) {
       folded_ns += part.ns;
       continue;
     }
-    line += (first ? " " : ", ") + FormatUs(part.ns) + " us " + PartPhrase(part);
+    line += (first ? " " : ", ") + AttrFormatUs(part.ns) + " us " + AttrPartPhrase(part);
     first = false;
   }
   if (folded > 0) {
-    line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + FormatUs(folded_ns) +
+    line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + AttrFormatUs(folded_ns) +
             " us)";
   }
   if (!explanation.complete) line += " [incomplete: " + explanation.incomplete_reason + "]";
@@ -502,11 +531,10 @@ CauseTable Summarise(const std::vector<Explanation>& explanations) {
   std::sort(table.by_time.begin(), table.by_time.end(), [](const CauseRow& a, const CauseRow& b) {
     return std::tie(b.total_ns, a.kind, a.name) < std::tie(a.total_ns, b.kind, b.name);
   });
-  std::sort(table.by_count.begin(), table.by_count.end(),
-            [](const CauseRow& a, const CauseRow& b) {
-              return std::tie(b.spikes, b.total_ns, a.kind, a.name) <
-                     std::tie(a.spikes, a.total_ns, b.kind, b.name);
-            });
+  std::sort(table.by_count.begin(), table.by_count.end(), [](const CauseRow& a, const CauseRow& b) {
+    return std::tie(b.spikes, b.total_ns, a.kind, a.name) <
+           std::tie(a.spikes, a.total_ns, b.kind, b.name);
+  });
   return table;
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -93,6 +94,12 @@ class AttrScript {
     SetText(e.name, name);
     return *this;
   }
+  AttrScript& SoftRaise(int64_t ts, int cpu, int current, int vec, std::string_view name) {
+    TraceEvent& e = Add(ts, cpu, EventKind::kSoftirqRaise, current);
+    e.number = vec;
+    SetText(e.name, name);
+    return *this;
+  }
   AttrScript& Hrtimer(int64_t ts, int cpu, int current) {
     TraceEvent& e = Add(ts, cpu, EventKind::kHrtimerExpireEntry, current);
     e.address = 0xabcd;
@@ -124,8 +131,8 @@ class AttrScript {
       const std::string who =
           e.pid == 0 ? "<idle>" : (comm != comms_.end() ? comm->second : "<...>");
       char head[128];
-      std::snprintf(head, sizeof head, "%16s-%-7d [%03d] %lld.%09lld: ", who.c_str(), e.pid,
-                    e.cpu, static_cast<long long>(e.ts_ns / 1'000'000'000),
+      std::snprintf(head, sizeof head, "%16s-%-7d [%03d] %lld.%09lld: ", who.c_str(), e.pid, e.cpu,
+                    static_cast<long long>(e.ts_ns / 1'000'000'000),
                     static_cast<long long>(e.ts_ns % 1'000'000'000));
       text += head + Body(e) + "\n";
     }
@@ -172,6 +179,8 @@ class AttrScript {
         return "softirq_entry: vec=" + n + " [action=" + name + "]";
       case EventKind::kSoftirqExit:
         return "softirq_exit: vec=" + n + " [action=" + name + "]";
+      case EventKind::kSoftirqRaise:
+        return "softirq_raise: vec=" + n + " [action=" + name + "]";
       case EventKind::kHrtimerExpireEntry:
         return "hrtimer_expire_entry: hrtimer=00000000abcd now=" + std::to_string(e.ts_ns) +
                " function=hrtimer_wakeup";
@@ -222,16 +231,17 @@ Explanation AttributeAndCompare(const AttrScript& script, const SpikeInput& spik
   testutil::TempDir dir;
   const std::string window = dir.File("window.txt");
   std::ofstream(window) << script.Text(lost);
-  std::vector<std::string> argv = {"/usr/bin/env",
-                                   "python3",
-                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
-                                   window,
-                                   "--cpu",
-                                   std::to_string(spike.cpu),
-                                   "--expected",
-                                   std::to_string(spike.expected_ns),
-                                   "--actual",
-                                   std::to_string(spike.actual_ns)};
+  std::vector<std::string> argv = {
+      "/usr/bin/env",
+      "python3",
+      std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+      window,
+      "--cpu",
+      std::to_string(spike.cpu),
+      "--expected",
+      std::to_string(spike.expected_ns),
+      "--actual",
+      std::to_string(spike.actual_ns)};
   if (spike.probe_tid > 0) {
     argv.push_back("--tid");
     argv.push_back(std::to_string(spike.probe_tid));
@@ -278,8 +288,8 @@ TEST(Attribution, DirectWakeOnAnIdleCpuWithTheTimerIrqLate) {
   EXPECT_EQ(e.probe_tid, 500);
   EXPECT_TRUE(e.complete) << e.incomplete_reason;
   EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
-                                                {CauseKind::kWake, "timer irq", 5 * kUs, 1},
-                                                {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+                                               {CauseKind::kWake, "timer irq", 5 * kUs, 1},
+                                               {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_EQ(Verdict(e), "+40 us: 33 us idle, 5.0 us wake timer irq, 2.0 us wake switch-in");
 }
 
@@ -292,11 +302,11 @@ TEST(Attribution, AFifoThreadSpinningAfterTheWakeIsNamedWithItsExactTime) {
       .Switch(kE + 85 * kUs, 1, "spinner", 600, 9, "probe", 500, 19);
   const Explanation e = AttributeAndCompare(s, Spike(1, 87 * kUs));
   EXPECT_EQ(e.chain, ChainKind::kDirect);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kThread, "spinner 600 rt 90", 80 * kUs, 1},
-                           {CauseKind::kWake, "timer irq", 3 * kUs, 1},
-                           {CauseKind::kWake, "switch-in", 2 * kUs, 1},
-                           {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "spinner 600 rt 90", 80 * kUs, 1},
+                                    {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
 }
 
 // The issue's example: the timer IRQ wakes ktimers/2, which first runs NET_RX (with the eth0
@@ -337,6 +347,35 @@ TEST(Attribution, DeferredThroughKtimersBehindNetRxWithTheEthIrqNestedInIt) {
             "ktimers/2, 2.0 us wake timer irq");
 }
 
+// PREEMPT_RT: ktimers/1 is already running NET_RX when the timer IRQ raises HRTIMER and wakes
+// a deadline task, which preempts ktimers/1 in the middle of NET_RX. The softirq pauses with
+// its thread; the chain starts at the IRQ that raised the HRTIMER softirq.
+TEST(Attribution, ASoftirqPausesWithItsPreemptedThreadAndTheRaisingIrqStartsTheChain) {
+  AttrScript s;
+  s.Switch(kE - 20 * kUs, 1, "swapper/1", 0, 120, "ktimers/1", 20, 98)
+      .SoftEntry(kE - 10 * kUs, 1, 20, 3, "NET_RX")
+      .IrqEntry(kE + 5 * kUs, 1, 20, 11, "arch_timer")
+      .SoftRaise(kE + 5 * kUs + 500, 1, 20, 8, "HRTIMER")
+      .Waking(kE + 6 * kUs, 1, 20, "dl", 90, -1, 1)
+      .IrqExit(kE + 7 * kUs, 1, 20, 11)
+      .Switch(kE + 7 * kUs, 1, "ktimers/1", 20, 98, "dl", 90, -1)
+      .Switch(kE + 20 * kUs, 1, "dl", 90, -1, "ktimers/1", 20, 98)
+      .SoftExit(kE + 30 * kUs, 1, 20, 3, "NET_RX")
+      .SoftEntry(kE + 30 * kUs, 1, 20, 8, "HRTIMER")
+      .Waking(kE + 31 * kUs, 1, 20, "probe", 500, 19, 1)
+      .SoftExit(kE + 32 * kUs, 1, 20, 8, "HRTIMER")
+      .Switch(kE + 33 * kUs, 1, "ktimers/1", 20, 98, "probe", 500, 19);
+  const Explanation e = AttributeAndCompare(s, Spike(1, 34 * kUs));
+  EXPECT_EQ(e.chain, ChainKind::kDeferred);
+  EXPECT_EQ(e.chain_thread, "ktimers/1");
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kSoftirq, "NET_RX in ktimers/1", 15 * kUs, 1},
+                                    {CauseKind::kThread, "dl 90 deadline", 13 * kUs, 1},
+                                    {CauseKind::kWake, "HRTIMER softirq in ktimers/1", 2 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 2},
+                                    {CauseKind::kWake, "timer irq", 2 * kUs, 1}}));
+}
+
 TEST(Attribution, CrossCpuWakeSplitsTheRunningThreadAtTheWake) {
   AttrScript s;
   s.Switch(kE - 10 * kUs, 1, "swapper/1", 0, 120, "worker", 650, 120)
@@ -348,11 +387,11 @@ TEST(Attribution, CrossCpuWakeSplitsTheRunningThreadAtTheWake) {
       .Switch(kE + 50 * kUs, 1, "worker", 650, 120, "probe", 500, 19);
   const Explanation e = AttributeAndCompare(s, Spike(1, 52 * kUs));
   EXPECT_EQ(e.chain, ChainKind::kCrossCpu);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kThread, "worker 650 other", 28 * kUs, 1},
-                           {CauseKind::kUnaccounted, "unaccounted", 20 * kUs, 1},
-                           {CauseKind::kIrq, "reschedule", 2 * kUs, 1},
-                           {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "worker 650 other", 28 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 20 * kUs, 1},
+                                    {CauseKind::kIrq, "reschedule", 2 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_EQ(Verdict(e),
             "+52 us: 28 us thread worker 650 other, 20 us unaccounted (likely the host), "
             "2.0 us irq reschedule, 2.0 us wake switch-in");
@@ -391,8 +430,8 @@ TEST(Attribution, NoHistoryBeforeTheWindowIsUnaccountedAndIncomplete) {
   EXPECT_NE(e.incomplete_reason.find("no sched_switch on CPU 1"), std::string::npos)
       << e.incomplete_reason;
   EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 7 * kUs, 1},
-                                                {CauseKind::kWake, "timer irq", 3 * kUs, 1},
-                                                {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
+                                               {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                               {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_NE(Verdict(e).find("[incomplete: no sched_switch on CPU 1"), std::string::npos)
       << Verdict(e);
 }
@@ -409,8 +448,8 @@ TEST(Attribution, AWindowWithNoEventsAtAllIsUnaccounted) {
   EXPECT_EQ(e.chain, ChainKind::kUnknown);
   EXPECT_EQ(e.probe_tid, 0);
   EXPECT_FALSE(e.complete);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
 }
 
 TEST(Attribution, AKnownTaskAndNoEventsInTheWindowIsUnaccountedNotBlamed) {
@@ -419,8 +458,8 @@ TEST(Attribution, AKnownTaskAndNoEventsInTheWindowIsUnaccountedNotBlamed) {
   const Explanation e = AttributeAndCompare(s, Spike(1, 25 * kUs, 500));
   EXPECT_EQ(e.chain, ChainKind::kUnknown);
   EXPECT_TRUE(e.complete);
-  EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 25 * kUs, 1}}));
 }
 
 TEST(Attribution, AZeroLengthOrNegativeWindowHasNoParts) {
@@ -446,10 +485,113 @@ TEST(Attribution, TheProbeTidIsFoundOrTakenAsGiven) {
   const Explanation other = AttributeAndCompare(IdleDirectScript(), Spike(1, 40 * kUs, 999));
   EXPECT_EQ(other.probe_tid, 999);
   EXPECT_EQ(other.chain, ChainKind::kUnknown);
-  EXPECT_EQ(Tuples(other), (std::vector<PartTuple>{
-                               {CauseKind::kIdle, "idle", 33 * kUs, 1},
-                               {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
-                               {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+  EXPECT_EQ(Tuples(other),
+            (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
+                                    {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+}
+
+// Random but well-formed sequences (seeded, so a failure repeats): task switches, nested
+// hard IRQs and vectors, softirqs in their tasks, wakes of the probe and of ktimers/1 from any
+// context or from CPU 0, raises, exits that close more than the innermost frame. Attribute()
+// and the independent script must agree on every one.
+TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
+  struct Task {
+    const char* comm;
+    int pid;
+    int prio;
+  };
+  const Task tasks[] = {{"swapper/1", 0, 120}, {"make", 100, 120}, {"spin", 101, 9},
+                        {"ktimers/1", 20, 98}, {"probe", 500, 19}, {"dl", 102, -1}};
+  const char* softirqs[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                            "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+  std::mt19937 rng(20261201);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int round = 0; round < 40; ++round) {
+    AttrScript s;
+    int64_t t = kE - 40 * kUs;
+    int current = pick(4);
+    const bool history = round % 7 != 0;  // Some rounds start without a sched_switch.
+    if (history) {
+      s.Switch(t, 1, "swapper/1", 0, 120, tasks[current].comm, tasks[current].pid,
+               tasks[current].prio);
+    }
+    std::vector<int> hard;                 // Open irq numbers (vectors are 200+).
+    std::map<int, std::vector<int>> soft;  // Open softirq vecs per task index.
+    for (int step = 0; step < 60; ++step) {
+      t += (1 + pick(6)) * kUs + pick(3) * 100;
+      const Task& task = tasks[current];
+      const int pid = history || step > 0 ? task.pid : 77;
+      switch (pick(9)) {
+        case 0:
+          if (hard.empty()) {
+            const int next = pick(6);
+            s.Switch(t, 1, task.comm, task.pid, task.prio, tasks[next].comm, tasks[next].pid,
+                     tasks[next].prio);
+            current = next;
+          }
+          break;
+        case 1:
+          if (hard.size() < 3) {
+            const int irq = pick(2) == 0 ? 200 + pick(2) : 11 + pick(40);
+            if (irq >= 200) {
+              s.VectorEntry(t, 1, pid, irq, irq == 200 ? "local_timer" : "reschedule");
+            } else {
+              s.IrqEntry(t, 1, pid, irq, irq == 11 ? "arch_timer" : "eth0");
+            }
+            hard.push_back(irq);
+          }
+          break;
+        case 2:
+          if (!hard.empty()) {
+            // Usually the innermost; sometimes an outer one, which closes the inner too.
+            const size_t k = pick(4) == 0 ? static_cast<size_t>(pick(static_cast<int>(hard.size())))
+                                          : hard.size() - 1;
+            const int irq = hard[k];
+            if (irq >= 200) {
+              s.VectorExit(t, 1, pid, irq, irq == 200 ? "local_timer" : "reschedule");
+            } else {
+              s.IrqExit(t, 1, pid, irq);
+            }
+            hard.resize(k);
+          }
+          break;
+        case 3: {
+          auto& stack = soft[current];
+          if (stack.size() < 2) {
+            const int vec = pick(10);
+            s.SoftEntry(t, 1, pid, vec, softirqs[vec]);
+            stack.push_back(vec);
+          }
+          break;
+        }
+        case 4: {
+          auto& stack = soft[current];
+          if (!stack.empty()) {
+            s.SoftExit(t, 1, pid, stack.back(), softirqs[stack.back()]);
+            stack.pop_back();
+          }
+          break;
+        }
+        case 5:
+          s.Waking(t, pick(4) == 0 ? 0 : 1, pid, "probe", 500, 19, 1);
+          break;
+        case 6:
+          s.Waking(t, 1, pid, "ktimers/1", 20, 98, 1);
+          break;
+        case 7:
+          s.SoftRaise(t, 1, pid, 8, "HRTIMER");
+          break;
+        default:
+          if (!hard.empty()) s.Hrtimer(t, 1, pid);
+          break;
+      }
+    }
+    const int64_t actual = kE + static_cast<int64_t>(pick(200)) * kUs;
+    SpikeInput spike = Spike(1, actual - kE, pick(2) == 0 ? 500 : 0);
+    SCOPED_TRACE("round " + std::to_string(round));
+    AttributeAndCompare(s, spike);
+  }
 }
 
 Explanation Made(int64_t lateness_ns, std::vector<Part> parts) {
@@ -505,6 +647,75 @@ TEST(AttributionSummary, RowsByTotalTimeAndByCount) {
   EXPECT_EQ(table.by_count[1].name, "irq 45 eth0");
   EXPECT_EQ(table.by_count[2].name, "spin 9 rt 90");
   EXPECT_TRUE(Summarise({}).by_time.empty());
+}
+
+// The truth script on text in the shape the kernel's trace file has (flags column, us
+// timestamps, comms with '-' and ' ', events it does not use, a lost-events line for another
+// CPU), against parts worked out by hand.
+TEST(ExplainTruthScript, ReadsKernelShapedLinesAgainstHandWorkedParts) {
+  testutil::TempDir dir;
+  const std::string window = dir.File("window.txt");
+  std::ofstream(window)
+      << "# tracer: nop\n"
+         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+         "#              | |         |   |||||     |         |\n"
+         " memfd:sealed-91-32765   [000] d..2. 48088.245000: sched_switch: prev_comm=bash "
+         "prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=memfd:sealed-91 next_pid=32765 "
+         "next_prio=120\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246010: local_timer_entry: vector=236\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246011: hrtimer_expire_entry: "
+         "hrtimer=000000000d831f31 function=hrtimer_wakeup now=48088246010993\n"
+         " memfd:sealed-91-32765   [000] d.h2. 48088.246012: sched_waking: comm=my probe "
+         "pid=4000 prio=19 target_cpu=000\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246013: softirq_raise: vec=9 "
+         "[action=RCU]\n"
+         " memfd:sealed-91-32765   [000] d.h1. 48088.246014: local_timer_exit: vector=236\n"
+         " memfd:sealed-91-32765   [000] ..s1. 48088.246015: softirq_entry: vec=9 [action=RCU]\n"
+         " memfd:sealed-91-32765   [000] ..s1. 48088.246020: softirq_exit: vec=9 [action=RCU]\n"
+         "CPU:1 [LOST 3 EVENTS]\n"
+         "          <idle>-0       [001] d..2. 48088.246021: sched_stat_runtime: comm=x pid=3 "
+         "runtime=5 [ns] vruntime=7 [ns]\n"
+         "          <idle>-0       [001] d.h2. 48088.246022: ipi_entry: (Rescheduling "
+         "interrupts)\n"
+         " memfd:sealed-91-32765   [000] d..2. 48088.246030: sched_switch: "
+         "prev_comm=memfd:sealed-91 prev_pid=32765 prev_prio=120 prev_state=R ==> next_comm=my "
+         "probe next_pid=4000 next_prio=19\n";
+  const testutil::ProcessResult py = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+       window, "--cpu", "0", "--expected", "48088246000000", "--actual", "48088246050000"});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const json truth = json::parse(py.out);
+  EXPECT_EQ(truth["lateness_ns"], 50'000);
+  EXPECT_EQ(truth["probe_tid"], 4000);
+  EXPECT_EQ(truth["chain"], "direct");
+  EXPECT_EQ(truth["complete"], true);
+  const json want = json::parse(R"([
+    {"kind": "wake", "name": "switch-in", "ns": 20000, "count": 1},
+    {"kind": "thread", "name": "memfd:sealed-91 32765 other", "ns": 11000, "count": 1},
+    {"kind": "unaccounted", "name": "unaccounted", "ns": 10000, "count": 1},
+    {"kind": "softirq", "name": "RCU in memfd:sealed-91", "ns": 5000, "count": 1},
+    {"kind": "wake", "name": "timer irq", "ns": 4000, "count": 1}])");
+  EXPECT_EQ(truth["parts"], want) << py.out;
+  // The same window with the lost events on its own CPU: the same parts, but incomplete.
+  std::string text = testutil::ReadFile(window);
+  text.replace(text.find("CPU:1 [LOST"), 5, "CPU:0");
+  std::ofstream(dir.File("lost.txt")) << text;
+  const testutil::ProcessResult lost = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+       dir.File("lost.txt"), "--cpu", "0", "--expected", "48088246000000", "--actual",
+       "48088246050000"});
+  ASSERT_EQ(lost.exit_code, 0) << lost.err;
+  EXPECT_EQ(json::parse(lost.out)["complete"], false);
+  EXPECT_EQ(json::parse(lost.out)["parts"], want);
+  // rtpulse's own saved windows say so in a comment line.
+  std::ofstream(dir.File("noted.txt"))
+      << "# LOST EVENTS: the kernel dropped events in this window\n" + testutil::ReadFile(window);
+  const testutil::ProcessResult noted = testutil::RunProcess(
+      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+       dir.File("noted.txt"), "--cpu", "0", "--expected", "48088246000000", "--actual",
+       "48088246050000"});
+  ASSERT_EQ(noted.exit_code, 0) << noted.err;
+  EXPECT_EQ(json::parse(noted.out)["complete"], false);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ usage: explain_truth.py WINDOW.txt --cpu N --expected NS --actual NS [--tid N]
 """
 
 import argparse
+import bisect
 import json
 import re
 import sys
@@ -39,6 +40,9 @@ def parse(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         for raw in f:
             line = raw.rstrip("\n")
+            if line.lstrip().startswith("#") and "LOST EVENTS" in line:
+                lost_cpus.add("all")  # rtpulse's saved windows: lost on some CPU, in the window.
+                continue
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             lost = LOST.search(line)
@@ -94,12 +98,10 @@ def build(events, cpu, actual):
         a["end"] = b["start"]
     runs[-1]["end"] = actual
 
+    starts = [r["start"] for r in runs]
+
     def run_at(t):
-        found = runs[0]
-        for r in runs:
-            if r["start"] <= t:
-                found = r
-        return found
+        return runs[bisect.bisect_right(starts, t) - 1]
 
     def owner(r):
         return r["pid"] if r["known"] else "unknown"
@@ -171,11 +173,11 @@ def main():
     actual = max(args.actual, expected)
     runs, frames, run_at, owner = build(events, cpu, actual)
     ctx = lambda t: context_at(t, runs, frames, run_at, owner)
-    for fr in frames:
-        if fr["hard"]:
-            fr["hrtimer"] = any(e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and
-                                ctx(e["ts"])[0] is fr for e in events
-                                if e["ts"] <= actual)
+    for e in events:
+        if e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and e["ts"] <= actual:
+            inner = ctx(e["ts"])[0]
+            if inner:
+                inner["hrtimer"] = True
 
     # The chain.
     switches = [e for e in events if e["event"] == "sched_switch" and e["cpu"] == cpu]
@@ -221,6 +223,14 @@ def main():
                             th = ctx(tw["ts"])[0]
                             if th:
                                 chain.update(hard=th["id"], start=th["start"])
+                    else:
+                        # Already running: the IRQ that raised this softirq's vector.
+                        raises = [e for e in events if e["event"] == "softirq_raise"
+                                  and e["cpu"] == cpu and num(e, "vec") == soft["vec"]
+                                  and expected <= e["ts"] <= soft["start"]]
+                        th = ctx(raises[-1]["ts"])[0] if raises else None
+                        if th:
+                            chain.update(hard=th["id"], start=th["start"])
 
     # The sweep: every boundary inside the window, each elementary interval labelled.
     points = {expected, actual}
@@ -277,7 +287,7 @@ def main():
         return 1
     print(json.dumps({"lateness_ns": actual - expected, "probe_tid": tid, "chain": chain["kind"],
                       "chain_thread": chain["thread"],
-                      "complete": not unknown and cpu not in lost_cpus, "parts": out}, indent=1))
+                      "complete": not unknown and not lost_cpus & {cpu, "all"}, "parts": out}, indent=1))
     return 0
 
 
