@@ -103,6 +103,8 @@ struct Explainer::Impl {
 
   /// Finish()'s deadline on the real clock; never before Finish.
   std::atomic<int64_t> finish_deadline_ns{kExplainerNever};
+  /// Set by Finish(): samples and spikes after it are ignored (the source is gone).
+  std::atomic<bool> done{false};
   std::thread thread;
 
   int64_t Now() const { return plan.now_ns ? plan.now_ns() : MonotonicNs(); }
@@ -410,6 +412,7 @@ bool Explainer::active() const {
 
 void Explainer::OnSamples(const SampleRecord* records, size_t count) {
   Impl& impl = *impl_;
+  if (impl.done.load(std::memory_order_relaxed)) return;
   const int64_t threshold_ns = impl.plan.threshold_ns;
   for (size_t i = 0; i < count; ++i) {
     const SampleRecord& record = records[i];
@@ -440,7 +443,8 @@ void Explainer::OnSamples(const SampleRecord* records, size_t count) {
 void Explainer::OnSpike(const SpikeInput& spike) {
   Impl& impl = *impl_;
   std::lock_guard lock(impl.mutex);
-  if (impl.cost_tracking && !impl.finished) impl.AdvancePhaseLocked(spike.actual_ns);
+  if (impl.finished) return;
+  if (impl.cost_tracking) impl.AdvancePhaseLocked(spike.actual_ns);
   if (spike.actual_ns - spike.expected_ns <= impl.plan.threshold_ns) return;
   impl.IntakeLocked(spike, false);
 }
@@ -453,6 +457,7 @@ ExplainSummary Explainer::Finish() {
     impl.finished = true;
     impl.stopping = true;
   }
+  impl.done.store(true);
   impl.wake.notify_all();
   if (impl.thread.joinable()) impl.thread.join();
   if (impl.session != nullptr) impl.session->StopReader();
