@@ -3,6 +3,9 @@
 // side only compares and, during the cost measurement, records into a histogram.
 #include "trace/explainer.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -273,7 +276,30 @@ struct Explainer::Impl {
   }
 
   void StartThread() {
-    thread = std::thread([this] { Run(); });
+    thread = std::thread([this] {
+      LeaveTheProbes();
+      Run();
+    });
+  }
+
+  /// The analysis is no real-time work: SCHED_OTHER whatever the starting thread had (a
+  /// command may start it from a SCHED_FIFO thread), and off the traced CPUs where others
+  /// are online. Best effort: a cpuset that allows only the probe CPUs keeps them.
+  void LeaveTheProbes() const {
+    sched_param other{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+    const std::vector<int>& traced = plan.session.cpus;
+    if (traced.empty()) return;
+    const auto online = static_cast<int>(std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int count = 0;
+    for (int cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) {
+      if (std::find(traced.begin(), traced.end(), cpu) != traced.end()) continue;
+      CPU_SET(static_cast<size_t>(cpu), &set);
+      ++count;
+    }
+    if (count > 0) (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   }
 
   void AddNotes(ExplainSummary& summary) const;

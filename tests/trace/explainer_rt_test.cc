@@ -56,10 +56,21 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   plan.session.buffer_kb_per_cpu = 2048;
   std::mutex live_mutex;
   std::vector<std::pair<uint64_t, int64_t>> live;  // (seq, when its verdict came)
-  auto explainer = Explainer::Start(plan, [&](const Explanation& e, const std::string&) {
-    std::lock_guard lock(live_mutex);
-    live.emplace_back(e.spike.seq, MonotonicNs());
+  std::atomic<int> analysis_policy{-1}, analysis_cpu{-1};
+  // Started as a command may start it: from a SCHED_FIFO thread pinned to the probe CPU.
+  std::unique_ptr<Explainer> explainer;
+  bool starter_fifo = false;
+  std::thread starter([&] {
+    starter_fifo = ExplainRtPinFifo(cpu, 10);
+    explainer = Explainer::Start(plan, [&](const Explanation& e, const std::string&) {
+      analysis_policy = sched_getscheduler(0);
+      analysis_cpu = sched_getcpu();
+      std::lock_guard lock(live_mutex);
+      live.emplace_back(e.spike.seq, MonotonicNs());
+    });
   });
+  starter.join();
+  ASSERT_TRUE(starter_fifo);
   ASSERT_TRUE(explainer->active()) << explainer->Finish().unavailable_reason;
 
   constexpr int kPeriods = 1000;
@@ -131,6 +142,10 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_EQ(summary.spikes_seen, above);
   EXPECT_EQ(summary.spikes_explained, above) << "well below max_explained";
   EXPECT_EQ(live.size(), above);
+  EXPECT_EQ(analysis_policy.load(), SCHED_OTHER) << "the analysis thread is not real-time";
+  if (std::thread::hardware_concurrency() > 1) {
+    EXPECT_NE(analysis_cpu.load(), cpu) << "the analysis thread ran on the probe's CPU";
+  }
 
   // The spike whose deadline fell inside the spin (others may come from the VM's host).
   const auto it = std::find_if(
