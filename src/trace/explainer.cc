@@ -3,6 +3,9 @@
 // side only compares and, during the cost measurement, records into a histogram.
 #include "trace/explainer.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -103,6 +106,8 @@ struct Explainer::Impl {
 
   /// Finish()'s deadline on the real clock; never before Finish.
   std::atomic<int64_t> finish_deadline_ns{kExplainerNever};
+  /// Set by Finish(): samples and spikes after it are ignored (the source is gone).
+  std::atomic<bool> done{false};
   std::thread thread;
 
   int64_t Now() const { return plan.now_ns ? plan.now_ns() : MonotonicNs(); }
@@ -271,7 +276,30 @@ struct Explainer::Impl {
   }
 
   void StartThread() {
-    thread = std::thread([this] { Run(); });
+    thread = std::thread([this] {
+      LeaveTheProbes();
+      Run();
+    });
+  }
+
+  /// The analysis is no real-time work: SCHED_OTHER whatever the starting thread had (a
+  /// command may start it from a SCHED_FIFO thread), and off the traced CPUs where others
+  /// are online. Best effort: a cpuset that allows only the probe CPUs keeps them.
+  void LeaveTheProbes() const {
+    sched_param other{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+    const std::vector<int>& traced = plan.session.cpus;
+    if (traced.empty()) return;
+    const auto online = static_cast<int>(std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int count = 0;
+    for (int cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) {
+      if (std::find(traced.begin(), traced.end(), cpu) != traced.end()) continue;
+      CPU_SET(static_cast<size_t>(cpu), &set);
+      ++count;
+    }
+    if (count > 0) (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   }
 
   void AddNotes(ExplainSummary& summary) const;
@@ -410,6 +438,7 @@ bool Explainer::active() const {
 
 void Explainer::OnSamples(const SampleRecord* records, size_t count) {
   Impl& impl = *impl_;
+  if (impl.done.load(std::memory_order_relaxed)) return;
   const int64_t threshold_ns = impl.plan.threshold_ns;
   for (size_t i = 0; i < count; ++i) {
     const SampleRecord& record = records[i];
@@ -440,7 +469,8 @@ void Explainer::OnSamples(const SampleRecord* records, size_t count) {
 void Explainer::OnSpike(const SpikeInput& spike) {
   Impl& impl = *impl_;
   std::lock_guard lock(impl.mutex);
-  if (impl.cost_tracking && !impl.finished) impl.AdvancePhaseLocked(spike.actual_ns);
+  if (impl.finished) return;
+  if (impl.cost_tracking) impl.AdvancePhaseLocked(spike.actual_ns);
   if (spike.actual_ns - spike.expected_ns <= impl.plan.threshold_ns) return;
   impl.IntakeLocked(spike, false);
 }
@@ -453,6 +483,7 @@ ExplainSummary Explainer::Finish() {
     impl.finished = true;
     impl.stopping = true;
   }
+  impl.done.store(true);
   impl.wake.notify_all();
   if (impl.thread.joinable()) impl.thread.join();
   if (impl.session != nullptr) impl.session->StopReader();

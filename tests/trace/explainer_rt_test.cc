@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,15 +54,30 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   plan.window_dir = dir.File("windows");
   plan.session.cpus = {cpu};
   plan.session.buffer_kb_per_cpu = 2048;
-  std::atomic<int> live_verdicts{0};
-  auto explainer =
-      Explainer::Start(plan, [&](const Explanation&, const std::string&) { ++live_verdicts; });
+  std::mutex live_mutex;
+  std::vector<std::pair<uint64_t, int64_t>> live;  // (seq, when its verdict came)
+  std::atomic<int> analysis_policy{-1}, analysis_cpu{-1};
+  // Started as a command may start it: from a SCHED_FIFO thread pinned to the probe CPU.
+  std::unique_ptr<Explainer> explainer;
+  bool starter_fifo = false;
+  std::thread starter([&] {
+    starter_fifo = ExplainRtPinFifo(cpu, 10);
+    explainer = Explainer::Start(plan, [&](const Explanation& e, const std::string&) {
+      analysis_policy = sched_getscheduler(0);
+      analysis_cpu = sched_getcpu();
+      std::lock_guard lock(live_mutex);
+      live.emplace_back(e.spike.seq, MonotonicNs());
+    });
+  });
+  starter.join();
+  ASSERT_TRUE(starter_fifo);
   ASSERT_TRUE(explainer->active()) << explainer->Finish().unavailable_reason;
 
-  constexpr int kPeriods = 400;
+  constexpr int kPeriods = 1000;
   constexpr int64_t kPeriodNs = 1'000'000;
   constexpr int64_t kSpinNs = 2'500'000;
   std::vector<SampleRecord> samples(kPeriods);
+  std::atomic<int> published{0};
   std::atomic<int> probe_tid{0};
   std::atomic<bool> probe_fifo{false}, hog_fifo{false};
   int hog_tid = 0;
@@ -80,6 +97,20 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
       r.expected_ns = deadline_ns;
       r.seq = static_cast<uint64_t>(i);
       r.cpu = static_cast<uint16_t>(cpu);
+      published.store(i + 1, std::memory_order_release);
+    }
+  });
+  // As the sample writer hands them over while the run goes on: in batches, every 5 ms.
+  std::thread writer([&] {
+    int fed = 0;
+    while (fed < kPeriods) {
+      const int now = published.load(std::memory_order_acquire);
+      if (now == fed) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      explainer->OnSamples(samples.data() + fed, static_cast<size_t>(now - fed));
+      fed = now;
     }
   });
   std::thread hog([&] {
@@ -93,14 +124,15 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
     while (MonotonicNs() - spin_from_ns < kSpinNs) {
     }
     spin_to_ns = MonotonicNs();
+    // Gives the CPU up at once (the waiting FIFO probe preempts it), not after a thread exit
+    // that would still run at FIFO 60.
+    sched_param other{};
+    sched_setscheduler(0, SCHED_OTHER, &other);
   });
   probe.join();
   hog.join();
+  writer.join();
   ASSERT_TRUE(probe_fifo.load() && hog_fifo.load()) << "SCHED_FIFO refused";
-  // As the sample writer would hand them over: in batches.
-  for (size_t i = 0; i < samples.size(); i += 64) {
-    explainer->OnSamples(samples.data() + i, std::min<size_t>(64, samples.size() - i));
-  }
   const ExplainSummary summary = explainer->Finish();
   ASSERT_TRUE(summary.active);
 
@@ -109,7 +141,11 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   for (const SampleRecord& r : samples) above += LatencyNs(r) > plan.threshold_ns ? 1U : 0U;
   EXPECT_EQ(summary.spikes_seen, above);
   EXPECT_EQ(summary.spikes_explained, above) << "well below max_explained";
-  EXPECT_EQ(live_verdicts.load(), static_cast<int>(above));
+  EXPECT_EQ(live.size(), above);
+  EXPECT_EQ(analysis_policy.load(), SCHED_OTHER) << "the analysis thread is not real-time";
+  if (std::thread::hardware_concurrency() > 1) {
+    EXPECT_NE(analysis_cpu.load(), cpu) << "the analysis thread ran on the probe's CPU";
+  }
 
   // The spike whose deadline fell inside the spin (others may come from the VM's host).
   const auto it = std::find_if(
@@ -123,7 +159,8 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_EQ(sum_ns, e.lateness_ns);
   EXPECT_EQ(e.lateness_ns, e.spike.actual_ns - e.spike.expected_ns);
   EXPECT_EQ(e.probe_tid, probe_tid.load());
-  // Ground truth: the hog held the CPU from the deadline to the end of its spin.
+  // Ground truth: the hog held the CPU from the deadline to the end of its spin (and the
+  // few us of its sched_setscheduler call).
   const int64_t truth_ns = spin_to_ns - e.spike.expected_ns;
   const std::string hog_name = "rtp-hog " + std::to_string(hog_tid) + " ";
   const auto hog_part = std::find_if(e.parts.begin(), e.parts.end(), [&](const Part& p) {
@@ -135,6 +172,11 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_NEAR(static_cast<double>(hog_part->ns), static_cast<double>(truth_ns), 100'000.0) << parts;
   EXPECT_NE(hog_part->name.find(" rt 60"), std::string::npos) << hog_part->name;
   EXPECT_EQ(e.parts.front().name, hog_part->name) << "the largest part";
+  // Its verdict came while the run went on (the hog ran at 150 ms of a 1 s run).
+  const auto verdict =
+      std::find_if(live.begin(), live.end(), [&](const auto& v) { return v.first == e.spike.seq; });
+  ASSERT_NE(verdict, live.end());
+  EXPECT_LT(verdict->second, samples.back().actual_ns) << "explained only after the run";
 
   // The next deadline passed inside the spin too, before the probe had woken: that spike is
   // marked as carried from this one.

@@ -579,6 +579,26 @@ TEST(ExplainerTest, CostNotMeasuredWhenTheRunEndsInsideThePhase) {
   EXPECT_FALSE(script->recording[0].first);
 }
 
+TEST(ExplainerTest, SamplesAndSpikesAfterFinishAreIgnored) {
+  auto script = std::make_shared<Script>();
+  ExplainPlan plan;
+  plan.threshold_ns = kThreshold;
+  plan.cost_phase_ns = 1'000'000;
+  auto explainer = StartScripted(plan, script);
+  const ExplainSummary summary = explainer->Finish();
+  EXPECT_EQ(summary.spikes_seen, 0U);
+  // Past the cost phase and late: would turn the recording on and queue a spike.
+  std::vector<SampleRecord> batch = {Sample(0, kBase, 100), Sample(1, kBase + 5'000'000, 90'000)};
+  explainer->OnSamples(batch.data(), batch.size());
+  SpikeInput job;
+  job.expected_ns = kBase + 6'000'000;
+  job.actual_ns = job.expected_ns + 90'000;
+  explainer->OnSpike(job);
+  std::lock_guard lock(script->mutex);
+  EXPECT_EQ(script->recording.size(), 1U) << "only the cost phase's recording off at start";
+  EXPECT_TRUE(script->windows.empty());
+}
+
 TEST(ExplainerTest, InactiveExplainerCountsSpikesExplainsNoneAndSaysWhy) {
   ExplainPlan plan;
   plan.threshold_ns = kThreshold;
