@@ -37,8 +37,9 @@ std::string ChainText(const results::SpikeExplanation& s) {
 }
 
 std::string CountsText(const results::ExplainResult& e) {
-  return fmt::format("threshold {} us: {} spikes, {} explained, {} not explained", ExplainUs(e.threshold_ns),
-                     e.spikes_seen, e.spikes_explained, e.spikes_not_explained);
+  return fmt::format("threshold {} us: {} spikes, {} explained, {} not explained",
+                     ExplainUs(e.threshold_ns), e.spikes_seen, e.spikes_explained,
+                     e.spikes_not_explained);
 }
 
 std::string CostText(const results::ExplainCostResult& c) {
@@ -61,9 +62,9 @@ std::string CauseTableHtml(const std::string& id, const std::string& caption,
       "(us)</th><th>spikes</th><th>largest in one spike (us)</th></tr>\n",
       HtmlEscape(id), HtmlEscape(caption));
   for (const auto& c : causes) {
-    html += fmt::format("<tr class=\"cause\"><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td>{}</tr>\n",
-                        HtmlEscape(c.kind), HtmlEscape(c.name), UsCell(c.total_ns), c.spikes,
-                        UsCell(c.max_ns));
+    html += fmt::format(
+        "<tr class=\"cause\"><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td>{}</tr>\n",
+        HtmlEscape(c.kind), HtmlEscape(c.name), UsCell(c.total_ns), c.spikes, UsCell(c.max_ns));
   }
   return html + "</table>\n";
 }
@@ -86,11 +87,11 @@ std::string WorstSpikesHtml(const std::string& id, const results::ExplainResult&
     const auto& s = e.spikes[i];
     std::string verdict = HtmlEscape(s.verdict);
     if (!s.complete) verdict += " <em>(incomplete: " + HtmlEscape(s.incomplete_reason) + ")</em>";
-    const std::string window =
-        s.window_file.empty()
-            ? std::string("not saved")
-            : fmt::format("<a href=\"{}\">{}</a>", HtmlEscape(WindowHref(s.window_file, run_prefix)),
-                          HtmlEscape(s.window_file));
+    const std::string window = s.window_file.empty()
+                                   ? std::string("not saved")
+                                   : fmt::format("<a href=\"{}\">{}</a>",
+                                                 HtmlEscape(WindowHref(s.window_file, run_prefix)),
+                                                 HtmlEscape(s.window_file));
     html += fmt::format(
         "<tr class=\"spike\"><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td>{}<td>{}</td><td class=\"verdict\">{}</td><td>{}</td></tr>\n",
@@ -125,8 +126,8 @@ std::string CauseTableText(const std::string& heading,
                            const std::vector<results::ExplainCause>& causes) {
   std::string out = heading + ":\n";
   if (causes.empty()) return out + "  none\n";
-  out += fmt::format("  {:<12} {:>14} {:>7} {:>14}  {}\n", "kind", "total_us", "spikes",
-                     "max_us", "cause");
+  out += fmt::format("  {:<12} {:>14} {:>7} {:>14}  {}\n", "kind", "total_us", "spikes", "max_us",
+                     "cause");
   for (const auto& c : causes) {
     out += fmt::format("  {:<12} {:>14} {:>7} {:>14}  {}\n", c.kind, ExplainUs(c.total_ns),
                        c.spikes, ExplainUs(c.max_ns), c.name);
@@ -137,8 +138,9 @@ std::string CauseTableText(const std::string& heading,
 }  // namespace
 
 bool HasExplain(const results::SuiteResult& suite) {
-  return std::any_of(suite.scenarios.begin(), suite.scenarios.end(),
-                     [](const results::ScenarioResult& s) { return ScenarioExplain(s) != nullptr; });
+  return std::any_of(
+      suite.scenarios.begin(), suite.scenarios.end(),
+      [](const results::ScenarioResult& s) { return ScenarioExplain(s) != nullptr; });
 }
 
 HtmlSection ExplainHtmlSection(const results::SuiteResult& suite, const std::string& run_prefix) {

@@ -129,13 +129,14 @@ LatencyWorkload::LatencyWorkload(measure::LatencyPlan plan, LatencySettings sett
 nlohmann::json LatencyWorkload::ConfigJson() const {
   std::vector<std::string> wake;
   for (const auto w : plan_.paths) wake.emplace_back(measure::WakePathName(w));
-  return {{"priority", settings_.priority},
-          {"policy", "fifo"},
-          {"interval_us", settings_.interval_ns / kNsPerUs},
-          {"wake", wake},
-          {"linear_histogram_us", plan_.linear_histogram_us},
-          {"explain_threshold_ns", settings_.explain ? nlohmann::json(settings_.explain->threshold_ns)
-                                                     : nlohmann::json(nullptr)}};
+  return {
+      {"priority", settings_.priority},
+      {"policy", "fifo"},
+      {"interval_us", settings_.interval_ns / kNsPerUs},
+      {"wake", wake},
+      {"linear_histogram_us", plan_.linear_histogram_us},
+      {"explain_threshold_ns", settings_.explain ? nlohmann::json(settings_.explain->threshold_ns)
+                                                 : nlohmann::json(nullptr)}};
 }
 
 void LatencyWorkload::FillRunFacts(results::LatencyRun& run) const {

@@ -71,7 +71,8 @@ class ExplainCliHog {
       tid_ = static_cast<int>(syscall(SYS_gettid));
       int64_t next = ExplainCliNowNs() + every_ns;
       while (!stop_.load()) {
-        const timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+        const timespec at{static_cast<time_t>(next / 1'000'000'000),
+                          static_cast<long>(next % 1'000'000'000)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
         const int64_t from = ExplainCliNowNs();
         while (ExplainCliNowNs() - from < spin_ns) {
@@ -163,7 +164,8 @@ void ExpectTheHogIsNamed(const json& e, int hog_tid,
   for (const auto& s : e["spikes"]) {
     const int64_t from = s["expected_ns"], to = from + s["latency_ns"].get<int64_t>();
     int64_t overlap = 0;
-    for (const auto& [a, b] : spins) overlap += std::max<int64_t>(0, std::min(b, to) - std::max(a, from));
+    for (const auto& [a, b] : spins)
+      overlap += std::max<int64_t>(0, std::min(b, to) - std::max(a, from));
     for (const auto& p : s["parts"]) {
       if (p["kind"] != "thread" || p["name"].get<std::string>().rfind(hog_name, 0) != 0) continue;
       ++named;
@@ -171,7 +173,8 @@ void ExpectTheHogIsNamed(const json& e, int hog_tid,
       EXPECT_GE(p["ns"].get<int64_t>(), overlap / 2) << s.dump();
     }
   }
-  EXPECT_GT(named, 0) << "no spike names the hog " << hog_name << ": " << e["causes_by_time"].dump();
+  EXPECT_GT(named, 0) << "no spike names the hog " << hog_name << ": "
+                      << e["causes_by_time"].dump();
 }
 
 /// `report` on the folder: the "why late" HTML tables and the text file carry result.json's
@@ -200,11 +203,10 @@ void ExpectReportShows(const std::string& run_dir, const std::string& scenario, 
   }
   // The worst spike's window is linked from the page.
   if (!e["spikes"].empty()) {
-    const auto worst = std::max_element(e["spikes"].begin(), e["spikes"].end(),
-                                        [](const json& a, const json& b) {
-                                          return a["latency_ns"].get<int64_t>() <
-                                                 b["latency_ns"].get<int64_t>();
-                                        });
+    const auto worst =
+        std::max_element(e["spikes"].begin(), e["spikes"].end(), [](const json& a, const json& b) {
+          return a["latency_ns"].get<int64_t>() < b["latency_ns"].get<int64_t>();
+        });
     EXPECT_NE(html.find("href=\"../" + (*worst)["window_file"].get<std::string>() + "\""),
               std::string::npos);
   }
@@ -253,8 +255,8 @@ TEST_F(ExplainCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
   const std::string jobs = ReadFile(out + "/" + scenario + "/jobs.csv");
   std::vector<uint64_t> late;
   const std::regex job_re(R"(\n([0-9]+),(-?[0-9]+),(-?[0-9]+),)");
-  for (auto m = std::sregex_iterator(jobs.begin(), jobs.end(), job_re);
-       m != std::sregex_iterator(); ++m) {
+  for (auto m = std::sregex_iterator(jobs.begin(), jobs.end(), job_re); m != std::sregex_iterator();
+       ++m) {
     if (std::stoll((*m)[3]) - std::stoll((*m)[2]) > 1'000'000) late.push_back(std::stoull((*m)[1]));
   }
   EXPECT_EQ(e["spikes_seen"].get<uint64_t>(), late.size());
@@ -300,9 +302,8 @@ TEST_F(ExplainCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
 
 TEST(ExplainCliUsageTest, BadThresholdsAreUsageErrorsNamingTheValue) {
   TempDir dir;
-  for (const auto& [command, value] :
-       std::vector<std::pair<std::string, std::string>>{{"suite", "abc"}, {"suite", "0"},
-                                                        {"control", "-5us"}, {"control", "x"}}) {
+  for (const auto& [command, value] : std::vector<std::pair<std::string, std::string>>{
+           {"suite", "abc"}, {"suite", "0"}, {"control", "-5us"}, {"control", "x"}}) {
     auto run = RunRtpulse({command, "--explain", value, "-o", dir.File(command + value)});
     EXPECT_EQ(run.exit_code, 2) << command << " " << value << ": " << run.err;
     EXPECT_NE(run.err.find("--explain '" + value + "'"), std::string::npos) << run.err;

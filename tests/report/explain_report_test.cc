@@ -141,9 +141,9 @@ TEST(ExplainReport, HtmlAndTextCarryResultJsonsNumbers) {
   ASSERT_TRUE(WriteFileAtomic(dir.path() + "/result.json", results::ToJson(suite).dump(1)));
   auto out = WriteReport(dir.path(), {});
   ASSERT_TRUE(out) << out.error().message;
-  EXPECT_NE(std::find(out->written.begin(), out->written.end(),
-                      dir.path() + "/tables/why_late.txt"),
-            out->written.end());
+  EXPECT_NE(
+      std::find(out->written.begin(), out->written.end(), dir.path() + "/tables/why_late.txt"),
+      out->written.end());
 
   // The truth: result.json as plain JSON.
   const auto j = nlohmann::json::parse(ReadFile(dir.path() + "/result.json"));
@@ -195,7 +195,8 @@ TEST(ExplainReport, HtmlAndTextCarryResultJsonsNumbers) {
   const std::string text = ReadFile(dir.path() + "/tables/why_late.txt");
   EXPECT_NE(text.find("Why was it late: idle"), std::string::npos);
   EXPECT_EQ(text.find("Why was it late: plain"), std::string::npos);
-  const std::regex cause_re(R"(\n  (\S+) +(-?[0-9]+\.[0-9]{3}) +([0-9]+) +(-?[0-9]+\.[0-9]{3})  ([^\n]+))");
+  const std::regex cause_re(
+      R"(\n  (\S+) +(-?[0-9]+\.[0-9]{3}) +([0-9]+) +(-?[0-9]+\.[0-9]{3})  ([^\n]+))");
   std::vector<std::smatch> causes;
   for (auto m = std::sregex_iterator(text.begin(), text.end(), cause_re);
        m != std::sregex_iterator(); ++m) {
@@ -274,9 +275,9 @@ TEST(ExplainReport, AFolderWithoutExplainHasNoSection) {
   ASSERT_TRUE(out) << out.error().message;
   const std::string html = ReadFile(dir.path() + "/report/index.html");
   EXPECT_EQ(html.find("why-late"), std::string::npos);
-  EXPECT_EQ(std::find(out->written.begin(), out->written.end(),
-                      dir.path() + "/tables/why_late.txt"),
-            out->written.end());
+  EXPECT_EQ(
+      std::find(out->written.begin(), out->written.end(), dir.path() + "/tables/why_late.txt"),
+      out->written.end());
 }
 
 }  // namespace
