@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <type_traits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "core/printable.h"
 
@@ -93,8 +93,7 @@ class ExplainFields {
     }
     if (!fits) {
       return UsageError(fmt::format("{}: {} is out of range ({} to {})", At(key), v.dump(),
-                                    std::numeric_limits<T>::min(),
-                                    std::numeric_limits<T>::max()));
+                                    std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
     }
     *out = negative ? static_cast<T>(v.get<int64_t>()) : static_cast<T>(v.get<uint64_t>());
     return Status::Ok();
@@ -143,15 +142,15 @@ class ExplainFields {
     auto m = Member(key);
     if (!m) return m.error();
     if (!(*m)->is_array()) {
-      return UsageError(fmt::format("{}: {} is not a list of strings", At(key),
-                                    Printable((*m)->dump())));
+      return UsageError(
+          fmt::format("{}: {} is not a list of strings", At(key), Printable((*m)->dump())));
     }
     out->clear();
     for (size_t i = 0; i < (*m)->size(); ++i) {
       const json& v = (**m)[i];
       if (!v.is_string()) {
-        return UsageError(fmt::format("{}[{}]: {} is not a string", At(key), i,
-                                      Printable(v.dump())));
+        return UsageError(
+            fmt::format("{}[{}]: {} is not a string", At(key), i, Printable(v.dump())));
       }
       out->push_back(v.get<std::string>());
     }
@@ -201,8 +200,7 @@ Status ExplainSpikeFromJson(const ExplainFields& f, SpikeExplanation* s) {
            f.Integer("expected_ns", &s->expected_ns), f.NonNegative("latency_ns", &s->latency_ns),
            f.Name("chain", kExplainChainKinds, &s->chain),
            f.String("chain_thread", &s->chain_thread), f.Integer("probe_tid", &s->probe_tid),
-           f.Bool("complete", &s->complete),
-           f.String("incomplete_reason", &s->incomplete_reason),
+           f.Bool("complete", &s->complete), f.String("incomplete_reason", &s->incomplete_reason),
            f.String("verdict", &s->verdict), f.String("window_file", &s->window_file),
            f.NonNegative("explained_after_ns", &s->explained_after_ns)});
       !st) {
@@ -239,10 +237,10 @@ Status ExplainCausesFromJson(const ExplainFields& f, const char* key,
                              std::vector<ExplainCause>* out) {
   return f.Objects(key, [&](const ExplainFields& cf) -> Status {
     ExplainCause c;
-    if (auto st = ExplainAll(
-            {cf.Name("kind", kExplainPartKinds, &c.kind), cf.String("name", &c.name),
-             cf.NonNegative("total_ns", &c.total_ns), cf.Integer("spikes", &c.spikes),
-             cf.NonNegative("max_ns", &c.max_ns)});
+    if (auto st =
+            ExplainAll({cf.Name("kind", kExplainPartKinds, &c.kind), cf.String("name", &c.name),
+                        cf.NonNegative("total_ns", &c.total_ns), cf.Integer("spikes", &c.spikes),
+                        cf.NonNegative("max_ns", &c.max_ns)});
         !st) {
       return st;
     }
@@ -256,21 +254,19 @@ Status ExplainCausesFromJson(const ExplainFields& f, const char* key,
 }
 
 Status ExplainCostFromJson(const ExplainFields& f, ExplainCostResult* c) {
-  return ExplainAll({f.Integer("samples_without", &c->samples_without),
-                     f.Integer("samples_with", &c->samples_with),
-                     f.Integer("p50_without_ns", &c->p50_without_ns),
-                     f.Integer("p99_without_ns", &c->p99_without_ns),
-                     f.Integer("p50_with_ns", &c->p50_with_ns),
-                     f.Integer("p99_with_ns", &c->p99_with_ns)});
+  return ExplainAll(
+      {f.Integer("samples_without", &c->samples_without),
+       f.Integer("samples_with", &c->samples_with), f.Integer("p50_without_ns", &c->p50_without_ns),
+       f.Integer("p99_without_ns", &c->p99_without_ns), f.Integer("p50_with_ns", &c->p50_with_ns),
+       f.Integer("p99_with_ns", &c->p99_with_ns)});
 }
 
 Status ExplainTraceFromJson(const ExplainFields& f, ExplainResult* e) {
-  return ExplainAll({f.String("instance", &e->instance),
-                     f.Strings("events_enabled", &e->events_enabled),
-                     f.Strings("events_missing", &e->events_missing),
-                     f.Integer("events_read", &e->events_read),
-                     f.Integer("events_lost", &e->events_lost),
-                     f.NonNegative("reader_cpu_ns", &e->reader_cpu_ns)});
+  return ExplainAll(
+      {f.String("instance", &e->instance), f.Strings("events_enabled", &e->events_enabled),
+       f.Strings("events_missing", &e->events_missing), f.Integer("events_read", &e->events_read),
+       f.Integer("events_lost", &e->events_lost),
+       f.NonNegative("reader_cpu_ns", &e->reader_cpu_ns)});
 }
 
 Status ExplainCountsCheck(const ExplainFields& f, const ExplainResult& e) {
@@ -283,8 +279,8 @@ Status ExplainCountsCheck(const ExplainFields& f, const ExplainResult& e) {
         f.path(), e.spikes_explained, e.spikes_not_explained, e.spikes_seen));
   }
   if (e.spikes.size() > e.spikes_explained) {
-    return UsageError(fmt::format("{}: {} spikes listed but spikes_explained is {}",
-                                  f.At("spikes"), e.spikes.size(), e.spikes_explained));
+    return UsageError(fmt::format("{}: {} spikes listed but spikes_explained is {}", f.At("spikes"),
+                                  e.spikes.size(), e.spikes_explained));
   }
   if (!e.active && e.unavailable_reason.empty()) {
     return UsageError(fmt::format(
@@ -302,12 +298,10 @@ nlohmann::json ExplainToJson(const ExplainResult& e) {
   for (const auto& s : e.spikes) spikes.push_back(ExplainSpikeJson(s));
   json cost = nullptr;
   if (e.cost) {
-    cost = {{"samples_without", e.cost->samples_without},
-            {"samples_with", e.cost->samples_with},
-            {"p50_without_ns", e.cost->p50_without_ns},
-            {"p99_without_ns", e.cost->p99_without_ns},
-            {"p50_with_ns", e.cost->p50_with_ns},
-            {"p99_with_ns", e.cost->p99_with_ns}};
+    cost = {
+        {"samples_without", e.cost->samples_without}, {"samples_with", e.cost->samples_with},
+        {"p50_without_ns", e.cost->p50_without_ns},   {"p99_without_ns", e.cost->p99_without_ns},
+        {"p50_with_ns", e.cost->p50_with_ns},         {"p99_with_ns", e.cost->p99_with_ns}};
   }
   return {{"threshold_ns", e.threshold_ns},
           {"active", e.active},
@@ -335,8 +329,7 @@ Expected<ExplainResult> ExplainFromJson(const nlohmann::json& j) {
   }
   const ExplainFields f(j, "explain");
   ExplainResult e;
-  if (auto st = ExplainAll({f.Integer("threshold_ns", &e.threshold_ns),
-                            f.Bool("active", &e.active),
+  if (auto st = ExplainAll({f.Integer("threshold_ns", &e.threshold_ns), f.Bool("active", &e.active),
                             f.String("unavailable_reason", &e.unavailable_reason),
                             f.Integer("spikes_seen", &e.spikes_seen),
                             f.Integer("spikes_explained", &e.spikes_explained),
@@ -346,8 +339,8 @@ Expected<ExplainResult> ExplainFromJson(const nlohmann::json& j) {
     return st.error();
   }
   if (e.threshold_ns <= 0) {
-    return UsageError(fmt::format("{}: {} is not a positive threshold", f.At("threshold_ns"),
-                                  e.threshold_ns));
+    return UsageError(
+        fmt::format("{}: {} is not a positive threshold", f.At("threshold_ns"), e.threshold_ns));
   }
   auto spikes = f.Objects("spikes", [&](const ExplainFields& sf) -> Status {
     SpikeExplanation s;
