@@ -18,8 +18,8 @@ std::string ExplainUs(int64_t ns) {
 void AppendExplainCauses(std::string& out, const char* title,
                          const std::vector<results::ExplainCause>& causes, size_t rows) {
   out += fmt::format("{} (top {} of {}):\n", title, std::min(rows, causes.size()), causes.size());
-  out += fmt::format("  {:<12} {:<40} {:>12} {:>7} {:>10}\n", "kind", "cause", "total_us",
-                     "spikes", "max_us");
+  out += fmt::format("  {:<12} {:<40} {:>12} {:>7} {:>10}\n", "kind", "cause", "total_us", "spikes",
+                     "max_us");
   for (size_t i = 0; i < causes.size() && i < rows; ++i) {
     const auto& c = causes[i];
     out += fmt::format("  {:<12} {:<40} {:>12} {:>7} {:>10}\n", c.kind, c.name,
@@ -47,8 +47,8 @@ std::string FormatExplainTable(const results::ExplainResult& x, int64_t run_ns, 
   const std::string rate =
       run_ns > 0 ? fmt::format("{:.0f}", static_cast<double>(x.events_read) / seconds) : "?";
   out += fmt::format(
-      "explain: trace {}: {} events read, {} lost, {} events/s, reader CPU {:.1f} ms\n",
-      x.instance, x.events_read, x.events_lost, rate, static_cast<double>(x.reader_cpu_ns) / 1e6);
+      "explain: trace {}: {} events read, {} lost, {} events/s, reader CPU {:.1f} ms\n", x.instance,
+      x.events_read, x.events_lost, rate, static_cast<double>(x.reader_cpu_ns) / 1e6);
   if (x.events_lost > 0) {
     out += "explain: the kernel dropped events: windows that lost some are marked incomplete\n";
   }

@@ -289,9 +289,9 @@ Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOption
                                                              const std::vector<int>& online_cpus) {
   if (o.explain.empty()) {
     if (!o.explain_windows.empty()) {
-      return UsageError(fmt::format(
-          "--explain-windows {} needs --explain US (which spikes to explain and save)",
-          Printable(o.explain_windows)));
+      return UsageError(
+          fmt::format("--explain-windows {} needs --explain US (which spikes to explain and save)",
+                      Printable(o.explain_windows)));
     }
     if (o.explain_cost_given) {
       return UsageError(fmt::format(

@@ -59,13 +59,14 @@ results::ExplainResult ToExplainResult(const trace::ExplainSummary& summary,
   r.spikes_explained = summary.spikes_explained;
   r.spikes_not_explained = summary.spikes_not_explained;
   for (size_t i = 0; i < summary.explanations.size(); ++i) {
-    const std::string verdict = i < summary.verdicts.size() ? summary.verdicts[i]
-                                                            : trace::Verdict(summary.explanations[i]);
+    const std::string verdict =
+        i < summary.verdicts.size() ? summary.verdicts[i] : trace::Verdict(summary.explanations[i]);
     const int64_t after =
         i < summary.explained_after_ns.size() ? summary.explained_after_ns[i] : int64_t{0};
     r.spikes.push_back(ExplainSpikeFrom(summary.explanations[i], verdict, after, base_dir));
   }
-  for (const auto& row : summary.causes.by_time) r.causes_by_time.push_back(ExplainCauseFromRow(row));
+  for (const auto& row : summary.causes.by_time)
+    r.causes_by_time.push_back(ExplainCauseFromRow(row));
   for (const auto& row : summary.causes.by_count) {
     r.causes_by_count.push_back(ExplainCauseFromRow(row));
   }
@@ -77,8 +78,8 @@ results::ExplainResult ToExplainResult(const trace::ExplainSummary& summary,
   r.reader_cpu_ns = summary.trace.reader_cpu_ns;
   if (summary.cost) {
     const trace::ExplainCost& c = *summary.cost;
-    r.cost = results::ExplainCostResult{c.samples_without, c.samples_with,  c.p50_without_ns,
-                                        c.p99_without_ns,  c.p50_with_ns,   c.p99_with_ns};
+    r.cost = results::ExplainCostResult{c.samples_without, c.samples_with, c.p50_without_ns,
+                                        c.p99_without_ns,  c.p50_with_ns,  c.p99_with_ns};
   }
   r.notes = summary.notes;
   return r;

@@ -116,9 +116,27 @@ size_t ExpectWindowsMatchTruth(const nlohmann::json& explain, const std::string&
 TEST_F(ExplainCliTest, InjectedBlockerIsNamedWithItsDuration) {
   TempDir dir;
   constexpr int64_t kDelayNs = 500'000;
-  auto r = RunRtpulse({"latency", "-a", ExplainCpu(), "-t", "1", "-p", "80", "-i", "1000", "-D",
-                       "6s", "--inject", "500us@10Hz", "--explain", "250", "--explain-cost", "0",
-                       "--explain-windows", dir.File("win"), "--json", dir.File("r.json")});
+  auto r = RunRtpulse({"latency",
+                       "-a",
+                       ExplainCpu(),
+                       "-t",
+                       "1",
+                       "-p",
+                       "80",
+                       "-i",
+                       "1000",
+                       "-D",
+                       "6s",
+                       "--inject",
+                       "500us@10Hz",
+                       "--explain",
+                       "250",
+                       "--explain-cost",
+                       "0",
+                       "--explain-windows",
+                       dir.File("win"),
+                       "--json",
+                       dir.File("r.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   const auto& x = j["rtpulse"]["explain"];
@@ -262,8 +280,8 @@ TEST_F(ExplainCliTest, NoTracefsWarnsAndMeasuresWithoutAttribution) {
 TEST_F(ExplainCliTest, NotRootWarnsAndMeasuresWithoutAttribution) {
   ProcessOptions options;
   options.run_as_uid = 65534;  // nobody: tracefs is mode 0700
-  const std::vector<std::string> base = {"latency", "-a", ExplainCpu(), "-t", "1",
-                                         "-i",      "1000", "-D", "1s", "-q", "--json", "-"};
+  const std::vector<std::string> base = {"latency", "-a", ExplainCpu(), "-t", "1",      "-i",
+                                         "1000",    "-D", "1s",         "-q", "--json", "-"};
   std::vector<std::string> with = base;
   with.emplace_back("--explain");
   with.emplace_back("100");
@@ -286,10 +304,10 @@ TEST_F(ExplainCliTest, SigintMidRunLeavesNoInstanceAndValidJson) {
   options.signal = SIGINT;
   options.signal_after = std::chrono::milliseconds(3000);
   options.extra_env = {marker};
-  auto r = RunRtpulse({"latency", "-a", ExplainCpu(), "-t", "1", "-i", "1000", "-D", "60s", "-q",
-                       "--inject", "300us@20Hz", "--explain", "150", "--explain-cost", "1s",
-                       "--json", dir.File("s.json")},
-                      options);
+  auto r = RunRtpulse(
+      {"latency", "-a", ExplainCpu(), "-t", "1", "-i", "1000", "-D", "60s", "-q", "--inject",
+       "300us@20Hz", "--explain", "150", "--explain-cost", "1s", "--json", dir.File("s.json")},
+      options);
   EXPECT_EQ(r.exit_code, 130) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
   EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());

@@ -62,10 +62,9 @@ class HogSource final : public trace::EventSource {
     if (lost != nullptr) *lost = false;
     std::vector<trace::TraceEvent> out;
     for (const auto& s : spikes_) {
-      for (const auto& e : {Switch(s.expected_ns - 50'000, s.cpu, kAdapterProbeTid, "probe",
-                                   kAdapterHogTid, "hog"),
-                            Switch(s.actual_ns, s.cpu, kAdapterHogTid, "hog", kAdapterProbeTid,
-                                   "probe")}) {
+      for (const auto& e :
+           {Switch(s.expected_ns - 50'000, s.cpu, kAdapterProbeTid, "probe", kAdapterHogTid, "hog"),
+            Switch(s.actual_ns, s.cpu, kAdapterHogTid, "hog", kAdapterProbeTid, "probe")}) {
         if (e.ts_ns >= from_ns && e.ts_ns <= to_ns) out.push_back(e);
       }
     }
