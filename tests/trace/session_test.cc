@@ -575,5 +575,54 @@ TEST(TraceSessionTest, APreemptedTaskLeavesRunnableABlockedOneNot) {
   EXPECT_TRUE(blocked);
 }
 
+TEST(TraceSessionTest, SyscallsAreTracedForTheGivenPidsOnly) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  std::atomic<int> phase{0};  // 1: go, 2: done
+  std::atomic<int> probe_tid{0};
+  auto worker = [&](bool probe) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (probe) probe_tid = static_cast<int>(syscall(SYS_gettid));
+    while (phase.load() < 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    for (int i = 0; i < 100; ++i) (void)syscall(SYS_getppid);
+  };
+  std::thread probe(worker, true);
+  std::thread other(worker, false);  // the same syscalls, not asked for
+  while (probe_tid.load() == 0) std::this_thread::yield();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  plan.syscall_pids = {probe_tid.load()};
+  auto session = OpenOrFail(plan);
+  const int64_t from = MonoNowNs();
+  phase = 1;
+  probe.join();
+  other.join();
+  const int64_t to = MonoNowNs();
+  ASSERT_NE(session, nullptr);
+  session->Flush(cpu, to);
+  int enters = 0;
+  int exits = 0;
+  int switches = 0;
+  for (const TraceEvent& e : session->Window(from, to, {cpu})) {
+    if (e.kind == EventKind::kSyscallEnter || e.kind == EventKind::kSyscallExit) {
+      EXPECT_EQ(e.pid, probe_tid.load()) << "a syscall of a pid not asked for";
+      if (e.kind == EventKind::kSyscallEnter && e.number == SYS_getppid) ++enters;
+      if (e.kind == EventKind::kSyscallExit && e.number == SYS_getppid) ++exits;
+    }
+    if (e.kind == EventKind::kSchedSwitch) ++switches;
+  }
+  EXPECT_EQ(enters, 100);
+  EXPECT_EQ(exits, 100);
+  EXPECT_GT(switches, 0) << "the filter must not hide the other events";
+  const auto stats = session->stats();
+  EXPECT_NE(
+      std::find(stats.events_enabled.begin(), stats.events_enabled.end(), "raw_syscalls:sys_enter"),
+      stats.events_enabled.end());
+}
+
 }  // namespace
 }  // namespace rtpulse::trace
