@@ -107,7 +107,12 @@ class ExplainCliHog {
   std::vector<std::pair<int64_t, int64_t>> spins_;
 };
 
-class ExplainCliTest : public ::testing::Test {
+/// The hog's period: not a multiple of the probes' 1 ms or the control job's 4 ms, so its
+/// spins drift across their release grid (at 300 ms every spin would fall at the same phase
+/// of the 4 ms grid, and a quarter of the runs between two releases: no job ever late).
+constexpr int64_t kExplainCliHogEveryNs = 301'000'000;
+
+class ExplainSuiteCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for tracefs and SCHED_FIFO";
@@ -214,11 +219,11 @@ void ExpectReportShows(const std::string& run_dir, const std::string& scenario, 
   EXPECT_NE(text.find("Why was it late: " + scenario), std::string::npos) << text;
 }
 
-TEST_F(ExplainCliTest, SuiteExplainsTheHogsSpikesAndTheReportShowsThem) {
+TEST_F(ExplainSuiteCliTest, SuiteExplainsTheHogsSpikesAndTheReportShowsThem) {
   const int cpu = ExplainCliCpu();
   TempDir dir;
   const std::string out = dir.File("run");
-  ExplainCliHog hog(cpu, 3'000'000, 300'000'000);
+  ExplainCliHog hog(cpu, 3'000'000, kExplainCliHogEveryNs);
   auto run = RunRtpulse({"suite", "--scenarios", "idle", "-D", "3s", "--settle", "0s", "--cpus",
                          std::to_string(cpu), "-p", "50", "--explain", "1ms", "-o", out, "-q"});
   hog.Stop();
@@ -234,11 +239,11 @@ TEST_F(ExplainCliTest, SuiteExplainsTheHogsSpikesAndTheReportShowsThem) {
   ExpectReportShows(out, "idle", e);
 }
 
-TEST_F(ExplainCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
+TEST_F(ExplainSuiteCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
   const int cpu = ExplainCliCpu();
   TempDir dir;
   const std::string out = dir.File("run");
-  ExplainCliHog hog(cpu, 3'000'000, 300'000'000);
+  ExplainCliHog hog(cpu, 3'000'000, kExplainCliHogEveryNs);
   // 750 jobs of 4 ms: 3 s.
   auto run = RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "750", "--cpu",
                          std::to_string(cpu), "--no-stress", "--explain", "1000", "-o", out});
@@ -269,7 +274,7 @@ TEST_F(ExplainCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
   ExpectReportShows(out, scenario, e);
 }
 
-TEST_F(ExplainCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
+TEST_F(ExplainSuiteCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
   TempDir dir;
   const std::string out = dir.File("run");
   ProcessOptions options;
@@ -300,7 +305,7 @@ TEST_F(ExplainCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
             std::string::npos);
 }
 
-TEST(ExplainCliUsageTest, BadThresholdsAreUsageErrorsNamingTheValue) {
+TEST(ExplainSuiteCliUsageTest, BadThresholdsAreUsageErrorsNamingTheValue) {
   TempDir dir;
   for (const auto& [command, value] : std::vector<std::pair<std::string, std::string>>{
            {"suite", "abc"}, {"suite", "0"}, {"control", "-5us"}, {"control", "x"}}) {
