@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/latency_options.h"
+#include "cli/latency_timerlat.h"
 #include "cli/live_view.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
@@ -41,8 +42,20 @@ std::string Commented(const std::string& text) {
 
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
-  auto plan = BuildLatencyPlan(o, probe.online_cpus);
+  // --wake timerlat runs after the list's other paths (alone: the plan still gives the
+  // threads' CPUs, interval and priority).
+  const TimerlatWake wake = SplitTimerlatWake(o.wake);
+  LatencyOptions measured_options = o;
+  if (wake.timerlat) measured_options.wake = wake.others.empty() ? "abs" : wake.others;
+  auto plan = BuildLatencyPlan(measured_options, probe.online_cpus);
   if (!plan) return ReportError(plan.error());
+  std::optional<trace::TimerlatPlan> timerlat;
+  if (wake.timerlat) {
+    auto t = BuildTimerlatPlan(*plan, probe.online_cpus);
+    if (!t) return ReportError(t.error());
+    timerlat = std::move(*t);
+  }
+  const bool run_wake_paths = !wake.timerlat || !wake.others.empty();
   // --wake gpio: the lines are looked up (chip, line, in use) before anything runs or is
   // written; the probe requests them when it arms.
   for (const std::string* line : {&plan->gpio_wake, &plan->gpio_drive}) {
@@ -85,9 +98,16 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   for (const auto& w : environment) fmt::print(stderr, "rtpulse: warning: {}\n", w);
 
   measure::BlockRunSignals();
-  auto measured = measure::RunLatency(*plan, &view, std::move(sink));
-  if (!measured) return ReportError(measured.error());
-  results::LatencyRun run = suite::ToLatencyRun(std::move(*measured));
+  measure::RunRecord record;
+  if (run_wake_paths) {
+    auto measured = measure::RunLatency(*plan, &view, std::move(sink));
+    if (!measured) return ReportError(measured.error());
+    record = std::move(*measured);
+  }
+  if (timerlat && !record.interrupted) {
+    if (Status s = RunTimerlatInto(*timerlat, record); !s) return ReportError(s.error());
+  }
+  results::LatencyRun run = suite::ToLatencyRun(std::move(record));
   run.rtpulse_version = kVersion;
   run.cmdline = cmdline;
   suite::FillSystem(probe, run);

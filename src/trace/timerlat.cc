@@ -182,6 +182,7 @@ void TimerlatCollector::OnEvent(const TraceEvent& event) {
   lost += seq - last - 1;
   last = seq;
   (irq ? c.irq : c.thread).Record(event.timerlat_latency_ns);
+  (irq ? c.last_irq_latency_ns : c.last_thread_latency_ns) = event.timerlat_latency_ns;
 }
 
 // ---- Finding the tracer ----------------------------------------------------------------------
@@ -352,6 +353,23 @@ class TimerlatUserThreads {
   std::vector<std::string> warnings_;
 };
 
+std::string TimerlatPolicyName(int policy) {
+  switch (policy) {
+    case SCHED_FIFO:
+      return "fifo";
+    case SCHED_RR:
+      return "rr";
+    case SCHED_OTHER:
+      return "other";
+    case SCHED_BATCH:
+      return "batch";
+    case SCHED_IDLE:
+      return "idle";
+    default:
+      return policy == 6 ? "deadline" : "unknown";
+  }
+}
+
 /// The kernel's timerlat/N thread's pid, or 0.
 int TimerlatKernelThread(int cpu) {
   const std::string want = fmt::format("timerlat/{}", cpu);
@@ -474,7 +492,18 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
 
   result.cpus = std::move(collector.cpus());
   for (size_t i = 0; i < result.cpus.size(); ++i) {
-    result.cpus[i].tid = threads ? threads->tid(i) : TimerlatKernelThread(plan.cpus[i]);
+    TimerlatCpu& c = result.cpus[i];
+    c.tid = threads ? threads->tid(i) : TimerlatKernelThread(plan.cpus[i]);
+    if (threads) {
+      c.policy = plan.policy_name;
+      c.priority = plan.priority;
+    } else {
+      // The kernel's thread runs at the kernel's choice; say what it was.
+      sched_param param{};
+      const int policy = c.tid > 0 ? sched_getscheduler(c.tid) : -1;
+      c.policy = policy >= 0 ? TimerlatPolicyName(policy) : "unknown";
+      c.priority = policy >= 0 && sched_getparam(c.tid, &param) == 0 ? param.sched_priority : 0;
+    }
   }
   result.notes.push_back(
       user ? fmt::format("timerlat: the kernel's user-space interface, one rtpulse thread per CPU "

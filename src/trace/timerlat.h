@@ -70,6 +70,9 @@ class OsnoiseSettings {
 struct TimerlatCpu {
   int cpu = -1;
   int tid = 0;  ///< The user-space thread (or the kernel's timerlat/N thread; 0 = unknown).
+  std::string policy;  ///< That thread's policy ("fifo", ...) and priority, as it ran.
+  int priority = 0;
+  int64_t last_irq_latency_ns = 0, last_thread_latency_ns = 0;
   Histogram irq;
   Histogram thread;
   uint64_t first_seq = 0;  ///< First sequence number seen (the kernel counts from 1).
