@@ -1,0 +1,462 @@
+// TraceSession on this machine's real tracefs (root): a SCHED_FIFO thread's own sleep read
+// back from the ring buffer against its CLOCK_MONOTONIC readings, the instance's life cycle
+// beside the untouched top-level instance, stale instances, the error paths, the ftrace text.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/subprocess.h"
+#include "trace/session.h"
+
+namespace rtpulse::trace {
+namespace {
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+
+int64_t MonoNowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+bool TracefsMounted() { return std::filesystem::exists(std::string(kTracefs) + "/tracing_on"); }
+
+/// Root, and tracefs mounted (mounted here if it is not yet: the VM boots without it).
+#define SKIP_UNLESS_TRACEFS()                                                                \
+  do {                                                                                       \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root for tracefs";                           \
+    if (!TracefsMounted()) (void)mount("nodev", kTracefs, "tracefs", 0, nullptr);           \
+    if (!TracefsMounted()) GTEST_SKIP() << "tracefs cannot be mounted at " << kTracefs;     \
+  } while (0)
+
+int ProbeCpu() { return std::thread::hardware_concurrency() > 1 ? 1 : 0; }
+
+/// A SCHED_FIFO 50 thread pinned to `cpu`, named "rtp-sleeper", that sleeps 1 ms between
+/// two CLOCK_MONOTONIC readings.
+struct SleepRun {
+  int tid = 0;
+  int64_t before_ns = 0;
+  int64_t after_ns = 0;
+  bool fifo = false;
+};
+
+SleepRun RunFifoSleep(int cpu) {
+  SleepRun run;
+  std::thread thread([&] {
+    pthread_setname_np(pthread_self(), "rtp-sleeper");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    sched_param param{};
+    param.sched_priority = 50;
+    run.fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+    run.tid = static_cast<int>(syscall(SYS_gettid));
+    run.before_ns = MonoNowNs();
+    const timespec one_ms{0, 1'000'000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &one_ms, nullptr);
+    run.after_ns = MonoNowNs();
+  });
+  thread.join();
+  return run;
+}
+
+std::unique_ptr<TraceSession> OpenOrFail(const SessionPlan& plan) {
+  auto session = TraceSession::Open(plan);
+  if (!session) {
+    ADD_FAILURE() << session.error().message;
+    return nullptr;
+  }
+  return std::move(session).value();
+}
+
+TEST(TraceSessionTest, FifoSleepIsInTheWindowOnTheMonotonicClock) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  const SleepRun run = RunFifoSleep(cpu);
+  ASSERT_TRUE(run.fifo);
+  for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  bool lost = true;
+  const auto events = session->Window(run.before_ns, run.after_ns, {cpu}, &lost);
+  EXPECT_FALSE(lost);
+  const TraceEvent* out = nullptr;
+  const TraceEvent* in = nullptr;
+  const TraceEvent* waking = nullptr;
+  int64_t previous_ts = 0;
+  for (const TraceEvent& e : events) {
+    EXPECT_EQ(e.cpu, cpu);
+    EXPECT_GE(e.ts_ns, previous_ts) << "Window() is in timestamp order";
+    previous_ts = e.ts_ns;
+    if (e.ts_ns < run.before_ns) continue;  // the last switch before the window
+    EXPECT_LE(e.ts_ns, run.after_ns);
+    // The switch-out into the sleep is the one where it blocked (a preemption before it,
+    // by a stop or migration thread, leaves it runnable: prev_state 0).
+    if (e.kind == EventKind::kSchedSwitch && e.prev_pid == run.tid && e.prev_state != 0 &&
+        out == nullptr) {
+      out = &e;
+    }
+    if (e.kind == EventKind::kSchedSwitch && e.next_pid == run.tid && out != nullptr &&
+        in == nullptr) {
+      in = &e;
+    }
+    if (e.kind == EventKind::kSchedWaking && e.next_pid == run.tid && out != nullptr &&
+        waking == nullptr) {
+      waking = &e;
+    }
+  }
+  std::string dump;
+  for (const TraceEvent& e : events) {
+    dump += std::to_string(e.ts_ns - run.before_ns) + " kind " + std::to_string(int(e.kind)) +
+            " pid " + std::to_string(e.pid) + " prev " + std::to_string(e.prev_pid) + " next " +
+            std::to_string(e.next_pid) + " " + std::string(e.Name()) + "\n";
+  }
+  SCOPED_TRACE(dump);
+  ASSERT_NE(out, nullptr) << "no sched_switch out of tid " << run.tid;
+  ASSERT_NE(in, nullptr) << "no sched_switch back to tid " << run.tid;
+  ASSERT_NE(waking, nullptr) << "no sched_waking of tid " << run.tid;
+  // The thread slept: it left blocked, >= 1 ms before it came back.
+  EXPECT_GE(in->ts_ns - out->ts_ns, 1'000'000);
+  EXPECT_LT(out->ts_ns, waking->ts_ns);
+  EXPECT_LE(waking->ts_ns, in->ts_ns);
+  EXPECT_EQ(out->prev_prio, 99 - 50);
+  EXPECT_EQ(in->next_prio, 99 - 50);
+  EXPECT_EQ(waking->next_prio, 99 - 50);
+  EXPECT_EQ(out->PrevComm(), "rtp-sleeper");
+  EXPECT_EQ(in->NextComm(), "rtp-sleeper");
+  EXPECT_EQ(waking->NextComm(), "rtp-sleeper");
+  EXPECT_EQ(out->pid, run.tid) << "common_pid of its own switch-out";
+  EXPECT_EQ(waking->target_cpu, cpu);
+  const SessionStats stats = session->stats();
+  EXPECT_GT(stats.events_read, 0U);
+  EXPECT_GT(stats.bytes_read, 0U);
+  EXPECT_NE(std::find(stats.events_enabled.begin(), stats.events_enabled.end(),
+                      "sched:sched_switch"),
+            stats.events_enabled.end());
+}
+
+TEST(TraceSessionTest, InstanceLivesWithTheSessionAndLeavesTheTopLevelAlone) {
+  SKIP_UNLESS_TRACEFS();
+  const std::string top = kTracefs;
+  const std::vector<std::string> top_files = {"trace_clock", "current_tracer", "tracing_cpumask",
+                                              "set_event", "buffer_size_kb", "tracing_on",
+                                              "events/sched/sched_switch/enable"};
+  std::vector<std::string> before;
+  for (const auto& f : top_files) before.push_back(ReadText(top + "/" + f));
+  std::string dir;
+  {
+    SessionPlan plan;
+    plan.cpus = {ProbeCpu()};
+    plan.buffer_kb_per_cpu = 512;
+    auto session = OpenOrFail(plan);
+    ASSERT_NE(session, nullptr);
+    dir = session->instance_dir();
+    EXPECT_EQ(dir, top + "/instances/rtpulse-" + std::to_string(getpid()));
+    EXPECT_EQ(session->stats().instance, "rtpulse-" + std::to_string(getpid()));
+    ASSERT_TRUE(std::filesystem::is_directory(dir));
+    EXPECT_NE(ReadText(dir + "/trace_clock").find("[mono]"), std::string::npos)
+        << ReadText(dir + "/trace_clock");
+    // The kernel rounds the size up to whole sub-buffers.
+    EXPECT_GE(std::stoi(ReadText(dir + "/buffer_size_kb")), 512);
+    EXPECT_EQ(ReadText(dir + "/events/sched/sched_switch/enable"), "1\n");
+    EXPECT_EQ(ReadText(dir + "/tracing_on"), "1\n");
+    const std::string mask = ReadText(dir + "/tracing_cpumask");
+    EXPECT_EQ(std::stoul(mask, nullptr, 16), 1UL << ProbeCpu()) << mask;
+    // A second session in the same process would share the instance: refused.
+    auto second = TraceSession::Open(plan);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, ExitCode::kResource);
+    EXPECT_NE(second.error().message.find("busy"), std::string::npos) << second.error().message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir << " is left after the session";
+  for (size_t i = 0; i < top_files.size(); ++i) {
+    EXPECT_EQ(ReadText(top + "/" + top_files[i]), before[i]) << top_files[i] << " changed";
+  }
+}
+
+TEST(TraceSessionTest, StaleInstanceOfADeadProcessIsRemovedALiveOneKept) {
+  SKIP_UNLESS_TRACEFS();
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  const pid_t live = fork();
+  if (live == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(live, 0);
+  const std::string instances = std::string(kTracefs) + "/instances/";
+  const std::string stale = instances + "rtpulse-" + std::to_string(dead);
+  const std::string alive = instances + "rtpulse-" + std::to_string(live);
+  ASSERT_EQ(mkdir(stale.c_str(), 0700), 0) << std::strerror(errno);
+  ASSERT_EQ(mkdir(alive.c_str(), 0700), 0) << std::strerror(errno);
+  {
+    SessionPlan plan;
+    plan.cpus = {ProbeCpu()};
+    plan.buffer_kb_per_cpu = 256;
+    auto session = OpenOrFail(plan);
+    EXPECT_NE(session, nullptr);
+  }
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "a dead process's instance is left";
+  EXPECT_TRUE(std::filesystem::exists(alive)) << "a live process's instance was removed";
+  rmdir(alive.c_str());
+  kill(live, SIGKILL);
+  waitpid(live, nullptr, 0);
+}
+
+TEST(TraceSessionTest, NoTracefsNamesTheMountCommand) {
+  testutil::TempDir empty;
+  SessionPlan plan;
+  plan.tracefs_dir = empty.path();
+  auto session = TraceSession::Open(plan);
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.error().code, ExitCode::kResource);
+  EXPECT_NE(session.error().message.find("mount -t tracefs nodev /sys/kernel/tracing"),
+            std::string::npos)
+      << session.error().message;
+  EXPECT_NE(session.error().message.find(empty.path()), std::string::npos);
+}
+
+TEST(TraceSessionTest, AsNobodyTheErrorNamesRoot) {
+  SKIP_UNLESS_TRACEFS();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    std::string report;
+    if (setgid(65534) != 0 || setuid(65534) != 0) {
+      report = "setuid failed";
+    } else {
+      auto session = TraceSession::Open(SessionPlan{});
+      report = session ? std::string("opened")
+                       : std::to_string(static_cast<int>(session.error().code)) + " " +
+                             session.error().message;
+    }
+    (void)!write(fds[1], report.data(), report.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string report;
+  char buf[512];
+  ssize_t n = 0;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) report.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(report.substr(0, 2), std::to_string(static_cast<int>(ExitCode::kResource)) + " ")
+      << report;
+  EXPECT_NE(report.find("root"), std::string::npos) << report;
+  EXPECT_NE(report.find("permission denied"), std::string::npos) << report;
+}
+
+TEST(TraceSessionTest, TimerlatNeedsTheTracer) {
+  SKIP_UNLESS_TRACEFS();
+  const bool has_timerlat =
+      ReadText(std::string(kTracefs) + "/available_tracers").find("timerlat") != std::string::npos;
+  SessionPlan plan;
+  plan.cpus = {ProbeCpu()};
+  plan.buffer_kb_per_cpu = 256;
+  plan.timerlat = true;
+  auto session = TraceSession::Open(plan);
+  if (!has_timerlat) {
+    ASSERT_FALSE(session);
+    EXPECT_EQ(session.error().code, ExitCode::kResource);
+    EXPECT_NE(session.error().message.find("CONFIG_TIMERLAT_TRACER"), std::string::npos)
+        << session.error().message;
+    EXPECT_FALSE(std::filesystem::exists(std::string(kTracefs) + "/instances/rtpulse-" +
+                                         std::to_string(getpid())));
+    return;
+  }
+  // A kernel with timerlat: its own kernel threads sample; every sample is decoded.
+  ASSERT_TRUE(session) << session.error().message;
+  std::atomic<int> samples{0};
+  std::atomic<bool> sane{true};
+  std::atomic<int64_t> last_seq{-1};
+  (*session)->SetTimerlatCallback([&](const TraceEvent& e) {
+    if (e.kind != EventKind::kTimerlat || e.timerlat_context < 0 || e.timerlat_context > 2 ||
+        e.timerlat_latency_ns < 0) {
+      sane = false;
+    }
+    last_seq = e.number;
+    ++samples;
+  });
+  EXPECT_EQ(ReadText((*session)->instance_dir() + "/current_tracer"), "timerlat\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  (*session)->Flush(-1, MonoNowNs());
+  EXPECT_GT(samples.load(), 0);
+  EXPECT_GT(last_seq.load(), 0);
+  EXPECT_TRUE(sane.load());
+}
+
+TEST(TraceSessionTest, RenderedTextHoldsTheWindowsEventsInFtraceShape) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  const SleepRun run = RunFifoSleep(cpu);
+  for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const auto events = session->Window(run.before_ns, run.after_ns, {cpu});
+  const std::string text = session->RenderWindow(run.before_ns, run.after_ns, {cpu});
+  const std::regex shape(R"(^(.+)-(\d+) \[(\d{3})\] (\d+)\.(\d{9}): (\w+): (.*)$)");
+  std::istringstream lines(text);
+  std::string line;
+  size_t index = 0;
+  bool saw_header = false;
+  bool saw_sleeper_switch = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("#", 0) == 0) {
+      saw_header = true;
+      continue;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, shape)) << "not ftrace's shape: " << line;
+    ASSERT_LT(index, events.size()) << "more lines than Window() events: " << line;
+    const TraceEvent& e = events[index++];
+    EXPECT_EQ(std::stoi(m[2]), e.pid) << line;
+    EXPECT_EQ(std::stoi(m[3]), e.cpu) << line;
+    EXPECT_EQ(std::stoll(m[4]) * 1'000'000'000 + std::stoll(m[5]), e.ts_ns) << line;
+    const std::string fields = m[7];
+    if (e.kind == EventKind::kSchedSwitch) {
+      EXPECT_EQ(m[6], "sched_switch");
+      EXPECT_NE(fields.find("prev_pid=" + std::to_string(e.prev_pid) + " "), std::string::npos)
+          << line;
+      EXPECT_NE(fields.find("next_pid=" + std::to_string(e.next_pid) + " "), std::string::npos)
+          << line;
+      EXPECT_NE(fields.find("==>"), std::string::npos) << line;
+      if (e.prev_pid == run.tid) {
+        saw_sleeper_switch = true;
+        EXPECT_EQ(m[1], "rtp-sleeper") << line;
+        EXPECT_NE(fields.find("prev_comm=rtp-sleeper prev_pid=" + std::to_string(run.tid) +
+                              " prev_prio=49 prev_state=S"),
+                  std::string::npos)
+            << line;
+      }
+    } else if (e.kind == EventKind::kSchedWaking) {
+      EXPECT_EQ(m[6], "sched_waking");
+      EXPECT_NE(fields.find("pid=" + std::to_string(e.next_pid)), std::string::npos) << line;
+    } else if (e.kind == EventKind::kHrtimerExpireEntry) {
+      EXPECT_EQ(m[6], "hrtimer_expire_entry");
+      EXPECT_NE(fields.find(std::string(e.Name())), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(saw_header);
+  EXPECT_TRUE(saw_sleeper_switch);
+  EXPECT_EQ(index, events.size()) << "Window() events missing from the text";
+}
+
+TEST(TraceSessionTest, SleepTimerIsNamedThroughKallsyms) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  const SleepRun run = RunFifoSleep(cpu);
+  for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // clock_nanosleep arms an hrtimer whose function is hrtimer_wakeup, started by the thread.
+  bool started = false;
+  bool expired = false;
+  for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+    if (e.kind == EventKind::kHrtimerStart && e.pid == run.tid && e.Name() == "hrtimer_wakeup") {
+      started = true;
+      EXPECT_GE(e.expires_ns, run.before_ns + 1'000'000);
+      EXPECT_LE(e.expires_ns, run.after_ns);
+    }
+    if (e.kind == EventKind::kHrtimerExpireEntry && e.Name() == "hrtimer_wakeup") expired = true;
+  }
+  EXPECT_TRUE(started);
+  EXPECT_TRUE(expired);
+}
+
+TEST(TraceSessionTest, ReaderThreadKeepsTheStoreCurrentAndCountsItsCpu) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  plan.read_interval_ns = 5'000'000;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  session->StartReader();
+  const SleepRun run = RunFifoSleep(cpu);
+  bool found = false;
+  for (int i = 0; i < 200 && !found; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+      found = found || (e.kind == EventKind::kSchedSwitch && e.next_pid == run.tid);
+    }
+  }
+  EXPECT_TRUE(found) << "the reader thread did not bring the switch-in into the store";
+  session->StopReader();
+  EXPECT_GT(session->stats().reader_cpu_ns, 0);
+}
+
+TEST(TraceSessionTest, TinyBufferUnderAFloodReportsLostEvents) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 16;  // a few pages: a 200 ms flood overruns it
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  const int64_t from = MonoNowNs();
+  std::thread flood([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    const timespec tiny{0, 1000};
+    const int64_t end = MonoNowNs() + 200'000'000;
+    while (MonoNowNs() < end) clock_nanosleep(CLOCK_MONOTONIC, 0, &tiny, nullptr);
+  });
+  flood.join();
+  const int64_t to = MonoNowNs();
+  session->Flush(cpu, to);
+  bool lost = false;
+  (void)session->Window(from, to, {cpu}, &lost);
+  EXPECT_GT(session->stats().events_lost, 0U);
+  EXPECT_TRUE(lost);
+  EXPECT_NE(session->RenderWindow(from, to, {cpu}).find("# LOST EVENTS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtpulse::trace
