@@ -30,7 +30,7 @@ bool FacilitiesProcessPrivileged() {
   return false;
 }
 
-bool HasWord(const std::string& text, std::string_view word) {
+bool FacilitiesHasWord(const std::string& text, std::string_view word) {
   std::istringstream words(text);
   std::string w;
   while (words >> w) {
@@ -40,7 +40,7 @@ bool HasWord(const std::string& text, std::string_view word) {
 }
 
 /// The tracefs mount point from /proc/mounts, "" when none is listed.
-std::string MountedTracefs(const FsRoot& root) {
+std::string FacilitiesMountedTracefs(const FsRoot& root) {
   const auto mounts = root.Read("/proc/mounts");
   if (!mounts) return {};
   std::istringstream lines(*mounts);
@@ -56,7 +56,7 @@ std::string MountedTracefs(const FsRoot& root) {
   return debugfs;
 }
 
-struct EventGroup {
+struct FacilitiesEventGroup {
   const char* facility;
   const char* system;
   std::vector<const char*> events;
@@ -64,26 +64,42 @@ struct EventGroup {
   bool any = false;  ///< Present when one of the events exists (ipi's names vary by arch).
 };
 
-std::vector<EventGroup> FacilityEventGroups() {
+std::vector<FacilitiesEventGroup> FacilityEventGroups() {
   return {
-      {"sched events", "sched", {"sched_switch", "sched_waking", "sched_wakeup"},
+      {"sched events",
+       "sched",
+       {"sched_switch", "sched_waking", "sched_wakeup"},
        "a kernel with CONFIG_FTRACE and CONFIG_TRACEPOINTS"},
-      {"irq events", "irq", {"irq_handler_entry", "irq_handler_exit"},
+      {"irq events",
+       "irq",
+       {"irq_handler_entry", "irq_handler_exit"},
        "a kernel with CONFIG_FTRACE and CONFIG_TRACEPOINTS"},
-      {"softirq events", "irq", {"softirq_raise", "softirq_entry", "softirq_exit"},
+      {"softirq events",
+       "irq",
+       {"softirq_raise", "softirq_entry", "softirq_exit"},
        "a kernel with CONFIG_FTRACE and CONFIG_TRACEPOINTS"},
-      {"hrtimer events", "timer", {"hrtimer_start", "hrtimer_expire_entry", "hrtimer_expire_exit"},
+      {"hrtimer events",
+       "timer",
+       {"hrtimer_start", "hrtimer_expire_entry", "hrtimer_expire_exit"},
        "a kernel with CONFIG_FTRACE and CONFIG_TRACEPOINTS"},
-      {"ipi events", "ipi", {"ipi_raise", "ipi_entry", "ipi_send_cpu", "ipi_send_cpumask"},
-       "Linux 3.17 or newer (arm64: ipi_raise; x86: ipi_send_cpu, 6.6+)", true},
-      {"workqueue events", "workqueue", {"workqueue_execute_start", "workqueue_execute_end"},
+      {"ipi events",
+       "ipi",
+       {"ipi_raise", "ipi_entry", "ipi_send_cpu", "ipi_send_cpumask"},
+       "Linux 3.17 or newer (arm64: ipi_raise; x86: ipi_send_cpu, 6.6+)",
+       true},
+      {"workqueue events",
+       "workqueue",
+       {"workqueue_execute_start", "workqueue_execute_end"},
        "a kernel with CONFIG_FTRACE and CONFIG_TRACEPOINTS"},
-      {"syscall events", "raw_syscalls", {"sys_enter", "sys_exit"},
+      {"syscall events",
+       "raw_syscalls",
+       {"sys_enter", "sys_exit"},
        "a kernel with CONFIG_FTRACE_SYSCALLS"},
   };
 }
 
-Facility EventFacility(const FsRoot& root, const std::string& dir, const EventGroup& group) {
+Facility FacilitiesEventFacility(const FsRoot& root, const std::string& dir,
+                                 const FacilitiesEventGroup& group) {
   Facility f;
   f.name = group.facility;
   std::vector<std::string> present;
@@ -108,7 +124,8 @@ Facility EventFacility(const FsRoot& root, const std::string& dir, const EventGr
 std::vector<Facility> FacilitiesWithoutTracefs(const std::string& why) {
   std::vector<Facility> out;
   for (const char* name : {"instances", "trace_clock mono"}) out.push_back({name, false, why});
-  for (const EventGroup& group : FacilityEventGroups()) out.push_back({group.facility, false, why});
+  for (const FacilitiesEventGroup& group : FacilityEventGroups())
+    out.push_back({group.facility, false, why});
   for (const char* name : {"timerlat tracer", "osnoise tracer", "timerlat user-space interface"}) {
     out.push_back({name, false, why});
   }
@@ -130,7 +147,7 @@ std::vector<Facility> DetectFacilities(const FsRoot& root, const std::string& tr
                               "run rtpulse as root, e.g. with sudo)"});
 
   std::string dir = tracefs_dir;
-  const std::string mounted = MountedTracefs(root);
+  const std::string mounted = FacilitiesMountedTracefs(root);
   if (dir.empty()) {
     for (const std::string& candidate :
          {mounted, std::string("/sys/kernel/tracing"), std::string("/sys/kernel/debug/tracing")}) {
@@ -159,9 +176,9 @@ std::vector<Facility> DetectFacilities(const FsRoot& root, const std::string& tr
         filesystems->find("debugfs") == std::string::npos) {
       tracefs.detail = "the kernel has no tracefs (built without CONFIG_FTRACE)";
     } else {
-      tracefs.detail = fmt::format(
-          "not mounted{} (fix: mount -t tracefs nodev /sys/kernel/tracing, as root)",
-          tracefs_dir.empty() ? std::string() : " at " + tracefs_dir);
+      tracefs.detail =
+          fmt::format("not mounted{} (fix: mount -t tracefs nodev /sys/kernel/tracing, as root)",
+                      tracefs_dir.empty() ? std::string() : " at " + tracefs_dir);
     }
     out.push_back(tracefs);
     const auto rest = FacilitiesWithoutTracefs("needs tracefs");
@@ -186,27 +203,29 @@ std::vector<Facility> DetectFacilities(const FsRoot& root, const std::string& tr
 
   Facility mono{"trace_clock mono", false, ""};
   const std::string clocks = root.ReadLine(dir + "/trace_clock").value_or("");
-  mono.present = HasWord(clocks, "mono");
+  mono.present = FacilitiesHasWord(clocks, "mono");
   mono.detail = mono.present ? "trace_clock offers mono (the probes' CLOCK_MONOTONIC)"
                 : clocks.empty()
                     ? "cannot read " + dir + "/trace_clock"
-                    : fmt::format("no mono clock in trace_clock ({}): trace windows cannot line "
-                                  "up with the probes (fix: Linux 4.0 or newer)",
-                                  clocks);
+                    : fmt::format(
+                          "no mono clock in trace_clock ({}): trace windows cannot line "
+                          "up with the probes (fix: Linux 4.0 or newer)",
+                          clocks);
   out.push_back(mono);
 
-  for (const EventGroup& group : FacilityEventGroups()) out.push_back(EventFacility(root, dir, group));
+  for (const FacilitiesEventGroup& group : FacilityEventGroups())
+    out.push_back(FacilitiesEventFacility(root, dir, group));
 
   const std::string tracers = root.ReadLine(dir + "/available_tracers").value_or("");
-  Facility timerlat{"timerlat tracer", HasWord(tracers, "timerlat"), ""};
+  Facility timerlat{"timerlat tracer", FacilitiesHasWord(tracers, "timerlat"), ""};
   timerlat.detail = timerlat.present
                         ? "in available_tracers"
                         : "kernel built without CONFIG_TIMERLAT_TRACER (available_tracers: " +
                               (tracers.empty() ? std::string("none") : tracers) + ")";
   out.push_back(timerlat);
-  Facility osnoise{"osnoise tracer", HasWord(tracers, "osnoise"), ""};
-  osnoise.detail = osnoise.present ? "in available_tracers"
-                                   : "kernel built without CONFIG_OSNOISE_TRACER";
+  Facility osnoise{"osnoise tracer", FacilitiesHasWord(tracers, "osnoise"), ""};
+  osnoise.detail =
+      osnoise.present ? "in available_tracers" : "kernel built without CONFIG_OSNOISE_TRACER";
   out.push_back(osnoise);
 
   Facility user{"timerlat user-space interface", false, ""};

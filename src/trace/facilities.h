@@ -11,15 +11,15 @@
 namespace rtpulse::trace {
 
 struct Facility {
-  std::string name;    ///< "permission", "tracefs", "instances", "trace_clock mono", "sched events",
-                       ///< "irq events", "softirq events", "hrtimer events", "ipi events",
-                       ///< "workqueue events", "syscall events", "timerlat tracer",
-                       ///< "osnoise tracer", "timerlat user-space interface".
+  std::string name;  ///< "permission", "tracefs", "instances", "trace_clock mono", "sched events",
+                     ///< "irq events", "softirq events", "hrtimer events", "ipi events",
+                     ///< "workqueue events", "syscall events", "timerlat tracer",
+                     ///< "osnoise tracer", "timerlat user-space interface".
   bool present = false;
   std::string detail;  ///< Where it is, or why not and the fix (kernel option, mount, root).
 };
 
-/// Every facility of docs/explain.md#facilities, in that order. `tracefs_dir` "" = find it
+/// Every facility of docs/trace.md#facilities, in that order. `tracefs_dir` "" = find it
 /// (/proc/mounts, /sys/kernel/tracing, /sys/kernel/debug/tracing), a path inside `root`.
 /// "permission" is this process's: root or CAP_SYS_ADMIN (tracefs is mode 0700).
 std::vector<Facility> DetectFacilities(const FsRoot& root, const std::string& tracefs_dir = "");

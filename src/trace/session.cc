@@ -57,10 +57,31 @@ namespace rtpulse::trace {
 
 namespace {
 
-constexpr const char* kMountFix = "mount -t tracefs nodev /sys/kernel/tracing";
+constexpr const char* kSessionMountFix = "mount -t tracefs nodev /sys/kernel/tracing";
 
-/// One TraceSession per instance name: a second Open in the same process would share it.
-std::atomic<bool> g_session_instance_held{false};
+/// Instance names in use by this process's sessions: slot 0 is "rtpulse-PID", slot K
+/// "rtpulse-PID-K" (an explainer and a timerlat measurement may each hold one).
+std::mutex g_session_slots_mu;
+std::vector<bool> g_session_slots;
+
+int TakeSessionSlot() {
+  std::lock_guard<std::mutex> lock(g_session_slots_mu);
+  for (size_t i = 0; i < g_session_slots.size(); ++i) {
+    if (!g_session_slots[i]) {
+      g_session_slots[i] = true;
+      return static_cast<int>(i);
+    }
+  }
+  g_session_slots.push_back(true);
+  return static_cast<int>(g_session_slots.size() - 1);
+}
+
+void ReleaseSessionSlot(int slot) {
+  std::lock_guard<std::mutex> lock(g_session_slots_mu);
+  if (slot >= 0 && static_cast<size_t>(slot) < g_session_slots.size()) {
+    g_session_slots[static_cast<size_t>(slot)] = false;
+  }
+}
 
 bool SessionFileExists(const std::string& path, int* error_out) {
   struct stat st {};
@@ -88,9 +109,11 @@ int SessionWriteFile(const std::string& path, std::string_view value) {
   return error;
 }
 
-bool IsPermissionError(int error) { return error == EACCES || error == EPERM; }
+bool SessionPermissionError(int error) {
+  return error == EACCES || error == EPERM;
+}
 
-std::string PermissionFix() {
+std::string SessionPermissionFix() {
   return "run rtpulse as root (or with CAP_SYS_ADMIN): tracefs is only open to root";
 }
 
@@ -114,15 +137,18 @@ std::string SessionCpuMask(const std::vector<int>& cpus) {
   std::string mask;
   for (size_t i = groups.size(); i-- > 0;) {
     if (!mask.empty()) mask += ',';
-    mask += i + 1 == groups.size() ? fmt::format("{:x}", groups[i]) : fmt::format("{:08x}", groups[i]);
+    mask +=
+        i + 1 == groups.size() ? fmt::format("{:x}", groups[i]) : fmt::format("{:08x}", groups[i]);
   }
   return mask;
 }
 
-bool ProcessAlive(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+bool SessionProcessAlive(int pid) {
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
 
 /// Removes "rtpulse-N" instances whose process N is gone (a SIGKILLed run leaves one).
-void RemoveStaleInstances(const std::string& instances_dir) {
+void SessionRemoveStaleInstances(const std::string& instances_dir) {
   DIR* dir = opendir(instances_dir.c_str());
   if (dir == nullptr) return;
   std::vector<std::string> stale;
@@ -132,9 +158,16 @@ void RemoveStaleInstances(const std::string& instances_dir) {
     if (name.substr(0, kPrefix.size()) != kPrefix) continue;
     const std::string_view digits = name.substr(kPrefix.size());
     int pid = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0) continue;
-    if (pid == getpid() || ProcessAlive(pid)) continue;
+    const char* const last = digits.data() + digits.size();
+    auto [end, ec] = std::from_chars(digits.data(), last, pid);
+    if (ec != std::errc() || pid <= 0) continue;
+    if (end != last) {  // "rtpulse-PID-K"
+      int slot = 0;
+      if (*end != '-') continue;
+      const auto [slot_end, slot_ec] = std::from_chars(end + 1, last, slot);
+      if (slot_ec != std::errc() || slot_end != last) continue;
+    }
+    if (pid == getpid() || SessionProcessAlive(pid)) continue;
     stale.emplace_back(name);
   }
   closedir(dir);
@@ -142,21 +175,28 @@ void RemoveStaleInstances(const std::string& instances_dir) {
 }
 
 /// The events of event.h as (system, event); irq_vectors and ipi are enabled per system.
-struct WantedEvent {
+struct SessionWantedEvent {
   const char* system;
   const char* event;
 };
-constexpr WantedEvent kSessionEvents[] = {
-    {"sched", "sched_switch"},          {"sched", "sched_waking"},
-    {"sched", "sched_wakeup"},          {"irq", "irq_handler_entry"},
-    {"irq", "irq_handler_exit"},        {"irq", "softirq_raise"},
-    {"irq", "softirq_entry"},           {"irq", "softirq_exit"},
-    {"timer", "hrtimer_start"},         {"timer", "hrtimer_expire_entry"},
-    {"timer", "hrtimer_expire_exit"},   {"workqueue", "workqueue_execute_start"},
-    {"workqueue", "workqueue_execute_end"}, {"power", "cpu_idle"},
+constexpr SessionWantedEvent kSessionEvents[] = {
+    {"sched", "sched_switch"},
+    {"sched", "sched_waking"},
+    {"sched", "sched_wakeup"},
+    {"irq", "irq_handler_entry"},
+    {"irq", "irq_handler_exit"},
+    {"irq", "softirq_raise"},
+    {"irq", "softirq_entry"},
+    {"irq", "softirq_exit"},
+    {"timer", "hrtimer_start"},
+    {"timer", "hrtimer_expire_entry"},
+    {"timer", "hrtimer_expire_exit"},
+    {"workqueue", "workqueue_execute_start"},
+    {"workqueue", "workqueue_execute_end"},
+    {"power", "cpu_idle"},
 };
 
-std::vector<std::string> ListDir(const std::string& path) {
+std::vector<std::string> SessionListDir(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = opendir(path.c_str());
   if (dir == nullptr) return names;
@@ -169,17 +209,17 @@ std::vector<std::string> ListDir(const std::string& path) {
   return names;
 }
 
-constexpr const char* kSoftirqNames[] = {"HI",      "TIMER",   "NET_TX", "NET_RX", "BLOCK",
-                                         "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+constexpr const char* kSessionSoftirqNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
 
-void CopyName(std::array<char, 32>& out, std::string_view text) {
+void SessionCopyName(std::array<char, 32>& out, std::string_view text) {
   const size_t n = std::min(text.size(), out.size() - 1);
   std::memcpy(out.data(), text.data(), n);
   out[n] = '\0';
 }
 
 /// Field offsets of one event id, looked up once.
-struct EventDecoder {
+struct SessionEventDecoder {
   EventKind kind = EventKind::kOther;
   tep_event* event = nullptr;
   tep_format_field* common_pid = nullptr;
@@ -188,39 +228,39 @@ struct EventDecoder {
   bool timerlat = false;
 };
 
-struct StoredEvent {
+struct SessionStoredEvent {
   TraceEvent ev;
   uint64_t raw_pos = 0;  ///< Absolute position in the CPU's raw byte store.
   uint32_t raw_len = 0;
 };
 
 /// When the kernel reported lost events: between the previous read's last event and this one.
-struct LostSpan {
+struct SessionLostSpan {
   int64_t from_ns;
   int64_t to_ns;
 };
 
-struct CpuStore {
+struct SessionCpuStore {
   int cpu = 0;
   tracefs_cpu* tcpu = nullptr;
   kbuffer* kbuf = nullptr;
-  std::deque<StoredEvent> events;
+  std::deque<SessionStoredEvent> events;
   std::deque<char> raw;
   uint64_t raw_base = 0;  ///< Absolute position of raw.front().
   int64_t newest_ns = std::numeric_limits<int64_t>::min();
   int64_t dropped_newest_ns = std::numeric_limits<int64_t>::min();
-  std::deque<LostSpan> lost;
+  std::deque<SessionLostSpan> lost;
   uint64_t missed_reported = 0;  ///< kbuffer_missed_events sums.
   bool missed_unknown = false;   ///< A sub-buffer said "missed" without a count.
 };
 
-uint64_t ReadField(tep_format_field* field, const void* data) {
+uint64_t SessionReadNumber(tep_format_field* field, const void* data) {
   unsigned long long value = 0;
   if (field == nullptr || tep_read_number_field(field, data, &value) != 0) return 0;
   return value;
 }
 
-void ReadComm(tep_format_field* field, const void* data, int size, Comm& out) {
+void SessionReadComm(tep_format_field* field, const void* data, int size, Comm& out) {
   out.fill('\0');
   if (field == nullptr || field->offset + field->size > size) return;
   const size_t n = std::min(static_cast<size_t>(field->size), out.size() - 1);
@@ -229,11 +269,11 @@ void ReadComm(tep_format_field* field, const void* data, int size, Comm& out) {
 }
 
 /// A __data_loc / char[] string field.
-std::string_view ReadStringField(tep_format_field* field, const void* data, int size) {
+std::string_view SessionReadString(tep_format_field* field, const void* data, int size) {
   if (field == nullptr) return {};
   const char* base = static_cast<const char*>(data);
   if ((field->flags & TEP_FIELD_IS_DYNAMIC) != 0) {
-    const uint64_t loc = ReadField(field, data);
+    const uint64_t loc = SessionReadNumber(field, data);
     int offset = static_cast<int>(loc & 0xffff);
     const int len = static_cast<int>((loc >> 16) & 0xffff);
     if ((field->flags & TEP_FIELD_IS_RELATIVE) != 0) offset += field->offset + field->size;
@@ -253,13 +293,13 @@ struct TraceSession::Impl {
   std::string instance_dir;  ///< dir/instances/name.
   std::string name;
   bool instance_created = false;
-  bool holds_flag = false;
+  int slot = -1;
   tep_handle* tep = nullptr;
   tracefs_instance* instance = nullptr;
   int subbuf_size = 4096;
   std::vector<char> buffer;
-  std::vector<CpuStore> cpus;
-  std::unordered_map<int, EventDecoder> decoders;
+  std::vector<SessionCpuStore> cpus;
+  std::unordered_map<int, SessionEventDecoder> decoders;
   std::unordered_map<int, Comm> comms;
   std::function<void(const TraceEvent&)> timerlat_callback;
   SessionStats stats;
@@ -276,7 +316,7 @@ struct TraceSession::Impl {
 
   void Teardown() {
     StopReaderThread();
-    for (CpuStore& store : cpus) {
+    for (SessionCpuStore& store : cpus) {
       if (store.tcpu != nullptr) tracefs_cpu_close(store.tcpu);
       if (store.kbuf != nullptr) kbuffer_free(store.kbuf);
       store.tcpu = nullptr;
@@ -292,8 +332,8 @@ struct TraceSession::Impl {
     instance = nullptr;
     if (tep != nullptr) tep_free(tep);
     tep = nullptr;
-    if (holds_flag) g_session_instance_held.store(false);
-    holds_flag = false;
+    ReleaseSessionSlot(slot);
+    slot = -1;
   }
 
   void StopReaderThread() {
@@ -306,14 +346,14 @@ struct TraceSession::Impl {
     reader.join();
   }
 
-  const EventDecoder& Decoder(int id) {
+  const SessionEventDecoder& Decoder(int id) {
     auto it = decoders.find(id);
     if (it != decoders.end()) return it->second;
     return decoders.emplace(id, MakeDecoder(id)).first->second;
   }
 
-  EventDecoder MakeDecoder(int id) {
-    EventDecoder d;
+  SessionEventDecoder MakeDecoder(int id) {
+    SessionEventDecoder d;
     d.event = tep_find_event(tep, id);
     if (d.event == nullptr) return d;
     d.common_pid = tep_find_common_field(d.event, "common_pid");
@@ -329,20 +369,22 @@ struct TraceSession::Impl {
       d.f[4] = field("next_comm");
       d.f[5] = field("next_pid");
       d.f[6] = field("next_prio");
-    } else if (system == "sched" && (event_name == "sched_waking" || event_name == "sched_wakeup")) {
+    } else if (system == "sched" &&
+               (event_name == "sched_waking" || event_name == "sched_wakeup")) {
       d.kind = event_name == "sched_waking" ? EventKind::kSchedWaking : EventKind::kSchedWakeup;
       d.f[0] = field("comm");
       d.f[1] = field("pid");
       d.f[2] = field("prio");
       d.f[3] = field("target_cpu");
-    } else if (system == "irq" && (event_name == "irq_handler_entry" || event_name == "irq_handler_exit")) {
+    } else if (system == "irq" &&
+               (event_name == "irq_handler_entry" || event_name == "irq_handler_exit")) {
       d.kind = event_name == "irq_handler_entry" ? EventKind::kIrqEntry : EventKind::kIrqExit;
       d.f[0] = field("irq");
       d.f[1] = field("name");
     } else if (system == "irq" && event_name.substr(0, 8) == "softirq_") {
       d.kind = event_name == "softirq_raise"   ? EventKind::kSoftirqRaise
                : event_name == "softirq_entry" ? EventKind::kSoftirqEntry
-                                         : EventKind::kSoftirqExit;
+                                               : EventKind::kSoftirqExit;
       d.f[0] = field("vec");
     } else if (system == "irq_vectors" &&
                (event_name.ends_with("_entry") || event_name.ends_with("_exit"))) {
@@ -367,12 +409,14 @@ struct TraceSession::Impl {
       d.f[0] = field("cpu");
       d.f[1] = field("callback");
       d.f[2] = field("reason");
-    } else if (system == "workqueue" && (event_name == "workqueue_execute_start" ||
-                                         event_name == "workqueue_execute_end")) {
-      d.kind = event_name == "workqueue_execute_start" ? EventKind::kWorkStart : EventKind::kWorkEnd;
+    } else if (system == "workqueue" &&
+               (event_name == "workqueue_execute_start" || event_name == "workqueue_execute_end")) {
+      d.kind =
+          event_name == "workqueue_execute_start" ? EventKind::kWorkStart : EventKind::kWorkEnd;
       d.f[0] = field("work");
       d.f[1] = field("function");
-    } else if (system == "raw_syscalls" && (event_name == "sys_enter" || event_name == "sys_exit")) {
+    } else if (system == "raw_syscalls" &&
+               (event_name == "sys_enter" || event_name == "sys_exit")) {
       d.kind = event_name == "sys_enter" ? EventKind::kSyscallEnter : EventKind::kSyscallExit;
       d.f[0] = field("id");
     } else if (system == "power" && event_name == "cpu_idle") {
@@ -390,9 +434,9 @@ struct TraceSession::Impl {
   void SetFunctionName(TraceEvent& ev, uint64_t address) {
     const char* symbol = tep_find_function(tep, address);
     if (symbol != nullptr) {
-      CopyName(ev.name, symbol);
+      SessionCopyName(ev.name, symbol);
     } else if (address != 0) {
-      CopyName(ev.name, fmt::format("0x{:x}", address));
+      SessionCopyName(ev.name, fmt::format("0x{:x}", address));
     }
   }
 
@@ -408,98 +452,98 @@ struct TraceSession::Impl {
     record.size = size;
     record.cpu = cpu;
     const int id = tep_data_type(tep, &record);
-    const EventDecoder& d = Decoder(id);
+    const SessionEventDecoder& d = Decoder(id);
     ev = TraceEvent{};
     ev.ts_ns = static_cast<int64_t>(ts);
     ev.cpu = cpu;
     ev.kind = d.kind;
-    ev.pid = static_cast<int32_t>(ReadField(d.common_pid, data));
+    ev.pid = static_cast<int32_t>(SessionReadNumber(d.common_pid, data));
     switch (d.kind) {
       case EventKind::kSchedSwitch:
-        ReadComm(d.f[0], data, size, ev.prev_comm);
-        ev.prev_pid = static_cast<int32_t>(ReadField(d.f[1], data));
-        ev.prev_prio = static_cast<int32_t>(ReadField(d.f[2], data));
-        ev.prev_state = static_cast<int64_t>(ReadField(d.f[3], data));
-        ReadComm(d.f[4], data, size, ev.next_comm);
-        ev.next_pid = static_cast<int32_t>(ReadField(d.f[5], data));
-        ev.next_prio = static_cast<int32_t>(ReadField(d.f[6], data));
+        SessionReadComm(d.f[0], data, size, ev.prev_comm);
+        ev.prev_pid = static_cast<int32_t>(SessionReadNumber(d.f[1], data));
+        ev.prev_prio = static_cast<int32_t>(SessionReadNumber(d.f[2], data));
+        ev.prev_state = static_cast<int64_t>(SessionReadNumber(d.f[3], data));
+        SessionReadComm(d.f[4], data, size, ev.next_comm);
+        ev.next_pid = static_cast<int32_t>(SessionReadNumber(d.f[5], data));
+        ev.next_prio = static_cast<int32_t>(SessionReadNumber(d.f[6], data));
         LearnComm(ev.prev_pid, ev.prev_comm);
         LearnComm(ev.next_pid, ev.next_comm);
         break;
       case EventKind::kSchedWaking:
       case EventKind::kSchedWakeup:
-        ReadComm(d.f[0], data, size, ev.next_comm);
-        ev.next_pid = static_cast<int32_t>(ReadField(d.f[1], data));
-        ev.next_prio = static_cast<int32_t>(ReadField(d.f[2], data));
-        ev.target_cpu = static_cast<int32_t>(ReadField(d.f[3], data));
+        SessionReadComm(d.f[0], data, size, ev.next_comm);
+        ev.next_pid = static_cast<int32_t>(SessionReadNumber(d.f[1], data));
+        ev.next_prio = static_cast<int32_t>(SessionReadNumber(d.f[2], data));
+        ev.target_cpu = static_cast<int32_t>(SessionReadNumber(d.f[3], data));
         LearnComm(ev.next_pid, ev.next_comm);
         break;
       case EventKind::kIrqEntry:
       case EventKind::kIrqExit:
-        ev.number = static_cast<int32_t>(ReadField(d.f[0], data));
-        CopyName(ev.name, ReadStringField(d.f[1], data, size));
+        ev.number = static_cast<int32_t>(SessionReadNumber(d.f[0], data));
+        SessionCopyName(ev.name, SessionReadString(d.f[1], data, size));
         break;
       case EventKind::kSoftirqRaise:
       case EventKind::kSoftirqEntry:
       case EventKind::kSoftirqExit: {
-        ev.number = static_cast<int64_t>(ReadField(d.f[0], data));
-        const size_t n = sizeof(kSoftirqNames) / sizeof(kSoftirqNames[0]);
+        ev.number = static_cast<int64_t>(SessionReadNumber(d.f[0], data));
+        const size_t n = sizeof(kSessionSoftirqNames) / sizeof(kSessionSoftirqNames[0]);
         if (ev.number >= 0 && static_cast<size_t>(ev.number) < n) {
-          CopyName(ev.name, kSoftirqNames[ev.number]);
+          SessionCopyName(ev.name, kSessionSoftirqNames[ev.number]);
         }
         break;
       }
       case EventKind::kVectorEntry:
       case EventKind::kVectorExit:
-        ev.number = static_cast<int32_t>(ReadField(d.f[0], data));
-        CopyName(ev.name, d.vector_name);
+        ev.number = static_cast<int32_t>(SessionReadNumber(d.f[0], data));
+        SessionCopyName(ev.name, d.vector_name);
         break;
       case EventKind::kHrtimerStart:
-        ev.address = ReadField(d.f[0], data);
-        SetFunctionName(ev, ReadField(d.f[1], data));
-        ev.expires_ns = static_cast<int64_t>(ReadField(d.f[2], data));
+        ev.address = SessionReadNumber(d.f[0], data);
+        SetFunctionName(ev, SessionReadNumber(d.f[1], data));
+        ev.expires_ns = static_cast<int64_t>(SessionReadNumber(d.f[2], data));
         break;
       case EventKind::kHrtimerExpireEntry:
-        ev.address = ReadField(d.f[0], data);
-        SetFunctionName(ev, ReadField(d.f[1], data));
+        ev.address = SessionReadNumber(d.f[0], data);
+        SetFunctionName(ev, SessionReadNumber(d.f[1], data));
         break;
       case EventKind::kHrtimerExpireExit:
-        ev.address = ReadField(d.f[0], data);
+        ev.address = SessionReadNumber(d.f[0], data);
         break;
       case EventKind::kIpi:
-        ev.number = d.f[0] != nullptr ? static_cast<int64_t>(ReadField(d.f[0], data)) : -1;
+        ev.number = d.f[0] != nullptr ? static_cast<int64_t>(SessionReadNumber(d.f[0], data)) : -1;
         if (d.f[1] != nullptr) {
-          SetFunctionName(ev, ReadField(d.f[1], data));
+          SetFunctionName(ev, SessionReadNumber(d.f[1], data));
         } else {
-          CopyName(ev.name, d.event->name);
+          SessionCopyName(ev.name, d.event->name);
         }
         break;
       case EventKind::kWorkStart:
       case EventKind::kWorkEnd:
-        ev.address = ReadField(d.f[0], data);
-        if (d.f[1] != nullptr) SetFunctionName(ev, ReadField(d.f[1], data));
+        ev.address = SessionReadNumber(d.f[0], data);
+        if (d.f[1] != nullptr) SetFunctionName(ev, SessionReadNumber(d.f[1], data));
         break;
       case EventKind::kSyscallEnter:
       case EventKind::kSyscallExit:
-        ev.number = static_cast<int64_t>(ReadField(d.f[0], data));
+        ev.number = static_cast<int64_t>(SessionReadNumber(d.f[0], data));
         break;
       case EventKind::kCpuIdle:
-        ev.number = static_cast<int32_t>(static_cast<uint32_t>(ReadField(d.f[0], data)));
+        ev.number = static_cast<int32_t>(static_cast<uint32_t>(SessionReadNumber(d.f[0], data)));
         break;
       case EventKind::kTimerlat:
-        ev.number = static_cast<int64_t>(ReadField(d.f[0], data));
-        ev.timerlat_context = static_cast<int32_t>(ReadField(d.f[1], data));
-        ev.timerlat_latency_ns = static_cast<int64_t>(ReadField(d.f[2], data));
+        ev.number = static_cast<int64_t>(SessionReadNumber(d.f[0], data));
+        ev.timerlat_context = static_cast<int32_t>(SessionReadNumber(d.f[1], data));
+        ev.timerlat_latency_ns = static_cast<int64_t>(SessionReadNumber(d.f[2], data));
         break;
       case EventKind::kOther:
-        if (d.event != nullptr) CopyName(ev.name, d.event->name);
+        if (d.event != nullptr) SessionCopyName(ev.name, d.event->name);
         break;
     }
     return true;
   }
 
-  void Store(CpuStore& store, const TraceEvent& ev, const void* data, int size) {
-    StoredEvent stored;
+  void Store(SessionCpuStore& store, const TraceEvent& ev, const void* data, int size) {
+    SessionStoredEvent stored;
     stored.ev = ev;
     stored.raw_pos = store.raw_base + store.raw.size();
     stored.raw_len = static_cast<uint32_t>(size);
@@ -509,19 +553,18 @@ struct TraceSession::Impl {
     store.newest_ns = std::max(store.newest_ns, ev.ts_ns);
   }
 
-  void Trim(CpuStore& store) {
+  void Trim(SessionCpuStore& store) {
     const int64_t keep_from = store.newest_ns - plan.retention_ns;
-    while (!store.events.empty() &&
-           (store.events.front().ev.ts_ns < keep_from ||
-            store.events.size() > max_events_per_cpu)) {
-      const StoredEvent& front = store.events.front();
+    while (!store.events.empty() && (store.events.front().ev.ts_ns < keep_from ||
+                                     store.events.size() > max_events_per_cpu)) {
+      const SessionStoredEvent& front = store.events.front();
       store.dropped_newest_ns = std::max(store.dropped_newest_ns, front.ev.ts_ns);
       const uint64_t end = front.raw_pos + front.raw_len;
       store.events.pop_front();
-      const uint64_t next = store.events.empty() ? store.raw_base + store.raw.size()
-                                                 : store.events.front().raw_pos;
-      const uint64_t drop = std::min<uint64_t>(std::max(end, next) - store.raw_base,
-                                               store.raw.size());
+      const uint64_t next =
+          store.events.empty() ? store.raw_base + store.raw.size() : store.events.front().raw_pos;
+      const uint64_t drop =
+          std::min<uint64_t>(std::max(end, next) - store.raw_base, store.raw.size());
       store.raw.erase(store.raw.begin(), store.raw.begin() + static_cast<ptrdiff_t>(drop));
       store.raw_base += drop;
     }
@@ -529,7 +572,7 @@ struct TraceSession::Impl {
   }
 
   /// Parses one sub-buffer read from `store`'s trace_pipe_raw.
-  void ParseSubbuffer(CpuStore& store, int bytes) {
+  void ParseSubbuffer(SessionCpuStore& store, int bytes) {
     stats.bytes_read += static_cast<uint64_t>(bytes);
     if (kbuffer_load_subbuffer(store.kbuf, buffer.data()) < 0) return;
     const int missed = kbuffer_missed_events(store.kbuf);
@@ -557,7 +600,7 @@ struct TraceSession::Impl {
   }
 
   /// Reads what the kernel holds for one CPU now. Caller holds mu.
-  void ReadCpu(CpuStore& store) {
+  void ReadCpu(SessionCpuStore& store) {
     // A bound, so a flood cannot keep the reader here forever: one buffer's worth of pages.
     const size_t max_reads = plan.buffer_kb_per_cpu * 1024 / static_cast<size_t>(subbuf_size) + 16;
     for (size_t i = 0; i < max_reads; ++i) {
@@ -569,7 +612,7 @@ struct TraceSession::Impl {
   }
 
   void ReadAll() {
-    for (CpuStore& store : cpus) ReadCpu(store);
+    for (SessionCpuStore& store : cpus) ReadCpu(store);
   }
 
   void ReaderLoop() {
@@ -643,7 +686,7 @@ TraceSession::~TraceSession() = default;
 namespace {
 
 /// tracefs mount point for `plan` or an error naming the mount command / root.
-Expected<std::string> FindTracefs(const std::string& wanted) {
+Expected<std::string> SessionFindTracefs(const std::string& wanted) {
   std::vector<std::string> candidates;
   if (!wanted.empty()) {
     candidates.push_back(wanted);
@@ -653,21 +696,22 @@ Expected<std::string> FindTracefs(const std::string& wanted) {
   for (const std::string& dir : candidates) {
     int error = 0;
     if (SessionFileExists(dir + "/tracing_on", &error)) return dir;
-    if (IsPermissionError(error)) {
-      return ResourceError(fmt::format("cannot open the kernel trace at {}: permission denied "
-                                       "(fix: {})",
-                                       dir, PermissionFix()));
+    if (SessionPermissionError(error)) {
+      return ResourceError(
+          fmt::format("cannot open the kernel trace at {}: permission denied "
+                      "(fix: {})",
+                      dir, SessionPermissionFix()));
     }
   }
-  return ResourceError(fmt::format(
-      "no tracefs at {} (fix: {}, as root; the kernel needs CONFIG_FTRACE)",
-      wanted.empty() ? std::string("/sys/kernel/tracing") : wanted, kMountFix));
+  return ResourceError(
+      fmt::format("no tracefs at {} (fix: {}, as root; the kernel needs CONFIG_FTRACE)",
+                  wanted.empty() ? std::string("/sys/kernel/tracing") : wanted, kSessionMountFix));
 }
 
-Error WriteError(const std::string& path, std::string_view value, int error) {
-  if (IsPermissionError(error)) {
+Error SessionWriteError(const std::string& path, std::string_view value, int error) {
+  if (SessionPermissionError(error)) {
     return ResourceError(fmt::format("cannot write '{}' to {}: {} (fix: {})", value, path,
-                                     std::strerror(error), PermissionFix()));
+                                     std::strerror(error), SessionPermissionFix()));
   }
   return ResourceError(
       fmt::format("cannot write '{}' to {}: {}", value, path, std::strerror(error)));
@@ -676,7 +720,7 @@ Error WriteError(const std::string& path, std::string_view value, int error) {
 }  // namespace
 
 Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& plan) {
-  auto dir = FindTracefs(plan.tracefs_dir);
+  auto dir = SessionFindTracefs(plan.tracefs_dir);
   if (!dir) return dir.error();
   if (plan.buffer_kb_per_cpu == 0) return UsageError("trace buffer size 0 kB: give at least 1");
   if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0) {
@@ -686,7 +730,9 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   Impl& s = *session->impl_;
   s.plan = plan;
   s.dir = *dir;
-  s.name = fmt::format("rtpulse-{}", getpid());
+  s.slot = TakeSessionSlot();
+  s.name = s.slot == 0 ? fmt::format("rtpulse-{}", getpid())
+                       : fmt::format("rtpulse-{}-{}", getpid(), s.slot);
   s.instance_dir = s.dir + "/instances/" + s.name;
   s.stats.instance = s.name;
   s.stats.tracefs_dir = s.dir;
@@ -705,15 +751,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
     }
   }
 
-  if (g_session_instance_held.exchange(true)) {
-    return ResourceError(fmt::format(
-        "the trace instance {} is busy: this process already runs a trace session (one "
-        "--explain / timerlat trace at a time)",
-        s.name));
-  }
-  s.holds_flag = true;
-
-  RemoveStaleInstances(s.dir + "/instances");
+  SessionRemoveStaleInstances(s.dir + "/instances");
   if (SessionFileExists(s.instance_dir, nullptr) && rmdir(s.instance_dir.c_str()) != 0) {
     return ResourceError(fmt::format(
         "the trace instance {} is busy ({}): another tracer holds it (fix: close the reader "
@@ -722,9 +760,10 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   }
   if (mkdir(s.instance_dir.c_str(), 0700) != 0) {
     const int error = errno;
-    if (IsPermissionError(error)) {
+    if (SessionPermissionError(error)) {
       return ResourceError(fmt::format("cannot create the trace instance {}: {} (fix: {})",
-                                       s.instance_dir, std::strerror(error), PermissionFix()));
+                                       s.instance_dir, std::strerror(error),
+                                       SessionPermissionFix()));
     }
     return ResourceError(fmt::format("cannot create the trace instance {}: {}", s.instance_dir,
                                      std::strerror(error)));
@@ -738,7 +777,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   auto write = [&](const std::string& file, const std::string& value) -> Status {
     const std::string path = s.instance_dir + "/" + file;
     const int error = SessionWriteFile(path, value);
-    if (error != 0) return WriteError(path, value, error);
+    if (error != 0) return SessionWriteError(path, value, error);
     return Status::Ok();
   };
   if (auto st = write("tracing_on", "0"); !st) return st.error();
@@ -775,17 +814,17 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
       return Status::Ok();
     }
     if (tracefs_event_file_write(s.instance, system.c_str(), event.c_str(), "enable", "1") < 0) {
-      return WriteError(s.instance_dir + "/events/" + id + "/enable", "1", errno);
+      return SessionWriteError(s.instance_dir + "/events/" + id + "/enable", "1", errno);
     }
     s.stats.events_enabled.push_back(id);
     return Status::Ok();
   };
-  for (const WantedEvent& wanted : kSessionEvents) {
+  for (const SessionWantedEvent& wanted : kSessionEvents) {
     if (auto st = enable(wanted.system, wanted.event); !st) return st.error();
   }
   for (const char* system : {"irq_vectors", "ipi"}) {
     std::vector<std::string> events;
-    for (const std::string& event : ListDir(s.dir + "/events/" + system)) {
+    for (const std::string& event : SessionListDir(s.dir + "/events/" + system)) {
       const bool vector = std::string_view(system) == "irq_vectors";
       if (vector && !(std::string_view(event).ends_with("_entry") ||
                       std::string_view(event).ends_with("_exit"))) {
@@ -827,8 +866,8 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   }
 
   // Formats of the kernel's events (and the header page, kallsyms) for decoding.
-  const char* systems[] = {"sched", "irq",    "irq_vectors", "timer", "ipi", "workqueue",
-                           "power", "raw_syscalls", "ftrace", nullptr};
+  const char* systems[] = {"sched",     "irq",   "irq_vectors",  "timer",  "ipi",
+                           "workqueue", "power", "raw_syscalls", "ftrace", nullptr};
   s.tep = tracefs_local_events_system(s.dir.c_str(), systems);
   if (s.tep == nullptr) {
     return ResourceError(fmt::format("cannot read the event formats under {}/events", s.dir));
@@ -840,16 +879,15 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
     s.subbuf_size = std::max(s.subbuf_size, value * 1024);
   }
   s.buffer.assign(static_cast<size_t>(s.subbuf_size), 0);
-  const kbuffer_long_size lsize =
-      tep_get_long_size(s.tep) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
+  const kbuffer_long_size lsize = tep_get_long_size(s.tep) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
   for (int cpu : cpus) {
-    CpuStore store;
+    SessionCpuStore store;
     store.cpu = cpu;
     const std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", s.instance_dir, cpu);
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-      return ResourceError(fmt::format("cannot open {}: {} (is CPU {} online?)", path,
-                                       std::strerror(errno), cpu));
+      return ResourceError(
+          fmt::format("cannot open {}: {} (is CPU {} online?)", path, std::strerror(errno), cpu));
     }
     store.tcpu = tracefs_cpu_alloc_fd(fd, s.subbuf_size, true);
     if (store.tcpu == nullptr) {
@@ -879,13 +917,15 @@ void TraceSession::StartReader() {
   s.reader = std::thread([&s] { s.ReaderLoop(); });
 }
 
-void TraceSession::StopReader() { impl_->StopReaderThread(); }
+void TraceSession::StopReader() {
+  impl_->StopReaderThread();
+}
 
 bool TraceSession::Flush(int cpu, int64_t until_ns) {
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   bool complete = true;
-  for (CpuStore& store : s.cpus) {
+  for (SessionCpuStore& store : s.cpus) {
     if (cpu >= 0 && store.cpu != cpu) continue;
     s.ReadCpu(store);
     complete = complete && store.newest_ns >= until_ns;
@@ -899,11 +939,12 @@ std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
   std::lock_guard<std::mutex> lock(s.mu);
   std::vector<TraceEvent> out;
   bool any_lost = false;
-  for (const CpuStore& store : s.cpus) {
+  for (const SessionCpuStore& store : s.cpus) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
     const auto& events = store.events;
-    auto first = std::lower_bound(events.begin(), events.end(), from_ns,
-                                  [](const StoredEvent& e, int64_t t) { return e.ev.ts_ns < t; });
+    auto first =
+        std::lower_bound(events.begin(), events.end(), from_ns,
+                         [](const SessionStoredEvent& e, int64_t t) { return e.ev.ts_ns < t; });
     for (auto it = first; it != events.begin();) {
       --it;
       if (it->ev.kind == EventKind::kSchedSwitch) {
@@ -912,7 +953,7 @@ std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
       }
     }
     for (auto it = first; it != events.end() && it->ev.ts_ns <= to_ns; ++it) out.push_back(it->ev);
-    for (const LostSpan& span : store.lost) {
+    for (const SessionLostSpan& span : store.lost) {
       if (span.to_ns >= from_ns && span.from_ns <= to_ns) any_lost = true;
     }
     if (store.dropped_newest_ns >= from_ns) any_lost = true;
@@ -928,16 +969,17 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   struct Line {
-    const CpuStore* store;
-    const StoredEvent* event;
+    const SessionCpuStore* store;
+    const SessionStoredEvent* event;
   };
   std::vector<Line> lines;
   bool any_lost = false;
-  for (const CpuStore& store : s.cpus) {
+  for (const SessionCpuStore& store : s.cpus) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
     const auto& events = store.events;
-    auto first = std::lower_bound(events.begin(), events.end(), from_ns,
-                                  [](const StoredEvent& e, int64_t t) { return e.ev.ts_ns < t; });
+    auto first =
+        std::lower_bound(events.begin(), events.end(), from_ns,
+                         [](const SessionStoredEvent& e, int64_t t) { return e.ev.ts_ns < t; });
     for (auto it = first; it != events.begin();) {
       --it;
       if (it->ev.kind == EventKind::kSchedSwitch) {
@@ -948,7 +990,7 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
     for (auto it = first; it != events.end() && it->ev.ts_ns <= to_ns; ++it) {
       lines.push_back({&store, &*it});
     }
-    for (const LostSpan& span : store.lost) {
+    for (const SessionLostSpan& span : store.lost) {
       if (span.to_ns >= from_ns && span.from_ns <= to_ns) any_lost = true;
     }
     if (store.dropped_newest_ns >= from_ns) any_lost = true;
@@ -957,7 +999,7 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
     return a.event->ev.ts_ns < b.event->ev.ts_ns;
   });
   std::string cpu_list;
-  for (const CpuStore& store : s.cpus) {
+  for (const SessionCpuStore& store : s.cpus) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
     cpu_list += (cpu_list.empty() ? "" : ",") + std::to_string(store.cpu);
   }
@@ -972,7 +1014,7 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
   trace_seq seq;
   trace_seq_init(&seq);
   for (const Line& line : lines) {
-    const StoredEvent& e = *line.event;
+    const SessionStoredEvent& e = *line.event;
     const uint64_t begin = e.raw_pos - line.store->raw_base;
     raw.assign(line.store->raw.begin() + static_cast<ptrdiff_t>(begin),
                line.store->raw.begin() + static_cast<ptrdiff_t>(begin + e.raw_len));
@@ -1012,7 +1054,7 @@ SessionStats TraceSession::stats() const {
   std::lock_guard<std::mutex> lock(s.mu);
   SessionStats out = s.stats;
   out.events_lost = 0;
-  for (const CpuStore& store : s.cpus) {
+  for (const SessionCpuStore& store : s.cpus) {
     // The kernel's overrun count and the sub-buffers' missed counts describe the same
     // events: the larger one (the kernel's, when a sub-buffer could not give a count).
     out.events_lost += std::max(store.missed_reported, s.KernelOverruns(store.cpu));
@@ -1022,7 +1064,9 @@ SessionStats TraceSession::stats() const {
   return out;
 }
 
-const std::string& TraceSession::instance_dir() const { return impl_->instance_dir; }
+const std::string& TraceSession::instance_dir() const {
+  return impl_->instance_dir;
+}
 
 #else  // !RTPULSE_HAVE_TRACEFS
 
@@ -1040,7 +1084,9 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& /*
 }
 void TraceSession::StartReader() {}
 void TraceSession::StopReader() {}
-bool TraceSession::Flush(int, int64_t) { return false; }
+bool TraceSession::Flush(int, int64_t) {
+  return false;
+}
 std::vector<TraceEvent> TraceSession::Window(int64_t, int64_t, const std::vector<int>&,
                                              bool* lost) const {
   if (lost != nullptr) *lost = false;
@@ -1051,8 +1097,12 @@ std::string TraceSession::RenderWindow(int64_t, int64_t, const std::vector<int>&
 }
 void TraceSession::SetRecording(bool) {}
 void TraceSession::SetTimerlatCallback(std::function<void(const TraceEvent&)>) {}
-SessionStats TraceSession::stats() const { return {}; }
-const std::string& TraceSession::instance_dir() const { return impl_->instance_dir; }
+SessionStats TraceSession::stats() const {
+  return {};
+}
+const std::string& TraceSession::instance_dir() const {
+  return impl_->instance_dir;
+}
 
 #endif  // RTPULSE_HAVE_TRACEFS
 

@@ -1,7 +1,7 @@
 // A kernel trace kept running beside a measurement: a dedicated ftrace instance (so the
 // user's own tracing is untouched), trace_clock "mono", the events of event.h on the chosen
 // CPUs, read continuously by a non-RT thread into a rolling per-CPU store that windows are
-// cut from (docs/explain.md). Instance management and the ring-buffer reading go through
+// cut from (docs/trace.md). Instance management and the ring-buffer reading go through
 // Debian's libtracefs and libtraceevent; nothing here parses tracefs text.
 #pragma once
 
@@ -18,9 +18,9 @@
 namespace rtpulse::trace {
 
 struct SessionPlan {
-  std::vector<int> cpus;          ///< CPUs whose events are kept; empty = every online CPU.
-  size_t buffer_kb_per_cpu = 8192;  ///< The instance's buffer_size_kb.
-  int64_t retention_ns = 3'000'000'000;  ///< Events kept per CPU for windows.
+  std::vector<int> cpus;                  ///< CPUs whose events are kept; empty = every online CPU.
+  size_t buffer_kb_per_cpu = 8192;        ///< The instance's buffer_size_kb.
+  int64_t retention_ns = 3'000'000'000;   ///< Events kept per CPU for windows.
   int64_t read_interval_ns = 20'000'000;  ///< The reader's period.
   /// Also trace raw_syscalls for these pids (the probes); empty = no syscall events.
   std::vector<int> syscall_pids;
@@ -33,14 +33,14 @@ struct SessionPlan {
 
 /// What the session enabled and read, for the output's notes.
 struct SessionStats {
-  std::string instance;                     ///< e.g. "rtpulse-12345".
+  std::string instance;  ///< e.g. "rtpulse-12345".
   std::string tracefs_dir;
   std::vector<std::string> events_enabled;  ///< "sched:sched_switch", ...
   std::vector<std::string> events_missing;  ///< Asked for, not in this kernel.
   uint64_t events_read = 0;
-  uint64_t events_lost = 0;        ///< Kernel overruns reported by the ring buffer.
+  uint64_t events_lost = 0;  ///< Kernel overruns reported by the ring buffer.
   uint64_t bytes_read = 0;
-  int64_t reader_cpu_ns = 0;       ///< CPU time of the reader thread (CLOCK_THREAD_CPUTIME_ID).
+  int64_t reader_cpu_ns = 0;  ///< CPU time of the reader thread (CLOCK_THREAD_CPUTIME_ID).
 };
 
 /// What the explainer needs from a trace: the real session below, or a scripted one in tests.

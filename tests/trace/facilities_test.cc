@@ -16,11 +16,13 @@
 namespace rtpulse::trace {
 namespace {
 
-const std::vector<std::string> kFacilityOrder = {
-    "permission",       "tracefs",          "instances",      "trace_clock mono",
-    "sched events",     "irq events",       "softirq events", "hrtimer events",
-    "ipi events",       "workqueue events", "syscall events", "timerlat tracer",
-    "osnoise tracer",   "timerlat user-space interface"};
+const std::vector<std::string> kFacilityOrder = {"permission",     "tracefs",
+                                                 "instances",      "trace_clock mono",
+                                                 "sched events",   "irq events",
+                                                 "softirq events", "hrtimer events",
+                                                 "ipi events",     "workqueue events",
+                                                 "syscall events", "timerlat tracer",
+                                                 "osnoise tracer", "timerlat user-space interface"};
 
 const Facility& Find(const std::vector<Facility>& all, const std::string& name) {
   for (const Facility& f : all) {
@@ -42,10 +44,12 @@ constexpr const char* kT = "/sys/kernel/tracing";
 /// A tracefs with every event group; `tracers` is available_tracers.
 testutil::FakeTree KernelTree(const std::string& tracers, bool timerlat_fd) {
   testutil::FakeTree tree;
-  tree.Write("/proc/mounts", "sysfs /sys sysfs rw 0 0\ntracefs /sys/kernel/tracing tracefs rw 0 0\n")
+  tree.Write("/proc/mounts",
+             "sysfs /sys sysfs rw 0 0\ntracefs /sys/kernel/tracing tracefs rw 0 0\n")
       .Write("/proc/filesystems", "nodev\tsysfs\nnodev\ttracefs\n")
       .Write(std::string(kT) + "/tracing_on", "1\n")
-      .Write(std::string(kT) + "/trace_clock", "[local] global counter uptime perf mono mono_raw boot\n")
+      .Write(std::string(kT) + "/trace_clock",
+             "[local] global counter uptime perf mono mono_raw boot\n")
       .Write(std::string(kT) + "/available_tracers", tracers + "\n");
   std::filesystem::create_directories(tree.path() + kT + "/instances");
   for (const char* event :
@@ -82,8 +86,7 @@ TEST(FacilitiesTest, KernelWithoutTimerlatSaysWhichOptionIsMissing) {
   EXPECT_TRUE(Find(all, "sched events").present);
   const Facility& timerlat = Find(all, "timerlat tracer");
   EXPECT_FALSE(timerlat.present);
-  EXPECT_NE(timerlat.detail.find("kernel built without CONFIG_TIMERLAT_TRACER"),
-            std::string::npos)
+  EXPECT_NE(timerlat.detail.find("kernel built without CONFIG_TIMERLAT_TRACER"), std::string::npos)
       << timerlat.detail;
   EXPECT_NE(Find(all, "osnoise tracer").detail.find("CONFIG_OSNOISE_TRACER"), std::string::npos);
   const Facility& user = Find(all, "timerlat user-space interface");
