@@ -101,7 +101,11 @@ int RunCheck(const CheckOptions& options) {
   const sys::CheckContext context(FsRoot::System(), commands, *process);
   const auto results = sys::RunChecks(context);
   const sys::CheckHeader header = MakeHeader(context);
-  const std::vector<trace::Facility> tracing = trace::DetectFacilities(FsRoot::System());
+  // The privilege is the audited process's (RTPULSE_CHECK_PROCESS when given), like the
+  // checks' own "This process" section. CAP_SYS_ADMIN is capability 21.
+  const bool privileged = process->euid == 0 || process->HasCap(21);
+  const std::vector<trace::Facility> tracing =
+      trace::DetectFacilities(FsRoot::System(), "", privileged);
   const std::string json =
       WithTracingJson(sys::FormatCheckJson(header, *process, results), tracing);
 

@@ -1,0 +1,172 @@
+// Assertions on the tracing part of the QEMU proof guest (tests/kernel/qemu/guest.d/trace.sh,
+// run by the guest's /init on the PREEMPT_RT kernel with the timerlat and osnoise tracers):
+// `rtpulse check` reports them, `latency --wake timerlat` measures with the kernel's user-space
+// interface, its counts agree with the kernel's own activation numbers and the run time, and
+// osnoise/ is exactly as before afterwards (also after SIGINT); a busy tracer is exit 3;
+// `--explain` names the deferred path's ktimers thread.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "guest_console.h"
+
+namespace rtpulse {
+namespace {
+
+using guest::Console;
+
+std::string TraceGuestValue(const std::string& key) {
+  auto it = Console().values.find(key);
+  return it == Console().values.end() ? "<absent>" : it->second;
+}
+
+std::string TraceGuestSection(const std::string& key) {
+  auto it = Console().sections.find(key);
+  return it == Console().sections.end() ? "" : it->second;
+}
+
+nlohmann::json TraceGuestJson(const std::string& key) {
+  const std::string text = TraceGuestSection(key);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << key << " is not JSON (" << e.what() << "):\n" << text;
+    return {};
+  }
+}
+
+class QemuTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Console().loaded) GTEST_SKIP() << "no console log: kernel_qemu_boot did not run";
+    ASSERT_NE(TraceGuestValue("guest.d-exit trace"), "<absent>") << "trace.sh did not run";
+  }
+};
+
+/// The path named `wake` of a latency JSON, with its thread objects.
+struct TracePath {
+  nlohmann::json path;
+  std::vector<nlohmann::json> threads;
+};
+TracePath FindTracePath(const nlohmann::json& doc, const std::string& wake) {
+  TracePath out;
+  for (const auto& p : doc["rtpulse"]["paths"]) {
+    if (p["wake"] != wake) continue;
+    out.path = p;
+    for (const auto& index : p["threads"]) {
+      out.threads.push_back(doc["thread"][std::to_string(index.get<int>())]);
+    }
+  }
+  return out;
+}
+
+TEST_F(QemuTrace, CheckReportsTheTimerlatTracerAndItsUserSpaceInterface) {
+  EXPECT_NE(TraceGuestValue("trace-available-tracers").find("timerlat"), std::string::npos);
+  const auto check = TraceGuestJson("trace-check.json");
+  std::map<std::string, bool> present;
+  for (const auto& f : check["tracing"]) present[f["name"]] = f["present"];
+  for (const char* name : {"tracefs", "timerlat tracer", "osnoise tracer",
+                           "timerlat user-space interface", "sched events", "softirq events"}) {
+    ASSERT_TRUE(present.count(name)) << name << "\n" << check["tracing"].dump(1);
+    EXPECT_TRUE(present[name]) << name << "\n" << check["tracing"].dump(1);
+  }
+}
+
+TEST_F(QemuTrace, TimerlatGivesBothHistogramsCountedAgainstTheKernelsSequence) {
+  ASSERT_EQ(TraceGuestValue("trace-timerlat-exit"), "0") << TraceGuestSection("trace-timerlat");
+  const auto doc = TraceGuestJson("trace-timerlat.json");
+  ASSERT_TRUE(doc.is_object());
+  const TracePath thread = FindTracePath(doc, "timerlat");
+  const TracePath irq = FindTracePath(doc, "timerlat-irq");
+  ASSERT_EQ(thread.threads.size(), 1U) << doc["rtpulse"]["paths"].dump(1);
+  ASSERT_EQ(irq.threads.size(), 1U);
+  const int64_t period_ns = 1'000'000;
+  for (const TracePath* p : {&thread, &irq}) {
+    const auto& t = p->threads[0];
+    EXPECT_EQ(t["cpu"], 1);
+    EXPECT_EQ(t["interval_ns"], period_ns);
+    EXPECT_EQ(t["policy"], "fifo");
+    EXPECT_EQ(t["priority"], 90);
+    const uint64_t cycles = t["cycles"];
+    const uint64_t missed = t["missed_activations"];
+    const uint64_t periods = t["periods_elapsed"];
+    // Every activation the kernel numbered is a sample or counted as missed.
+    EXPECT_EQ(cycles + missed, periods) << t.dump(1);
+    // The histogram's buckets hold every sample.
+    uint64_t in_buckets = 0;
+    for (const auto& b : t["histogram_log"]) in_buckets += b[2].get<uint64_t>();
+    EXPECT_EQ(in_buckets, cycles);
+    // The kernel's timer fires once a period: its activation count follows the run time
+    // (the user-space thread starts after the trace, so a few periods less, never more).
+    const int64_t duration_ns = p->path["duration_ns"];
+    const double expected = static_cast<double>(duration_ns) / static_cast<double>(period_ns);
+    EXPECT_LE(static_cast<double>(periods), expected + 1.0) << duration_ns;
+    EXPECT_GE(static_cast<double>(periods), expected * 0.8) << duration_ns;
+    EXPECT_GT(cycles, 2000U);
+  }
+  const auto& tt = thread.threads[0];
+  const auto& it = irq.threads[0];
+  EXPECT_GT(tt["tid"].get<int>(), 0);
+  // The thread latency of an activation includes its IRQ latency.
+  EXPECT_GE(tt["stats"]["min"].get<double>(), it["stats"]["min"].get<double>());
+  if (tt["missed_activations"] == 0 && it["missed_activations"] == 0) {
+    EXPECT_GE(tt["stats"]["max"].get<double>(), it["stats"]["max"].get<double>());
+  }
+  bool user_interface_note = false;
+  for (const auto& n : tt["notes"]) {
+    user_interface_note =
+        user_interface_note || n.get<std::string>().find("user-space interface") != std::string::npos;
+  }
+  EXPECT_TRUE(user_interface_note) << tt["notes"].dump(1);
+  EXPECT_EQ(doc["rtpulse"]["interrupted"], false);
+}
+
+TEST_F(QemuTrace, OsnoiseIsRestoredAfterTheRunAndAfterSigint) {
+  const std::string before = TraceGuestValue("trace-osnoise-before");
+  ASSERT_NE(before.find("stop_us=5000"), std::string::npos) << before;
+  EXPECT_NE(before.find("tracer=nop"), std::string::npos) << before;
+  EXPECT_EQ(TraceGuestValue("trace-osnoise-after"), before);
+  EXPECT_EQ(TraceGuestValue("trace-timerlat-int-exit"), "130");
+  EXPECT_EQ(TraceGuestValue("trace-osnoise-after-int"), before);
+  const auto doc = TraceGuestJson("trace-timerlat-int.json");
+  EXPECT_EQ(doc["rtpulse"]["interrupted"], true);
+  const TracePath thread = FindTracePath(doc, "timerlat");
+  ASSERT_EQ(thread.threads.size(), 1U);
+  EXPECT_GT(thread.threads[0]["cycles"].get<uint64_t>(), 0U);
+  EXPECT_LT(thread.path["duration_ns"].get<int64_t>(), 20'000'000'000);
+}
+
+TEST_F(QemuTrace, ABusyTracerIsExit3) {
+  EXPECT_EQ(TraceGuestValue("trace-timerlat-busy-exit"), "3");
+  const std::string out = TraceGuestSection("trace-timerlat-busy");
+  EXPECT_NE(out.find("busy"), std::string::npos) << out;
+  EXPECT_NE(out.find("osnoise"), std::string::npos) << out;
+}
+
+TEST_F(QemuTrace, ExplainNamesTheDeferredPathsKtimersThread) {
+  if (TraceGuestValue("trace-explain-supported") != "yes") {
+    GTEST_SKIP() << "this rtpulse has no --explain yet";
+  }
+  ASSERT_EQ(TraceGuestValue("trace-explain-exit"), "0") << TraceGuestSection("trace-explain");
+  const auto doc = TraceGuestJson("trace-explain.json");
+  const auto& explain = doc["rtpulse"].contains("explain") ? doc["rtpulse"]["explain"]
+                                                           : doc["explain"];
+  ASSERT_TRUE(explain.is_object()) << doc.dump(1).substr(0, 2000);
+  EXPECT_EQ(explain["active"], true) << explain.dump(1);
+  ASSERT_GT(explain["spikes_explained"].get<uint64_t>(), 0U) << explain.dump(1);
+  bool ktimers = false;
+  for (const auto& s : explain["spikes"]) {
+    if (s["chain"] == "deferred" && s["chain_thread"].get<std::string>().find("ktimers") == 0) {
+      ktimers = ktimers || s["verdict"].get<std::string>().find("ktimers") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(ktimers) << explain["spikes"].dump(1).substr(0, 4000);
+  EXPECT_NE(TraceGuestSection("trace-explain").find("explain: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtpulse
