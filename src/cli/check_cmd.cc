@@ -81,8 +81,8 @@ std::string WithTracingJson(const std::string& report, const std::vector<trace::
   auto doc = nlohmann::ordered_json::parse(report);
   auto list = nlohmann::ordered_json::array();
   for (const auto& facility : f) {
-    list.push_back({{"name", facility.name}, {"present", facility.present},
-                    {"detail", facility.detail}});
+    list.push_back(
+        {{"name", facility.name}, {"present", facility.present}, {"detail", facility.detail}});
   }
   doc["tracing"] = std::move(list);
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

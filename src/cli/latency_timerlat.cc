@@ -52,7 +52,8 @@ Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan
       period_us > trace::kTimerlatMaxPeriodUs) {
     return UsageError(fmt::format(
         "--wake timerlat: -i {} is outside the timerlat tracer's period range ({} to {} us)",
-        static_cast<double>(first.interval_ns) / 1000.0, trace::kTimerlatMinPeriodUs, trace::kTimerlatMaxPeriodUs));
+        static_cast<double>(first.interval_ns) / 1000.0, trace::kTimerlatMinPeriodUs,
+        trace::kTimerlatMaxPeriodUs));
   }
   t.period_ns = first.interval_ns;
   t.duration_ns = plan.duration_ns;
@@ -76,7 +77,8 @@ Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan
   t.policy_name = measure::PolicyName(first.policy);
   t.priority = first.priority;
   if (plan.loops > 0) {
-    return UsageError("--wake timerlat runs for a time, not a number of loops: give -D instead of -l");
+    return UsageError(
+        "--wake timerlat runs for a time, not a number of loops: give -D instead of -l");
   }
   auto tracefs = trace::FindTimerlatTracefs("");
   if (!tracefs) return tracefs.error();

@@ -33,8 +33,7 @@ measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int6
           p.missed_activations, p.periods_elapsed, irq ? "IRQ" : "thread"));
     }
     if (c.out_of_order > 0 && !irq) {
-      p.notes.push_back(fmt::format("{} records out of sequence were not counted",
-                                    c.out_of_order));
+      p.notes.push_back(fmt::format("{} records out of sequence were not counted", c.out_of_order));
     }
     if (result.mode == "kernel") {
       p.notes.push_back("measured by the kernel's timerlat/" + std::to_string(c.cpu) + " thread");
@@ -48,7 +47,8 @@ measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int6
 
 std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
                                                int64_t period_ns) {
-  return {TimerlatPathRecord(result, period_ns, false), TimerlatPathRecord(result, period_ns, true)};
+  return {TimerlatPathRecord(result, period_ns, false),
+          TimerlatPathRecord(result, period_ns, true)};
 }
 
 }  // namespace rtpulse::suite

@@ -45,8 +45,7 @@ std::optional<std::string> TimerlatReadFirstLine(const std::string& path) {
 Status TimerlatWriteFile(const std::string& path, const std::string& value) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) {
-    return ResourceError(fmt::format("cannot open {} for writing: {}{}", path,
-                                     std::strerror(errno),
+    return ResourceError(fmt::format("cannot open {} for writing: {}{}", path, std::strerror(errno),
                                      errno == EACCES ? " (run as root)" : ""));
   }
   const ssize_t n = ::write(fd, value.data(), value.size());
@@ -78,7 +77,8 @@ OsnoiseSettings::~OsnoiseSettings() {
 
 Status OsnoiseSettings::Set(const std::string& file, const std::string& value) {
   const std::string path = dir_ + "/" + file;
-  auto it = std::find_if(saved_.begin(), saved_.end(), [&](const Saved& s) { return s.file == file; });
+  auto it =
+      std::find_if(saved_.begin(), saved_.end(), [&](const Saved& s) { return s.file == file; });
   if (it == saved_.end()) {
     auto old = TimerlatReadFirstLine(path);
     if (!old) {
@@ -101,8 +101,8 @@ Status OsnoiseSettings::SetOption(const std::string& option, bool on) {
   if (!options_saved_) {
     auto old = TimerlatReadFirstLine(path);
     if (!old) {
-      return ResourceError(fmt::format("cannot read {}: {} (osnoise options need Linux 6.2+)",
-                                       path, std::strerror(errno)));
+      return ResourceError(fmt::format("cannot read {}: {} (osnoise options need Linux 6.2+)", path,
+                                       std::strerror(errno)));
     }
     options_before_ = *old;
     options_saved_ = true;
@@ -202,16 +202,17 @@ Expected<std::string> FindTimerlatTracefs(const std::string& tracefs_dir) {
     }
   }
   if (dir.empty()) {
-    return ResourceError(fmt::format(
-        "--wake timerlat: no tracefs at {} (mount it: mount -t tracefs nodev "
-        "/sys/kernel/tracing; `rtpulse check` lists the tracing facilities)",
-        candidates.front()));
+    return ResourceError(
+        fmt::format("--wake timerlat: no tracefs at {} (mount it: mount -t tracefs nodev "
+                    "/sys/kernel/tracing; `rtpulse check` lists the tracing facilities)",
+                    candidates.front()));
   }
   auto tracers = TimerlatReadFirstLine(dir + "/available_tracers");
   if (!tracers) {
-    return ResourceError(fmt::format("--wake timerlat: cannot read {}/available_tracers: {} (run "
-                                     "as root)",
-                                     dir, std::strerror(errno)));
+    return ResourceError(
+        fmt::format("--wake timerlat: cannot read {}/available_tracers: {} (run "
+                    "as root)",
+                    dir, std::strerror(errno)));
   }
   if (!TimerlatHasWord(*tracers, "timerlat")) {
     return ResourceError(fmt::format(
@@ -225,9 +226,9 @@ Expected<std::string> FindTimerlatTracefs(const std::string& tracefs_dir) {
   tracers_now.emplace_back(dir, TimerlatReadFirstLine(dir + "/current_tracer").value_or(""));
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir + "/instances", ec)) {
-    tracers_now.emplace_back(entry.path().string(),
-                             TimerlatReadFirstLine(entry.path().string() + "/current_tracer")
-                                 .value_or(""));
+    tracers_now.emplace_back(
+        entry.path().string(),
+        TimerlatReadFirstLine(entry.path().string() + "/current_tracer").value_or(""));
   }
   for (const auto& [where, tracer] : tracers_now) {
     if (tracer == "timerlat" || tracer == "osnoise") {
@@ -313,9 +314,9 @@ class TimerlatUserThreads {
     param.sched_priority = plan_.priority;
     if (sched_setscheduler(0, plan_.sched_policy, &param) != 0) {
       std::lock_guard lock(mutex_);
-      warnings_.push_back(fmt::format(
-          "timerlat thread on CPU {} runs without {} priority {}: {} (run as root)", cpu,
-          plan_.policy_name, plan_.priority, std::strerror(errno)));
+      warnings_.push_back(
+          fmt::format("timerlat thread on CPU {} runs without {} priority {}: {} (run as root)",
+                      cpu, plan_.policy_name, plan_.priority, std::strerror(errno)));
     }
     const std::string path = fmt::format("{}/per_cpu/cpu{}/timerlat_fd", osnoise_dir_, cpu);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -417,10 +418,9 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
   auto tracefs = FindTimerlatTracefs(plan.tracefs_dir);
   if (!tracefs) return tracefs.error();
   const std::string osnoise_dir = *tracefs + "/osnoise";
-  const bool has_user =
-      std::filesystem::exists(fmt::format("{}/per_cpu/cpu{}/timerlat_fd", osnoise_dir,
-                                          plan.cpus.front())) &&
-      std::filesystem::exists(osnoise_dir + "/options");
+  const bool has_user = std::filesystem::exists(fmt::format("{}/per_cpu/cpu{}/timerlat_fd",
+                                                            osnoise_dir, plan.cpus.front())) &&
+                        std::filesystem::exists(osnoise_dir + "/options");
   if (plan.mode == "user" && !has_user) {
     return ResourceError(fmt::format(
         "--wake timerlat: this kernel has no timerlat user-space interface ({}/per_cpu/cpu{}/"
@@ -449,8 +449,8 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
     collector.OnEvent(e);
     if (plan.on_sample && e.kind == EventKind::kTimerlat &&
         e.timerlat_context == kTimerlatThreadContext) {
-      plan.on_sample({e.cpu, static_cast<uint64_t>(e.number), e.ts_ns - e.timerlat_latency_ns,
-                      e.ts_ns});
+      plan.on_sample(
+          {e.cpu, static_cast<uint64_t>(e.number), e.ts_ns - e.timerlat_latency_ns, e.ts_ns});
     }
   });
   session->StartReader();
@@ -469,13 +469,12 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
   }
   // The run: until the duration is over or SIGINT/SIGTERM (taken synchronously by stop_within).
   for (;;) {
-    const int64_t left = plan.duration_ns > 0 ? start + plan.duration_ns - MonotonicNs()
-                                              : int64_t{100'000'000};
+    const int64_t left =
+        plan.duration_ns > 0 ? start + plan.duration_ns - MonotonicNs() : int64_t{100'000'000};
     if (plan.duration_ns > 0 && left <= 0) break;
     const int64_t wait = std::min<int64_t>(left, 100'000'000);
-    if (plan.stop_within ? plan.stop_within(wait) : (std::this_thread::sleep_for(
-                                                         std::chrono::nanoseconds(wait)),
-                                                     false)) {
+    if (plan.stop_within ? plan.stop_within(wait)
+                         : (std::this_thread::sleep_for(std::chrono::nanoseconds(wait)), false)) {
       result.interrupted = true;
       break;
     }

@@ -69,7 +69,7 @@ class OsnoiseSettings {
 /// One CPU's timerlat samples: the IRQ and the thread latency of every activation.
 struct TimerlatCpu {
   int cpu = -1;
-  int tid = 0;  ///< The user-space thread (or the kernel's timerlat/N thread; 0 = unknown).
+  int tid = 0;         ///< The user-space thread (or the kernel's timerlat/N thread; 0 = unknown).
   std::string policy;  ///< That thread's policy ("fifo", ...) and priority, as it ran.
   int priority = 0;
   int64_t last_irq_latency_ns = 0, last_thread_latency_ns = 0;
@@ -77,8 +77,8 @@ struct TimerlatCpu {
   Histogram thread;
   uint64_t first_seq = 0;  ///< First sequence number seen (the kernel counts from 1).
   uint64_t last_irq_seq = 0, last_thread_seq = 0;
-  uint64_t irq_lost = 0;     ///< Activations before the last one seen without an IRQ record.
-  uint64_t thread_lost = 0;  ///< Same for the thread record.
+  uint64_t irq_lost = 0;      ///< Activations before the last one seen without an IRQ record.
+  uint64_t thread_lost = 0;   ///< Same for the thread record.
   uint64_t out_of_order = 0;  ///< Records with a sequence number not above the last one.
   uint64_t user_return = 0;   ///< Context 2 (return from user space) records, not measured.
 };
@@ -109,7 +109,7 @@ struct TimerlatSample {
 };
 
 struct TimerlatPlan {
-  std::vector<int> cpus;  ///< One activation stream per CPU; must not be empty.
+  std::vector<int> cpus;          ///< One activation stream per CPU; must not be empty.
   int64_t period_ns = 1'000'000;  ///< timerlat_period_us (whole microseconds).
   int64_t duration_ns = 0;        ///< 0 = until `stop_within` says stop.
   int sched_policy = 1;           ///< SCHED_FIFO; the user-space threads' policy.

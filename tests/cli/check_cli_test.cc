@@ -387,8 +387,7 @@ TEST(CheckCliTest, TracingSectionFromAFixtureTracefsWithTimerlat) {
   EXPECT_TRUE(tracing["timerlat tracer"].first) << tracing["timerlat tracer"].second;
   EXPECT_TRUE(tracing["osnoise tracer"].first);
   EXPECT_TRUE(tracing["timerlat user-space interface"].first);
-  EXPECT_NE(tracing["timerlat user-space interface"].second.find("timerlat_fd"),
-            std::string::npos);
+  EXPECT_NE(tracing["timerlat user-space interface"].second.find("timerlat_fd"), std::string::npos);
   // Event groups with no events folder say so instead of passing.
   EXPECT_FALSE(tracing["irq events"].first);
   EXPECT_FALSE(tracing["irq events"].second.empty());

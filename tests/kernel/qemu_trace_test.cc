@@ -118,8 +118,8 @@ TEST_F(QemuTrace, TimerlatGivesBothHistogramsCountedAgainstTheKernelsSequence) {
   }
   bool user_interface_note = false;
   for (const auto& n : tt["notes"]) {
-    user_interface_note =
-        user_interface_note || n.get<std::string>().find("user-space interface") != std::string::npos;
+    user_interface_note = user_interface_note ||
+                          n.get<std::string>().find("user-space interface") != std::string::npos;
   }
   EXPECT_TRUE(user_interface_note) << tt["notes"].dump(1);
   EXPECT_EQ(doc["rtpulse"]["interrupted"], false);
@@ -153,8 +153,8 @@ TEST_F(QemuTrace, ExplainNamesTheDeferredPathsKtimersThread) {
   }
   ASSERT_EQ(TraceGuestValue("trace-explain-exit"), "0") << TraceGuestSection("trace-explain");
   const auto doc = TraceGuestJson("trace-explain.json");
-  const auto& explain = doc["rtpulse"].contains("explain") ? doc["rtpulse"]["explain"]
-                                                           : doc["explain"];
+  const auto& explain =
+      doc["rtpulse"].contains("explain") ? doc["rtpulse"]["explain"] : doc["explain"];
   ASSERT_TRUE(explain.is_object()) << doc.dump(1).substr(0, 2000);
   EXPECT_EQ(explain["active"], true) << explain.dump(1);
   ASSERT_GT(explain["spikes_explained"].get<uint64_t>(), 0U) << explain.dump(1);

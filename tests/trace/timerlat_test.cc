@@ -60,9 +60,9 @@ TEST(OsnoiseSettings, ChangesAreSavedAndRestoredInReverseOrder) {
     EXPECT_EQ(TimerlatTestRead(dir + "/cpus"), "1,3");
     EXPECT_EQ(TimerlatTestRead(dir + "/stop_tracing_us"), "0");
     EXPECT_EQ(TimerlatTestRead(dir + "/options"), "NO_OSNOISE_WORKLOAD");
-    EXPECT_EQ(s.Changes(), (std::vector<std::string>{"timerlat_period_us: 1000 -> 250",
-                                                     "cpus: 0-3 -> 1,3",
-                                                     "stop_tracing_us: 250 -> 0"}));
+    EXPECT_EQ(s.Changes(),
+              (std::vector<std::string>{"timerlat_period_us: 1000 -> 250", "cpus: 0-3 -> 1,3",
+                                        "stop_tracing_us: 250 -> 0"}));
     writes.clear();
   }  // the destructor restores
   EXPECT_EQ(TimerlatTestRead(dir + "/timerlat_period_us"), "1000");
@@ -72,12 +72,9 @@ TEST(OsnoiseSettings, ChangesAreSavedAndRestoredInReverseOrder) {
   // Newest first; then every flag of the saved options line, one write each, without the
   // DEFAULTS command (which would reset the flags instead of setting them).
   const std::vector<std::pair<std::string, std::string>> want = {
-      {"stop_tracing_us", "250"},
-      {"cpus", "0-3"},
-      {"timerlat_period_us", "1000"},
-      {"options", "OSNOISE_WORKLOAD"},
-      {"options", "NO_PANIC_ON_STOP"},
-      {"options", "NO_OSNOISE_PREEMPT_DISABLE"},
+      {"stop_tracing_us", "250"},           {"cpus", "0-3"},
+      {"timerlat_period_us", "1000"},       {"options", "OSNOISE_WORKLOAD"},
+      {"options", "NO_PANIC_ON_STOP"},      {"options", "NO_OSNOISE_PREEMPT_DISABLE"},
       {"options", "NO_OSNOISE_IRQ_DISABLE"}};
   EXPECT_EQ(writes, want);
 }
@@ -270,8 +267,8 @@ TEST(TimerlatCollector, CountsEverySampleAndEverySequenceGapExactly) {
   // above, min/max/sum are exact).
   for (size_t i = 0; i < 2; ++i) {
     const int cpu = cpus[i].cpu;
-    for (const auto& [h, want] : {std::pair{&cpus[i].irq, &irq_want[cpu]},
-                                  std::pair{&cpus[i].thread, &thread_want[cpu]}}) {
+    for (const auto& [h, want] :
+         {std::pair{&cpus[i].irq, &irq_want[cpu]}, std::pair{&cpus[i].thread, &thread_want[cpu]}}) {
       int64_t sum = 0;
       for (int64_t v : *want) sum += v;
       EXPECT_EQ(h->count(), want->size());
