@@ -23,14 +23,26 @@ measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int6
     p.interval_ns = period_ns;
     p.wake = path.wake;
     p.histogram = irq ? c.irq : c.thread;
-    p.periods_elapsed = irq ? c.last_irq_seq : c.last_thread_seq;
     p.missed_activations = irq ? c.irq_lost : c.thread_lost;
+    // The periods the kernel skipped behind a late thread are the thread path's (with their
+    // lateness, for the per-period statistics); the IRQ path only notes them.
+    if (!irq) {
+      p.skipped_periods = c.skipped_periods;
+      p.skipped_histogram = c.skipped;
+    }
+    p.periods_elapsed = (irq ? c.last_irq_seq : c.last_thread_seq) + p.skipped_periods;
     p.last_latency_ns = irq ? c.last_irq_latency_ns : c.last_thread_latency_ns;
     if (p.missed_activations > 0) {
       p.notes.push_back(fmt::format(
           "{} of the kernel's {} activations have no {} record (lost from the trace buffer): "
           "counted as missed, their latency is unknown",
           p.missed_activations, p.periods_elapsed, irq ? "IRQ" : "thread"));
+    }
+    if (irq && c.skipped_periods > 0) {
+      p.notes.push_back(fmt::format(
+          "{} periods were skipped by the kernel behind a late thread (not armed, no IRQ): "
+          "counted in the timerlat path",
+          c.skipped_periods));
     }
     if (c.out_of_order > 0 && !irq) {
       p.notes.push_back(fmt::format("{} records out of sequence were not counted", c.out_of_order));

@@ -16,9 +16,10 @@ inline constexpr std::string_view kTimerlatPath = "timerlat";
 inline constexpr std::string_view kTimerlatIrqPath = "timerlat-irq";
 
 /// The two paths of one timerlat run (probes in CPU order, index = position). Per probe:
-/// periods_elapsed = the kernel's last activation number of that context, missed_activations
-/// = activations numbered without a record (lost from the trace buffer), so samples + missed
-/// = periods_elapsed; skipped_periods stays 0 (the timer re-arms every period itself).
+/// missed_activations = activations the kernel numbered without a record (lost from the trace
+/// buffer); skipped_periods (thread path only) = periods the kernel skipped behind a late
+/// thread, with their lateness in skipped_histogram; periods_elapsed = the last activation
+/// number + skipped, so samples + missed + skipped = periods_elapsed.
 std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
                                                int64_t period_ns);
 

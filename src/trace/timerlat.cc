@@ -141,7 +141,8 @@ std::vector<std::string> OsnoiseSettings::Changes() const {
 
 // ---- TimerlatCollector -----------------------------------------------------------------------
 
-TimerlatCollector::TimerlatCollector(const std::vector<int>& cpus) {
+TimerlatCollector::TimerlatCollector(const std::vector<int>& cpus, int64_t period_ns)
+    : period_ns_(period_ns) {
   int max_cpu = -1;
   for (int c : cpus) max_cpu = std::max(max_cpu, c);
   index_of_cpu_.assign(static_cast<size_t>(max_cpu + 1), -1);
@@ -179,7 +180,28 @@ void TimerlatCollector::OnEvent(const TraceEvent& event) {
   }
   // The kernel numbers every activation of this CPU from 1: the records between the last one
   // seen (or the start) and this one were lost from the buffer.
-  lost += seq - last - 1;
+  const uint64_t gap = seq - last;
+  lost += gap - 1;
+  if (irq) {
+    const int64_t expiry = event.ts_ns - event.timerlat_latency_ns;
+    if (period_ns_ > 0 && last > 0) {
+      // Expiries between the last activation's and this one that were neither numbered
+      // (lost records are) nor fired: the kernel skipped them behind a late thread.
+      const int64_t periods = (expiry - c.last_expiry_ns + period_ns_ / 2) / period_ns_;
+      if (periods > static_cast<int64_t>(gap)) {
+        const int64_t stall_end =
+            c.last_thread_seq == last ? c.last_thread_ts_ns : c.last_irq_ts_ns;
+        for (int64_t k = static_cast<int64_t>(gap); k < periods; ++k) {
+          c.skipped.Record(stall_end - (c.last_expiry_ns + k * period_ns_));
+        }
+        c.skipped_periods += static_cast<uint64_t>(periods) - gap;
+      }
+    }
+    c.last_expiry_ns = expiry;
+    c.last_irq_ts_ns = event.ts_ns;
+  } else {
+    c.last_thread_ts_ns = event.ts_ns;
+  }
   last = seq;
   (irq ? c.irq : c.thread).Record(event.timerlat_latency_ns);
   (irq ? c.last_irq_latency_ns : c.last_thread_latency_ns) = event.timerlat_latency_ns;
@@ -435,7 +457,7 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
   if (Status s = TimerlatConfigure(osnoise, plan, user); !s) return s.error();
   const std::vector<std::string> changes = osnoise.Changes();
 
-  TimerlatCollector collector(plan.cpus);
+  TimerlatCollector collector(plan.cpus, plan.period_ns);
   SessionPlan session_plan;
   session_plan.cpus = plan.cpus;
   session_plan.timerlat = true;

@@ -81,13 +81,24 @@ struct TimerlatCpu {
   uint64_t thread_lost = 0;   ///< Same for the thread record.
   uint64_t out_of_order = 0;  ///< Records with a sequence number not above the last one.
   uint64_t user_return = 0;   ///< Context 2 (return from user space) records, not measured.
+  /// Periods the kernel skipped without numbering them: when the thread comes back later
+  /// than the next expiry, timerlat re-arms for the first expiry still ahead. Found from the
+  /// gap between consecutive IRQ records' expiries (record time - latency).
+  uint64_t skipped_periods = 0;
+  /// Each skipped period's lateness, from its expiry to the late thread wake-up that ended
+  /// the stall (as measure's skipped_histogram).
+  Histogram skipped;
+  int64_t last_expiry_ns = 0;     ///< Of the last IRQ record.
+  int64_t last_irq_ts_ns = 0;     ///< Record times of the last IRQ and thread records.
+  int64_t last_thread_ts_ns = 0;
 };
 
 /// Fills TimerlatCpu histograms from ftrace:timerlat events, counting sequence gaps exactly.
 /// Single writer (the session's reader thread); read after it stopped.
 class TimerlatCollector {
  public:
-  explicit TimerlatCollector(const std::vector<int>& cpus);
+  /// `period_ns` (timerlat_period_us) finds skipped periods; 0 = do not look for them.
+  explicit TimerlatCollector(const std::vector<int>& cpus, int64_t period_ns = 0);
   /// kTimerlat events of the CPUs given; any other event or CPU is counted in ignored().
   void OnEvent(const TraceEvent& event);
   std::vector<TimerlatCpu>& cpus() { return cpus_; }
@@ -97,6 +108,7 @@ class TimerlatCollector {
  private:
   std::vector<TimerlatCpu> cpus_;
   std::vector<int> index_of_cpu_;  ///< CPU number -> index into cpus_, -1 = not measured.
+  int64_t period_ns_ = 0;
   uint64_t ignored_ = 0;
 };
 

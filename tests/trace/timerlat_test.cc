@@ -279,5 +279,42 @@ TEST(TimerlatCollector, CountsEverySampleAndEverySequenceGapExactly) {
   }
 }
 
+TEST(TimerlatCollector, PeriodsTheKernelSkippedBehindALateThreadAreCountedWithTheirLateness) {
+  constexpr int64_t kMs = 1'000'000;
+  TimerlatCollector collector({0}, kMs);
+  auto at = [](int64_t seq, int context, int64_t expiry_ns, int64_t latency_ns) {
+    TraceEvent e = TimerlatEvent(0, seq, context, latency_ns);
+    e.ts_ns = expiry_ns + latency_ns + 700;  // the record is written a little after `now`
+    return e;
+  };
+  // Activation 2 (expiry 2 ms) wakes its thread 3.5 ms late: the kernel re-arms for 6 ms, the
+  // first expiry still ahead, so 3, 4 and 5 ms were skipped (late until 5.5 ms + 700 ns).
+  collector.OnEvent(at(1, 0, 1 * kMs, 1000));
+  collector.OnEvent(at(1, 1, 1 * kMs, 3000));
+  collector.OnEvent(at(2, 0, 2 * kMs, 1000));
+  collector.OnEvent(at(2, 1, 2 * kMs, 3'500'000));
+  collector.OnEvent(at(3, 0, 6 * kMs, 1000));
+  collector.OnEvent(at(3, 1, 6 * kMs, 3000));
+  collector.OnEvent(at(4, 0, 7 * kMs, 1000));
+  collector.OnEvent(at(4, 1, 7 * kMs, 3000));
+  // Record 5 lost (expiry 8 ms), then 6 at 9 ms: a lost record, not a skipped period.
+  collector.OnEvent(at(6, 0, 9 * kMs, 1000));
+  collector.OnEvent(at(6, 1, 9 * kMs, 3000));
+  const TimerlatCpu& c = collector.cpus()[0];
+  EXPECT_EQ(c.skipped_periods, 3U);
+  EXPECT_EQ(c.irq_lost, 1U);
+  EXPECT_EQ(c.thread_lost, 1U);
+  ASSERT_EQ(c.skipped.count(), 3U);
+  // The expiries are known as record time - latency: the 700 ns the record came after the
+  // kernel's `now` shift them all alike (the lateness is that much low).
+  const int64_t stall_end = 2 * kMs + 3'500'000 + 700;
+  const int64_t expiry_seen = 2 * kMs + 700;
+  EXPECT_EQ(c.skipped.min(), stall_end - (expiry_seen + 3 * kMs));
+  EXPECT_EQ(c.skipped.max(), stall_end - (expiry_seen + 1 * kMs));
+  EXPECT_EQ(c.skipped.sum(), 3 * stall_end - 3 * expiry_seen - 6 * kMs);
+  // Every period from the first to the last: samples + lost + skipped.
+  EXPECT_EQ(c.irq.count() + c.irq_lost + c.skipped_periods, 9U);
+}
+
 }  // namespace
 }  // namespace rtpulse::trace
