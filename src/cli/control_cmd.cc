@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/explain_text.h"
+#include "cli/latency_options.h"
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
 #include "control/control_loop.h"
@@ -69,6 +71,7 @@ struct ControlOptions {
   bool quiet = false;
   std::string checkpoint = "10s";
   std::string inject_exec;
+  std::string explain;  ///< --explain US
 };
 
 /// The study's stress-ng mix (4 CPUs) scaled to `cpus` online CPUs: per-CPU stressors
@@ -270,6 +273,16 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
   if (!o.inject_exec.empty()) {
     if (Status st = ParseInjectExec(o.inject_exec, s); !st) return st;
   }
+  if (!o.explain.empty()) {
+    auto threshold = ParseExplainThresholdNs(o.explain);
+    if (!threshold) return threshold.error();
+    trace::ExplainPlan explain;
+    explain.threshold_ns = *threshold;
+    explain.session.cpus = {s.cpu};
+    explain.session.tracefs_dir = TracefsDirFromEnv();
+    s.explain = std::move(explain);
+    s.verdict_line = ExplainVerdictLine;
+  }
   return {};
 }
 
@@ -395,6 +408,11 @@ Status BuildInterference(const ControlOptions& o, const FsRoot& root,
                          const std::vector<int>& online, ControlPlan& plan) {
   if (!o.sweep.empty()) {
     return UsageError("--interference runs one configuration: drop --sweep");
+  }
+  if (!o.explain.empty()) {
+    return UsageError(
+        "--explain explains the control configurations' late jobs; --interference measures "
+        "execution times only: drop --explain");
   }
   if (!o.load.empty() || !o.settle.empty()) {
     return UsageError(
@@ -627,6 +645,13 @@ int RunControl(const ControlOptions& o) {
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   }
+  for (const auto& s : outcome.result.scenarios) {
+    if (!s.latency || !s.latency->explain) continue;
+    int64_t measured_ns = 0;
+    for (const auto& path : s.latency->paths) measured_ns += path.duration_ns;
+    fmt::print(text, "\nscenario {}:\n{}", s.name,
+               FormatExplainTable(*s.latency->explain, measured_ns));
+  }
   for (const auto& w : outcome.result.warnings) fmt::print(text, "warning: {}\n", w);
   fmt::print(text, "results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
@@ -671,6 +696,10 @@ Runner SetupControl(CLI::App& sub) {
                  "with --interference: interleaved repetitions per condition (default 5)");
   sub.add_option("-o,--out", o->out, "results folder (default ./rtpulse_control_YYYYMMDD_HHMMSS)");
   sub.add_option("--json", o->json, "also write the summary as JSON to this file ('-': stdout)");
+  sub.add_option("--explain", o->explain,
+                 "explain every job whose start - release exceeds US (e.g. 200 or 0.2ms) from a "
+                 "kernel trace: a verdict line each, the causes in result.json, raw windows in "
+                 "<scenario>/explain/ (docs/control.md)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_option("--checkpoint", o->checkpoint,
                  "result.json is rewritten this often while measuring (default 10s, at most 10s)");

@@ -1,10 +1,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/explain_text.h"
 #include "cli/latency_options.h"
 #include "cli/latency_timerlat.h"
 #include "cli/live_view.h"
@@ -19,6 +21,8 @@
 #include "results/cyclictest_format.h"
 #include "stats/budget.h"
 #include "stats/summary.h"
+#include "suite/explain_record.h"
+#include "suite/explain_sink.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 #include "sys/system_info.h"
@@ -40,6 +44,49 @@ std::string Commented(const std::string& text) {
   return out;
 }
 
+/// With --explain and no --samples/-v the rings exist for the explainer alone: nothing was
+/// logged, so the result must not say so (samples_logged 0; a full ring is named for what it
+/// cost, spikes the explainer never saw).
+void NoSamplesLogClaimed(results::LatencyRun& run) {
+  for (auto& path : run.paths) {
+    for (auto& p : path.probes) p.samples_logged = 0;
+  }
+  const std::string logged = "samples not logged (ring full: the writer or the disk fell behind)";
+  for (auto& w : run.warnings) {
+    if (const size_t at = w.find(logged); at != std::string::npos) {
+      w.replace(at, logged.size(),
+                "samples not seen by --explain (ring full: the explainer fell behind)");
+    }
+  }
+}
+
+/// The --explain outcome in the run: the JSON object, the warning when there was no trace,
+/// the note for a cost phase the run was too short for.
+void AddExplainToRun(const trace::ExplainSummary& summary, const LatencyOptions& o,
+                     const trace::ExplainPlan& explain_plan, results::LatencyRun& run) {
+  results::ExplainResult result = suite::ToExplainResult(summary, "");
+  if (explain_plan.cost_phase_ns == 0 && !o.explain_cost_given && summary.active) {
+    result.notes.push_back(fmt::format(
+        "trace cost not measured: -D {} is shorter than twice the default 2 s cost phase (give "
+        "a longer -D, or --explain-cost)",
+        o.duration));
+  }
+  if (summary.active && explain_plan.window_dir.empty()) {
+    result.notes.push_back("raw trace windows not saved (give --explain-windows DIR to keep them)");
+  }
+  if (!summary.active) {
+    run.warnings.push_back(fmt::format("--explain: {}; the run goes on without attribution",
+                                       summary.unavailable_reason));
+  }
+  run.explain = std::move(result);
+}
+
+int64_t MeasuredNs(const results::LatencyRun& run) {
+  int64_t ns = 0;
+  for (const auto& path : run.paths) ns += path.duration_ns;
+  return ns;
+}
+
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
   // --wake timerlat runs after the list's other paths (alone: the plan still gives the
@@ -56,6 +103,8 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     timerlat = std::move(*t);
   }
   const bool run_wake_paths = !wake.timerlat || !wake.others.empty();
+  auto explain_plan = BuildExplainPlan(o, *plan, probe.online_cpus);
+  if (!explain_plan) return ReportError(explain_plan.error());
   // --wake gpio: the lines are looked up (chip, line, in use) before anything runs or is
   // written; the probe requests them when it arms.
   for (const std::string* line : {&plan->gpio_wake, &plan->gpio_drive}) {
@@ -98,16 +147,48 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   for (const auto& w : environment) fmt::print(stderr, "rtpulse: warning: {}\n", w);
 
   measure::BlockRunSignals();
+  // After BlockRunSignals: the explainer's threads inherit the mask, so SIGINT still reaches
+  // the engine's synchronous wait and not a trace thread.
+  std::unique_ptr<trace::Explainer> explainer;
+  const bool explain_only_ring = *explain_plan && !sink;
+  if (*explain_plan) {
+    const bool quiet = o.quiet;
+    explainer = trace::Explainer::Start(
+        **explain_plan, [&view, quiet](const trace::Explanation& e, const std::string& verdict) {
+          if (!quiet) view.Note(stderr, ExplainVerdictLine(e, verdict));
+        });
+    sink = std::make_unique<suite::ExplainSink>(explainer.get(), std::move(sink));
+  }
   measure::RunRecord record;
+  Status ran = Status::Ok();
   if (run_wake_paths) {
     auto measured = measure::RunLatency(*plan, &view, std::move(sink));
-    if (!measured) return ReportError(measured.error());
-    record = std::move(*measured);
+    if (measured) {
+      record = std::move(*measured);
+    } else {
+      ran = measured.error();
+    }
   }
-  if (timerlat && !record.interrupted) {
-    if (Status s = RunTimerlatInto(*timerlat, record); !s) return ReportError(s.error());
+  if (ran && timerlat && !record.interrupted) {
+    if (explainer) {
+      // --explain on timerlat: each thread sample, as a probe's, from the trace's reader.
+      timerlat->on_sample = [ex = explainer.get(), cpus = timerlat->cpus](
+                                const trace::TimerlatSample& s) {
+        const auto at = std::find(cpus.begin(), cpus.end(), s.cpu);
+        const SampleRecord r{s.seq - 1, s.expected_ns, s.actual_ns,
+                             static_cast<uint16_t>(at - cpus.begin()),
+                             static_cast<uint16_t>(s.cpu), 0, 0, 0};
+        ex->OnSamples(&r, 1);
+      };
+    }
+    ran = RunTimerlatInto(*timerlat, record);
   }
+  std::optional<trace::ExplainSummary> explained;
+  if (explainer) explained = explainer->Finish();  // the instance goes, whatever happened
+  if (!ran) return ReportError(ran.error());
   results::LatencyRun run = suite::ToLatencyRun(std::move(record));
+  if (explain_only_ring) NoSamplesLogClaimed(run);
+  if (explained) AddExplainToRun(*explained, o, **explain_plan, run);
   run.rtpulse_version = kVersion;
   run.cmdline = cmdline;
   suite::FillSystem(probe, run);
@@ -176,7 +257,9 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     fmt::print(text, "# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
                o.nsecs ? run.breaktrace->latency_ns : run.breaktrace->latency_ns / 1000);
   }
-  const std::string summary = results::FormatSummary(run) + results::FormatVerdict(verdict);
+  std::string summary;
+  if (run.explain) summary += FormatExplainTable(*run.explain, MeasuredNs(run)) + "\n";
+  summary += results::FormatSummary(run) + results::FormatVerdict(verdict);
   std::fputs(script_mode ? Commented(summary).c_str() : ("\n" + summary).c_str(), text);
   std::fflush(stdout);
   // A budget not met is exit 4 only when nothing else went wrong (a failed write says 1).

@@ -4,12 +4,16 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/parse.h"
+#include "core/printable.h"
 #include "measure/gpio.h"
 
 namespace rtpulse::cli {
@@ -215,11 +219,126 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
                  "exit 4 when not met (docs/budget.md)");
   sub.add_option("--dl-runtime", o.dl_runtime_us,
                  "SCHED_DEADLINE runtime in us for --wake deadline (default interval/10)");
+  sub.add_option("--explain", o.explain,
+                 "explain every sample later than US (e.g. 200 or 0.2ms) from a kernel trace: "
+                 "a verdict line per spike, a cause table (docs/explain.md)");
+  sub.add_option("--explain-windows", o.explain_windows,
+                 "with --explain: save each spike's raw trace window (ftrace text) in DIR");
+  sub.add_option("--explain-cost", o.explain_cost,
+                 "with --explain: measure the first DUR without the trace, the rest with it, "
+                 "and state both (default 2s; 0 = off)");
 }
 
 void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o) {
   o.affinity_given = sub.count("--affinity") > 0;
   o.threads_given = sub.count("--threads") > 0;
+  o.explain_cost_given = sub.count("--explain-cost") > 0;
+}
+
+std::string TracefsDirFromEnv() {
+  const char* env = std::getenv(kTracefsEnv);
+  return env == nullptr ? std::string() : std::string(env);
+}
+
+Expected<int64_t> ParseExplainThresholdNs(const std::string& text, const char* flag) {
+  auto ns = ParseTimeNs(text, kNsPerUs);
+  if (!ns) {
+    return UsageError(fmt::format(
+        "{} '{}': not a time: give microseconds (e.g. {} 200) or a time with a unit (200us, "
+        "0.2ms)",
+        flag, Printable(text), flag));
+  }
+  if (*ns <= 0) {
+    return UsageError(fmt::format(
+        "{} '{}': the threshold must be above 0 (samples later than it are explained), e.g. "
+        "{} 200",
+        flag, Printable(text), flag));
+  }
+  return *ns;
+}
+
+namespace {
+
+Status CheckWindowsDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) {
+      return UsageError(fmt::format(
+          "--explain-windows '{}' is a file, not a folder: give a folder (it is created if "
+          "missing)",
+          Printable(dir)));
+    }
+    return Status::Ok();
+  }
+  fs::path parent = fs::path(dir).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec)) {
+    return UsageError(fmt::format(
+        "--explain-windows '{}': the folder '{}' it would be created in does not exist: create "
+        "it first or give another folder",
+        Printable(dir), Printable(parent.string())));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOptions& o,
+                                                             const measure::LatencyPlan& plan,
+                                                             const std::vector<int>& online_cpus) {
+  if (o.explain.empty()) {
+    if (!o.explain_windows.empty()) {
+      return UsageError(
+          fmt::format("--explain-windows {} needs --explain US (which spikes to explain and save)",
+                      Printable(o.explain_windows)));
+    }
+    if (o.explain_cost_given) {
+      return UsageError(fmt::format(
+          "--explain-cost {} needs --explain US (it measures the cost of --explain's trace)",
+          Printable(o.explain_cost)));
+    }
+    return std::optional<trace::ExplainPlan>();
+  }
+  trace::ExplainPlan explain;
+  auto threshold = ParseExplainThresholdNs(o.explain);
+  if (!threshold) return threshold.error();
+  explain.threshold_ns = *threshold;
+  if (!o.explain_windows.empty()) {
+    if (Status s = CheckWindowsDir(o.explain_windows); !s) return s.error();
+    explain.window_dir = o.explain_windows;
+  }
+  auto cost = ParseTimeNs(o.explain_cost, kNsPerSec);
+  if (!cost || *cost < 0) {
+    return UsageError(fmt::format(
+        "--explain-cost '{}': give a duration such as 2s or 500ms (a bare number is seconds; 0 "
+        "= no cost phase)",
+        Printable(o.explain_cost)));
+  }
+  explain.cost_phase_ns = *cost;
+  if (plan.duration_ns > 0 && explain.cost_phase_ns > 0 &&
+      explain.cost_phase_ns * 2 > plan.duration_ns) {
+    if (o.explain_cost_given) {
+      return UsageError(fmt::format(
+          "--explain-cost {} is more than half of -D {}: the run would mostly go unexplained; "
+          "give a longer -D or a shorter --explain-cost (0 = off)",
+          Printable(o.explain_cost), Printable(o.duration)));
+    }
+    // The default 2 s does not fit a short run: no cost phase, and the notes say so.
+    explain.cost_phase_ns = 0;
+  }
+  std::set<int> cpus;
+  for (const auto& t : plan.threads) {
+    if (t.cpu < 0) {
+      cpus.insert(online_cpus.begin(), online_cpus.end());
+      break;
+    }
+    cpus.insert(t.cpu);
+  }
+  explain.session.cpus.assign(cpus.begin(), cpus.end());
+  explain.session.tracefs_dir = TracefsDirFromEnv();
+  return std::optional<trace::ExplainPlan>(std::move(explain));
 }
 
 Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
@@ -415,7 +534,8 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     }
     plan.deadline_runtime_ns = *o.dl_runtime_us * kNsPerUs;
   }
-  if (!o.samples.empty() || o.verbose) {
+  // --explain sees the samples through the same rings as the log, with or without one.
+  if (!o.samples.empty() || o.verbose || !o.explain.empty()) {
     plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
   }
   if (!o.samples.empty() && o.verbose) {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "measure/engine.h"
+#include "trace/explainer.h"
 
 namespace CLI {
 class App;
@@ -56,7 +57,20 @@ struct LatencyOptions {
   std::string inject;      ///< --inject DELAY@RATE
   std::string budget;      ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)
   std::optional<int64_t> dl_runtime_us;
+  std::string explain;          ///< --explain US (a bare number is us; a unit is accepted)
+  std::string explain_windows;  ///< --explain-windows DIR
+  bool explain_cost_given = false;
+  std::string explain_cost = "2s";  ///< --explain-cost DUR (0 = no cost phase)
 };
+
+/// The environment variable that overrides where tracefs is (tests, unusual mounts).
+inline constexpr const char* kTracefsEnv = "RTPULSE_TRACEFS";
+/// RTPULSE_TRACEFS when set and not empty, else "" (the session finds tracefs itself).
+std::string TracefsDirFromEnv();
+
+/// The --explain threshold: a bare number is microseconds, a unit is accepted ("200us",
+/// "0.2ms"). `flag` names the option in the error.
+Expected<int64_t> ParseExplainThresholdNs(const std::string& text, const char* flag = "--explain");
 
 /// Declares the `rtpulse latency` options (cyclictest's spelling) on `sub`, bound to `o`.
 void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o);
@@ -67,5 +81,15 @@ void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o);
 /// naming the value and the fix; nothing has been written when it returns an error.
 Expected<measure::LatencyPlan> BuildLatencyPlan(const LatencyOptions& options,
                                                 const std::vector<int>& online_cpus);
+
+/// --explain's plan for `plan` (from BuildLatencyPlan): the threshold, the windows folder,
+/// the cost phase and the trace session on the probes' CPUs (every online CPU when a probe is
+/// not pinned). nullopt without --explain. Usage errors: a bad or non-positive threshold,
+/// --explain-windows/--explain-cost without --explain, a windows path that is a file or
+/// whose parent folder is missing, a bad or negative --explain-cost, or one that leaves no
+/// time to explain in -D.
+Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOptions& options,
+                                                             const measure::LatencyPlan& plan,
+                                                             const std::vector<int>& online_cpus);
 
 }  // namespace rtpulse::cli

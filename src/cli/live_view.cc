@@ -39,6 +39,7 @@ LiveView::LiveView(LiveMode mode, std::FILE* out, bool nsecs, int64_t duration_n
       path_names_(std::move(path_names)) {}
 
 void LiveView::OnPathStart(size_t path_index, measure::WakePath) {
+  const std::lock_guard lock(mutex_);
   path_index_ = path_index;
   drawn_lines_ = 0;
   last_plain_ns_ = -1;
@@ -86,6 +87,7 @@ std::string LiveView::Eta(const std::vector<measure::LiveProbe>& probes, int64_t
 
 void LiveView::OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) {
   if (mode_ == LiveMode::kOff) return;
+  const std::lock_guard lock(mutex_);
   auto lines = Lines(probes);
   lines.push_back(Eta(probes, elapsed_ns));
   if (mode_ == LiveMode::kTty) {
@@ -98,6 +100,17 @@ void LiveView::OnTick(const std::vector<measure::LiveProbe>& probes, int64_t ela
     for (const auto& line : lines) fmt::print(out_, "{}\n", line);
   }
   std::fflush(out_);
+}
+
+void LiveView::Note(std::FILE* stream, const std::string& line) {
+  const std::lock_guard lock(mutex_);
+  if (mode_ == LiveMode::kTty && drawn_lines_ > 0) {
+    fmt::print(out_, "\033[{}A\033[J", drawn_lines_);
+    std::fflush(out_);
+    drawn_lines_ = 0;
+  }
+  fmt::print(stream, "{}\n", line);
+  std::fflush(stream);
 }
 
 void LiveView::OnStatsRequest(const std::vector<measure::LiveProbe>& probes) {

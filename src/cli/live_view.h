@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ class LiveView final : public measure::RunObserver {
   bool WantsTicks() const override { return mode_ != LiveMode::kOff; }
   void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override;
   void OnStatsRequest(const std::vector<measure::LiveProbe>& probes) override;
+  /// A line from another thread (--explain's verdicts) on `stream`: on a terminal the live
+  /// lines are cleared first and redrawn below it at the next tick, so neither overwrites
+  /// the other.
+  void Note(std::FILE* stream, const std::string& line);
 
   /// One line per thread as the live view shows it (also used for SIGUSR1).
   std::vector<std::string> Lines(const std::vector<measure::LiveProbe>& probes) const;
@@ -42,6 +47,7 @@ class LiveView final : public measure::RunObserver {
   size_t path_index_ = 0;
   size_t drawn_lines_ = 0;
   int64_t last_plain_ns_ = -1;
+  std::mutex mutex_;  // OnTick (engine thread) against Note (the explainer's thread)
 };
 
 /// TTY on stdout -> kTty, otherwise kPlain; quiet/verbose -> kOff.

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/explain_text.h"
+#include "cli/latency_options.h"
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
 #include "core/clock.h"
@@ -56,6 +58,7 @@ struct SuiteOptions {
   std::optional<int> ab_pairs;
   bool strict = false;
   bool samples = false;
+  std::string explain;  ///< --explain US
   bool quiet = false;
   bool list = false;
   std::string budget;
@@ -217,6 +220,16 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   l.interval_ns = p.config.interval_ns;
   l.wake = p.config.wake;
   l.samples = o.samples;
+  if (!o.explain.empty()) {
+    auto threshold = ParseExplainThresholdNs(o.explain);
+    if (!threshold) return threshold.error();
+    trace::ExplainPlan explain;
+    explain.threshold_ns = *threshold;
+    explain.session.cpus = l.cpus;
+    explain.session.tracefs_dir = TracefsDirFromEnv();
+    l.explain = std::move(explain);
+    l.verdict_line = ExplainVerdictLine;
+  }
   if (o.wake.find("all") != std::string::npos && l.cpus.size() > 1 &&
       std::erase(l.wake, measure::WakePath::kItimer) > 0) {
     l.notes.push_back(
@@ -342,6 +355,12 @@ int RunSuite(const SuiteOptions& o) {
   if (const std::string text = results::FormatVerdict(verdict); !text.empty()) {
     std::fputs(("\n" + text).c_str(), stdout);
   }
+  for (const auto& s : outcome.result.scenarios) {
+    if (!s.latency || !s.latency->explain) continue;
+    int64_t measured_ns = 0;
+    for (const auto& path : s.latency->paths) measured_ns += path.duration_ns;
+    fmt::print("\nscenario {}:\n{}", s.name, FormatExplainTable(*s.latency->explain, measured_ns));
+  }
   for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
   fmt::print("results: {}\n", plan.suite.out_dir);
   std::fflush(stdout);
@@ -384,6 +403,10 @@ Runner SetupSuite(CLI::App& sub) {
                  "interval)");
   sub.add_flag("--strict", o->strict, "refuse to run (exit 1) when a pre-flight check fails");
   sub.add_flag("--samples", o->samples, "also log every sample to <scenario>/samples.bin");
+  sub.add_option("--explain", o->explain,
+                 "explain every sample later than US (e.g. 200 or 0.2ms) from a kernel trace: "
+                 "a verdict line each, the causes in result.json, raw windows in "
+                 "<scenario>/explain/ (docs/explain.md)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_flag("--list", o->list, "print the scenarios that would run, then exit");
   sub.add_option("--budget", o->budget,

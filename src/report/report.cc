@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "core/file_owner.h"
+#include "report/explain_section.h"
 #include "report/latex_table.h"
 #include "report/monitor_log.h"
 #include "report/run_figures.h"
@@ -146,6 +147,21 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
                              [verdict = output.verdict](const results::SuiteResult&) {
                                return std::vector<HtmlSection>{VerdictHtmlSection(verdict)};
                              });
+  if (HasExplain(*suite)) {
+    const std::string why = tables_dir + "/why_late.txt";
+    if (Status s = WriteFileAtomic(why, ExplainReportText(*suite)); !s) return s.error();
+    output.written.push_back(why);
+    // Window files are relative to the run folder; the page links them from report/.
+    std::error_code ec;
+    std::string prefix =
+        fs::relative(fs::weakly_canonical(run_folder, ec), fs::weakly_canonical(report_dir, ec), ec)
+            .string();
+    prefix = prefix.empty() ? fs::absolute(run_folder).string() + "/" : prefix + "/";
+    html.extra_sections.insert(html.extra_sections.begin() + 1,
+                               [prefix](const results::SuiteResult& s) {
+                                 return std::vector<HtmlSection>{ExplainHtmlSection(s, prefix)};
+                               });
+  }
   if (options.html) {
     if (Status s = MakeDir(report_dir); !s) return s.error();
     const std::string index = report_dir + "/index.html";

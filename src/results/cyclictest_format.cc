@@ -409,6 +409,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
                        {"latency_ns", run.breaktrace->latency_ns},
                        {"tracing_stopped", run.breaktrace->tracing_stopped}};
   }
+  if (run.explain) r["explain"] = ExplainToJson(*run.explain);
   j["rtpulse"] = r;
   return j;
 }

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/error.h"
 
@@ -32,7 +31,7 @@ struct SpikeExplanation {
   int probe_tid = 0;
   bool complete = true;
   std::string incomplete_reason;
-  std::string verdict;      ///< The one-line verdict as printed.
+  std::string verdict;  ///< The one-line verdict as printed.
   std::vector<ExplainPart> parts;
   std::string window_file;  ///< Relative to the result folder; "" = not saved.
   int64_t explained_after_ns = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/histogram.h"
+#include "results/explain_result.h"
 
 namespace rtpulse::results {
 
@@ -223,6 +224,9 @@ struct LatencyRun {
   std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
   std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
   std::optional<InjectSettings> inject;  ///< With --inject.
+  /// With --explain: what the kernel trace showed about the spikes, or why it could not run
+  /// (docs/explain.md).
+  std::optional<ExplainResult> explain;
   int return_code = 0;
 };
 

@@ -208,6 +208,11 @@ Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
   run.preemption_model = FieldOr<std::string>(*r, "preemption_model", "");
   run.hypervisor = FieldOr<std::string>(*r, "hypervisor", "");
   run.dma_latency = FieldOr<std::string>(*r, "dma_latency", "");
+  if (auto e = r->find("explain"); e != r->end()) {
+    auto explain = ExplainFromJson(*e);
+    if (!explain) return UsageError("rtpulse." + explain.error().message);
+    run.explain = std::move(*explain);
+  }
   auto threads = latency.find("thread");
   if (threads == latency.end() || !threads->is_object()) {
     return UsageError("missing 'thread' object");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <thread>
@@ -66,6 +67,43 @@ control::ControlLoopPlan LoopPlan(const ControlSettings& settings,
   plan.inject_ns = settings.inject_ns;
   return plan;
 }
+
+/// The late jobs of a running loop for the explainer: every ~100 ms the watching thread
+/// (never the loop's) reads the jobs published since the last look, with the acquire order
+/// control::JobsSoFar uses, and hands each whose start - release exceeds the threshold to
+/// Explainer::OnSpike, so its window is still in the trace's retention.
+class ControlSpikeFeed {
+ public:
+  ControlSpikeFeed(trace::Explainer* explainer, int64_t threshold_ns, int cpu)
+      : explainer_(explainer), threshold_ns_(threshold_ns), cpu_(cpu) {}
+
+  void Poll(const control::ControlLive& live) {
+    if (explainer_ == nullptr) return;
+    const uint64_t n = live.jobs.load(std::memory_order_acquire);
+    const control::JobTiming* const log = live.job_log.load(std::memory_order_acquire);
+    if (log == nullptr) return;
+    for (; seen_ < n; ++seen_) {
+      const control::JobTiming& j = log[seen_];
+      if (j.release_unknown || j.start_ns - j.release_ns <= threshold_ns_) continue;
+      trace::SpikeInput spike;
+      spike.cpu = cpu_;
+      spike.thread = 0;
+      spike.seq = seen_;
+      spike.expected_ns = j.release_ns;
+      spike.actual_ns = j.start_ns;
+      explainer_->OnSpike(spike);
+      ++fed_;
+    }
+  }
+  uint64_t fed() const { return fed_; }
+
+ private:
+  trace::Explainer* explainer_;
+  int64_t threshold_ns_;
+  int cpu_;
+  uint64_t seen_ = 0;
+  uint64_t fed_ = 0;
+};
 
 /// Runs the loop on its own thread while this one takes signals and calls `tick` about
 /// every 100 ms with the live counters.
@@ -396,7 +434,23 @@ Expected<Measured> ControlWorkload::Measure(
   const int64_t start_ns = MonotonicNs();
   int64_t next_checkpoint_ns = start_ns + checkpoint_ns;
   std::atomic<bool> stop{false};
+  std::unique_ptr<trace::Explainer> explainer;
+  SuiteVerdictLines verdicts;
+  if (settings_.explain) {
+    trace::ExplainPlan explain = *settings_.explain;
+    explain.window_dir = dir + "/explain";
+    explain.session.cpus = {settings_.cpu};
+    explainer = trace::Explainer::Start(
+        explain, [&verdicts, line = settings_.verdict_line](const trace::Explanation& e,
+                                                            const std::string& verdict) {
+          verdicts.Add(line ? line(e, verdict) : verdict);
+        });
+  }
+  ControlSpikeFeed feed(explainer.get(), settings_.explain ? settings_.explain->threshold_ns : 0,
+                        settings_.cpu);
   const auto tick = [&](const control::ControlLive& live) {
+    feed.Poll(live);
+    if (progress.WantsTicks()) verdicts.SayAll(progress);
     const int64_t now = MonotonicNs();
     if (progress.WantsTicks()) {
       LiveStatus s;
@@ -432,6 +486,16 @@ Expected<Measured> ControlWorkload::Measure(
     }
   };
   auto ran = RunLoopWatched(plan, job, stop, tick);
+  std::optional<trace::ExplainSummary> explained;
+  if (ran && explainer) {
+    // The jobs of the last tick, then what is still queued (the instance goes either way).
+    control::ControlLive done;
+    done.job_log.store(ran->jobs.data(), std::memory_order_release);
+    done.jobs.store(ran->jobs.size(), std::memory_order_release);
+    feed.Poll(done);
+  }
+  if (explainer) explained = explainer->Finish();
+  if (progress.WantsTicks()) verdicts.SayAll(progress);
   if (!ran) return ran.error();
   const control::ControlRunRecord& record = *ran;
   const int64_t end_ns = MonotonicNs();
@@ -562,6 +626,13 @@ Expected<Measured> ControlWorkload::Measure(
   path.duration_ns = end_ns - start_ns;
   path.probes.push_back(ResponseProbe(record, settings_, plan));
   m.paths.push_back(std::move(path));
+  if (explained) {
+    m.explain = SuiteExplainResult(*explained, std::filesystem::path(dir).parent_path().string(),
+                                   out.warnings);
+    m.explain->notes.push_back(
+        "control: a spike is a job whose start - release (the wake-up latency) exceeds the "
+        "threshold; the scenario's latency statistics are response times");
+  }
   if (!out.samples_file.empty()) {
     constexpr double kControlPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
     for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", kControlPercentiles)) {

@@ -14,6 +14,7 @@
 #include "measure/wake_path.h"
 #include "results/control_result.h"
 #include "stats/control_cost.h"
+#include "suite/explain_live.h"
 #include "suite/interference.h"
 #include "suite/runner.h"
 #include "sys/system_info.h"
@@ -55,6 +56,11 @@ struct ControlSettings {
   uint64_t seed = 1;
   std::vector<ControlConfiguration> configurations;
   std::vector<std::string> load_specs;  ///< What "loaded" means, as SPECs (for control.json).
+  /// control --explain US: jobs whose start - release exceeds the threshold are explained
+  /// while the loop runs (fed from the job log by the watching thread), raw windows in
+  /// <scenario>/explain/, the summary in the scenario's latency (docs/control.md#explain).
+  std::optional<trace::ExplainPlan> explain;
+  VerdictLineFn verdict_line;
 };
 
 /// What one scenario left, for the summary and the control cost printed at the end.

@@ -3,16 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "core/clock.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "results/log_percentiles.h"
+#include "suite/explain_sink.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 
 namespace rtpulse::suite {
+
 namespace {
 
 /// The engine's observer: live status to the runner's progress, checkpoints (turned into
@@ -20,11 +23,16 @@ namespace {
 class Relay final : public measure::RunObserver {
  public:
   Relay(Progress& progress, int64_t checkpoint_ns,
-        const std::function<void(results::PathRun, size_t)>& checkpoint)
-      : progress_(progress), checkpoint_ns_(checkpoint_ns), checkpoint_(checkpoint) {}
+        const std::function<void(results::PathRun, size_t)>& checkpoint,
+        SuiteVerdictLines* verdicts)
+      : progress_(progress),
+        checkpoint_ns_(checkpoint_ns),
+        checkpoint_(checkpoint),
+        verdicts_(verdicts) {}
 
   bool WantsTicks() const override { return progress_.WantsTicks(); }
   void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override {
+    if (verdicts_ != nullptr) verdicts_->SayAll(progress_);
     LiveStatus s;
     s.elapsed_ns = elapsed_ns;
     for (const auto& p : probes) {
@@ -45,7 +53,16 @@ class Relay final : public measure::RunObserver {
   Progress& progress_;
   int64_t checkpoint_ns_;
   const std::function<void(results::PathRun, size_t)>& checkpoint_;
+  SuiteVerdictLines* verdicts_;
 };
+
+/// With --explain and no --samples the rings exist for the explainer alone: nothing was
+/// logged, so the result must not say so.
+void SuiteNoSamplesLogged(results::LatencyRun& run) {
+  for (auto& path : run.paths) {
+    for (auto& p : path.probes) p.samples_logged = 0;
+  }
+}
 
 /// What a scenario's outputs show: stats::kPercentiles (cyclictest.json, the latency block)
 /// and the summary rows' results::kSummaryPercentiles, one selection for both.
@@ -94,7 +111,10 @@ Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings)
         plan.threads.size()));
   }
   plan.linear_histogram_us = kLinearHistogramUs;
-  if (settings.samples) plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
+  // --explain reads the samples as the writer drains the rings, so it needs them too.
+  if (settings.samples || settings.explain) {
+    plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
+  }
   return plan;
 }
 
@@ -109,11 +129,14 @@ LatencyWorkload::LatencyWorkload(measure::LatencyPlan plan, LatencySettings sett
 nlohmann::json LatencyWorkload::ConfigJson() const {
   std::vector<std::string> wake;
   for (const auto w : plan_.paths) wake.emplace_back(measure::WakePathName(w));
-  return {{"priority", settings_.priority},
-          {"policy", "fifo"},
-          {"interval_us", settings_.interval_ns / kNsPerUs},
-          {"wake", wake},
-          {"linear_histogram_us", plan_.linear_histogram_us}};
+  return {
+      {"priority", settings_.priority},
+      {"policy", "fifo"},
+      {"interval_us", settings_.interval_ns / kNsPerUs},
+      {"wake", wake},
+      {"linear_histogram_us", plan_.linear_histogram_us},
+      {"explain_threshold_ns", settings_.explain ? nlohmann::json(settings_.explain->threshold_ns)
+                                                 : nlohmann::json(nullptr)}};
 }
 
 void LatencyWorkload::FillRunFacts(results::LatencyRun& run) const {
@@ -154,11 +177,32 @@ Expected<Measured> LatencyWorkload::Measure(
     partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
     checkpoint(partial);
   };
-  Relay relay(progress, checkpoint_ns, on_checkpoint);
+  std::unique_ptr<trace::Explainer> explainer;
+  SuiteVerdictLines verdicts;
+  if (settings_.explain) {
+    trace::ExplainPlan explain = *settings_.explain;
+    explain.window_dir = dir + "/explain";
+    explainer = trace::Explainer::Start(
+        explain, [&verdicts, line = settings_.verdict_line](const trace::Explanation& e,
+                                                            const std::string& verdict) {
+          verdicts.Add(line ? line(e, verdict) : verdict);
+        });
+    sink = std::make_unique<ExplainSink>(explainer.get(), std::move(sink));
+  }
+  Relay relay(progress, checkpoint_ns, on_checkpoint, &verdicts);
   auto measured = measure::RunLatency(plan, &relay, std::move(sink));
+  // The trace instance goes whatever happened to the run.
+  std::optional<trace::ExplainSummary> explained;
+  if (explainer) explained = explainer->Finish();
+  if (progress.WantsTicks()) verdicts.SayAll(progress);
   if (!measured) return measured.error();
   results::LatencyRun m = ToLatencyRun(std::move(*measured));
   FillRunFacts(m);
+  if (explained) {
+    if (!sink_opened) SuiteNoSamplesLogged(m);
+    m.explain = SuiteExplainResult(*explained, std::filesystem::path(dir).parent_path().string(),
+                                   out.warnings);
+  }
   out.interrupted = m.interrupted;
   const bool logged = sink_opened && m.samples_error.empty();
   if (!m.samples_error.empty()) out.warnings.push_back(m.samples_error);

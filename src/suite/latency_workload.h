@@ -1,11 +1,14 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "measure/plan.h"
+#include "suite/explain_live.h"
 #include "suite/runner.h"
 #include "sys/system_info.h"
+#include "trace/explainer.h"
 
 namespace rtpulse::suite {
 
@@ -19,7 +22,12 @@ struct LatencySettings {
   int priority = 80;
   int64_t interval_ns = 1'000'000;
   std::vector<measure::WakePath> wake{measure::WakePath::kAbs};
-  bool samples = false;            ///< Log every sample to <scenario>/samples.bin.
+  bool samples = false;  ///< Log every sample to <scenario>/samples.bin.
+  /// suite --explain US: per scenario an explainer over the probes' samples, its raw windows
+  /// in <scenario>/explain/ (window_dir is set per scenario), the summary in the scenario's
+  /// latency (docs/suite.md#explain). No cost phase in a suite (`latency --explain` has one).
+  std::optional<trace::ExplainPlan> explain;
+  VerdictLineFn verdict_line;      ///< How a verdict is said while the run goes on.
   std::vector<std::string> notes;  ///< Planning remarks for the run's warnings.
 };
 

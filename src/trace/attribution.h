@@ -29,13 +29,13 @@ namespace rtpulse::trace {
 
 /// One late sample, as the explainer hands it over.
 struct SpikeInput {
-  int cpu = 0;          ///< CPU the sample ran on (the probe's pinned CPU, or where it ran).
-  int thread = 0;       ///< Probe thread index (cyclictest's T: N).
-  uint64_t seq = 0;     ///< Period index.
+  int cpu = 0;              ///< CPU the sample ran on (the probe's pinned CPU, or where it ran).
+  int thread = 0;           ///< Probe thread index (cyclictest's T: N).
+  uint64_t seq = 0;         ///< Period index.
   int64_t expected_ns = 0;  ///< Deadline (CLOCK_MONOTONIC).
   int64_t actual_ns = 0;    ///< The probe's clock read after waking (CLOCK_MONOTONIC).
-  int probe_tid = 0;  ///< 0 = unknown: taken from the last sched_switch into a task on `cpu`
-                      ///< before actual_ns.
+  int probe_tid = 0;        ///< 0 = unknown: taken from the last sched_switch into a task on `cpu`
+                            ///< at or before actual_ns.
 };
 
 enum class CauseKind : uint8_t {
@@ -53,12 +53,12 @@ struct Part {
   CauseKind kind = CauseKind::kUnaccounted;
   /// Stable, human-readable, groups across spikes:
   ///   irq: "irq 45 eth0", "local_timer" (vector)   softirq: "NET_RX in ktimers/2"
-  ///   thread: "stress-ng-cpu 1234 fifo 90" / "kworker/1:1 88 other"
+  ///   thread: "stress-ng-cpu 1234 rt 90" / "kworker/1:1 88 other" / "dl 7 deadline"
   ///   wake: "timer irq", "HRTIMER softirq in ktimers/1", "switch-in"
   ///   idle: "idle"   unaccounted: "unaccounted"
   std::string name;
   int64_t ns = 0;      ///< Time of the window spent in it.
-  uint32_t count = 0;  ///< How many separate stretches (IRQ entries, runs of a thread).
+  uint32_t count = 0;  ///< How many separate stretches (IRQ/softirq entries, task runs).
 };
 
 /// How the probe was woken, as the events show it.
@@ -67,8 +67,8 @@ std::string_view ChainKindName(ChainKind kind);  ///< "unknown", "direct", "defe
 
 struct Explanation {
   SpikeInput spike;
-  int64_t lateness_ns = 0;   ///< actual - expected; sum of parts[].ns == lateness_ns.
-  std::vector<Part> parts;   ///< Largest first; ties by kind then name.
+  int64_t lateness_ns = 0;  ///< actual - expected (0 if not later); == sum of parts[].ns.
+  std::vector<Part> parts;  ///< Largest first; ties by kind then name.
   ChainKind chain = ChainKind::kUnknown;
   std::string chain_thread;  ///< kDeferred: the thread that ran the softirq ("ktimers/2").
   int probe_tid = 0;         ///< As found (or given).

@@ -46,8 +46,8 @@ struct TraceEvent {
 
   // sched_switch: prev_* -> next_*. sched_waking/wakeup: the woken task in next_*.
   int32_t prev_pid = 0;
-  int32_t prev_prio = 0;    ///< Kernel prio: 0..99 RT (rt_priority = 99 - prio), 100+ CFS.
-  int64_t prev_state = 0;   ///< 0 = still runnable (preempted); else it blocked.
+  int32_t prev_prio = 0;   ///< Kernel prio: 0..99 RT (rt_priority = 99 - prio), 100+ CFS.
+  int64_t prev_state = 0;  ///< 0 = still runnable (preempted); else it blocked.
   Comm prev_comm{};
   int32_t next_pid = 0;
   int32_t next_prio = 0;

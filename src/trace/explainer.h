@@ -24,12 +24,27 @@ struct ExplainPlan {
   /// Raw windows are written here as spike-NNNNN-cpuC.txt (created when the first one is);
   /// "" = not saved.
   std::string window_dir;
-  size_t max_explained = 1000;     ///< Further spikes are counted, not explained.
-  int64_t margin_ns = 200'000;     ///< Saved window text starts this long before the deadline.
+  size_t max_explained = 1000;  ///< Further spikes are counted, not explained.
+  int64_t margin_ns = 200'000;  ///< Saved window text starts this long before the deadline.
   /// The cost measurement: for this long from the first sample, recording is off (the
   /// trace costs nothing), then on; the p50/p99 of each phase are compared in the notes.
   /// 0 = no cost phase (the trace records from the start).
   int64_t cost_phase_ns = 0;
+  /// Events before the deadline that a window also takes, for the context the window opens
+  /// in (the probe's hrtimer_start, the thread that was running).
+  int64_t history_ns = 10'000'000;
+  /// How long the analysis thread waits for the trace to show an event past a spike's
+  /// wake-up on its CPU before it explains with what it has (an idle CPU has no newer event).
+  int64_t flush_wait_ns = 200'000'000;
+  /// Finish()'s bound for what is still queued; spikes left when it runs out are counted as
+  /// not explained, with a note.
+  int64_t finish_budget_ns = 3'000'000'000;
+  /// CLOCK_MONOTONIC, for explained_after_ns and the instant recording is turned on; tests
+  /// inject a fake. Empty = the real clock.
+  std::function<int64_t()> now_ns;
+  /// The kernel tid of probe thread index i (SampleRecord::thread), handed to Attribute;
+  /// absent or 0 = unknown (Attribute takes the task switched in before the wake-up).
+  std::vector<int> probe_tids;
   SessionPlan session;
 };
 
@@ -44,11 +59,11 @@ struct ExplainCost {
 
 struct ExplainSummary {
   int64_t threshold_ns = 0;
-  bool active = false;              ///< The trace ran; false: unavailable_reason says why.
-  std::string unavailable_reason;   ///< One sentence with the fix; also a run warning.
-  uint64_t spikes_seen = 0;         ///< Samples above the threshold.
+  bool active = false;             ///< The trace ran; false: unavailable_reason says why.
+  std::string unavailable_reason;  ///< One sentence with the fix; also a run warning.
+  uint64_t spikes_seen = 0;        ///< Samples above the threshold.
   uint64_t spikes_explained = 0;
-  uint64_t spikes_not_explained = 0;  ///< Beyond max_explained, in the cost phase, or inactive.
+  uint64_t spikes_not_explained = 0;      ///< Beyond max_explained, in the cost phase, or inactive.
   std::vector<Explanation> explanations;  ///< In the order they were explained.
   std::vector<std::string> verdicts;      ///< Verdict() of each, same order.
   std::vector<int64_t> explained_after_ns;  ///< Wall time from each spike's wake-up to its
@@ -72,6 +87,9 @@ class Explainer {
   static std::unique_ptr<Explainer> StartWith(const ExplainPlan& plan,
                                               std::unique_ptr<EventSource> source,
                                               SpikeCallback on_spike);
+  /// An inactive explainer that counts spikes and explains none, with `reason` as the
+  /// summary's unavailable_reason (what Start() returns when the trace cannot be had).
+  static std::unique_ptr<Explainer> StartUnavailable(const ExplainPlan& plan, std::string reason);
   ~Explainer();
   Explainer(const Explainer&) = delete;
   Explainer& operator=(const Explainer&) = delete;
@@ -80,10 +98,15 @@ class Explainer {
   /// Samples as the run's sample writer drains them (one thread at a time); O(1) per sample
   /// below the threshold.
   void OnSamples(const SampleRecord* records, size_t count);
-  /// A late job from a workload without sample records (the control loop).
+  /// A late job from a workload without sample records (the control loop), from any
+  /// thread. Explained when actual - expected is above the threshold, like a sample. Such a
+  /// workload has no sample stream to time a cost phase by: give it cost_phase_ns = 0 (with
+  /// a cost phase, its phase starts at the first spike's wake-up, and spikes before the
+  /// recording was turned on are counted as not explained).
   void OnSpike(const SpikeInput& spike);
   /// Explains what is still queued (waiting at most ~1 s for the trace to catch up), stops
-  /// the trace, removes the instance, and returns everything. Call once.
+  /// the trace, removes the instance, and returns everything. Call once, after the last
+  /// OnSamples(); later samples and spikes are ignored.
   ExplainSummary Finish();
 
  private:

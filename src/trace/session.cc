@@ -250,8 +250,9 @@ struct SessionCpuStore {
   int64_t newest_ns = std::numeric_limits<int64_t>::min();
   int64_t dropped_newest_ns = std::numeric_limits<int64_t>::min();
   std::deque<SessionLostSpan> lost;
-  uint64_t missed_reported = 0;  ///< kbuffer_missed_events sums.
-  bool missed_unknown = false;   ///< A sub-buffer said "missed" without a count.
+  uint64_t missed_reported = 0;        ///< kbuffer_missed_events sums.
+  bool missed_unknown = false;         ///< A sub-buffer said "missed" without a count.
+  uint64_t unreadable_subbuffers = 0;  ///< Sub-buffers kbuffer could not load.
 };
 
 uint64_t SessionReadNumber(tep_format_field* field, const void* data) {
@@ -303,7 +304,6 @@ struct TraceSession::Impl {
   std::unordered_map<int, Comm> comms;
   std::function<void(const TraceEvent&)> timerlat_callback;
   SessionStats stats;
-  size_t max_events_per_cpu = 2'000'000;
 
   mutable std::mutex mu;  ///< Store, tep handle, decoders, reads.
   std::thread reader;
@@ -463,7 +463,9 @@ struct TraceSession::Impl {
         SessionReadComm(d.f[0], data, size, ev.prev_comm);
         ev.prev_pid = static_cast<int32_t>(SessionReadNumber(d.f[1], data));
         ev.prev_prio = static_cast<int32_t>(SessionReadNumber(d.f[2], data));
-        ev.prev_state = static_cast<int64_t>(SessionReadNumber(d.f[3], data));
+        // Since 4.14 a preempted task is reported as TASK_REPORT_MAX (0x100, printed "R+"),
+        // the states proper in the bits below it: event.h's contract is 0 = preempted.
+        ev.prev_state = static_cast<int64_t>(SessionReadNumber(d.f[3], data) & 0xff);
         SessionReadComm(d.f[4], data, size, ev.next_comm);
         ev.next_pid = static_cast<int32_t>(SessionReadNumber(d.f[5], data));
         ev.next_prio = static_cast<int32_t>(SessionReadNumber(d.f[6], data));
@@ -556,7 +558,7 @@ struct TraceSession::Impl {
   void Trim(SessionCpuStore& store) {
     const int64_t keep_from = store.newest_ns - plan.retention_ns;
     while (!store.events.empty() && (store.events.front().ev.ts_ns < keep_from ||
-                                     store.events.size() > max_events_per_cpu)) {
+                                     store.events.size() > plan.max_events_per_cpu)) {
       const SessionStoredEvent& front = store.events.front();
       store.dropped_newest_ns = std::max(store.dropped_newest_ns, front.ev.ts_ns);
       const uint64_t end = front.raw_pos + front.raw_len;
@@ -574,10 +576,20 @@ struct TraceSession::Impl {
   /// Parses one sub-buffer read from `store`'s trace_pipe_raw.
   void ParseSubbuffer(SessionCpuStore& store, int bytes) {
     stats.bytes_read += static_cast<uint64_t>(bytes);
-    if (kbuffer_load_subbuffer(store.kbuf, buffer.data()) < 0) return;
+    if (kbuffer_load_subbuffer(store.kbuf, buffer.data()) < 0) {
+      // Its events are gone for us: a gap from the last event to the next one read.
+      ++store.unreadable_subbuffers;
+      store.missed_unknown = true;
+      store.lost.push_back({store.newest_ns, std::numeric_limits<int64_t>::max()});
+      return;
+    }
     const int missed = kbuffer_missed_events(store.kbuf);
     unsigned long long ts = 0;
     void* data = kbuffer_read_event(store.kbuf, &ts);
+    if (data != nullptr && !store.lost.empty() &&
+        store.lost.back().to_ns == std::numeric_limits<int64_t>::max()) {
+      store.lost.back().to_ns = static_cast<int64_t>(ts);
+    }
     if (missed != 0) {
       if (missed > 0) {
         store.missed_reported += static_cast<uint64_t>(missed);
@@ -723,8 +735,8 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   auto dir = SessionFindTracefs(plan.tracefs_dir);
   if (!dir) return dir.error();
   if (plan.buffer_kb_per_cpu == 0) return UsageError("trace buffer size 0 kB: give at least 1");
-  if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0) {
-    return UsageError("trace retention and read interval must be positive");
+  if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0 || plan.max_events_per_cpu == 0) {
+    return UsageError("trace retention, read interval and event bound must be positive");
   }
   std::unique_ptr<TraceSession> session(new TraceSession());
   Impl& s = *session->impl_;

@@ -18,9 +18,12 @@
 namespace rtpulse::trace {
 
 struct SessionPlan {
-  std::vector<int> cpus;                  ///< CPUs whose events are kept; empty = every online CPU.
-  size_t buffer_kb_per_cpu = 8192;        ///< The instance's buffer_size_kb.
-  int64_t retention_ns = 3'000'000'000;   ///< Events kept per CPU for windows.
+  std::vector<int> cpus;                 ///< CPUs whose events are kept; empty = every online CPU.
+  size_t buffer_kb_per_cpu = 8192;       ///< The instance's buffer_size_kb.
+  int64_t retention_ns = 3'000'000'000;  ///< Events kept per CPU for windows.
+  /// Memory bound of the store: at most this many events per CPU (~250 bytes each with
+  /// their raw record); a window reaching back past what was dropped is marked lost.
+  size_t max_events_per_cpu = 500'000;
   int64_t read_interval_ns = 20'000'000;  ///< The reader's period.
   /// Also trace raw_syscalls for these pids (the probes); empty = no syscall events.
   std::vector<int> syscall_pids;
@@ -66,7 +69,7 @@ class TraceSession final : public EventSource {
   /// tracefs nodev /sys/kernel/tracing"), no permission (run as root / CAP_SYS_ADMIN), the
   /// instance busy, no "mono" trace clock.
   static Expected<std::unique_ptr<TraceSession>> Open(const SessionPlan& plan);
-  ~TraceSession();  ///< Stops the reader, removes the instance. Never throws.
+  ~TraceSession() override;  ///< Stops the reader, removes the instance. Never throws.
   TraceSession(const TraceSession&) = delete;
   TraceSession& operator=(const TraceSession&) = delete;
 
@@ -84,7 +87,8 @@ class TraceSession final : public EventSource {
   /// A copy of the stored events with from_ns <= ts <= to_ns on `cpus` (all when empty),
   /// in timestamp order, plus for each of those CPUs the last sched_switch before from_ns
   /// (the task running when the window opened), if still retained. `lost` is set when the
-  /// kernel reported lost events on one of those CPUs between from_ns and to_ns.
+  /// kernel reported lost events on one of those CPUs between from_ns and to_ns, or when the
+  /// store no longer holds the start of the window (retention, max_events_per_cpu).
   std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus,
                                  bool* lost = nullptr) const override;
 
@@ -94,7 +98,9 @@ class TraceSession final : public EventSource {
                            const std::vector<int>& cpus) const override;
   void SetRecording(bool on) override;
 
-  /// Called from the reader thread for every ftrace:timerlat sample (trace/timerlat.h).
+  /// Called for every ftrace:timerlat sample (trace/timerlat.h), from whichever thread reads
+  /// (the reader, or a Flush caller) with the session's lock held: it must not call back
+  /// into the session.
   void SetTimerlatCallback(std::function<void(const TraceEvent&)> callback);
 
   SessionStats stats() const override;

@@ -93,7 +93,7 @@ TEST_F(QemuTrace, TimerlatGivesBothHistogramsCountedAgainstTheKernelsSequence) {
     EXPECT_EQ(t["priority"], 90);
     const uint64_t cycles = t["cycles"];
     const uint64_t missed = t["missed_activations"];
-    const uint64_t skipped = thread.threads[0]["skipped_periods"];
+    const uint64_t skipped = t["skipped_periods"];
     const uint64_t periods = t["periods_elapsed"];
     // Every activation the kernel numbered is a sample or counted as missed (lost record);
     // the periods it skipped behind a late thread (the thread path's) make up the rest.
@@ -122,9 +122,22 @@ TEST_F(QemuTrace, TimerlatGivesBothHistogramsCountedAgainstTheKernelsSequence) {
   }
   EXPECT_GT(tt["tid"].get<int>(), 0);
   // The thread latency of an activation includes its IRQ latency.
-  EXPECT_GE(tt["stats"]["min"].get<double>(), it["stats"]["min"].get<double>());
+  EXPECT_GE(tt["stats"]["min_ns"].get<int64_t>(), it["stats"]["min_ns"].get<int64_t>());
   if (tt["missed_activations"] == 0 && it["missed_activations"] == 0) {
-    EXPECT_GE(tt["stats"]["max"].get<double>(), it["stats"]["max"].get<double>());
+    EXPECT_GE(tt["stats"]["max_ns"].get<int64_t>(), it["stats"]["max_ns"].get<int64_t>());
+  }
+  // The IRQ path has the same activations (the last one's thread record may have been in
+  // flight at the stop), and names the periods the thread path skipped.
+  const uint64_t irq_numbered = it["periods_elapsed"];
+  const uint64_t thread_numbered =
+      tt["periods_elapsed"].get<uint64_t>() - tt["skipped_periods"].get<uint64_t>();
+  EXPECT_TRUE(irq_numbered == thread_numbered || irq_numbered == thread_numbered + 1)
+      << irq_numbered << " " << thread_numbered;
+  if (tt["skipped_periods"].get<uint64_t>() > 0) {
+    EXPECT_NE(it["notes"].dump().find(std::to_string(tt["skipped_periods"].get<uint64_t>()) +
+                                      " periods were skipped"),
+              std::string::npos)
+        << it["notes"].dump(1);
   }
   bool user_interface_note = false;
   for (const auto& n : tt["notes"]) {

@@ -4,6 +4,7 @@
 #include "trace/session.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -149,7 +151,17 @@ TEST(TraceSessionTest, FifoSleepIsInTheWindowOnTheMonotonicClock) {
   }
   SCOPED_TRACE(dump);
   ASSERT_NE(out, nullptr) << "no sched_switch out of tid " << run.tid;
-  ASSERT_NE(in, nullptr) << "no sched_switch back to tid " << run.tid;
+  std::string late;  // on a failure: does the switch-in turn up later (a reader that lags)?
+  if (in == nullptr) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const bool complete = session->Flush(cpu, run.after_ns);
+    int found = 0;
+    for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+      if (e.kind == EventKind::kSchedSwitch && e.next_pid == run.tid) ++found;
+    }
+    late = fmt::format("; 300 ms later: store complete {}, switch-ins found {}", complete, found);
+  }
+  ASSERT_NE(in, nullptr) << "no sched_switch back to tid " << run.tid << late;
   ASSERT_NE(waking, nullptr) << "no sched_waking of tid " << run.tid;
   // The thread slept: it left blocked, and came back no sooner than 1 ms after it asked.
   EXPECT_GE(in->ts_ns, run.before_ns + 1'000'000);
@@ -489,6 +501,127 @@ TEST(TraceSessionTest, TinyBufferUnderAFloodReportsLostEvents) {
   EXPECT_GT(session->stats().events_lost, 0U);
   EXPECT_TRUE(lost);
   EXPECT_NE(session->RenderWindow(from, to, {cpu}).find("# LOST EVENTS"), std::string::npos);
+}
+
+TEST(TraceSessionTest, StoreBoundDropsTheOldestAndSaysSo) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  plan.max_events_per_cpu = 20;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  const int64_t from = MonoNowNs();
+  for (int i = 0; i < 5; ++i) (void)RunFifoSleep(cpu);  // well over 20 events
+  const int64_t to = MonoNowNs();
+  session->Flush(cpu, to);
+  bool lost = false;
+  const int64_t end = std::numeric_limits<int64_t>::max();
+  const auto events = session->Window(from, end, {cpu}, &lost);
+  EXPECT_LE(events.size(), 20U);
+  EXPECT_GT(session->stats().events_read, 20U);
+  EXPECT_TRUE(lost) << "the window's start was dropped from the store";
+  // The newest events are kept: a window over only them is complete.
+  ASSERT_FALSE(events.empty());
+  bool tail_lost = true;
+  (void)session->Window(events.back().ts_ns, end, {cpu}, &tail_lost);
+  EXPECT_FALSE(tail_lost);
+}
+
+TEST(TraceSessionTest, APreemptedTaskLeavesRunnableABlockedOneNot) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  auto session = OpenOrFail(plan);
+  ASSERT_NE(session, nullptr);
+  // A SCHED_OTHER spinner on the CPU: the FIFO sleeper's wake-up preempts it.
+  std::atomic<bool> stop{false};
+  std::atomic<int> spinner_tid{0};
+  std::thread spinner([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    spinner_tid = static_cast<int>(syscall(SYS_gettid));
+    while (!stop.load()) {
+    }
+  });
+  while (spinner_tid.load() == 0) std::this_thread::yield();
+  const int64_t spinning = MonoNowNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const SleepRun run = RunFifoSleep(cpu);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int64_t stopping = MonoNowNs();  // before its exit, a switch-out of a dead task
+  stop = true;
+  spinner.join();
+  for (int i = 0; i < 50 && !session->Flush(cpu, stopping); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  bool preempted = false;
+  bool blocked = false;
+  for (const TraceEvent& e : session->Window(spinning, stopping, {cpu})) {
+    if (e.kind != EventKind::kSchedSwitch) continue;
+    // The spinner never blocks: every switch away from it is a preemption.
+    if (e.prev_pid == spinner_tid.load()) {
+      preempted = true;
+      EXPECT_EQ(e.prev_state, 0) << "a preempted task is runnable";
+    }
+    if (e.prev_pid == run.tid && e.prev_state != 0) blocked = true;
+  }
+  EXPECT_TRUE(preempted) << "the spinner was never switched out";
+  EXPECT_TRUE(blocked);
+}
+
+TEST(TraceSessionTest, SyscallsAreTracedForTheGivenPidsOnly) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  std::atomic<int> phase{0};  // 1: go, 2: done
+  std::atomic<int> probe_tid{0};
+  auto worker = [&](bool probe) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<size_t>(cpu), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (probe) probe_tid = static_cast<int>(syscall(SYS_gettid));
+    while (phase.load() < 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    for (int i = 0; i < 100; ++i) (void)syscall(SYS_getppid);
+  };
+  std::thread probe(worker, true);
+  std::thread other(worker, false);  // the same syscalls, not asked for
+  while (probe_tid.load() == 0) std::this_thread::yield();
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 1024;
+  plan.syscall_pids = {probe_tid.load()};
+  auto session = OpenOrFail(plan);
+  const int64_t from = MonoNowNs();
+  phase = 1;
+  probe.join();
+  other.join();
+  const int64_t to = MonoNowNs();
+  ASSERT_NE(session, nullptr);
+  session->Flush(cpu, to);
+  int enters = 0;
+  int exits = 0;
+  int switches = 0;
+  for (const TraceEvent& e : session->Window(from, to, {cpu})) {
+    if (e.kind == EventKind::kSyscallEnter || e.kind == EventKind::kSyscallExit) {
+      EXPECT_EQ(e.pid, probe_tid.load()) << "a syscall of a pid not asked for";
+      if (e.kind == EventKind::kSyscallEnter && e.number == SYS_getppid) ++enters;
+      if (e.kind == EventKind::kSyscallExit && e.number == SYS_getppid) ++exits;
+    }
+    if (e.kind == EventKind::kSchedSwitch) ++switches;
+  }
+  EXPECT_EQ(enters, 100);
+  EXPECT_EQ(exits, 100);
+  EXPECT_GT(switches, 0) << "the filter must not hide the other events";
+  const auto stats = session->stats();
+  EXPECT_NE(
+      std::find(stats.events_enabled.begin(), stats.events_enabled.end(), "raw_syscalls:sys_enter"),
+      stats.events_enabled.end());
 }
 
 }  // namespace

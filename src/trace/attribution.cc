@@ -1,0 +1,541 @@
+// Attribution of one late wake-up (docs/explain.md#attribution). Two steps: a replay of the
+// spike CPU's events cuts the window into stretches with a fixed context (innermost hard-IRQ
+// frame, innermost softirq frame of the running task, the task run), then the wake chain found
+// in the events labels every stretch. Each ns of the window lands in exactly one stretch.
+#include "trace/attribution.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <utility>
+
+namespace rtpulse::trace {
+namespace {
+
+constexpr int kAttrNone = -1;
+constexpr int kAttrUnknownOwner = -1;  // Pids are >= 0.
+
+// One hard-IRQ or softirq frame: an entry and (maybe) its exit on the spike's CPU.
+struct AttrFrame {
+  bool hard = true;
+  bool vector = false;   // hard: an x86 vector rather than an irq_handler.
+  int64_t number = 0;    // irq, vector or softirq vec.
+  std::string name;      // "irq 45 eth0", "local_timer", "NET_RX in ktimers/1".
+  std::string vec_name;  // softirq: "NET_RX".
+  std::string task;      // softirq: the task that ran it ("ktimers/1").
+  int64_t entry_ns = 0;
+  int parent_hard = kAttrNone;  // softirq: the hard frame open when it entered.
+  bool saw_hrtimer = false;     // hard: an hrtimer expired with it innermost.
+};
+
+// One run of a task on the CPU, from a sched_switch to the next (or the unknown start).
+struct AttrRun {
+  bool known = false;
+  int pid = 0;
+  std::string comm;
+  int prio = 0;
+};
+
+// A stretch of the window with one context.
+struct AttrStretch {
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  int hard = kAttrNone;
+  int soft = kAttrNone;
+  int run = kAttrNone;
+};
+
+struct AttrContext {
+  int hard = kAttrNone;
+  int soft = kAttrNone;
+  int run = kAttrNone;
+};
+
+// Frames and runs are referred to by int index (kAttrNone = none).
+template <typename T>
+auto& AttrAt(T& items, int index) {
+  return items[static_cast<size_t>(index)];
+}
+
+std::string_view AttrSoftirqVectorName(int64_t vec) {
+  static constexpr std::string_view kNames[] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+  if (vec >= 0 && vec < static_cast<int64_t>(std::size(kNames))) return kNames[vec];
+  return "";
+}
+
+std::string AttrThreadPartName(const AttrRun& run) {
+  std::string policy;
+  if (run.prio == -1) {
+    policy = "deadline";
+  } else if (run.prio >= 0 && run.prio < 100) {
+    policy = "rt " + std::to_string(99 - run.prio);
+  } else {
+    policy = "other";
+  }
+  return run.comm + " " + std::to_string(run.pid) + " " + policy;
+}
+
+bool AttrNameSaysTimer(std::string_view name) {
+  return name.find("timer") != std::string_view::npos;
+}
+
+// Replays the spike CPU's events: the frames, the runs, the stretches of [expected, actual]
+// and the context at every sched_waking and softirq_raise on the CPU.
+class AttrReplay {
+ public:
+  AttrReplay(const std::vector<TraceEvent>& events, const SpikeInput& spike) {
+    runs_.push_back(AttrRun{});  // The run before the first sched_switch: unknown.
+    int64_t last_ns = spike.expected_ns;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& event = events[i];
+      if (event.ts_ns > spike.actual_ns) break;
+      if (event.cpu != spike.cpu) continue;
+      if (event.ts_ns > last_ns) {
+        Emit(last_ns, event.ts_ns);
+        last_ns = event.ts_ns;
+      }
+      Apply(event, i);
+    }
+    if (spike.actual_ns > last_ns) Emit(last_ns, spike.actual_ns);
+  }
+
+  const std::vector<AttrFrame>& frames() const { return frames_; }
+  const std::vector<AttrRun>& runs() const { return runs_; }
+  const std::vector<AttrStretch>& stretches() const { return stretches_; }
+  std::optional<AttrContext> ContextAt(size_t event_index) const {
+    auto it = context_of_event_.find(event_index);
+    if (it == context_of_event_.end()) return std::nullopt;
+    return it->second;
+  }
+  // The run started by the sched_switch at `event_index` (kAttrNone if none).
+  int RunOf(size_t event_index) const {
+    auto it = run_of_switch_.find(event_index);
+    return it == run_of_switch_.end() ? kAttrNone : it->second;
+  }
+
+ private:
+  // Softirqs nest in the task that runs them; while that task is unknown they share one key.
+  int SoftOwner() const {
+    const AttrRun& run = AttrAt(runs_, current_run_);
+    return run.known ? run.pid : kAttrUnknownOwner;
+  }
+  AttrContext Now() const {
+    AttrContext context;
+    context.run = current_run_;
+    if (!hard_.empty()) context.hard = hard_.back();
+    auto it = soft_.find(SoftOwner());
+    if (it != soft_.end() && !it->second.empty()) context.soft = it->second.back();
+    return context;
+  }
+  void Emit(int64_t from_ns, int64_t to_ns) {
+    const AttrContext context = Now();
+    stretches_.push_back({from_ns, to_ns, context.hard, context.soft, context.run});
+  }
+  static void PopThrough(std::vector<int>& stack, const std::vector<AttrFrame>& frames, bool hard,
+                         bool vector, int64_t number) {
+    for (size_t k = stack.size(); k-- > 0;) {
+      const AttrFrame& frame = AttrAt(frames, stack[k]);
+      if (frame.hard == hard && frame.vector == vector && frame.number == number) {
+        stack.resize(k);
+        return;
+      }
+    }
+  }
+  void Apply(const TraceEvent& event, size_t index) {
+    switch (event.kind) {
+      case EventKind::kSchedSwitch: {
+        AttrRun run;
+        run.known = true;
+        run.pid = event.next_pid;
+        run.comm = std::string(event.NextComm());
+        run.prio = event.next_prio;
+        runs_.push_back(std::move(run));
+        current_run_ = static_cast<int>(runs_.size()) - 1;
+        run_of_switch_[index] = current_run_;
+        break;
+      }
+      case EventKind::kIrqEntry:
+      case EventKind::kVectorEntry: {
+        AttrFrame frame;
+        frame.vector = event.kind == EventKind::kVectorEntry;
+        frame.number = event.number;
+        if (frame.vector) {
+          frame.name = event.Name().empty() ? "vector " + std::to_string(event.number)
+                                            : std::string(event.Name());
+        } else {
+          frame.name = "irq " + std::to_string(event.number);
+          if (!event.Name().empty()) frame.name += " " + std::string(event.Name());
+        }
+        frame.entry_ns = event.ts_ns;
+        frames_.push_back(std::move(frame));
+        hard_.push_back(static_cast<int>(frames_.size()) - 1);
+        break;
+      }
+      case EventKind::kIrqExit:
+      case EventKind::kVectorExit:
+        PopThrough(hard_, frames_, true, event.kind == EventKind::kVectorExit, event.number);
+        break;
+      case EventKind::kSoftirqEntry: {
+        AttrFrame frame;
+        frame.hard = false;
+        frame.number = event.number;
+        frame.vec_name = event.Name().empty() ? std::string(AttrSoftirqVectorName(event.number))
+                                              : std::string(event.Name());
+        if (frame.vec_name.empty()) frame.vec_name = "vec " + std::to_string(event.number);
+        const AttrRun& run = AttrAt(runs_, current_run_);
+        frame.task = run.known ? run.comm : "pid " + std::to_string(event.pid);
+        frame.name = frame.vec_name + " in " + frame.task;
+        frame.entry_ns = event.ts_ns;
+        frame.parent_hard = hard_.empty() ? kAttrNone : hard_.back();
+        frames_.push_back(std::move(frame));
+        soft_[SoftOwner()].push_back(static_cast<int>(frames_.size()) - 1);
+        break;
+      }
+      case EventKind::kSoftirqExit: {
+        auto it = soft_.find(SoftOwner());
+        if (it != soft_.end()) PopThrough(it->second, frames_, false, false, event.number);
+        break;
+      }
+      case EventKind::kHrtimerExpireEntry:
+        if (!hard_.empty()) AttrAt(frames_, hard_.back()).saw_hrtimer = true;
+        break;
+      case EventKind::kSchedWaking:
+      case EventKind::kSoftirqRaise:
+        context_of_event_[index] = Now();
+        break;
+      default:
+        break;
+    }
+  }
+
+  std::vector<AttrFrame> frames_;
+  std::vector<AttrRun> runs_;
+  std::vector<AttrStretch> stretches_;
+  std::vector<int> hard_;
+  std::map<int, std::vector<int>> soft_;  // Per task (pid): softirqs nest in their thread.
+  int current_run_ = 0;
+  std::map<size_t, AttrContext> context_of_event_;
+  std::map<size_t, int> run_of_switch_;
+};
+
+// The wake chain as the events show it.
+struct AttrChain {
+  ChainKind kind = ChainKind::kUnknown;
+  int probe_tid = 0;
+  int probe_run = kAttrNone;  // The run the probe's switch-in started.
+  int chain_hard = kAttrNone;
+  int chain_soft = kAttrNone;
+  int deferring_pid = kAttrNone;
+  std::string chain_thread;
+  int64_t start_ns = std::numeric_limits<int64_t>::max();  // When the chain's IRQ arrived.
+};
+
+std::optional<size_t> AttrLastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
+                                         int64_t from_ns, int64_t to_ns) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == EventKind::kSchedSwitch && e.cpu == cpu && e.ts_ns >= from_ns &&
+        (pid < 0 || e.next_pid == pid)) {
+      found = i;
+    }
+  }
+  return found;
+}
+
+std::optional<size_t> AttrLastWaking(const std::vector<TraceEvent>& events, int pid,
+                                     int64_t from_ns, int64_t to_ns) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == EventKind::kSchedWaking && e.next_pid == pid && e.ts_ns >= from_ns) found = i;
+  }
+  return found;
+}
+
+std::optional<size_t> AttrLastRaise(const std::vector<TraceEvent>& events, int cpu, int64_t vec,
+                                    int64_t from_ns, int64_t to_ns) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < events.size() && events[i].ts_ns <= to_ns; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == EventKind::kSoftirqRaise && e.cpu == cpu && e.number == vec &&
+        e.ts_ns >= from_ns) {
+      found = i;
+    }
+  }
+  return found;
+}
+
+AttrChain AttrFindChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                        const AttrReplay& replay) {
+  AttrChain chain;
+  chain.probe_tid = spike.probe_tid;
+  if (chain.probe_tid <= 0) {
+    auto last = AttrLastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
+                                   spike.actual_ns);
+    chain.probe_tid = last ? events[*last].next_pid : 0;
+  }
+  if (chain.probe_tid <= 0) return chain;
+  auto switch_in =
+      AttrLastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
+  if (switch_in) chain.probe_run = replay.RunOf(*switch_in);
+  const int64_t wake_until = switch_in ? events[*switch_in].ts_ns : spike.actual_ns;
+  auto waking = AttrLastWaking(events, chain.probe_tid, spike.expected_ns, wake_until);
+  if (!waking) return chain;
+  const TraceEvent& wake = events[*waking];
+  if (wake.cpu != spike.cpu) {
+    chain.kind = ChainKind::kCrossCpu;
+    chain.start_ns = wake.ts_ns;
+    return chain;
+  }
+  const AttrContext context = replay.ContextAt(*waking).value_or(AttrContext{});
+  const auto& frames = replay.frames();
+  const auto& runs = replay.runs();
+  if (context.hard != kAttrNone) {
+    chain.kind = ChainKind::kDirect;
+    chain.chain_hard = context.hard;
+    chain.start_ns = AttrAt(frames, context.hard).entry_ns;
+    return chain;
+  }
+  if (context.soft == kAttrNone) {
+    // Woken from task context on this CPU (no IRQ): the chain starts with the wake itself.
+    chain.kind = ChainKind::kDirect;
+    chain.start_ns = wake.ts_ns;
+    return chain;
+  }
+  chain.chain_soft = context.soft;
+  const AttrRun& run = AttrAt(runs, context.run);
+  if (!run.known || run.pid == 0 || AttrAt(frames, context.soft).parent_hard != kAttrNone) {
+    // A softirq on the way out of an interrupt (idle, or nested in the IRQ): direct.
+    chain.kind = ChainKind::kDirect;
+    chain.chain_hard = AttrAt(frames, context.soft).parent_hard;
+    chain.start_ns = chain.chain_hard != kAttrNone ? AttrAt(frames, chain.chain_hard).entry_ns
+                                                   : AttrAt(frames, context.soft).entry_ns;
+    return chain;
+  }
+  chain.kind = ChainKind::kDeferred;
+  chain.deferring_pid = run.pid;
+  chain.chain_thread = run.comm;
+  chain.start_ns = AttrAt(frames, context.soft).entry_ns;
+  auto thread_waking = AttrLastWaking(events, run.pid, spike.expected_ns, wake.ts_ns);
+  if (thread_waking) {
+    const TraceEvent& thread_wake = events[*thread_waking];
+    chain.start_ns = thread_wake.ts_ns;
+    if (thread_wake.cpu == spike.cpu) {
+      const AttrContext thread_context = replay.ContextAt(*thread_waking).value_or(AttrContext{});
+      if (thread_context.hard != kAttrNone) {
+        chain.chain_hard = thread_context.hard;
+        chain.start_ns = AttrAt(frames, thread_context.hard).entry_ns;
+      }
+    }
+    return chain;
+  }
+  // The thread was running already: the IRQ that raised the chain's softirq on this CPU.
+  const AttrFrame& soft = AttrAt(frames, context.soft);
+  auto raise = AttrLastRaise(events, spike.cpu, soft.number, spike.expected_ns, soft.entry_ns);
+  if (raise) {
+    const AttrContext raise_context = replay.ContextAt(*raise).value_or(AttrContext{});
+    if (raise_context.hard != kAttrNone) {
+      chain.chain_hard = raise_context.hard;
+      chain.start_ns = AttrAt(frames, raise_context.hard).entry_ns;
+    }
+  }
+  return chain;
+}
+
+struct AttrLabel {
+  CauseKind kind = CauseKind::kUnaccounted;
+  std::string name;
+  std::pair<int, int> instance;  // (0 frame / 1 run, index): counts separate stretches.
+};
+
+AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
+                      const AttrReplay& replay) {
+  const auto& frames = replay.frames();
+  if (stretch.hard != kAttrNone) {
+    const AttrFrame& frame = AttrAt(frames, stretch.hard);
+    if (stretch.hard == chain.chain_hard) {
+      const bool timer = frame.saw_hrtimer || AttrNameSaysTimer(frame.name);
+      return {CauseKind::kWake, timer ? "timer irq" : frame.name, {0, stretch.hard}};
+    }
+    return {CauseKind::kIrq, frame.name, {0, stretch.hard}};
+  }
+  if (stretch.soft != kAttrNone) {
+    const AttrFrame& frame = AttrAt(frames, stretch.soft);
+    if (stretch.soft == chain.chain_soft) {
+      return {CauseKind::kWake, frame.vec_name + " softirq in " + frame.task, {0, stretch.soft}};
+    }
+    return {CauseKind::kSoftirq, frame.name, {0, stretch.soft}};
+  }
+  const AttrRun& run = AttrAt(replay.runs(), stretch.run);
+  const std::pair<int, int> instance{1, stretch.run};
+  if (!run.known) return {CauseKind::kUnaccounted, "unaccounted", instance};
+  if (run.pid == 0) return {CauseKind::kIdle, "idle", instance};
+  if (stretch.run == chain.probe_run) return {CauseKind::kWake, "switch-in", instance};
+  if (stretch.from_ns >= chain.start_ns) {
+    if (run.pid == chain.deferring_pid) return {CauseKind::kWake, "switch-in", instance};
+    return {CauseKind::kThread, AttrThreadPartName(run), instance};
+  }
+  return {CauseKind::kUnaccounted, "unaccounted", instance};
+}
+
+// Whole us above 10 us, one decimal below (rounded half up, in integers).
+std::string AttrFormatUs(int64_t ns) {
+  if (ns < 0) return "-" + AttrFormatUs(-ns);
+  if (ns < 9'950) {
+    const int64_t tenths = (ns + 50) / 100;
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
+  }
+  return std::to_string((ns + 500) / 1000);
+}
+
+std::string AttrPartPhrase(const Part& part) {
+  switch (part.kind) {
+    case CauseKind::kIrq:
+      return part.name.rfind("irq ", 0) == 0 ? part.name : "irq " + part.name;
+    case CauseKind::kSoftirq:
+      return "softirq " + part.name;
+    case CauseKind::kThread:
+      return "thread " + part.name;
+    case CauseKind::kWake:
+      return "wake " + part.name;
+    case CauseKind::kIdle:
+      return "idle";
+    case CauseKind::kUnaccounted:
+      return "unaccounted (likely the host)";
+  }
+  return part.name;
+}
+
+}  // namespace
+
+Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                      bool lost_in_window) {
+  Explanation out;
+  out.spike = spike;
+  out.lateness_ns = std::max<int64_t>(0, spike.actual_ns - spike.expected_ns);
+  SpikeInput window = spike;
+  if (window.actual_ns < window.expected_ns) window.actual_ns = window.expected_ns;
+
+  const AttrReplay replay(events, window);
+  const AttrChain chain = AttrFindChain(events, window, replay);
+  out.chain = chain.kind;
+  out.chain_thread = chain.chain_thread;
+  out.probe_tid = chain.probe_tid;
+
+  struct PartSum {
+    int64_t ns = 0;
+    std::set<std::pair<int, int>> instances;
+  };
+  std::map<std::pair<CauseKind, std::string>, PartSum> sums;
+  bool unknown_task = false;
+  for (AttrStretch stretch : replay.stretches()) {
+    // The chain's start may fall inside a stretch (a wake on another CPU): split there.
+    std::vector<AttrStretch> pieces;
+    if (chain.start_ns > stretch.from_ns && chain.start_ns < stretch.to_ns) {
+      AttrStretch before = stretch;
+      before.to_ns = chain.start_ns;
+      stretch.from_ns = chain.start_ns;
+      pieces.push_back(before);
+    }
+    pieces.push_back(stretch);
+    for (const AttrStretch& piece : pieces) {
+      if (!AttrAt(replay.runs(), piece.run).known) unknown_task = true;
+      AttrLabel label = AttrLabelOf(piece, chain, replay);
+      PartSum& sum = sums[{label.kind, label.name}];
+      sum.ns += piece.to_ns - piece.from_ns;
+      sum.instances.insert(label.instance);
+    }
+  }
+  int64_t total_ns = 0;
+  for (const auto& [key, value] : sums) {
+    Part part;
+    part.kind = key.first;
+    part.name = key.second;
+    part.ns = value.ns;
+    part.count = static_cast<uint32_t>(value.instances.size());
+    total_ns += part.ns;
+    out.parts.push_back(std::move(part));
+  }
+  if (total_ns != out.lateness_ns) {
+    std::fprintf(stderr, "rtpulse: attribution lost ns (%lld of %lld)\n",
+                 static_cast<long long>(total_ns), static_cast<long long>(out.lateness_ns));
+    std::abort();
+  }
+  std::sort(out.parts.begin(), out.parts.end(), [](const Part& a, const Part& b) {
+    return std::tie(b.ns, a.kind, a.name) < std::tie(a.ns, b.kind, b.name);
+  });
+
+  std::vector<std::string> reasons;
+  if (unknown_task) {
+    reasons.push_back("no sched_switch on CPU " + std::to_string(spike.cpu) +
+                      " before the window: the task running when it opened is unknown");
+  }
+  if (lost_in_window) {
+    reasons.push_back("the kernel lost events on CPU " + std::to_string(spike.cpu) +
+                      " in the window");
+  }
+  if (!reasons.empty()) {
+    out.complete = false;
+    for (size_t i = 0; i < reasons.size(); ++i) {
+      out.incomplete_reason += (i ? "; " : "") + reasons[i];
+    }
+  }
+  return out;
+}
+
+std::string Verdict(const Explanation& explanation) {
+  std::string line = "+" + AttrFormatUs(explanation.lateness_ns) + " us:";
+  if (explanation.parts.empty()) return line + " no lateness";
+  int folded = 0;
+  int64_t folded_ns = 0;
+  bool first = true;
+  for (const Part& part : explanation.parts) {
+    if (part.ns * 100 < explanation.lateness_ns) {
+      ++folded;
+      folded_ns += part.ns;
+      continue;
+    }
+    line += (first ? " " : ", ") + AttrFormatUs(part.ns) + " us " + AttrPartPhrase(part);
+    first = false;
+  }
+  if (folded > 0) {
+    line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + AttrFormatUs(folded_ns) +
+            " us)";
+  }
+  if (!explanation.complete) line += " [incomplete: " + explanation.incomplete_reason + "]";
+  return line;
+}
+
+CauseTable Summarise(const std::vector<Explanation>& explanations) {
+  std::map<std::pair<CauseKind, std::string>, CauseRow> rows;
+  for (const Explanation& explanation : explanations) {
+    for (const Part& part : explanation.parts) {
+      CauseRow& row = rows[{part.kind, part.name}];
+      row.kind = part.kind;
+      row.name = part.name;
+      row.total_ns += part.ns;
+      ++row.spikes;
+      row.max_ns = std::max(row.max_ns, part.ns);
+    }
+  }
+  CauseTable table;
+  for (auto& [key, row] : rows) table.by_time.push_back(row);
+  table.by_count = table.by_time;
+  std::sort(table.by_time.begin(), table.by_time.end(), [](const CauseRow& a, const CauseRow& b) {
+    return std::tie(b.total_ns, a.kind, a.name) < std::tie(a.total_ns, b.kind, b.name);
+  });
+  std::sort(table.by_count.begin(), table.by_count.end(), [](const CauseRow& a, const CauseRow& b) {
+    return std::tie(b.spikes, b.total_ns, a.kind, a.name) <
+           std::tie(a.spikes, a.total_ns, b.kind, b.name);
+  });
+  return table;
+}
+
+}  // namespace rtpulse::trace

@@ -1,0 +1,358 @@
+// `rtpulse latency --explain` end to end on this machine's real tracefs: a known blocker (the
+// --inject thread) named with its duration, loopback network load for softirq time, every
+// saved raw window recomputed by tests/trace/explain_truth.py to the ns, the unavailable
+// paths (no tracefs, not root), SIGINT mid-run, and the bad-input table.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+using testutil::ProcessOptions;
+using testutil::ReadFile;
+using testutil::RunProcess;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+constexpr const char* kTracing = "/sys/kernel/tracing";
+
+std::string ExplainSource(const std::string& relative) {
+  return std::string(RTPULSE_SOURCE_DIR) + "/" + relative;
+}
+
+bool TracefsUsable() {
+  return testutil::IsRoot() && std::filesystem::is_directory(std::string(kTracing) + "/instances");
+}
+
+std::vector<std::string> RtpulseInstances() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(kTracing) + "/instances", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("rtpulse-", 0) == 0) out.push_back(name);
+  }
+  return out;
+}
+
+/// The 2-CPU machine's second CPU (the first takes the shell and the build).
+std::string ExplainCpu() {
+  return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "1" : "0";
+}
+
+class ExplainCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!TracefsUsable()) GTEST_SKIP() << "needs root and tracefs at " << kTracing;
+  }
+};
+
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Every spike: the parts add up to the lateness to the ns, and the explanation came within
+/// 1 s of the wake-up.
+void ExpectSpikesAddUp(const nlohmann::json& explain) {
+  for (const auto& s : explain["spikes"]) {
+    int64_t sum = 0;
+    for (const auto& p : s["parts"]) sum += p["ns"].get<int64_t>();
+    EXPECT_EQ(sum, s["latency_ns"].get<int64_t>()) << s.dump();
+    EXPECT_LT(s["explained_after_ns"].get<int64_t>(), 1'000'000'000) << s.dump();
+    EXPECT_GE(s["explained_after_ns"].get<int64_t>(), 0) << s.dump();
+  }
+}
+
+/// Every saved window recomputed by explain_truth.py: the parts equal the JSON's exactly.
+/// Returns how many windows were compared.
+size_t ExpectWindowsMatchTruth(const nlohmann::json& explain, const std::string& base) {
+  size_t compared = 0;
+  for (const auto& s : explain["spikes"]) {
+    const std::string file = s["window_file"].get<std::string>();
+    if (file.empty()) continue;
+    const std::string path = file[0] == '/' ? file : base + "/" + file;
+    const int64_t expected = s["expected_ns"].get<int64_t>();
+    const int64_t actual = expected + s["latency_ns"].get<int64_t>();
+    auto r = RunProcess({"/usr/bin/env", "python3", ExplainSource("tests/trace/explain_truth.py"),
+                         path, "--cpu", std::to_string(s["cpu"].get<int>()), "--expected",
+                         std::to_string(expected), "--actual", std::to_string(actual), "--tid",
+                         std::to_string(s["probe_tid"].get<int>())});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (r.exit_code != 0) continue;
+    const auto truth = nlohmann::json::parse(r.out);
+    std::map<std::string, int64_t> want;
+    std::map<std::string, int64_t> got;
+    for (const auto& p : truth["parts"]) {
+      want[p["kind"].get<std::string>() + " " + p["name"].get<std::string>()] +=
+          p["ns"].get<int64_t>();
+    }
+    for (const auto& p : s["parts"]) {
+      got[p["kind"].get<std::string>() + " " + p["name"].get<std::string>()] +=
+          p["ns"].get<int64_t>();
+    }
+    EXPECT_EQ(got, want) << "window " << path << "\nrtpulse: " << s.dump()
+                         << "\ntruth: " << truth.dump();
+    ++compared;
+  }
+  return compared;
+}
+
+TEST_F(ExplainCliTest, InjectedBlockerIsNamedWithItsDuration) {
+  TempDir dir;
+  constexpr int64_t kDelayNs = 500'000;
+  auto r = RunRtpulse({"latency",
+                       "-a",
+                       ExplainCpu(),
+                       "-t",
+                       "1",
+                       "-p",
+                       "80",
+                       "-i",
+                       "1000",
+                       "-D",
+                       "6s",
+                       "--inject",
+                       "500us@10Hz",
+                       "--explain",
+                       "250",
+                       "--explain-cost",
+                       "0",
+                       "--explain-windows",
+                       dir.File("win"),
+                       "--json",
+                       dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
+  const auto& x = j["rtpulse"]["explain"];
+  ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
+  EXPECT_EQ(x["threshold_ns"], 250'000);
+  const uint64_t injections = j["thread"]["0"]["injections"].get<uint64_t>();
+  EXPECT_GE(injections, 50u);
+  // Every injection makes a spike (bar the host's stalls); the counts add up.
+  EXPECT_GE(x["spikes_seen"].get<uint64_t>(), injections * 8 / 10);
+  EXPECT_EQ(x["spikes_seen"].get<uint64_t>(),
+            x["spikes_explained"].get<uint64_t>() + x["spikes_not_explained"].get<uint64_t>());
+  EXPECT_EQ(x["spikes"].size(), x["spikes_explained"].get<uint64_t>());
+  ExpectSpikesAddUp(x);
+
+  // The injected spikes (lateness of at least 3/4 of the spin) name the injector thread.
+  std::vector<int64_t> blocker_ns;
+  size_t injected_spikes = 0;
+  for (const auto& s : x["spikes"]) {
+    if (s["latency_ns"].get<int64_t>() < kDelayNs * 3 / 4) continue;
+    ++injected_spikes;
+    for (const auto& p : s["parts"]) {
+      if (p["kind"] == "thread" && p["name"].get<std::string>().rfind("rtpulse-inject ", 0) == 0) {
+        blocker_ns.push_back(p["ns"].get<int64_t>());
+        EXPECT_NE(p["name"].get<std::string>().find(" 81"), std::string::npos)
+            << "the injector runs at the probe's priority + 1: " << p.dump();
+      }
+    }
+  }
+  ASSERT_GE(injected_spikes, injections * 7 / 10);
+  EXPECT_GE(blocker_ns.size(), injected_spikes * 8 / 10) << x.dump(1);
+  const int64_t median = Median(blocker_ns);
+  EXPECT_GT(median, kDelayNs * 9 / 10) << x.dump(1);
+  EXPECT_LT(median, kDelayNs * 12 / 10) << x.dump(1);
+
+  // The live verdict lines: one per explained spike, in the agreed format.
+  size_t verdicts = 0;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    if (line.rfind("explain: T:0 cpu " + ExplainCpu() + " seq ", 0) == 0) ++verdicts;
+  }
+  EXPECT_EQ(verdicts, x["spikes_explained"].get<uint64_t>()) << r.err;
+  // The cause table's first row by total time is the injector, with the JSON's total.
+  ASSERT_FALSE(x["causes_by_time"].empty());
+  const auto& top = x["causes_by_time"][0];
+  EXPECT_EQ(top["kind"], "thread");
+  EXPECT_EQ(top["name"].get<std::string>().rfind("rtpulse-inject ", 0), 0u) << top.dump();
+  int64_t total = 0;
+  for (int64_t v : blocker_ns) total += v;
+  EXPECT_LE(total, top["total_ns"].get<int64_t>());
+  char row_total[32];
+  std::snprintf(row_total, sizeof row_total, "%.1f",
+                static_cast<double>(top["total_ns"].get<int64_t>()) / 1e3);
+  EXPECT_NE(r.out.find(top["name"].get<std::string>()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(row_total), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("explain: spikes above 250.0 us: " +
+                       std::to_string(x["spikes_seen"].get<uint64_t>()) + " seen, " +
+                       std::to_string(x["spikes_explained"].get<uint64_t>()) + " explained"),
+            std::string::npos)
+      << r.out;
+  // Without --samples the rings were the explainer's alone: no samples log is claimed.
+  EXPECT_EQ(j["thread"]["0"]["samples_logged"], 0);
+  EXPECT_GE(ExpectWindowsMatchTruth(x, dir.path()), blocker_ns.size());
+  EXPECT_TRUE(RtpulseInstances().empty());
+}
+
+TEST_F(ExplainCliTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
+  TempDir dir;
+  // A UDP sender to 127.0.0.1 on the probe's CPU: loopback delivery is NET_RX softirq work
+  // on the sending CPU.
+  const std::string sender =
+      "import os, socket, time\n"
+      "os.sched_setaffinity(0, {" +
+      ExplainCpu() +
+      "})\n"
+      "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r.bind(('127.0.0.1', 0))\n"
+      "r.setblocking(False)\n"
+      "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+      "a = r.getsockname(); b = b'x' * 1400; end = time.time() + 15\n"
+      "while time.time() < end:\n"
+      "  for _ in range(64): s.sendto(b, a)\n"
+      "  try:\n"
+      "    while True: r.recv(2048)\n"
+      "  except BlockingIOError: pass\n";
+  const std::string script = dir.File("udp_sender.py");
+  std::ofstream(script) << sender;
+  const std::string marker = "RTPULSE_EXPLAIN_TEST=" + std::to_string(getpid());
+  std::vector<std::string> shell = {
+      "/bin/sh", "-c",
+      "python3 " + script + " & p=$!; sleep 1; " + std::string(RTPULSE_BINARY) + " latency -a " +
+          ExplainCpu() + " -t 1 -p 80 -i 1000 -D 5s -q --explain 60 --explain-cost 0 " +
+          "--explain-windows " + dir.File("win") + " --json " + dir.File("n.json") +
+          "; rc=$?; kill $p; wait; exit $rc"};
+  ProcessOptions options;
+  options.extra_env = {marker};
+  auto r = RunProcess(shell, options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(testutil::MarkedProcesses(marker).empty());
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("n.json")));
+  const auto& x = j["rtpulse"]["explain"];
+  ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
+  ExpectSpikesAddUp(x);
+  size_t net_rx = 0;
+  for (const auto& s : x["spikes"]) {
+    for (const auto& p : s["parts"]) {
+      if (p["kind"] == "softirq" && p["name"].get<std::string>().rfind("NET_RX", 0) == 0) {
+        ++net_rx;
+      }
+    }
+  }
+  RecordProperty("net_rx_spikes", static_cast<int>(net_rx));
+  RecordProperty("spikes_explained", static_cast<int>(x["spikes_explained"].get<uint64_t>()));
+  // Whatever the kernel made of the load, every softirq (and every other) part must be what
+  // the raw window shows.
+  EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u) << x.dump(1);
+  EXPECT_GT(net_rx, 0u) << "no spike names NET_RX under a loopback flood: " << x.dump(1);
+}
+
+TEST_F(ExplainCliTest, NoTracefsWarnsAndMeasuresWithoutAttribution) {
+  TempDir dir;
+  const std::vector<std::string> base = {"latency", "-a",   ExplainCpu(), "-t", "1",
+                                         "-i",      "1000", "-D",         "1s", "-q"};
+  std::vector<std::string> with = base;
+  for (const char* a : {"--explain", "100", "--json", "-"}) with.emplace_back(a);
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_TRACEFS=/nonexistent"};
+  auto r = RunRtpulse(with, options);
+  auto plain = RunRtpulse(base);
+  EXPECT_EQ(r.exit_code, plain.exit_code) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("rtpulse: warning: --explain: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; the run goes on without attribution"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& x = j["rtpulse"]["explain"];
+  EXPECT_FALSE(x["active"].get<bool>());
+  EXPECT_NE(x["unavailable_reason"].get<std::string>().find("/nonexistent"), std::string::npos)
+      << x.dump();
+  EXPECT_TRUE(x["spikes"].empty());
+  EXPECT_GT(j["thread"]["0"]["cycles"].get<uint64_t>(), 500u);
+}
+
+TEST_F(ExplainCliTest, NotRootWarnsAndMeasuresWithoutAttribution) {
+  ProcessOptions options;
+  options.run_as_uid = 65534;  // nobody: tracefs is mode 0700
+  const std::vector<std::string> base = {"latency", "-a", ExplainCpu(), "-t", "1",      "-i",
+                                         "1000",    "-D", "1s",         "-q", "--json", "-"};
+  std::vector<std::string> with = base;
+  with.emplace_back("--explain");
+  with.emplace_back("100");
+  auto r = RunRtpulse(with, options);
+  auto plain = RunRtpulse(base, options);
+  EXPECT_EQ(r.exit_code, plain.exit_code) << r.err;
+  EXPECT_NE(r.err.find("rtpulse: warning: --explain: "), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& x = j["rtpulse"]["explain"];
+  EXPECT_FALSE(x["active"].get<bool>());
+  EXPECT_FALSE(x["unavailable_reason"].get<std::string>().empty());
+  EXPECT_GT(j["thread"]["0"]["cycles"].get<uint64_t>(), 500u);
+  EXPECT_TRUE(RtpulseInstances().empty());
+}
+
+TEST_F(ExplainCliTest, SigintMidRunLeavesNoInstanceAndValidJson) {
+  TempDir dir;
+  const std::string marker = "RTPULSE_EXPLAIN_SIGINT=" + std::to_string(getpid());
+  ProcessOptions options;
+  options.signal = SIGINT;
+  options.signal_after = std::chrono::milliseconds(3000);
+  options.extra_env = {marker};
+  auto r = RunRtpulse(
+      {"latency", "-a", ExplainCpu(), "-t", "1", "-i", "1000", "-D", "60s", "-q", "--inject",
+       "300us@20Hz", "--explain", "150", "--explain-cost", "1s", "--json", dir.File("s.json")},
+      options);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());
+  const auto& x = j["rtpulse"]["explain"];
+  EXPECT_TRUE(x["active"].get<bool>()) << x.dump();
+  EXPECT_EQ(x["spikes_seen"].get<uint64_t>(),
+            x["spikes_explained"].get<uint64_t>() + x["spikes_not_explained"].get<uint64_t>());
+  EXPECT_TRUE(RtpulseInstances().empty());
+  EXPECT_TRUE(testutil::MarkedProcesses(marker).empty());
+}
+
+struct ExplainBadInput {
+  std::vector<std::string> args;
+  std::string must_mention;
+};
+
+TEST(ExplainBadInputTest, OneLineNamingTheValueExitTwo) {
+  TempDir dir;
+  std::ofstream(dir.File("a-file")) << "x";
+  const std::vector<ExplainBadInput> cases = {
+      {{"--explain", "abc"}, "'abc'"},
+      {{"--explain=-5"}, "'-5'"},
+      {{"--explain", "0"}, "above 0"},
+      {{"--explain", "10parsecs"}, "'10parsecs'"},
+      {{"--explain-windows", dir.File("w")}, "needs --explain"},
+      {{"--explain-cost", "1s"}, "needs --explain"},
+      {{"--explain", "100", "--explain-windows", dir.File("a-file")}, "is a file"},
+      {{"--explain", "100", "--explain-windows", dir.File("no/such/w")}, "does not exist"},
+      {{"--explain", "100", "--explain-cost=-1s"}, "'-1s'"},
+      {{"--explain", "100", "--explain-cost", "soon"}, "'soon'"},
+      {{"--explain", "100", "--explain-cost", "3s"}, "--explain-cost 3s"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"latency", "-t", "1", "-D", "1s", "-q"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = RunRtpulse(args);
+    std::string shown;
+    for (const auto& a : c.args) shown += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << shown << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << shown << r.err;
+    EXPECT_NE(r.err.find(c.must_mention), std::string::npos) << shown << r.err;
+    EXPECT_TRUE(r.out.empty()) << shown << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("w")));
+}
+
+}  // namespace
+}  // namespace rtpulse

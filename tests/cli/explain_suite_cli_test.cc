@@ -1,0 +1,318 @@
+// suite --explain and control --explain end to end on the real tracefs: a SCHED_FIFO hog
+// this test starts above the probes (the control job) spins known stretches on the measured
+// CPU; result.json's explain must hold spikes whose parts add up to their lateness, the hog
+// named with a share its own clock readings bound, the raw windows in <scenario>/explain/,
+// and `report` must show the same numbers (HTML parsed back, text file). Without tracefs
+// (RTPULSE_TRACEFS=/nonexistent) the run goes on and every output says why.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace rtpulse {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testutil::ProcessOptions;
+using testutil::ReadFile;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+int64_t ExplainCliNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool ExplainCliTracefs() {
+  if (fs::exists("/sys/kernel/tracing/instances")) return true;
+  (void)mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr);
+  return fs::exists("/sys/kernel/tracing/instances");
+}
+
+int ExplainCliCpu() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 1 ? static_cast<int>(n) - 1 : 0;
+}
+
+/// A SCHED_FIFO 60 thread pinned to `cpu`, spinning `spin_ns` every `every_ns` until
+/// stopped; it keeps its spins' [from, to] (CLOCK_MONOTONIC, its own readings).
+class ExplainCliHog {
+ public:
+  ExplainCliHog(int cpu, int64_t spin_ns, int64_t every_ns) {
+    thread_ = std::thread([this, cpu, spin_ns, every_ns] {
+      pthread_setname_np(pthread_self(), "rtpx-hog");
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<size_t>(cpu), &set);
+      sched_param sp{};
+      sp.sched_priority = 60;
+      fifo_ = sched_setaffinity(0, sizeof(set), &set) == 0 &&
+              sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+      tid_ = static_cast<int>(syscall(SYS_gettid));
+      int64_t next = ExplainCliNowNs() + every_ns;
+      while (!stop_.load()) {
+        const timespec at{static_cast<time_t>(next / 1'000'000'000),
+                          static_cast<long>(next % 1'000'000'000)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+        const int64_t from = ExplainCliNowNs();
+        while (ExplainCliNowNs() - from < spin_ns) {
+        }
+        const int64_t to = ExplainCliNowNs();
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          spins_.emplace_back(from, to);
+        }
+        next += every_ns;
+      }
+    });
+  }
+  ~ExplainCliHog() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  bool fifo() const { return fifo_.load(); }
+  int tid() const { return tid_.load(); }
+  std::vector<std::pair<int64_t, int64_t>> spins() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return spins_;
+  }
+
+ private:
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> fifo_{false};
+  std::atomic<int> tid_{0};
+  std::mutex mutex_;
+  std::vector<std::pair<int64_t, int64_t>> spins_;
+};
+
+class ExplainCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for tracefs and SCHED_FIFO";
+    if (!ExplainCliTracefs()) GTEST_SKIP() << "tracefs cannot be mounted";
+  }
+};
+
+/// The checks every explain object passes whatever the machine did: counts add up, each
+/// spike's parts add up to its lateness (recomputed here), the lateness exceeds the
+/// threshold, the window file exists and is ftrace text.
+void ExpectExplainHolds(const json& e, const std::string& run_dir) {
+  ASSERT_TRUE(e.is_object());
+  EXPECT_TRUE(e["active"].get<bool>()) << e["unavailable_reason"];
+  EXPECT_EQ(e["spikes_explained"].get<uint64_t>() + e["spikes_not_explained"].get<uint64_t>(),
+            e["spikes_seen"].get<uint64_t>());
+  EXPECT_EQ(e["spikes"].size(), e["spikes_explained"].get<uint64_t>());
+  const int64_t threshold = e["threshold_ns"];
+  for (const auto& s : e["spikes"]) {
+    int64_t sum = 0;
+    for (const auto& p : s["parts"]) sum += p["ns"].get<int64_t>();
+    EXPECT_EQ(sum, s["latency_ns"].get<int64_t>()) << s.dump();
+    EXPECT_GT(s["latency_ns"].get<int64_t>(), threshold);
+    const std::string file = s["window_file"];
+    ASSERT_FALSE(file.empty()) << s.dump();
+    EXPECT_EQ(file.front() == '/', false) << "relative to the results folder: " << file;
+    const std::string text = ReadFile(run_dir + "/" + file);
+    EXPECT_NE(text.find("sched_switch"), std::string::npos) << file;
+  }
+  // The cause table is the spikes' parts summed (an independent sum here).
+  for (const auto& c : e["causes_by_time"]) {
+    int64_t total = 0, max = 0;
+    uint64_t spikes = 0;
+    for (const auto& s : e["spikes"]) {
+      for (const auto& p : s["parts"]) {
+        if (p["kind"] == c["kind"] && p["name"] == c["name"]) {
+          total += p["ns"].get<int64_t>();
+          max = std::max(max, p["ns"].get<int64_t>());
+          ++spikes;
+        }
+      }
+    }
+    EXPECT_EQ(total, c["total_ns"].get<int64_t>()) << c.dump();
+    EXPECT_EQ(spikes, c["spikes"].get<uint64_t>()) << c.dump();
+    EXPECT_EQ(max, c["max_ns"].get<int64_t>()) << c.dump();
+  }
+}
+
+/// At least one spike names the hog, with a share no larger than the hog's spins inside the
+/// spike's window (its own clock readings) plus 100 us, and at least half of that overlap.
+void ExpectTheHogIsNamed(const json& e, int hog_tid,
+                         const std::vector<std::pair<int64_t, int64_t>>& spins) {
+  const std::string hog_name = "rtpx-hog " + std::to_string(hog_tid) + " ";
+  int named = 0;
+  for (const auto& s : e["spikes"]) {
+    const int64_t from = s["expected_ns"], to = from + s["latency_ns"].get<int64_t>();
+    int64_t overlap = 0;
+    for (const auto& [a, b] : spins)
+      overlap += std::max<int64_t>(0, std::min(b, to) - std::max(a, from));
+    for (const auto& p : s["parts"]) {
+      if (p["kind"] != "thread" || p["name"].get<std::string>().rfind(hog_name, 0) != 0) continue;
+      ++named;
+      EXPECT_LE(p["ns"].get<int64_t>(), overlap + 100'000) << s.dump();
+      EXPECT_GE(p["ns"].get<int64_t>(), overlap / 2) << s.dump();
+    }
+  }
+  EXPECT_GT(named, 0) << "no spike names the hog " << hog_name << ": "
+                      << e["causes_by_time"].dump();
+}
+
+/// `report` on the folder: the "why late" HTML tables and the text file carry result.json's
+/// numbers.
+void ExpectReportShows(const std::string& run_dir, const std::string& scenario, const json& e) {
+  auto report = RunRtpulse({"report", run_dir, "--formats", "svg"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string html = ReadFile(run_dir + "/report/index.html");
+  const std::string id = "why-late-" + scenario + "-by-time";
+  const size_t at = html.find("<table id=\"" + id + "\">");
+  ASSERT_NE(at, std::string::npos) << id;
+  const std::string table = html.substr(at, html.find("</table>", at) - at);
+  const std::regex row_re(
+      "<tr class=\"cause\"><td>([^<]*)</td><td>([^<]*)</td><td class=\"num\" "
+      "data-ns=\"([0-9]+)\">[^<]*</td><td class=\"num\">([0-9]+)</td>");
+  std::vector<std::smatch> rows;
+  for (auto m = std::sregex_iterator(table.begin(), table.end(), row_re);
+       m != std::sregex_iterator(); ++m) {
+    rows.push_back(*m);
+  }
+  ASSERT_EQ(rows.size(), e["causes_by_time"].size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][1].str(), e["causes_by_time"][i]["kind"]);
+    EXPECT_EQ(std::stoll(rows[i][3]), e["causes_by_time"][i]["total_ns"].get<int64_t>());
+    EXPECT_EQ(std::stoull(rows[i][4]), e["causes_by_time"][i]["spikes"].get<uint64_t>());
+  }
+  // The worst spike's window is linked from the page.
+  if (!e["spikes"].empty()) {
+    const auto worst =
+        std::max_element(e["spikes"].begin(), e["spikes"].end(), [](const json& a, const json& b) {
+          return a["latency_ns"].get<int64_t>() < b["latency_ns"].get<int64_t>();
+        });
+    EXPECT_NE(html.find("href=\"../" + (*worst)["window_file"].get<std::string>() + "\""),
+              std::string::npos);
+  }
+  const std::string text = ReadFile(run_dir + "/tables/why_late.txt");
+  EXPECT_NE(text.find("Why was it late: " + scenario), std::string::npos) << text;
+}
+
+TEST_F(ExplainCliTest, SuiteExplainsTheHogsSpikesAndTheReportShowsThem) {
+  const int cpu = ExplainCliCpu();
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ExplainCliHog hog(cpu, 3'000'000, 300'000'000);
+  auto run = RunRtpulse({"suite", "--scenarios", "idle", "-D", "3s", "--settle", "0s", "--cpus",
+                         std::to_string(cpu), "-p", "50", "--explain", "1ms", "-o", out, "-q"});
+  hog.Stop();
+  ASSERT_TRUE(hog.fifo()) << "SCHED_FIFO refused";
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json result = json::parse(ReadFile(out + "/result.json"));
+  const json& e = result["scenarios"][0]["latency"]["rtpulse"]["explain"];
+  ExpectExplainHolds(e, out);
+  EXPECT_EQ(e["threshold_ns"], 1'000'000);
+  ExpectTheHogIsNamed(e, hog.tid(), hog.spins());
+  EXPECT_TRUE(fs::is_directory(out + "/idle/explain"));
+  EXPECT_NE(run.out.find("explain: spikes above"), std::string::npos) << run.out;
+  ExpectReportShows(out, "idle", e);
+}
+
+TEST_F(ExplainCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
+  const int cpu = ExplainCliCpu();
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ExplainCliHog hog(cpu, 3'000'000, 300'000'000);
+  // 750 jobs of 4 ms: 3 s.
+  auto run = RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "750", "--cpu",
+                         std::to_string(cpu), "--no-stress", "--explain", "1000", "-o", out});
+  hog.Stop();
+  ASSERT_TRUE(hog.fifo()) << "SCHED_FIFO refused";
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json result = json::parse(ReadFile(out + "/result.json"));
+  ASSERT_EQ(result["scenarios"].size(), 1u);
+  const std::string scenario = result["scenarios"][0]["name"];
+  const json& e = result["scenarios"][0]["latency"]["rtpulse"]["explain"];
+  ExpectExplainHolds(e, out);
+  ExpectTheHogIsNamed(e, hog.tid(), hog.spins());
+  // Spikes are the jobs of jobs.csv whose start - release exceeds 1 ms (recomputed here).
+  const std::string jobs = ReadFile(out + "/" + scenario + "/jobs.csv");
+  std::vector<uint64_t> late;
+  const std::regex job_re(R"(\n([0-9]+),(-?[0-9]+),(-?[0-9]+),)");
+  for (auto m = std::sregex_iterator(jobs.begin(), jobs.end(), job_re); m != std::sregex_iterator();
+       ++m) {
+    if (std::stoll((*m)[3]) - std::stoll((*m)[2]) > 1'000'000) late.push_back(std::stoull((*m)[1]));
+  }
+  EXPECT_EQ(e["spikes_seen"].get<uint64_t>(), late.size());
+  for (const auto& s : e["spikes"]) {
+    EXPECT_NE(std::find(late.begin(), late.end(), s["seq"].get<uint64_t>()), late.end())
+        << "spike seq " << s["seq"] << " is not a late job of jobs.csv";
+  }
+  // The live verdict lines (without -q).
+  EXPECT_NE(run.err.find("explain: T:0 cpu " + std::to_string(cpu)), std::string::npos) << run.err;
+  ExpectReportShows(out, scenario, e);
+}
+
+TEST_F(ExplainCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_TRACEFS=/nonexistent"};
+  auto run = RunRtpulse({"suite", "--scenarios", "idle", "-D", "1s", "--settle", "0s", "--cpus",
+                         std::to_string(ExplainCliCpu()), "--explain", "200us", "-o", out, "-q"},
+                        options);
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json result = json::parse(ReadFile(out + "/result.json"));
+  const json& scenario = result["scenarios"][0];
+  const json& e = scenario["latency"]["rtpulse"]["explain"];
+  ASSERT_TRUE(e.is_object());
+  EXPECT_FALSE(e["active"].get<bool>());
+  const std::string reason = e["unavailable_reason"];
+  EXPECT_NE(reason.find("/nonexistent"), std::string::npos) << reason;
+  EXPECT_TRUE(e["spikes"].empty());
+  EXPECT_EQ(e["spikes_not_explained"], e["spikes_seen"]);
+  const std::string warnings = scenario["warnings"].dump();
+  EXPECT_NE(warnings.find("--explain: "), std::string::npos) << warnings;
+  EXPECT_GT(scenario["latency"]["thread"]["0"]["cycles"].get<uint64_t>(), 0u) << "measured anyway";
+
+  auto report = RunRtpulse({"report", out, "--formats", "svg"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string html = ReadFile(out + "/report/index.html");
+  EXPECT_NE(html.find("The kernel trace did not run: "), std::string::npos);
+  EXPECT_NE(html.find("/nonexistent"), std::string::npos);
+  EXPECT_NE(ReadFile(out + "/tables/why_late.txt").find("the kernel trace did not run"),
+            std::string::npos);
+}
+
+TEST(ExplainCliUsageTest, BadThresholdsAreUsageErrorsNamingTheValue) {
+  TempDir dir;
+  for (const auto& [command, value] : std::vector<std::pair<std::string, std::string>>{
+           {"suite", "abc"}, {"suite", "0"}, {"control", "-5us"}, {"control", "x"}}) {
+    auto run = RunRtpulse({command, "--explain", value, "-o", dir.File(command + value)});
+    EXPECT_EQ(run.exit_code, 2) << command << " " << value << ": " << run.err;
+    EXPECT_NE(run.err.find("--explain '" + value + "'"), std::string::npos) << run.err;
+    EXPECT_FALSE(fs::exists(dir.File(command + value))) << "nothing written";
+  }
+  auto run = RunRtpulse({"control", "--interference", "--explain", "200", "-o", dir.File("i")});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("drop --explain"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace rtpulse

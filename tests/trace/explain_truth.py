@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Independent attribution of one late wake-up from a raw window in ftrace text.
+
+Written from the rules of docs/explain.md#attribution, not from rtpulse's C++: it first turns
+the events into intervals (task runs, hard-IRQ frames, softirq frames), then cuts the window
+[expected, actual) at every boundary and asks, for each elementary interval, which intervals
+cover it. Prints the parts as JSON.
+
+usage: explain_truth.py WINDOW.txt --cpu N --expected NS --actual NS [--tid N]
+"""
+
+import argparse
+import bisect
+import json
+import re
+import sys
+
+SOFTIRQ_NAMES = ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED",
+                 "HRTIMER", "RCU"]
+KIND_ORDER = ["irq", "softirq", "thread", "wake", "idle", "unaccounted"]
+
+# <comm>-<pid> [<cpu>] [flags] <sec>.<ns>: <event>: <fields>
+LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(?P<cpu>\d+)\]"
+                  r"(?:\s+\S+)??\s+(?P<sec>\d+)\.(?P<frac>\d+):\s+(?P<event>[\w:]+):\s?(?P<rest>.*)$")
+LOST = re.compile(r"CPU:?\s*(\d+)\s*\[LOST\s+(\d+)\s+EVENTS\]")
+SWITCH = re.compile(r"prev_comm=(?P<pc>.*) prev_pid=(?P<pp>-?\d+) prev_prio=(?P<ppr>-?\d+)"
+                    r" prev_state=\S+ ==> next_comm=(?P<nc>.*) next_pid=(?P<np>-?\d+)"
+                    r" next_prio=(?P<npr>-?\d+)")
+WAKING = re.compile(r"comm=(?P<c>.*) pid=(?P<p>-?\d+) prio=(?P<pr>-?\d+)")
+FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+def ns_of(sec, frac):
+    frac = (frac + "000000000")[:9]
+    return int(sec) * 1_000_000_000 + int(frac)
+
+
+def parse(path):
+    events, lost_cpus = [], set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.lstrip().startswith("#") and "LOST EVENTS" in line:
+                lost_cpus.add("all")  # rtpulse's saved windows: lost on some CPU, in the window.
+                continue
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            lost = LOST.search(line)
+            if lost:
+                lost_cpus.add(int(lost.group(1)))
+                continue
+            m = LINE.match(line)
+            if not m:
+                continue  # Not an event line (a header, a note): skipped.
+            e = {"i": len(events), "ts": ns_of(m["sec"], m["frac"]), "cpu": int(m["cpu"]),
+                 "pid": int(m["pid"]), "event": m["event"].split(":")[-1], "rest": m["rest"]}
+            e["f"] = dict(FIELD.findall(m["rest"]))
+            if e["event"] == "sched_switch":
+                s = SWITCH.search(m["rest"])
+                if not s:
+                    continue
+                e.update(next_pid=int(s["np"]), next_comm=s["nc"], next_prio=int(s["npr"]))
+            elif e["event"] == "sched_waking":
+                w = WAKING.search(m["rest"])
+                if not w:
+                    continue
+                e.update(woken=int(w["p"]))
+            events.append(e)
+    return events, lost_cpus
+
+
+def num(e, key):
+    try:
+        return int(e["f"][key], 0)
+    except (KeyError, ValueError):
+        return None
+
+
+def hard_key(e):
+    """('irq', n) / ('vector', n) for a hard-IRQ entry or exit, else None."""
+    name = e["event"]
+    if name in ("irq_handler_entry", "irq_handler_exit"):
+        return ("irq", num(e, "irq"))
+    if (name.endswith("_entry") or name.endswith("_exit")) and "vector" in e["f"]:
+        return ("vector", num(e, "vector"))
+    return None
+
+
+def build(events, cpu, actual):
+    """Intervals on `cpu`: runs [(start, end, run)], frames [(start, end, frame)]."""
+    local = [e for e in events if e["cpu"] == cpu and e["ts"] <= actual]
+    runs = [{"id": ("run", -1), "start": -(1 << 62), "known": False}]
+    for e in local:
+        if e["event"] == "sched_switch":
+            runs.append({"id": ("run", e["i"]), "start": e["ts"], "known": True,
+                         "pid": e["next_pid"], "comm": e["next_comm"], "prio": e["next_prio"]})
+    for a, b in zip(runs, runs[1:]):
+        a["end"] = b["start"]
+    runs[-1]["end"] = actual
+
+    starts = [r["start"] for r in runs]
+
+    def run_at(t):
+        return runs[bisect.bisect_right(starts, t) - 1]
+
+    def owner(r):
+        return r["pid"] if r["known"] else "unknown"
+
+    frames = []
+    open_hard, open_soft = [], {}
+    for e in local:
+        key = hard_key(e)
+        if key and e["event"].endswith("_entry"):
+            if key[0] == "irq":
+                name = "irq %d" % key[1] + (" " + e["f"]["name"] if "name" in e["f"] else "")
+            else:
+                name = e["event"][:-len("_entry")]
+            fr = {"id": ("frame", e["i"]), "hard": True, "key": key, "name": name,
+                  "start": e["ts"], "end": actual, "hrtimer": False}
+            frames.append(fr)
+            open_hard.append(fr)
+        elif key and e["event"].endswith("_exit"):
+            for k in range(len(open_hard) - 1, -1, -1):
+                if open_hard[k]["key"] == key:
+                    for fr in open_hard[k:]:
+                        fr["end"] = e["ts"]
+                    del open_hard[k:]
+                    break
+        elif e["event"] in ("softirq_entry", "softirq_exit"):
+            vec = num(e, "vec")
+            r = run_at(e["ts"])
+            stack = open_soft.setdefault(owner(r), [])
+            if e["event"] == "softirq_entry":
+                action = re.search(r"\[action=(\w+)\]", e["rest"])
+                vname = action.group(1) if action else (
+                    SOFTIRQ_NAMES[vec] if vec is not None and 0 <= vec < len(SOFTIRQ_NAMES)
+                    else "vec %s" % vec)
+                task = r["comm"] if r["known"] else "pid %d" % e["pid"]
+                fr = {"id": ("frame", e["i"]), "hard": False, "vec": vec, "vname": vname,
+                      "task": task, "owner": owner(r), "start": e["ts"], "end": actual}
+                frames.append(fr)
+                stack.append(fr)
+            else:
+                for k in range(len(stack) - 1, -1, -1):
+                    if stack[k]["vec"] == vec:
+                        for fr in stack[k:]:
+                            fr["end"] = e["ts"]
+                        del stack[k:]
+                        break
+    return runs, frames, run_at, owner
+
+
+def context_at(t, runs, frames, run_at, owner):
+    """(innermost hard frame, innermost softirq frame of the running task, run) at t."""
+    r = run_at(t)
+    hard = [f for f in frames if f["hard"] and f["start"] <= t < f["end"]]
+    soft = [f for f in frames if not f["hard"] and f["start"] <= t < f["end"]
+            and f["owner"] == owner(r)]
+    inner = lambda fs: max(fs, key=lambda f: (f["start"], f["id"])) if fs else None
+    return inner(hard), inner(soft), r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("window")
+    ap.add_argument("--cpu", type=int, required=True)
+    ap.add_argument("--expected", type=int, required=True)
+    ap.add_argument("--actual", type=int, required=True)
+    ap.add_argument("--tid", type=int, default=0)
+    args = ap.parse_args()
+    events, lost_cpus = parse(args.window)
+    cpu, expected = args.cpu, args.expected
+    actual = max(args.actual, expected)
+    runs, frames, run_at, owner = build(events, cpu, actual)
+    ctx = lambda t: context_at(t, runs, frames, run_at, owner)
+    for e in events:
+        if e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and e["ts"] <= actual:
+            inner = ctx(e["ts"])[0]
+            if inner:
+                inner["hrtimer"] = True
+
+    # The chain.
+    switches = [e for e in events if e["event"] == "sched_switch" and e["cpu"] == cpu]
+    tid = args.tid
+    if tid <= 0:
+        before = [e for e in switches if e["ts"] <= actual]
+        tid = before[-1]["next_pid"] if before else 0
+    chain = {"kind": "unknown", "thread": "", "hard": None, "soft": None, "deferring": None,
+             "probe_run": None, "start": float("inf")}
+    if tid > 0:
+        ins = [e for e in switches if e["next_pid"] == tid and expected <= e["ts"] <= actual]
+        if ins:
+            chain["probe_run"] = ("run", ins[-1]["i"])
+        until = ins[-1]["ts"] if ins else actual
+
+        def last_waking(pid, lo, hi):
+            ws = [e for e in events if e["event"] == "sched_waking" and e.get("woken") == pid
+                  and lo <= e["ts"] <= hi]
+            return ws[-1] if ws else None
+
+        w = last_waking(tid, expected, until)
+        if w and w["cpu"] != cpu:
+            chain.update(kind="cross-cpu", start=w["ts"])
+        elif w:
+            hard, soft, r = ctx(w["ts"])
+            if hard:
+                chain.update(kind="direct", hard=hard["id"], start=hard["start"])
+            elif not soft:
+                chain.update(kind="direct", start=w["ts"])
+            else:
+                chain["soft"] = soft["id"]
+                parent = ctx(soft["start"])[0]
+                if not r["known"] or r["pid"] == 0 or parent:
+                    chain.update(kind="direct", hard=parent["id"] if parent else None,
+                                 start=parent["start"] if parent else soft["start"])
+                else:
+                    chain.update(kind="deferred", thread=r["comm"], deferring=r["pid"],
+                                 start=soft["start"])
+                    tw = last_waking(r["pid"], expected, w["ts"])
+                    if tw:
+                        chain["start"] = tw["ts"]
+                        if tw["cpu"] == cpu:
+                            th = ctx(tw["ts"])[0]
+                            if th:
+                                chain.update(hard=th["id"], start=th["start"])
+                    else:
+                        # Already running: the IRQ that raised this softirq's vector.
+                        raises = [e for e in events if e["event"] == "softirq_raise"
+                                  and e["cpu"] == cpu and num(e, "vec") == soft["vec"]
+                                  and expected <= e["ts"] <= soft["start"]]
+                        th = ctx(raises[-1]["ts"])[0] if raises else None
+                        if th:
+                            chain.update(hard=th["id"], start=th["start"])
+
+    # The sweep: every boundary inside the window, each elementary interval labelled.
+    points = {expected, actual}
+    for r in runs:
+        points.update((r["start"], r["end"]))
+    for fr in frames:
+        points.update((fr["start"], fr["end"]))
+    if chain["start"] != float("inf"):
+        points.add(chain["start"])
+    points = sorted(p for p in points if expected <= p <= actual)
+    parts, unknown = {}, False
+    for a, b in zip(points, points[1:]):
+        if b <= a:
+            continue
+        hard, soft, r = ctx(a)
+        unknown = unknown or not r["known"]
+        if hard:
+            if hard["id"] == chain["hard"]:
+                timer = hard["hrtimer"] or "timer" in hard["name"]
+                label = ("wake", "timer irq" if timer else hard["name"], hard["id"])
+            else:
+                label = ("irq", hard["name"], hard["id"])
+        elif soft:
+            if soft["id"] == chain["soft"]:
+                label = ("wake", "%s softirq in %s" % (soft["vname"], soft["task"]), soft["id"])
+            else:
+                label = ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
+        elif not r["known"]:
+            label = ("unaccounted", "unaccounted", r["id"])
+        elif r["pid"] == 0:
+            label = ("idle", "idle", r["id"])
+        elif r["id"] == chain["probe_run"]:
+            label = ("wake", "switch-in", r["id"])
+        elif a >= chain["start"] and r["pid"] == chain["deferring"]:
+            label = ("wake", "switch-in", r["id"])
+        elif a >= chain["start"]:
+            prio = r["prio"]
+            policy = ("deadline" if prio == -1 else
+                      "rt %d" % (99 - prio) if 0 <= prio < 100 else "other")
+            label = ("thread", "%s %d %s" % (r["comm"], r["pid"], policy), r["id"])
+        else:
+            label = ("unaccounted", "unaccounted", r["id"])
+        part = parts.setdefault(label[:2], {"ns": 0, "stretches": set()})
+        part["ns"] += b - a
+        part["stretches"].add(label[2])
+
+    out = [{"kind": k, "name": n, "ns": p["ns"], "count": len(p["stretches"])}
+           for (k, n), p in parts.items()]
+    out.sort(key=lambda p: (-p["ns"], KIND_ORDER.index(p["kind"]), p["name"]))
+    total = sum(p["ns"] for p in out)
+    if total != actual - expected:
+        print("explain_truth: parts sum to %d, lateness is %d" % (total, actual - expected),
+              file=sys.stderr)
+        return 1
+    print(json.dumps({"lateness_ns": actual - expected, "probe_tid": tid, "chain": chain["kind"],
+                      "chain_thread": chain["thread"],
+                      "complete": not unknown and not lost_cpus & {cpu, "all"}, "parts": out}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
