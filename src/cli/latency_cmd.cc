@@ -172,12 +172,17 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (ran && timerlat && !record.interrupted) {
     if (explainer) {
       // --explain on timerlat: each thread sample, as a probe's, from the trace's reader.
-      timerlat->on_sample = [ex = explainer.get(), cpus = timerlat->cpus](
-                                const trace::TimerlatSample& s) {
+      timerlat->on_sample = [ex = explainer.get(),
+                             cpus = timerlat->cpus](const trace::TimerlatSample& s) {
         const auto at = std::find(cpus.begin(), cpus.end(), s.cpu);
-        const SampleRecord r{s.seq - 1, s.expected_ns, s.actual_ns,
+        const SampleRecord r{s.seq - 1,
+                             s.expected_ns,
+                             s.actual_ns,
                              static_cast<uint16_t>(at - cpus.begin()),
-                             static_cast<uint16_t>(s.cpu), 0, 0, 0};
+                             static_cast<uint16_t>(s.cpu),
+                             0,
+                             0,
+                             0};
         ex->OnSamples(&r, 1);
       };
     }

@@ -88,8 +88,8 @@ struct TimerlatCpu {
   /// Each skipped period's lateness, from its expiry to the late thread wake-up that ended
   /// the stall (as measure's skipped_histogram).
   Histogram skipped;
-  int64_t last_expiry_ns = 0;     ///< Of the last IRQ record.
-  int64_t last_irq_ts_ns = 0;     ///< Record times of the last IRQ and thread records.
+  int64_t last_expiry_ns = 0;  ///< Of the last IRQ record.
+  int64_t last_irq_ts_ns = 0;  ///< Record times of the last IRQ and thread records.
   int64_t last_thread_ts_ns = 0;
 };
 

@@ -198,6 +198,42 @@ TEST(RunTimerlat, BadPlansAreUsageErrorsBeforeAnythingIsTouched) {
   EXPECT_EQ(r.error().code, ExitCode::kResource);  // now the missing tracefs
 }
 
+// ---- The command line ------------------------------------------------------------------------
+
+TEST(LatencyWakeTimerlat, UsageErrorsNameTheValueAndTheFix) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"-i", "50"}, "-i 50 is outside the timerlat tracer's period range (100 to 1000000"},
+           {{"-i", "2000000"}, "-i 2000000 is outside"},
+           {{"-l", "100"}, "give -D instead of -l"},
+           {{"-t", "2", "-a", "0", "-d", "100"}, "add -d 0"}}) {
+    std::vector<std::string> argv = {"latency", "--wake", "timerlat", "-D", "1s", "-q"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const auto run = testutil::RunRtpulse(argv);
+    EXPECT_EQ(run.exit_code, 2) << c.says << "\n" << run.err;
+    EXPECT_NE(run.err.find(c.says), std::string::npos) << run.err;
+  }
+}
+
+TEST(LatencyWakeTimerlat, AKernelWithoutTheTracerIsExit3NamingTheOptionAndCheck) {
+  const std::string tracers = TimerlatTestRead("/sys/kernel/tracing/available_tracers");
+  if (tracers.empty()) GTEST_SKIP() << "no readable /sys/kernel/tracing here";
+  if (tracers.find("timerlat") != std::string::npos) {
+    GTEST_SKIP() << "this kernel has the timerlat tracer: the guest test covers the run";
+  }
+  for (const std::string wake : {"timerlat", "abs,timerlat"}) {
+    const auto run = testutil::RunRtpulse({"latency", "--wake", wake, "-D", "1s", "-q"});
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_NE(run.err.find("CONFIG_TIMERLAT_TRACER"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("rtpulse check"), std::string::npos) << run.err;
+    // Refused before anything ran: no abs samples either.
+    EXPECT_EQ(run.out.find("T: 0"), std::string::npos) << run.out;
+  }
+}
+
 // ---- Histograms from events ------------------------------------------------------------------
 
 TraceEvent TimerlatEvent(int cpu, int64_t seq, int context, int64_t latency_ns) {
