@@ -134,6 +134,7 @@ Status OsnoiseSettings::Restore() {
 std::vector<std::string> OsnoiseSettings::Changes() const {
   std::vector<std::string> out;
   for (const auto& s : saved_) {
+    if (s.old_value == s.new_value) continue;  // written, but it already had that value
     out.push_back(fmt::format("{}: {} -> {}", s.file, s.old_value, s.new_value));
   }
   return out;

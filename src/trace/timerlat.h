@@ -44,7 +44,8 @@ class OsnoiseSettings {
   Status SetOption(const std::string& option, bool on);
   /// Writes every saved value back, newest first; returns the first failure (all are tried).
   Status Restore();
-  /// What was changed, as "file: old -> new", for the notes.
+  /// What was changed, as "file: old -> new", for the notes (values written unchanged are
+  /// left out; they are restored all the same).
   std::vector<std::string> Changes() const;
   const std::string& dir() const { return dir_; }
   /// Tests: every write (file name, value) is also appended here, in order, so a fixture

@@ -56,6 +56,7 @@ TEST(OsnoiseSettings, ChangesAreSavedAndRestoredInReverseOrder) {
     ASSERT_TRUE(s.Set("stop_tracing_us", "0").ok());
     ASSERT_TRUE(s.Set("timerlat_period_us", "250").ok());  // changed twice: saved once
     ASSERT_TRUE(s.SetOption("OSNOISE_WORKLOAD", false).ok());
+    ASSERT_TRUE(s.Set("stop_tracing_total_us", "0").ok());  // unchanged: not in Changes()
     EXPECT_EQ(TimerlatTestRead(dir + "/timerlat_period_us"), "250");
     EXPECT_EQ(TimerlatTestRead(dir + "/cpus"), "1,3");
     EXPECT_EQ(TimerlatTestRead(dir + "/stop_tracing_us"), "0");
@@ -68,13 +69,17 @@ TEST(OsnoiseSettings, ChangesAreSavedAndRestoredInReverseOrder) {
   EXPECT_EQ(TimerlatTestRead(dir + "/timerlat_period_us"), "1000");
   EXPECT_EQ(TimerlatTestRead(dir + "/cpus"), "0-3");
   EXPECT_EQ(TimerlatTestRead(dir + "/stop_tracing_us"), "250");
-  EXPECT_EQ(TimerlatTestRead(dir + "/stop_tracing_total_us"), "0\n");  // never touched
+  EXPECT_EQ(TimerlatTestRead(dir + "/stop_tracing_total_us"), "0");
   // Newest first; then every flag of the saved options line, one write each, without the
   // DEFAULTS command (which would reset the flags instead of setting them).
   const std::vector<std::pair<std::string, std::string>> want = {
-      {"stop_tracing_us", "250"},           {"cpus", "0-3"},
-      {"timerlat_period_us", "1000"},       {"options", "OSNOISE_WORKLOAD"},
-      {"options", "NO_PANIC_ON_STOP"},      {"options", "NO_OSNOISE_PREEMPT_DISABLE"},
+      {"stop_tracing_total_us", "0"},
+      {"stop_tracing_us", "250"},
+      {"cpus", "0-3"},
+      {"timerlat_period_us", "1000"},
+      {"options", "OSNOISE_WORKLOAD"},
+      {"options", "NO_PANIC_ON_STOP"},
+      {"options", "NO_OSNOISE_PREEMPT_DISABLE"},
       {"options", "NO_OSNOISE_IRQ_DISABLE"}};
   EXPECT_EQ(writes, want);
 }
