@@ -144,9 +144,9 @@ std::vector<std::string> OsnoiseSettings::Changes() const {
 
 TimerlatCollector::TimerlatCollector(const std::vector<int>& cpus, int64_t period_ns)
     : period_ns_(period_ns) {
-  int max_cpu = -1;
+  int max_cpu = 0;
   for (int c : cpus) max_cpu = std::max(max_cpu, c);
-  index_of_cpu_.assign(static_cast<size_t>(max_cpu + 1), -1);
+  index_of_cpu_.assign(static_cast<size_t>(max_cpu) + 1, -1);
   cpus_.resize(cpus.size());
   for (size_t i = 0; i < cpus.size(); ++i) {
     cpus_[i].cpu = cpus[i];
