@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "core/atomic_file.h"
@@ -15,6 +16,7 @@
 #include "sys/check.h"
 #include "sys/check_report.h"
 #include "sys/process_facts.h"
+#include "trace/facilities.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -46,6 +48,46 @@ int WriteStdout(const std::string& text) {
   return ToInt(ExitCode::kOk);
 }
 
+/// The "Tracing" section (docs/check.md#tracing): every facility of trace::DetectFacilities, the
+/// ones --explain and --wake timerlat need, present or why not. Text lines wrapped like the
+/// checks' (two-space indent, status column, continuation under the text).
+std::string FormatTracingText(const std::vector<trace::Facility>& facilities) {
+  constexpr size_t kWidth = 100;
+  constexpr std::string_view kIndent = "        ";
+  std::string out = "Tracing (--explain, --wake timerlat)\n";
+  for (const auto& f : facilities) {
+    std::string line = fmt::format("  {:<4}  {}: {}", f.present ? "yes" : "no", f.name, f.detail);
+    std::string wrapped;
+    while (line.size() > kWidth) {
+      size_t cut = line.rfind(' ', kWidth);
+      if (cut == std::string::npos || cut <= kIndent.size()) cut = kWidth;
+      wrapped += line.substr(0, cut) + "\n";
+      line = std::string(kIndent) + line.substr(line[cut] == ' ' ? cut + 1 : cut);
+    }
+    out += wrapped + line + "\n";
+  }
+  return out;
+}
+
+/// The check report's text with the Tracing section before its closing count line.
+std::string WithTracingText(const std::string& report, const std::vector<trace::Facility>& f) {
+  const size_t last = report.rfind("\n\n");
+  if (last == std::string::npos) return report + "\n" + FormatTracingText(f);
+  return report.substr(0, last + 2) + FormatTracingText(f) + report.substr(last + 1);
+}
+
+/// The check report's JSON with "tracing": [{name, present, detail}, ...] after "checks".
+std::string WithTracingJson(const std::string& report, const std::vector<trace::Facility>& f) {
+  auto doc = nlohmann::ordered_json::parse(report);
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& facility : f) {
+    list.push_back(
+        {{"name", facility.name}, {"present", facility.present}, {"detail", facility.detail}});
+  }
+  doc["tracing"] = std::move(list);
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 int RunCheck(const CheckOptions& options) {
   const bool json_to_stdout = options.json_given && (options.json.empty() || options.json == "-");
   const bool json_to_file = options.json_given && !json_to_stdout;
@@ -59,21 +101,28 @@ int RunCheck(const CheckOptions& options) {
   const sys::CheckContext context(FsRoot::System(), commands, *process);
   const auto results = sys::RunChecks(context);
   const sys::CheckHeader header = MakeHeader(context);
+  // The privilege is the audited process's (RTPULSE_CHECK_PROCESS when given), like the
+  // checks' own "This process" section. CAP_SYS_ADMIN is capability 21.
+  const bool privileged = process->euid == 0 || process->HasCap(21);
+  const std::vector<trace::Facility> tracing =
+      trace::DetectFacilities(FsRoot::System(), "", privileged);
+  const std::string json =
+      WithTracingJson(sys::FormatCheckJson(header, *process, results), tracing);
 
   if (json_to_stdout) {
-    if (const int code = WriteStdout(sys::FormatCheckJson(header, *process, results)); code != 0) {
+    if (const int code = WriteStdout(json); code != 0) {
       return code;
     }
   } else {
     const bool color = ColorEnabled(STDOUT_FILENO);
-    if (const int code = WriteStdout(sys::FormatCheckText(header, results, options.verbose, color));
+    if (const int code = WriteStdout(WithTracingText(
+            sys::FormatCheckText(header, results, options.verbose, color), tracing));
         code != 0) {
       return code;
     }
   }
   if (json_to_file) {
-    if (Status s = WriteFileAtomic(options.json, sys::FormatCheckJson(header, *process, results));
-        !s) {
+    if (Status s = WriteFileAtomic(options.json, json); !s) {
       return ReportError(s.error());
     }
   }

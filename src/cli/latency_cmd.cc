@@ -1,12 +1,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
 #include "cli/explain_text.h"
 #include "cli/latency_options.h"
+#include "cli/latency_timerlat.h"
 #include "cli/live_view.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
@@ -87,8 +89,20 @@ int64_t MeasuredNs(const results::LatencyRun& run) {
 
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
-  auto plan = BuildLatencyPlan(o, probe.online_cpus);
+  // --wake timerlat runs after the list's other paths (alone: the plan still gives the
+  // threads' CPUs, interval and priority).
+  const TimerlatWake wake = SplitTimerlatWake(o.wake);
+  LatencyOptions measured_options = o;
+  if (wake.timerlat) measured_options.wake = wake.others.empty() ? "abs" : wake.others;
+  auto plan = BuildLatencyPlan(measured_options, probe.online_cpus);
   if (!plan) return ReportError(plan.error());
+  std::optional<trace::TimerlatPlan> timerlat;
+  if (wake.timerlat) {
+    auto t = BuildTimerlatPlan(*plan, probe.online_cpus);
+    if (!t) return ReportError(t.error());
+    timerlat = std::move(*t);
+  }
+  const bool run_wake_paths = !wake.timerlat || !wake.others.empty();
   auto explain_plan = BuildExplainPlan(o, *plan, probe.online_cpus);
   if (!explain_plan) return ReportError(explain_plan.error());
   // --wake gpio: the lines are looked up (chip, line, in use) before anything runs or is
@@ -145,11 +159,39 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
         });
     sink = std::make_unique<suite::ExplainSink>(explainer.get(), std::move(sink));
   }
-  auto measured = measure::RunLatency(*plan, &view, std::move(sink));
+  measure::RunRecord record;
+  Status ran = Status::Ok();
+  if (run_wake_paths) {
+    auto measured = measure::RunLatency(*plan, &view, std::move(sink));
+    if (measured) {
+      record = std::move(*measured);
+    } else {
+      ran = measured.error();
+    }
+  }
+  if (ran && timerlat && !record.interrupted) {
+    if (explainer) {
+      // --explain on timerlat: each thread sample, as a probe's, from the trace's reader.
+      timerlat->on_sample = [ex = explainer.get(),
+                             cpus = timerlat->cpus](const trace::TimerlatSample& s) {
+        const auto at = std::find(cpus.begin(), cpus.end(), s.cpu);
+        const SampleRecord r{s.seq - 1,
+                             s.expected_ns,
+                             s.actual_ns,
+                             static_cast<uint16_t>(at - cpus.begin()),
+                             static_cast<uint16_t>(s.cpu),
+                             0,
+                             0,
+                             0};
+        ex->OnSamples(&r, 1);
+      };
+    }
+    ran = RunTimerlatInto(*timerlat, record);
+  }
   std::optional<trace::ExplainSummary> explained;
   if (explainer) explained = explainer->Finish();  // the instance goes, whatever happened
-  if (!measured) return ReportError(measured.error());
-  results::LatencyRun run = suite::ToLatencyRun(std::move(*measured));
+  if (!ran) return ReportError(ran.error());
+  results::LatencyRun run = suite::ToLatencyRun(std::move(record));
   if (explain_only_ring) NoSamplesLogClaimed(run);
   if (explained) AddExplainToRun(*explained, o, **explain_plan, run);
   run.rtpulse_version = kVersion;

@@ -205,8 +205,9 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
   sub.add_option("--wake", o.wake,
                  "activation path(s), run in turn: abs, rel, timerfd, posix, itimer, epoll, "
-                 "busy, deadline, xthread, or all (default abs); or gpio:CHIP:LINE, the edges "
-                 "of a GPIO input line (docs/gpio.md)");
+                 "busy, deadline, xthread, or all (default abs); timerlat (the kernel's timerlat "
+                 "tracer, after the others); or gpio:CHIP:LINE, the edges of a GPIO input line "
+                 "(docs/gpio.md)");
   sub.add_option("--wake-drive", o.wake_drive,
                  "with --wake gpio: toggle this output line (gpio:CHIP:LINE) at the interval; "
                  "a wire to the input line makes the edges");

@@ -353,3 +353,77 @@ TEST(CheckCliTest, ColourOnATerminalUnlessNoColor) {
 
 }  // namespace
 }  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+/// "tracing" of a check JSON report as name -> (present, detail).
+std::map<std::string, std::pair<bool, std::string>> CheckTracing(const std::string& out) {
+  std::map<std::string, std::pair<bool, std::string>> tracing;
+  const auto doc = nlohmann::json::parse(out);
+  for (const auto& f : doc["tracing"]) {
+    tracing[f["name"]] = {f["present"].get<bool>(), f["detail"].get<std::string>()};
+  }
+  return tracing;
+}
+
+TEST(CheckCliTest, TracingSectionFromAFixtureTracefsWithTimerlat) {
+  const Sysroot root("x86-vm");
+  const std::string t = root.path() + "/sys/kernel/tracing";
+  fs::create_directories(t + "/instances");
+  fs::create_directories(t + "/osnoise/per_cpu/cpu0");
+  fs::create_directories(t + "/events/sched/sched_switch");
+  std::ofstream(t + "/tracing_on") << "1\n";
+  std::ofstream(t + "/trace_clock") << "[local] global counter uptime perf mono mono_raw boot\n";
+  std::ofstream(t + "/available_tracers") << "timerlat osnoise nop\n";
+  std::ofstream(t + "/osnoise/per_cpu/cpu0/timerlat_fd");
+  const auto run = RunCheck(root, kRoot, {"--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto tracing = CheckTracing(run.out);
+  ASSERT_EQ(tracing.size(), 14U) << run.out;
+  EXPECT_TRUE(tracing["permission"].first);  // from RTPULSE_CHECK_PROCESS, not this process
+  EXPECT_TRUE(tracing["tracefs"].first) << tracing["tracefs"].second;
+  EXPECT_TRUE(tracing["trace_clock mono"].first) << tracing["trace_clock mono"].second;
+  EXPECT_TRUE(tracing["timerlat tracer"].first) << tracing["timerlat tracer"].second;
+  EXPECT_TRUE(tracing["osnoise tracer"].first);
+  EXPECT_TRUE(tracing["timerlat user-space interface"].first);
+  EXPECT_NE(tracing["timerlat user-space interface"].second.find("timerlat_fd"), std::string::npos);
+  // Event groups with no events folder say so instead of passing.
+  EXPECT_FALSE(tracing["irq events"].first);
+  EXPECT_FALSE(tracing["irq events"].second.empty());
+  // The text report has the same section, before the closing count.
+  const auto text = RunCheck(root, kRoot, {});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t section = text.out.find("\nTracing (--explain, --wake timerlat)\n");
+  ASSERT_NE(section, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  yes   timerlat tracer: in available_tracers\n", section),
+            std::string::npos);
+  EXPECT_LT(section, text.out.rfind(" checks: "));
+  // Unprivileged, per the audited process.
+  auto user = CheckTracing(RunCheck(root, kPiUser, {"--json"}).out);
+  EXPECT_FALSE(user["permission"].first);
+  EXPECT_NE(user["permission"].second.find("root"), std::string::npos);
+}
+
+TEST(CheckCliTest, TracingSectionOnThisMachine) {
+  std::ifstream tracers_file("/sys/kernel/tracing/available_tracers");
+  std::string tracers;
+  if (!std::getline(tracers_file, tracers)) GTEST_SKIP() << "no readable tracefs here";
+  ProcessOptions options;
+  options.extra_env = {"RTPULSE_SYSROOT", "RTPULSE_CHECK_PROCESS"};
+  const auto run = RunRtpulse({"check", "--json"}, options);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto tracing = CheckTracing(run.out);
+  ASSERT_EQ(tracing.size(), 14U) << run.out;
+  EXPECT_TRUE(tracing["tracefs"].first) << tracing["tracefs"].second;
+  const bool has_timerlat = (" " + tracers + " ").find(" timerlat ") != std::string::npos;
+  EXPECT_EQ(tracing["timerlat tracer"].first, has_timerlat);
+  if (!has_timerlat) {
+    EXPECT_NE(tracing["timerlat tracer"].second.find("CONFIG_TIMERLAT_TRACER"), std::string::npos)
+        << tracing["timerlat tracer"].second;
+    EXPECT_FALSE(tracing["timerlat user-space interface"].first);
+  }
+}
+
+}  // namespace
+}  // namespace rtpulse

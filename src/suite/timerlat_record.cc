@@ -1,0 +1,66 @@
+#include "suite/timerlat_record.h"
+
+#include <fmt/format.h>
+
+namespace rtpulse::suite {
+namespace {
+
+measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int64_t period_ns,
+                                       bool irq) {
+  measure::PathRecord path;
+  path.wake = std::string(irq ? kTimerlatIrqPath : kTimerlatPath);
+  path.start_realtime_ns = result.start_realtime_ns;
+  path.end_realtime_ns = result.end_realtime_ns;
+  path.duration_ns = result.duration_ns;
+  for (size_t i = 0; i < result.cpus.size(); ++i) {
+    const trace::TimerlatCpu& c = result.cpus[i];
+    measure::ProbeRecord p;
+    p.index = static_cast<int>(i);
+    p.cpu = c.cpu;
+    p.tid = c.tid;
+    p.policy = c.policy;
+    p.priority = c.priority;
+    p.interval_ns = period_ns;
+    p.wake = path.wake;
+    p.histogram = irq ? c.irq : c.thread;
+    p.missed_activations = irq ? c.irq_lost : c.thread_lost;
+    // The periods the kernel skipped behind a late thread are the thread path's (with their
+    // lateness, for the per-period statistics); the IRQ path only notes them.
+    if (!irq) {
+      p.skipped_periods = c.skipped_periods;
+      p.skipped_histogram = c.skipped;
+    }
+    p.periods_elapsed = (irq ? c.last_irq_seq : c.last_thread_seq) + p.skipped_periods;
+    p.last_latency_ns = irq ? c.last_irq_latency_ns : c.last_thread_latency_ns;
+    if (p.missed_activations > 0) {
+      p.notes.push_back(fmt::format(
+          "{} of the kernel's {} activations have no {} record (lost from the trace buffer): "
+          "counted as missed, their latency is unknown",
+          p.missed_activations, p.periods_elapsed, irq ? "IRQ" : "thread"));
+    }
+    if (irq && c.skipped_periods > 0) {
+      p.notes.push_back(fmt::format(
+          "{} periods were skipped by the kernel behind a late thread (not armed, no IRQ): "
+          "counted in the timerlat path",
+          c.skipped_periods));
+    }
+    if (c.out_of_order > 0 && !irq) {
+      p.notes.push_back(fmt::format("{} records out of sequence were not counted", c.out_of_order));
+    }
+    if (result.mode == "kernel") {
+      p.notes.push_back("measured by the kernel's timerlat/" + std::to_string(c.cpu) + " thread");
+    }
+    path.probes.push_back(std::move(p));
+  }
+  return path;
+}
+
+}  // namespace
+
+std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
+                                               int64_t period_ns) {
+  return {TimerlatPathRecord(result, period_ns, false),
+          TimerlatPathRecord(result, period_ns, true)};
+}
+
+}  // namespace rtpulse::suite

@@ -1,0 +1,26 @@
+// `--wake timerlat` (trace/timerlat.h) as measure's records, so every output, `report` and
+// `compare` show it like any other wake path: a path "timerlat" with the thread latency of each
+// CPU (what cyclictest and rtla call the thread latency) and a path "timerlat-irq" with the
+// latency the kernel saw at the timer's hard IRQ, side by side (docs/wake-paths.md#timerlat).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "measure/recorder.h"
+#include "trace/timerlat.h"
+
+namespace rtpulse::suite {
+
+inline constexpr std::string_view kTimerlatPath = "timerlat";
+inline constexpr std::string_view kTimerlatIrqPath = "timerlat-irq";
+
+/// The two paths of one timerlat run (probes in CPU order, index = position). Per probe:
+/// missed_activations = activations the kernel numbered without a record (lost from the trace
+/// buffer); skipped_periods (thread path only) = periods the kernel skipped behind a late
+/// thread, with their lateness in skipped_histogram; periods_elapsed = the last activation
+/// number + skipped, so samples + missed + skipped = periods_elapsed.
+std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
+                                               int64_t period_ns);
+
+}  // namespace rtpulse::suite
