@@ -55,7 +55,9 @@ namespace rtpulse::trace {
 
 #if RTPULSE_HAVE_TRACEFS
 
-namespace {
+// Not anonymous: TraceSession::Impl holds these types, and a unity build (the sanitizer and
+// arm64 stages) would then give Impl members of internal-linkage types (-Wsubobject-linkage).
+inline namespace session_internal {
 
 constexpr const char* kSessionMountFix = "mount -t tracefs nodev /sys/kernel/tracing";
 
@@ -286,7 +288,7 @@ std::string_view SessionReadString(tep_format_field* field, const void* data, in
                           strnlen(base + field->offset, static_cast<size_t>(field->size)));
 }
 
-}  // namespace
+}  // namespace session_internal
 
 struct TraceSession::Impl {
   SessionPlan plan;
