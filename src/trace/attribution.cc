@@ -119,9 +119,10 @@ std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& even
 // hard-IRQ or softirq context: the interrupted task). When it disagrees with the task the
 // timeline has, the CPU switched between the previous event on that CPU and this one; the
 // switch is placed at the previous event (the idle loop schedules as soon as it leaves the
-// interrupt). The probe's own clock read at actual_ns is such an observation too when its tid
-// is known and the timeline still says idle there. Nothing is inferred while the task is
-// unknown (no sched_switch yet).
+// interrupt). When the timeline still says idle at actual_ns, the probe's clock read is such an
+// observation too: of the probe when its tid is known, else of the task the first event on the
+// CPU after actual_ns names (only switches out of idle go unrecorded, so that task was running
+// at actual_ns). Nothing is inferred while the task is unknown (no sched_switch yet).
 std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& events,
                                                  const SpikeInput& spike, int* inferred) {
   std::vector<TraceEvent> out;
@@ -148,19 +149,27 @@ std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& 
     current = next_pid;
     ++*inferred;
   };
+  std::optional<int> seen_after;  // common_pid of the first spike.cpu event after actual_ns.
   for (const TraceEvent& event : events) {
+    const int seen = event.kind == EventKind::kSchedSwitch ? event.prev_pid : event.pid;
     if (event.cpu == spike.cpu && event.ts_ns <= spike.actual_ns) {
-      const int seen = event.kind == EventKind::kSchedSwitch ? event.prev_pid : event.pid;
       if (current && previous_local && seen != *current) add_switch(seen);
       out.push_back(event);
       previous_local = out.size() - 1;
       if (event.kind == EventKind::kSchedSwitch) current = event.next_pid;
     } else {
+      if (event.cpu == spike.cpu && !seen_after) seen_after = seen;
       out.push_back(event);
     }
   }
-  if (current && *current == 0 && spike.probe_tid > 0 && previous_local) {
-    add_switch(spike.probe_tid);
+  // The CPU read the probe's clock at actual_ns, so it was not idle then: the probe (its tid
+  // known) or else the task the next event on the CPU names was switched in unrecorded.
+  if (current && *current == 0 && previous_local) {
+    if (spike.probe_tid > 0) {
+      add_switch(spike.probe_tid);
+    } else if (seen_after && *seen_after != 0) {
+      add_switch(*seen_after);
+    }
   }
   return out;
 }

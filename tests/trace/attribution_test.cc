@@ -534,7 +534,21 @@ TEST(Attribution, TheProbesClockReadIsTheObservationWhenItsTidIsKnown) {
   EXPECT_EQ(Tuples(given), (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 30 * kUs, 1},
                                                    {CauseKind::kWake, "switch-in", 5 * kUs, 1},
                                                    {CauseKind::kWake, "timer irq", 5 * kUs, 1}}));
-  // Without the tid nothing tells who ran: the CPU stays idle, no chain is claimed.
+  // Without the tid, the first event on the CPU after the clock read names who ran then (the
+  // probe arming its next timer): the same answer, the tid found.
+  AttrScript after = IdleDirectNoSwitchScript(false);
+  after.Other(kE + 41 * kUs, 1, 500);
+  const Explanation found = AttributeAndCompare(after, Spike(1, 40 * kUs));
+  EXPECT_EQ(found.probe_tid, 500);
+  EXPECT_EQ(found.chain, ChainKind::kDirect);
+  EXPECT_EQ(found.inferred_switches, 1);
+  EXPECT_EQ(Tuples(found), Tuples(given));
+  // An idle event after it says nothing: nothing is inferred.
+  AttrScript idle_after = IdleDirectNoSwitchScript(false);
+  idle_after.Other(kE + 41 * kUs, 1, 0);
+  EXPECT_EQ(AttributeAndCompare(idle_after, Spike(1, 40 * kUs)).inferred_switches, 0);
+  // Without the tid and no later event nothing tells who ran: the CPU stays idle, no chain
+  // is claimed.
   const Explanation unknown =
       AttributeAndCompare(IdleDirectNoSwitchScript(false), Spike(1, 40 * kUs));
   EXPECT_EQ(unknown.probe_tid, 0);

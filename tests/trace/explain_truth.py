@@ -110,8 +110,8 @@ def timeline(events, cpu, actual, tid):
     """Who runs on `cpu` (docs/explain.md, unrecorded switches): the recorded sched_switches,
     and where an event's common_pid (a switch's prev_pid) names another task than the one
     running, a switch the kernel did not record, placed at the previous event on the CPU. The
-    probe's clock read at `actual` counts as such an event when its tid is given and the CPU
-    looks idle there. Returns the runs in order, the run each event fired in (by "i"), and the
+    probe's clock read at `actual` counts as such an event when the CPU looks idle there: of
+    the probe if its tid is given, else of the task the first event after `actual` names. Returns the runs in order, the run each event fired in (by "i"), and the
     number of inferred switches."""
     runs = [{"id": ("run", -1), "start": -(1 << 62), "known": False}]
     run_of = {}
@@ -122,10 +122,15 @@ def timeline(events, cpu, actual, tid):
         runs.append({"id": rid, "start": ts, "known": True, "pid": pid, "comm": comm,
                      "prio": prio})
 
+    after = None  # Who the first event on the CPU after `actual` says is current.
     for e in events:
-        if e["cpu"] != cpu or e["ts"] > actual:
+        if e["cpu"] != cpu:
             continue
         who = e["prev_pid"] if e["event"] == "sched_switch" else e["pid"]
+        if e["ts"] > actual:
+            if after is None:
+                after = who
+            continue
         running = runs[-1]
         if running["known"] and who != running["pid"] and prev_ts is not None:
             comm, prio = describe(events, who, prev_ts)
@@ -135,10 +140,13 @@ def timeline(events, cpu, actual, tid):
         if e["event"] == "sched_switch":
             start(e["ts"], e["next_pid"], e["next_comm"], e["next_prio"], ("run", e["i"]))
         prev_ts = e["ts"]
-    if runs[-1]["known"] and runs[-1]["pid"] == 0 and tid > 0 and prev_ts is not None:
-        comm, prio = describe(events, tid, prev_ts)
-        start(prev_ts, tid, comm, prio, ("run", "inferred %d" % inferred))
-        inferred += 1
+    # Something read the probe's clock at `actual`: the CPU was not idle then.
+    if runs[-1]["known"] and runs[-1]["pid"] == 0 and prev_ts is not None:
+        who = tid if tid > 0 else after
+        if who:
+            comm, prio = describe(events, who, prev_ts)
+            start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
+            inferred += 1
     return runs, run_of, inferred
 
 
