@@ -18,8 +18,9 @@ namespace rtpulse::trace {
 namespace {
 
 constexpr int kAttrNone = -1;
-constexpr int kAttrUnknownOwner = -1;    // Pids are >= 0.
-constexpr int kAttrPrioUnknown = -1000;  // An inferred run of a task no event describes.
+constexpr int kAttrUnknownOwner = -1;       // Pids are >= 0.
+constexpr int kAttrPrioUnknown = -1000;     // An inferred run of a task no event describes.
+constexpr int64_t kAttrInferredState = -1;  // prev_state of a synthetic (inferred) sched_switch.
 
 // One hard-IRQ or softirq frame: an entry and (maybe) its exit on the spike's CPU.
 struct AttrFrame {
@@ -119,10 +120,10 @@ std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& even
 // hard-IRQ or softirq context: the interrupted task). When it disagrees with the task the
 // timeline has, the CPU switched between the previous event on that CPU and this one; the
 // switch is placed at the previous event (the idle loop schedules as soon as it leaves the
-// interrupt). When the timeline still says idle at actual_ns, the probe's clock read is such an
-// observation too: of the probe when its tid is known, else of the task the first event on the
-// CPU after actual_ns names (only switches out of idle go unrecorded, so that task was running
-// at actual_ns). Nothing is inferred while the task is unknown (no sched_switch yet).
+// interrupt). The probe's clock read at actual_ns is such an observation too: of the probe
+// when its tid is known, else of the task the first event on the CPU after actual_ns names
+// (not the idle task: something read a clock). Nothing is inferred while the task is unknown
+// (no sched_switch yet).
 std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& events,
                                                  const SpikeInput& spike, int* inferred) {
   std::vector<TraceEvent> out;
@@ -137,7 +138,7 @@ std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& 
     sw.kind = EventKind::kSchedSwitch;
     sw.pid = *current;
     sw.prev_pid = *current;
-    sw.prev_state = 0;
+    sw.prev_state = kAttrInferredState;
     const auto [prev_comm, prev_prio] = AttrDescribeTask(events, *current, at.ts_ns);
     prev_comm.copy(sw.prev_comm.data(), std::min(prev_comm.size(), sw.prev_comm.size() - 1));
     sw.prev_prio = prev_prio;
@@ -147,7 +148,6 @@ std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& 
     sw.next_prio = next_prio;
     out.insert(out.begin() + static_cast<std::ptrdiff_t>(*previous_local) + 1, sw);
     current = next_pid;
-    ++*inferred;
   };
   std::optional<int> seen_after;  // common_pid of the first spike.cpu event after actual_ns.
   for (const TraceEvent& event : events) {
@@ -162,13 +162,25 @@ std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& 
       out.push_back(event);
     }
   }
-  // The CPU read the probe's clock at actual_ns, so it was not idle then: the probe (its tid
-  // known) or else the task the next event on the CPU names was switched in unrecorded.
-  if (current && *current == 0 && previous_local) {
-    if (spike.probe_tid > 0) {
-      add_switch(spike.probe_tid);
-    } else if (seen_after && *seen_after != 0) {
-      add_switch(*seen_after);
+  // The probe read its clock at actual_ns: it was current then (its tid known), else the
+  // first event on the CPU after actual_ns names who was (never the idle task).
+  const std::optional<int> at_actual =
+      spike.probe_tid > 0 ? std::optional<int>(spike.probe_tid) : seen_after;
+  if (current && previous_local && at_actual && *at_actual != 0 && *at_actual != *current) {
+    add_switch(*at_actual);
+  }
+  // Counted: the inferred switches whose run overlaps [expected, actual).
+  std::vector<std::pair<int64_t, bool>> switches;  // (ts, inferred) on spike.cpu.
+  for (const TraceEvent& e : out) {
+    if (e.cpu == spike.cpu && e.kind == EventKind::kSchedSwitch && e.ts_ns <= spike.actual_ns) {
+      switches.emplace_back(e.ts_ns, e.prev_state == kAttrInferredState);
+    }
+  }
+  for (size_t k = 0; k < switches.size(); ++k) {
+    const int64_t end = k + 1 < switches.size() ? switches[k + 1].first : spike.actual_ns;
+    if (switches[k].second &&
+        std::max(switches[k].first, spike.expected_ns) < std::min(end, spike.actual_ns)) {
+      ++*inferred;
     }
   }
   return out;

@@ -482,14 +482,16 @@ TEST(Attribution, TheProbeTidIsFoundOrTakenAsGiven) {
   EXPECT_EQ(given.probe_tid, 500);
   EXPECT_EQ(Tuples(found), Tuples(given));
   // Another tid: no wake of it in the window, so the chain is unknown and nothing is blamed
-  // on the tasks; the IRQ is still named.
+  // on the tasks; the IRQ is still named. Its clock read says it ran at actual_ns, so its
+  // (unrecorded) switch-in is placed at the last event on the CPU.
   const Explanation other = AttributeAndCompare(IdleDirectScript(), Spike(1, 40 * kUs, 999));
   EXPECT_EQ(other.probe_tid, 999);
   EXPECT_EQ(other.chain, ChainKind::kUnknown);
+  EXPECT_EQ(other.inferred_switches, 1);
   EXPECT_EQ(Tuples(other),
             (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 33 * kUs, 1},
                                     {CauseKind::kIrq, "irq 11 arch_timer", 5 * kUs, 1},
-                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
 }
 
 // This kernel (and others) never traces the switch out of the idle task: after the wake-up
@@ -591,11 +593,14 @@ TEST(Attribution, AnInferredTaskNoEventNamesIsNamedByItsPidWithAnUnknownPolicy) 
       .IrqExit(kE + 6 * kUs, 1, 0, 11)
       .Other(kE + 20 * kUs, 1, 4242)
       .Other(kE + 25 * kUs, 1, 4242);
+  // Idle -> 4242 inferred at the IRQ exit, 4242 -> probe at 4242's last event (the probe's
+  // clock read at actual_ns).
   const Explanation e = AttributeAndCompare(s, Spike(1, 30 * kUs, 500));
-  EXPECT_EQ(e.inferred_switches, 1);
+  EXPECT_EQ(e.inferred_switches, 2);
   EXPECT_EQ(e.chain, ChainKind::kDirect);
   EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{
-                           {CauseKind::kThread, "pid 4242 4242 policy unknown", 24 * kUs, 1},
+                           {CauseKind::kThread, "pid 4242 4242 policy unknown", 19 * kUs, 1},
+                           {CauseKind::kWake, "switch-in", 5 * kUs, 1},
                            {CauseKind::kIdle, "idle", 5 * kUs, 1},
                            {CauseKind::kWake, "timer irq", 1 * kUs, 1}}));
 }

@@ -110,9 +110,10 @@ def timeline(events, cpu, actual, tid):
     """Who runs on `cpu` (docs/explain.md, unrecorded switches): the recorded sched_switches,
     and where an event's common_pid (a switch's prev_pid) names another task than the one
     running, a switch the kernel did not record, placed at the previous event on the CPU. The
-    probe's clock read at `actual` counts as such an event when the CPU looks idle there: of
-    the probe if its tid is given, else of the task the first event after `actual` names. Returns the runs in order, the run each event fired in (by "i"), and the
-    number of inferred switches."""
+    probe's clock read at `actual` counts as such an event: of the probe if its tid is given,
+    else of the task the first event after `actual` names (unless that is the idle task).
+    Returns the runs in order (an inferred one's id is ("run", "inferred N")) and the run each
+    event fired in (by "i")."""
     runs = [{"id": ("run", -1), "start": -(1 << 62), "known": False}]
     run_of = {}
     inferred = 0
@@ -140,20 +141,20 @@ def timeline(events, cpu, actual, tid):
         if e["event"] == "sched_switch":
             start(e["ts"], e["next_pid"], e["next_comm"], e["next_prio"], ("run", e["i"]))
         prev_ts = e["ts"]
-    # Something read the probe's clock at `actual`: the CPU was not idle then.
-    if runs[-1]["known"] and runs[-1]["pid"] == 0 and prev_ts is not None:
-        who = tid if tid > 0 else after
-        if who:
-            comm, prio = describe(events, who, prev_ts)
-            start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
-            inferred += 1
-    return runs, run_of, inferred
+    # The probe read its clock at `actual`: the probe (tid given) or whoever the next event
+    # names was current then, and not the idle task.
+    who = tid if tid > 0 else after
+    if runs[-1]["known"] and prev_ts is not None and who and who != runs[-1]["pid"]:
+        comm, prio = describe(events, who, prev_ts)
+        start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
+        inferred += 1
+    return runs, run_of
 
 
 def build(events, cpu, actual, tid):
     """Intervals on `cpu`: runs [(start, end, run)], frames [(start, end, frame)]."""
     local = [e for e in events if e["cpu"] == cpu and e["ts"] <= actual]
-    runs, run_of, inferred = timeline(events, cpu, actual, tid)
+    runs, run_of = timeline(events, cpu, actual, tid)
     for a, b in zip(runs, runs[1:]):
         a["end"] = b["start"]
     runs[-1]["end"] = actual
@@ -207,7 +208,7 @@ def build(events, cpu, actual, tid):
                             fr["end"] = e["ts"]
                         del stack[k:]
                         break
-    return runs, frames, run_at, owner, run_of, inferred
+    return runs, frames, run_at, owner, run_of
 
 
 def context_at(t, runs, frames, run_at, owner, r=None):
@@ -233,7 +234,10 @@ def main():
     cpu, expected = args.cpu, args.expected
     actual = max(args.actual, expected)
     tid = args.tid
-    runs, frames, run_at, owner, run_of, inferred = build(events, cpu, actual, tid)
+    runs, frames, run_at, owner, run_of = build(events, cpu, actual, tid)
+    # Inferred switches that matter: those whose run overlaps the window.
+    inferred = sum(1 for r in runs if isinstance(r["id"][1], str)
+                   and max(r["start"], expected) < min(r["end"], actual))
     ctx = lambda t, r=None: context_at(t, runs, frames, run_at, owner, r)
     for e in events:
         if e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and e["ts"] <= actual:
