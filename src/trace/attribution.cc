@@ -115,7 +115,7 @@ std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& even
 }
 
 // The spike CPU's events up to actual_ns (and every other CPU's) with the switches the kernel
-// did not record added as synthetic sched_switch events (docs/explain.md#unrecorded-switches):
+// did not record added as synthetic sched_switch events (docs/explain.md#the-contexts-on-the-cpu):
 // each event's common_pid (a sched_switch's prev_pid) is the task current on its CPU (in
 // hard-IRQ or softirq context: the interrupted task). When it disagrees with the task the
 // timeline has, the CPU switched between the previous event on that CPU and this one; the
