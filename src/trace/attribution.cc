@@ -90,7 +90,9 @@ bool AttrNameSaysTimer(std::string_view name) {
 }
 
 // The comm and kernel prio of `pid` as the events name it (sched_waking, sched_switch): the
-// latest mention at or before `ts`, else the first after; "pid N" and an unknown prio if none.
+// first mention at or after `ts` (its name while it runs from there, after an exec too, and
+// what a saved window, shorter in history, shows as well), else the latest before; "pid N"
+// and an unknown prio if none.
 std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& events, int pid,
                                              int64_t ts) {
   std::optional<std::pair<std::string, int>> before, after;
@@ -103,14 +105,14 @@ std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& even
       seen.emplace(std::string(e.PrevComm()), e.prev_prio);
     }
     if (!seen) continue;
-    if (e.ts_ns <= ts) {
+    if (e.ts_ns < ts) {
       before = seen;
     } else if (!after) {
       after = seen;
     }
   }
-  if (before) return *before;
   if (after) return *after;
+  if (before) return *before;
   return {"pid " + std::to_string(pid), kAttrPrioUnknown};
 }
 

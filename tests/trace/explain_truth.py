@@ -88,8 +88,8 @@ def hard_key(e):
 
 
 def describe(events, pid, t):
-    """(comm, prio) of `pid` from the events that name it: latest at or before t, else the
-    first after; ("pid N", None) when no event does."""
+    """(comm, prio) of `pid` from the events that name it: the first at or after t, else the
+    latest before; ("pid N", None) when no event does."""
     seen = []
     for e in events:
         if e["event"] == "sched_waking" and e.get("woken") == pid:
@@ -98,11 +98,11 @@ def describe(events, pid, t):
             seen.append((e["ts"], e["next_comm"], e["next_prio"]))
         elif e["event"] == "sched_switch" and e["prev_pid"] == pid:
             seen.append((e["ts"], e["prev_comm"], e["prev_prio"]))
-    earlier = [x for x in seen if x[0] <= t]
-    if earlier:
-        return earlier[-1][1:]
+    later = [x for x in seen if x[0] >= t]
+    if later:
+        return later[0][1:]
     if seen:
-        return seen[0][1:]
+        return seen[-1][1:]
     return "pid %d" % pid, None
 
 
