@@ -18,7 +18,9 @@ namespace rtpulse::trace {
 namespace {
 
 constexpr int kAttrNone = -1;
-constexpr int kAttrUnknownOwner = -1;  // Pids are >= 0.
+constexpr int kAttrUnknownOwner = -1;       // Pids are >= 0.
+constexpr int kAttrPrioUnknown = -1000;     // An inferred run of a task no event describes.
+constexpr int64_t kAttrInferredState = -1;  // prev_state of a synthetic (inferred) sched_switch.
 
 // One hard-IRQ or softirq frame: an entry and (maybe) its exit on the spike's CPU.
 struct AttrFrame {
@@ -71,7 +73,9 @@ std::string_view AttrSoftirqVectorName(int64_t vec) {
 
 std::string AttrThreadPartName(const AttrRun& run) {
   std::string policy;
-  if (run.prio == -1) {
+  if (run.prio == kAttrPrioUnknown) {
+    policy = "policy unknown";
+  } else if (run.prio == -1) {
     policy = "deadline";
   } else if (run.prio >= 0 && run.prio < 100) {
     policy = "rt " + std::to_string(99 - run.prio);
@@ -83,6 +87,105 @@ std::string AttrThreadPartName(const AttrRun& run) {
 
 bool AttrNameSaysTimer(std::string_view name) {
   return name.find("timer") != std::string_view::npos;
+}
+
+// The comm and kernel prio of `pid` as the events name it (sched_waking, sched_switch): the
+// first mention at or after `ts` (its name while it runs from there, after an exec too, and
+// what a saved window, shorter in history, shows as well), else the latest before; "pid N"
+// and an unknown prio if none.
+std::pair<std::string, int> AttrDescribeTask(const std::vector<TraceEvent>& events, int pid,
+                                             int64_t ts) {
+  std::optional<std::pair<std::string, int>> before, after;
+  for (const TraceEvent& e : events) {
+    std::optional<std::pair<std::string, int>> seen;
+    if ((e.kind == EventKind::kSchedWaking || e.kind == EventKind::kSchedSwitch) &&
+        e.next_pid == pid) {
+      seen.emplace(std::string(e.NextComm()), e.next_prio);
+    } else if (e.kind == EventKind::kSchedSwitch && e.prev_pid == pid) {
+      seen.emplace(std::string(e.PrevComm()), e.prev_prio);
+    }
+    if (!seen) continue;
+    if (e.ts_ns < ts) {
+      before = seen;
+    } else if (!after) {
+      after = seen;
+    }
+  }
+  if (after) return *after;
+  if (before) return *before;
+  return {"pid " + std::to_string(pid), kAttrPrioUnknown};
+}
+
+// The spike CPU's events up to actual_ns (and every other CPU's) with the switches the kernel
+// did not record added as synthetic sched_switch events (docs/explain.md#the-contexts-on-the-cpu):
+// each event's common_pid (a sched_switch's prev_pid) is the task current on its CPU (in
+// hard-IRQ or softirq context: the interrupted task). When it disagrees with the task the
+// timeline has, the CPU switched between the previous event on that CPU and this one; the
+// switch is placed at the previous event (the idle loop schedules as soon as it leaves the
+// interrupt). The probe's clock read at actual_ns is such an observation too: of the probe
+// when its tid is known, else of the task the first event on the CPU after actual_ns names
+// (not the idle task: something read a clock). Nothing is inferred while the task is unknown
+// (no sched_switch yet).
+std::vector<TraceEvent> AttrWithInferredSwitches(const std::vector<TraceEvent>& events,
+                                                 const SpikeInput& spike, int* inferred) {
+  std::vector<TraceEvent> out;
+  out.reserve(events.size() + 4);
+  std::optional<int> current;            // The timeline's task on spike.cpu.
+  std::optional<size_t> previous_local;  // Index in `out` of the previous spike.cpu event.
+  auto add_switch = [&](int next_pid) {
+    const TraceEvent& at = out[*previous_local];
+    TraceEvent sw;
+    sw.ts_ns = at.ts_ns;
+    sw.cpu = spike.cpu;
+    sw.kind = EventKind::kSchedSwitch;
+    sw.pid = *current;
+    sw.prev_pid = *current;
+    sw.prev_state = kAttrInferredState;
+    const auto [prev_comm, prev_prio] = AttrDescribeTask(events, *current, at.ts_ns);
+    prev_comm.copy(sw.prev_comm.data(), std::min(prev_comm.size(), sw.prev_comm.size() - 1));
+    sw.prev_prio = prev_prio;
+    sw.next_pid = next_pid;
+    const auto [next_comm, next_prio] = AttrDescribeTask(events, next_pid, at.ts_ns);
+    next_comm.copy(sw.next_comm.data(), std::min(next_comm.size(), sw.next_comm.size() - 1));
+    sw.next_prio = next_prio;
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(*previous_local) + 1, sw);
+    current = next_pid;
+  };
+  std::optional<int> seen_after;  // common_pid of the first spike.cpu event after actual_ns.
+  for (const TraceEvent& event : events) {
+    const int seen = event.kind == EventKind::kSchedSwitch ? event.prev_pid : event.pid;
+    if (event.cpu == spike.cpu && event.ts_ns <= spike.actual_ns) {
+      if (current && previous_local && seen != *current) add_switch(seen);
+      out.push_back(event);
+      previous_local = out.size() - 1;
+      if (event.kind == EventKind::kSchedSwitch) current = event.next_pid;
+    } else {
+      if (event.cpu == spike.cpu && !seen_after) seen_after = seen;
+      out.push_back(event);
+    }
+  }
+  // The probe read its clock at actual_ns: it was current then (its tid known), else the
+  // first event on the CPU after actual_ns names who was (never the idle task).
+  const std::optional<int> at_actual =
+      spike.probe_tid > 0 ? std::optional<int>(spike.probe_tid) : seen_after;
+  if (current && previous_local && at_actual && *at_actual != 0 && *at_actual != *current) {
+    add_switch(*at_actual);
+  }
+  // Counted: the inferred switches whose run overlaps [expected, actual).
+  std::vector<std::pair<int64_t, bool>> switches;  // (ts, inferred) on spike.cpu.
+  for (const TraceEvent& e : out) {
+    if (e.cpu == spike.cpu && e.kind == EventKind::kSchedSwitch && e.ts_ns <= spike.actual_ns) {
+      switches.emplace_back(e.ts_ns, e.prev_state == kAttrInferredState);
+    }
+  }
+  for (size_t k = 0; k < switches.size(); ++k) {
+    const int64_t end = k + 1 < switches.size() ? switches[k + 1].first : spike.actual_ns;
+    if (switches[k].second &&
+        std::max(switches[k].first, spike.expected_ns) < std::min(end, spike.actual_ns)) {
+      ++*inferred;
+    }
+  }
+  return out;
 }
 
 // Replays the spike CPU's events: the frames, the runs, the stretches of [expected, actual]
@@ -423,8 +526,11 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
   SpikeInput window = spike;
   if (window.actual_ns < window.expected_ns) window.actual_ns = window.expected_ns;
 
-  const AttrReplay replay(events, window);
-  const AttrChain chain = AttrFindChain(events, window, replay);
+  int inferred = 0;
+  const std::vector<TraceEvent> timeline = AttrWithInferredSwitches(events, window, &inferred);
+  out.inferred_switches = inferred;
+  const AttrReplay replay(timeline, window);
+  const AttrChain chain = AttrFindChain(timeline, window, replay);
   out.chain = chain.kind;
   out.chain_thread = chain.chain_thread;
   out.probe_tid = chain.probe_tid;
@@ -508,6 +614,11 @@ std::string Verdict(const Explanation& explanation) {
   if (folded > 0) {
     line += (first ? " +" : ", +") + std::to_string(folded) + " other (" + AttrFormatUs(folded_ns) +
             " us)";
+  }
+  if (explanation.inferred_switches > 0) {
+    line += " [" + std::to_string(explanation.inferred_switches) +
+            (explanation.inferred_switches == 1 ? " switch" : " switches") +
+            " inferred from common_pid: the kernel did not trace it]";
   }
   if (!explanation.complete) line += " [incomplete: " + explanation.incomplete_reason + "]";
   return line;

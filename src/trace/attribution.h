@@ -17,6 +17,18 @@
 // kIdle when the CPU was idle (idle exit) and kUnaccounted otherwise, as is any stretch the
 // trace does not cover (no event history, lost events). On a VM, unaccounted time is most
 // likely the host; the verdict says so and never guesses further.
+//
+// Who runs on the CPU comes from sched_switch and, where the kernel records no switch (some
+// kernels never trace the switch out of the idle task, nor a preemption on IRQ return), from
+// every event's common_pid: it is the task current on the event's CPU (in hard-IRQ and softirq
+// context the interrupted task, so an IRQ event with pid 0 says the idle task was current).
+// When it disagrees with the task the timeline has, the CPU switched at an unrecorded moment
+// between the previous event on that CPU and this one: the switch is placed at the previous
+// event (typically the IRQ or softirq exit after the wake-up: the CPU schedules as soon as it
+// leaves the interrupt). The probe's clock read at actual_ns is such an observation too: of
+// the probe when its tid is known, else of the task the first event on the CPU after
+// actual_ns names (not the idle task). A probe switched in that way has its "switch-in" start
+// at the inferred point; Explanation::inferred_switches counts them (docs/explain.md).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +46,9 @@ struct SpikeInput {
   uint64_t seq = 0;         ///< Period index.
   int64_t expected_ns = 0;  ///< Deadline (CLOCK_MONOTONIC).
   int64_t actual_ns = 0;    ///< The probe's clock read after waking (CLOCK_MONOTONIC).
-  int probe_tid = 0;        ///< 0 = unknown: taken from the last sched_switch into a task on `cpu`
-                            ///< at or before actual_ns.
+  int probe_tid = 0;        ///< 0 = unknown: taken from the last sched_switch (recorded or
+                            ///< inferred from common_pid) into a task on `cpu` at or before
+                            ///< actual_ns.
 };
 
 enum class CauseKind : uint8_t {
@@ -77,13 +90,19 @@ struct Explanation {
   /// `incomplete_reason` says why.
   bool complete = true;
   std::string incomplete_reason;
+  /// Task switches on the spike's CPU the kernel did not record, inferred from common_pid
+  /// (see the top of this file), whose run overlaps the window; the verdict says so when
+  /// there are any.
+  int inferred_switches = 0;
   std::string window_file;  ///< Set by the explainer when the raw window was saved.
 };
 
 /// Attributes one spike. `events` are the events of the window's CPUs (and of any CPU that
 /// woke the probe) in timestamp order, including history before expected_ns (the last
-/// sched_switch on the CPU tells which task was running when the window opened). `lost_in
-/// _window` marks a window the kernel dropped events in.
+/// sched_switch on the CPU tells which task was running when the window opened) and, after
+/// actual_ns, at least the first event on the spike's CPU if there is one (it tells who ran at
+/// actual_ns when that switch went unrecorded). `lost_in_window` marks a window the kernel
+/// dropped events in.
 Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& spike,
                       bool lost_in_window = false);
 

@@ -213,8 +213,10 @@ struct Explainer::Impl {
     const bool caught_up = CatchUp(spike);
     const std::vector<int> cpus = WindowCpus(spike.cpu);
     bool lost = false;
-    const std::vector<TraceEvent> events =
-        source->Window(spike.expected_ns - plan.history_ns, spike.actual_ns, cpus, &lost);
+    // Up to what the saved window shows after the wake-up (margin_ns): Attribute reads the
+    // first event on the CPU after actual_ns to see who was switched in unrecorded.
+    const std::vector<TraceEvent> events = source->Window(
+        spike.expected_ns - plan.history_ns, spike.actual_ns + plan.margin_ns, cpus, &lost);
     Explanation explanation = Attribute(events, spike, lost);
     std::string verdict = Verdict(explanation);
     explanation.window_file =

@@ -68,8 +68,9 @@ class LatencyExplainTest : public ::testing::Test {
 };
 
 /// A SCHED_OTHER busy loop pinned to `cpu` for the life of the object. This kernel (6.x on
-/// KVM) records no sched_switch out of the idle task, so a task that starts on an idle CPU is
-/// seen only through its other events; with a task always runnable every switch is traced.
+/// KVM) records no sched_switch out of the idle task; the attribution infers those switches
+/// from common_pid (docs/explain.md), but the test keeps the CPU busy so its spikes do not
+/// depend on that inference (without it the test also passed, but not reliably under load).
 class ExplainCpuSpinner {
  public:
   explicit ExplainCpuSpinner(int cpu) {

@@ -59,12 +59,13 @@ def parse(path):
                 s = SWITCH.search(m["rest"])
                 if not s:
                     continue
-                e.update(next_pid=int(s["np"]), next_comm=s["nc"], next_prio=int(s["npr"]))
+                e.update(next_pid=int(s["np"]), next_comm=s["nc"], next_prio=int(s["npr"]),
+                         prev_pid=int(s["pp"]), prev_comm=s["pc"], prev_prio=int(s["ppr"]))
             elif e["event"] == "sched_waking":
                 w = WAKING.search(m["rest"])
                 if not w:
                     continue
-                e.update(woken=int(w["p"]))
+                e.update(woken=int(w["p"]), woken_comm=w["c"], woken_prio=int(w["pr"]))
             events.append(e)
     return events, lost_cpus
 
@@ -86,14 +87,74 @@ def hard_key(e):
     return None
 
 
-def build(events, cpu, actual):
+def describe(events, pid, t):
+    """(comm, prio) of `pid` from the events that name it: the first at or after t, else the
+    latest before; ("pid N", None) when no event does."""
+    seen = []
+    for e in events:
+        if e["event"] == "sched_waking" and e.get("woken") == pid:
+            seen.append((e["ts"], e["woken_comm"], e["woken_prio"]))
+        elif e["event"] == "sched_switch" and e["next_pid"] == pid:
+            seen.append((e["ts"], e["next_comm"], e["next_prio"]))
+        elif e["event"] == "sched_switch" and e["prev_pid"] == pid:
+            seen.append((e["ts"], e["prev_comm"], e["prev_prio"]))
+    later = [x for x in seen if x[0] >= t]
+    if later:
+        return later[0][1:]
+    if seen:
+        return seen[-1][1:]
+    return "pid %d" % pid, None
+
+
+def timeline(events, cpu, actual, tid):
+    """Who runs on `cpu` (docs/explain.md, unrecorded switches): the recorded sched_switches,
+    and where an event's common_pid (a switch's prev_pid) names another task than the one
+    running, a switch the kernel did not record, placed at the previous event on the CPU. The
+    probe's clock read at `actual` counts as such an event: of the probe if its tid is given,
+    else of the task the first event after `actual` names (unless that is the idle task).
+    Returns the runs in order (an inferred one's id is ("run", "inferred N")) and the run each
+    event fired in (by "i")."""
+    runs = [{"id": ("run", -1), "start": -(1 << 62), "known": False}]
+    run_of = {}
+    inferred = 0
+    prev_ts = None
+
+    def start(ts, pid, comm, prio, rid):
+        runs.append({"id": rid, "start": ts, "known": True, "pid": pid, "comm": comm,
+                     "prio": prio})
+
+    after = None  # Who the first event on the CPU after `actual` says is current.
+    for e in events:
+        if e["cpu"] != cpu:
+            continue
+        who = e["prev_pid"] if e["event"] == "sched_switch" else e["pid"]
+        if e["ts"] > actual:
+            if after is None:
+                after = who
+            continue
+        running = runs[-1]
+        if running["known"] and who != running["pid"] and prev_ts is not None:
+            comm, prio = describe(events, who, prev_ts)
+            start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
+            inferred += 1
+        run_of[e["i"]] = runs[-1]
+        if e["event"] == "sched_switch":
+            start(e["ts"], e["next_pid"], e["next_comm"], e["next_prio"], ("run", e["i"]))
+        prev_ts = e["ts"]
+    # The probe read its clock at `actual`: the probe (tid given) or whoever the next event
+    # names was current then, and not the idle task.
+    who = tid if tid > 0 else after
+    if runs[-1]["known"] and prev_ts is not None and who and who != runs[-1]["pid"]:
+        comm, prio = describe(events, who, prev_ts)
+        start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
+        inferred += 1
+    return runs, run_of
+
+
+def build(events, cpu, actual, tid):
     """Intervals on `cpu`: runs [(start, end, run)], frames [(start, end, frame)]."""
     local = [e for e in events if e["cpu"] == cpu and e["ts"] <= actual]
-    runs = [{"id": ("run", -1), "start": -(1 << 62), "known": False}]
-    for e in local:
-        if e["event"] == "sched_switch":
-            runs.append({"id": ("run", e["i"]), "start": e["ts"], "known": True,
-                         "pid": e["next_pid"], "comm": e["next_comm"], "prio": e["next_prio"]})
+    runs, run_of = timeline(events, cpu, actual, tid)
     for a, b in zip(runs, runs[1:]):
         a["end"] = b["start"]
     runs[-1]["end"] = actual
@@ -128,7 +189,7 @@ def build(events, cpu, actual):
                     break
         elif e["event"] in ("softirq_entry", "softirq_exit"):
             vec = num(e, "vec")
-            r = run_at(e["ts"])
+            r = run_of[e["i"]]  # The run it fired in (a switch may start at its very ts).
             stack = open_soft.setdefault(owner(r), [])
             if e["event"] == "softirq_entry":
                 action = re.search(r"\[action=(\w+)\]", e["rest"])
@@ -147,12 +208,13 @@ def build(events, cpu, actual):
                             fr["end"] = e["ts"]
                         del stack[k:]
                         break
-    return runs, frames, run_at, owner
+    return runs, frames, run_at, owner, run_of
 
 
-def context_at(t, runs, frames, run_at, owner):
-    """(innermost hard frame, innermost softirq frame of the running task, run) at t."""
-    r = run_at(t)
+def context_at(t, runs, frames, run_at, owner, r=None):
+    """(innermost hard frame, innermost softirq frame of the running task, run) at t; `r` the
+    run when asked for an event (the run it fired in)."""
+    r = r or run_at(t)
     hard = [f for f in frames if f["hard"] and f["start"] <= t < f["end"]]
     soft = [f for f in frames if not f["hard"] and f["start"] <= t < f["end"]
             and f["owner"] == owner(r)]
@@ -171,8 +233,12 @@ def main():
     events, lost_cpus = parse(args.window)
     cpu, expected = args.cpu, args.expected
     actual = max(args.actual, expected)
-    runs, frames, run_at, owner = build(events, cpu, actual)
-    ctx = lambda t: context_at(t, runs, frames, run_at, owner)
+    tid = args.tid
+    runs, frames, run_at, owner, run_of = build(events, cpu, actual, tid)
+    # Inferred switches that matter: those whose run overlaps the window.
+    inferred = sum(1 for r in runs if isinstance(r["id"][1], str)
+                   and max(r["start"], expected) < min(r["end"], actual))
+    ctx = lambda t, r=None: context_at(t, runs, frames, run_at, owner, r)
     for e in events:
         if e["event"] == "hrtimer_expire_entry" and e["cpu"] == cpu and e["ts"] <= actual:
             inner = ctx(e["ts"])[0]
@@ -180,18 +246,17 @@ def main():
                 inner["hrtimer"] = True
 
     # The chain.
-    switches = [e for e in events if e["event"] == "sched_switch" and e["cpu"] == cpu]
-    tid = args.tid
+    # Switch-ins as the timeline has them, recorded or inferred: (ts, pid, run id).
+    switches = [(r["start"], r["pid"], r["id"]) for r in runs if r["known"]]
     if tid <= 0:
-        before = [e for e in switches if e["ts"] <= actual]
-        tid = before[-1]["next_pid"] if before else 0
+        tid = switches[-1][1] if switches else 0
     chain = {"kind": "unknown", "thread": "", "hard": None, "soft": None, "deferring": None,
              "probe_run": None, "start": float("inf")}
     if tid > 0:
-        ins = [e for e in switches if e["next_pid"] == tid and expected <= e["ts"] <= actual]
+        ins = [s for s in switches if s[1] == tid and expected <= s[0] <= actual]
         if ins:
-            chain["probe_run"] = ("run", ins[-1]["i"])
-        until = ins[-1]["ts"] if ins else actual
+            chain["probe_run"] = ins[-1][2]
+        until = ins[-1][0] if ins else actual
 
         def last_waking(pid, lo, hi):
             ws = [e for e in events if e["event"] == "sched_waking" and e.get("woken") == pid
@@ -202,7 +267,7 @@ def main():
         if w and w["cpu"] != cpu:
             chain.update(kind="cross-cpu", start=w["ts"])
         elif w:
-            hard, soft, r = ctx(w["ts"])
+            hard, soft, r = ctx(w["ts"], run_of[w["i"]])
             if hard:
                 chain.update(kind="direct", hard=hard["id"], start=hard["start"])
             elif not soft:
@@ -268,7 +333,7 @@ def main():
             label = ("wake", "switch-in", r["id"])
         elif a >= chain["start"]:
             prio = r["prio"]
-            policy = ("deadline" if prio == -1 else
+            policy = ("policy unknown" if prio is None else "deadline" if prio == -1 else
                       "rt %d" % (99 - prio) if 0 <= prio < 100 else "other")
             label = ("thread", "%s %d %s" % (r["comm"], r["pid"], policy), r["id"])
         else:
@@ -286,7 +351,7 @@ def main():
               file=sys.stderr)
         return 1
     print(json.dumps({"lateness_ns": actual - expected, "probe_tid": tid, "chain": chain["kind"],
-                      "chain_thread": chain["thread"],
+                      "chain_thread": chain["thread"], "inferred_switches": inferred,
                       "complete": not unknown and not lost_cpus & {cpu, "all"}, "parts": out}, indent=1))
     return 0
 

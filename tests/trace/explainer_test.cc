@@ -305,7 +305,8 @@ TEST(ExplainerTest, SpikeIsExplainedAsAttributeDoesAndItsWindowIsSaved) {
   // The same events through Attribute directly.
   std::vector<TraceEvent> window;
   for (const TraceEvent& e : script->events) {
-    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns && e.ts_ns <= s.spike.actual_ns) {
+    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns &&
+        e.ts_ns <= s.spike.actual_ns + plan.margin_ns) {
       window.push_back(e);
     }
   }
@@ -323,8 +324,9 @@ TEST(ExplainerTest, SpikeIsExplainedAsAttributeDoesAndItsWindowIsSaved) {
   EXPECT_EQ(summary.explained_after_ns[0], 250'000'000);
 
   // What the source was asked: a flush of the spike's CPU past its wake-up, the window
-  // from the history before the deadline to the wake-up on the session's CPUs, and the
-  // rendering with the margin on both sides.
+  // from the history before the deadline to the margin after the wake-up (the first event
+  // after it tells who was switched in unrecorded) on the session's CPUs, and the rendering
+  // with the margin on both sides.
   {
     std::lock_guard lock(script->mutex);
     ASSERT_FALSE(script->flushes.empty());
@@ -332,7 +334,7 @@ TEST(ExplainerTest, SpikeIsExplainedAsAttributeDoesAndItsWindowIsSaved) {
     EXPECT_GE(script->flushes[0].second, s.spike.actual_ns);
     ASSERT_EQ(script->windows.size(), 1U);
     EXPECT_EQ(script->windows[0].from_ns, s.spike.expected_ns - plan.history_ns);
-    EXPECT_EQ(script->windows[0].to_ns, s.spike.actual_ns);
+    EXPECT_EQ(script->windows[0].to_ns, s.spike.actual_ns + plan.margin_ns);
     EXPECT_EQ(script->windows[0].cpus, (std::vector<int>{1, 2}));
     ASSERT_EQ(script->renders.size(), 1U);
     EXPECT_EQ(script->renders[0].from_ns, s.spike.expected_ns - plan.margin_ns);
@@ -743,7 +745,8 @@ TEST(ExplainerTest, OnSpikeFromSeveralThreadsExplainsTheLateJobs) {
   EXPECT_EQ(it->spike.probe_tid, kProbeTid);
   std::vector<TraceEvent> window;
   for (const TraceEvent& e : s.events) {
-    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns && e.ts_ns <= s.spike.actual_ns) {
+    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns &&
+        e.ts_ns <= s.spike.actual_ns + plan.margin_ns) {
       window.push_back(e);
     }
   }
@@ -786,7 +789,8 @@ TEST(ExplainerTest, LostEventsAndAnUnwritableWindowFolderAreNoted) {
   ASSERT_EQ(summary.explanations.size(), 1U);
   std::vector<TraceEvent> window;
   for (const TraceEvent& e : s.events) {
-    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns && e.ts_ns <= s.spike.actual_ns) {
+    if (e.ts_ns >= s.spike.expected_ns - plan.history_ns &&
+        e.ts_ns <= s.spike.actual_ns + plan.margin_ns) {
       window.push_back(e);
     }
   }
