@@ -308,9 +308,6 @@ Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOption
   if (!o.explain_windows.empty()) {
     if (Status s = CheckWindowsDir(o.explain_windows); !s) return s.error();
     explain.window_dir = o.explain_windows;
-    // A saved window holds the same history the attribution used, so the file alone gives
-    // the same answer (an IRQ or softirq entered before the file's first line is invisible).
-    explain.margin_ns = explain.history_ns;
   }
   auto cost = ParseTimeNs(o.explain_cost, kNsPerSec);
   if (!cost || *cost < 0) {

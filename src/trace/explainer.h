@@ -25,7 +25,11 @@ struct ExplainPlan {
   /// "" = not saved.
   std::string window_dir;
   size_t max_explained = 1000;  ///< Further spikes are counted, not explained.
-  int64_t margin_ns = 200'000;  ///< Saved window text starts this long before the deadline.
+  /// The saved window starts this long before the deadline and ends this long after the
+  /// wake-up; the attribution reads up to the same end (the first event after the clock
+  /// read is an observation of who runs). Default: history_ns, so a saved window alone gives
+  /// the same answer as the live attribution (explain_truth.py checks it).
+  int64_t margin_ns = 10'000'000;
   /// The cost measurement: for this long from the first sample, recording is off (the
   /// trace costs nothing), then on; the p50/p99 of each phase are compared in the notes.
   /// 0 = no cost phase (the trace records from the start).
