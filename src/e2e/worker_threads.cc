@@ -9,29 +9,11 @@
 
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/sched_policy.h"
 #include "measure/rt_setup.h"
 
 namespace rtpulse::e2e {
 namespace {
-
-std::string KernelPolicyName(int policy) {
-  switch (policy) {
-    case SCHED_OTHER:
-      return "other";
-    case SCHED_FIFO:
-      return "fifo";
-    case SCHED_RR:
-      return "rr";
-    case SCHED_BATCH:
-      return "batch";
-    case SCHED_IDLE:
-      return "idle";
-    case measure::kSchedDeadlinePolicy:
-      return "deadline";
-    default:
-      return fmt::format("policy-{}", policy);
-  }
-}
 
 int LinuxPolicyOf(measure::Policy policy) {
   switch (policy) {

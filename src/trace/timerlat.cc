@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "core/sched_policy.h"
 
 namespace rtpulse::trace {
 namespace {
@@ -377,23 +378,6 @@ class TimerlatUserThreads {
   std::vector<std::string> warnings_;
 };
 
-std::string TimerlatPolicyName(int policy) {
-  switch (policy) {
-    case SCHED_FIFO:
-      return "fifo";
-    case SCHED_RR:
-      return "rr";
-    case SCHED_OTHER:
-      return "other";
-    case SCHED_BATCH:
-      return "batch";
-    case SCHED_IDLE:
-      return "idle";
-    default:
-      return policy == 6 ? "deadline" : "unknown";
-  }
-}
-
 /// The kernel's timerlat/N thread's pid, or 0.
 int TimerlatKernelThread(int cpu) {
   const std::string want = fmt::format("timerlat/{}", cpu);
@@ -523,7 +507,7 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
       // The kernel's thread runs at the kernel's choice; say what it was.
       sched_param param{};
       const int policy = c.tid > 0 ? sched_getscheduler(c.tid) : -1;
-      c.policy = policy >= 0 ? TimerlatPolicyName(policy) : "unknown";
+      c.policy = policy >= 0 ? KernelPolicyName(policy) : "unknown";
       c.priority = policy >= 0 && sched_getparam(c.tid, &param) == 0 ? param.sched_priority : 0;
     }
   }
