@@ -124,10 +124,12 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
     while (MonotonicNs() - spin_from_ns < kSpinNs) {
     }
     spin_to_ns = MonotonicNs();
-    // Gives the CPU up at once (the waiting FIFO probe preempts it), not after a thread exit
-    // that would still run at FIFO 60.
-    sched_param other{};
-    sched_setscheduler(0, SCHED_OTHER, &other);
+    // Gives the CPU up at once by blocking (the waiting FIFO probe runs), still at FIFO 60, so
+    // every event that names it after the spin says rt 60 too; it exits 50 ms later, outside
+    // the window. (A policy change right after the stretch is a known mislabel: the
+    // attribution names a task's priority from the first event after the stretch.)
+    const timespec rest{0, 50'000'000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &rest, nullptr);
   });
   probe.join();
   hog.join();

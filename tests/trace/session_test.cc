@@ -161,8 +161,23 @@ TEST(TraceSessionTest, FifoSleepIsInTheWindowOnTheMonotonicClock) {
     }
     late = fmt::format("; 300 ms later: store complete {}, switch-ins found {}", complete, found);
   }
-  ASSERT_NE(in, nullptr) << "no sched_switch back to tid " << run.tid << late;
   ASSERT_NE(waking, nullptr) << "no sched_waking of tid " << run.tid;
+  if (in == nullptr) {
+    // The one switch this machine's kernel does not record (docs/explain.md): out of the idle
+    // task. Accepted only when the CPU was idle (its last recorded switch before the wake-up
+    // went to the idle task); any other missing switch-in fails.
+    bool idle_until_waking = false;
+    for (const TraceEvent& e : events) {
+      if (e.cpu != cpu || e.kind != EventKind::kSchedSwitch) continue;
+      if (e.ts_ns >= out->ts_ns && e.ts_ns <= waking->ts_ns) idle_until_waking = e.next_pid == 0;
+    }
+    ASSERT_TRUE(idle_until_waking) << "no sched_switch back to tid " << run.tid << late;
+    EXPECT_LE(out->ts_ns, waking->ts_ns);
+    EXPECT_GE(waking->ts_ns, run.before_ns + 1'000'000);
+    EXPECT_LE(waking->ts_ns, run.after_ns);
+    EXPECT_EQ(out->prev_prio, 99 - 50);
+    return;
+  }
   // The thread slept: it left blocked, and came back no sooner than 1 ms after it asked.
   EXPECT_GE(in->ts_ns, run.before_ns + 1'000'000);
   EXPECT_LT(out->ts_ns, waking->ts_ns);
