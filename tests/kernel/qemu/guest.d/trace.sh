@@ -64,9 +64,18 @@ echo nop >"$t/current_tracer"
 if rtpulse latency --help 2>&1 | grep -q -- '--explain'; then
   say "trace-explain-supported: yes"
   say "begin trace-explain"
+  # The probe's timer stays on its CPU: with timer migration on, the guest's isolated CPU 1
+  # (nohz_full) hands its timers to the housekeeping CPU 0, and the chain becomes cross-CPU
+  # from an untraced CPU. Restored after the run.
+  migration=""
+  if [ -w /proc/sys/kernel/timer_migration ]; then
+    migration=$(cat /proc/sys/kernel/timer_migration)
+    echo 0 >/proc/sys/kernel/timer_migration
+  fi
   rtpulse latency --wake timerfd -a 1 -t 1 -i 1000 --explain 30 --explain-cost 0 -D 3s \
     --json /tmp/explain.json >/tmp/explain.out 2>&1
   say "trace-explain-exit: $?"
+  if [ -n "$migration" ]; then echo "$migration" >/proc/sys/kernel/timer_migration; fi
   head -40 /tmp/explain.out
   say "end trace-explain"
   say "begin trace-explain.json"
