@@ -288,6 +288,12 @@ std::string_view SessionReadString(tep_format_field* field, const void* data, in
                           strnlen(base + field->offset, static_cast<size_t>(field->size)));
 }
 
+/// One stored event of a window and the CPU store it is in.
+struct SessionWindowLine {
+  const SessionCpuStore* store;
+  const SessionStoredEvent* event;
+};
+
 }  // namespace session_internal
 
 struct TraceSession::Impl {
@@ -947,48 +953,16 @@ bool TraceSession::Flush(int cpu, int64_t until_ns) {
   return complete;
 }
 
-std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
-                                             const std::vector<int>& cpus, bool* lost) const {
-  const Impl& s = *impl_;
-  std::lock_guard<std::mutex> lock(s.mu);
-  std::vector<TraceEvent> out;
+// The stored events of `cpus` (all when empty) with from_ns <= ts <= to_ns, each CPU's last
+// sched_switch before from_ns first, all in timestamp order; `lost` (if given) says whether
+// a lost-events span or the store bound touches the interval. Window() and RenderWindow()
+// both cut their windows here. Call with the session's lock held.
+std::vector<SessionWindowLine> SessionSelectWindow(const std::vector<SessionCpuStore>& stores,
+                                                   int64_t from_ns, int64_t to_ns,
+                                                   const std::vector<int>& cpus, bool* lost) {
+  std::vector<SessionWindowLine> lines;
   bool any_lost = false;
-  for (const SessionCpuStore& store : s.cpus) {
-    if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
-    const auto& events = store.events;
-    auto first =
-        std::lower_bound(events.begin(), events.end(), from_ns,
-                         [](const SessionStoredEvent& e, int64_t t) { return e.ev.ts_ns < t; });
-    for (auto it = first; it != events.begin();) {
-      --it;
-      if (it->ev.kind == EventKind::kSchedSwitch) {
-        out.push_back(it->ev);
-        break;
-      }
-    }
-    for (auto it = first; it != events.end() && it->ev.ts_ns <= to_ns; ++it) out.push_back(it->ev);
-    for (const SessionLostSpan& span : store.lost) {
-      if (span.to_ns >= from_ns && span.from_ns <= to_ns) any_lost = true;
-    }
-    if (store.dropped_newest_ns >= from_ns) any_lost = true;
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const TraceEvent& a, const TraceEvent& b) { return a.ts_ns < b.ts_ns; });
-  if (lost != nullptr) *lost = any_lost;
-  return out;
-}
-
-std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
-                                       const std::vector<int>& cpus) const {
-  const Impl& s = *impl_;
-  std::lock_guard<std::mutex> lock(s.mu);
-  struct Line {
-    const SessionCpuStore* store;
-    const SessionStoredEvent* event;
-  };
-  std::vector<Line> lines;
-  bool any_lost = false;
-  for (const SessionCpuStore& store : s.cpus) {
+  for (const SessionCpuStore& store : stores) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
     const auto& events = store.events;
     auto first =
@@ -1009,9 +983,32 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
     }
     if (store.dropped_newest_ns >= from_ns) any_lost = true;
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
-    return a.event->ev.ts_ns < b.event->ev.ts_ns;
-  });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const SessionWindowLine& a, const SessionWindowLine& b) {
+                     return a.event->ev.ts_ns < b.event->ev.ts_ns;
+                   });
+  if (lost != nullptr) *lost = any_lost;
+  return lines;
+}
+
+std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
+                                             const std::vector<int>& cpus, bool* lost) const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<TraceEvent> out;
+  for (const SessionWindowLine& line : SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, lost)) {
+    out.push_back(line.event->ev);
+  }
+  return out;
+}
+
+std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
+                                       const std::vector<int>& cpus) const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  bool any_lost = false;
+  const std::vector<SessionWindowLine> lines =
+      SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, &any_lost);
   std::string cpu_list;
   for (const SessionCpuStore& store : s.cpus) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
@@ -1027,7 +1024,7 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
   std::vector<char> raw;
   trace_seq seq;
   trace_seq_init(&seq);
-  for (const Line& line : lines) {
+  for (const SessionWindowLine& line : lines) {
     const SessionStoredEvent& e = *line.event;
     const uint64_t begin = e.raw_pos - line.store->raw_base;
     raw.assign(line.store->raw.begin() + static_cast<ptrdiff_t>(begin),
