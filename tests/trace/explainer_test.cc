@@ -161,12 +161,16 @@ class ScriptedSource final : public EventSource {
     return script_->flush_succeeds;
   }
   std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus,
-                                 bool* lost) const override {
+                                 bool* lost, WindowText* text) const override {
     int64_t delay_ns = 0;
     std::vector<TraceEvent> out;
     {
       std::lock_guard lock(script_->mutex);
       script_->windows.push_back({from_ns, to_ns, cpus});
+      if (text != nullptr) {
+        script_->renders.push_back({text->from_ns, text->to_ns, cpus});
+        text->text = RenderText(*script_, text->from_ns, text->to_ns, cpus);
+      }
       for (const TraceEvent& e : script_->events) {
         if (e.ts_ns >= from_ns && e.ts_ns <= to_ns && ScriptCpuIn(cpus, e.cpu)) out.push_back(e);
       }
@@ -177,12 +181,6 @@ class ScriptedSource final : public EventSource {
     std::stable_sort(out.begin(), out.end(),
                      [](const TraceEvent& a, const TraceEvent& b) { return a.ts_ns < b.ts_ns; });
     return out;
-  }
-  std::string RenderWindow(int64_t from_ns, int64_t to_ns,
-                           const std::vector<int>& cpus) const override {
-    std::lock_guard lock(script_->mutex);
-    script_->renders.push_back({from_ns, to_ns, cpus});
-    return RenderText(*script_, from_ns, to_ns, cpus);
   }
   void SetRecording(bool on) override {
     std::lock_guard lock(script_->mutex);

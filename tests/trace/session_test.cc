@@ -438,6 +438,12 @@ TEST(TraceSessionTest, RenderedTextHoldsTheWindowsEventsInFtraceShape) {
   EXPECT_TRUE(saw_header);
   EXPECT_TRUE(saw_sleeper_switch);
   EXPECT_EQ(index, events.size()) << "Window() events missing from the text";
+
+  // Asked of Window() beside the events (as the explainer saves them): the same text.
+  WindowText with_events{run.before_ns, run.after_ns, {}};
+  const auto again = session->Window(run.before_ns, run.after_ns, {cpu}, nullptr, &with_events);
+  EXPECT_EQ(again.size(), events.size());
+  EXPECT_EQ(with_events.text, text);
 }
 
 TEST(TraceSessionTest, SleepTimerIsNamedThroughKallsyms) {
