@@ -6,8 +6,8 @@
 // Latency values are never asserted; structure, counts and what is left behind are.
 //
 // The seed is printed; RTPULSE_STORM_SEED=N replays a run's signal plan.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,10 +57,10 @@ struct StormShot {
 
 /// How a run ended, and which of the planned signals reached a live process.
 struct StormOutcome {
-  bool exited = false;   ///< exit() (code in `code`), else killed by signal `code`
+  bool exited = false;  ///< exit() (code in `code`), else killed by signal `code`
   int code = -1;
-  int delivered = 0;     ///< signals sent while the process lived (not yet reaped)
-  int first_sig = 0;     ///< the first delivered signal, 0 when none
+  int delivered = 0;  ///< signals sent while the process lived (not yet reaped)
+  int first_sig = 0;  ///< the first delivered signal, 0 when none
   bool killed_by_storm = false;
   double seconds = 0;
   std::string err;
@@ -277,8 +277,7 @@ void ExpectSuiteOutputValid(const std::string& out, const StormOutcome& o) {
     const std::string status = s["status"];
     SCOPED_TRACE("scenario " + name + " " + status);
     if (!killed) {
-      EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "pending")
-          << status;
+      EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "pending") << status;
     }
     uint64_t logged = 0;
     if (s["latency"].is_object()) {
@@ -288,9 +287,9 @@ void ExpectSuiteOutputValid(const std::string& out, const StormOutcome& o) {
       }
     }
     const auto logs = SamplesLogs(out + "/" + name + "/samples.bin");
-    const bool final_block = s["latency"].is_object() &&
-                             !(s.contains("checkpoint") && s["checkpoint"].is_boolean() &&
-                               s["checkpoint"].get<bool>());
+    const bool final_block =
+        s["latency"].is_object() &&
+        !(s.contains("checkpoint") && s["checkpoint"].is_boolean() && s["checkpoint"].get<bool>());
     if (final_block) {
       // Written when the scenario ended: the log was finished and renamed first.
       ASSERT_TRUE(fs::exists(out + "/" + name + "/samples.bin"));
@@ -363,14 +362,35 @@ duration = "1s"
 )";
 
 std::vector<std::string> StormSuiteArgs(const std::string& config, const std::string& out) {
-  return {"suite", "--config", config, "--tune", "--no-rt-throttling", "--cpus", "1",
-          "--samples", "--checkpoint-interval", "1s", "--monitor-interval", "1s", "-q",
-          "--out", out};
+  return {"suite",
+          "--config",
+          config,
+          "--tune",
+          "--no-rt-throttling",
+          "--cpus",
+          "1",
+          "--samples",
+          "--checkpoint-interval",
+          "1s",
+          "--monitor-interval",
+          "1s",
+          "-q",
+          "--out",
+          out};
 }
 
 std::vector<std::string> StormLatencyArgs(const TempDir& dir) {
-  return {"latency", "-S", "-i", "1000", "-D", "2s", "-q", "--json", dir.File("r.json"),
-          "--samples", dir.File("r.smp")};
+  return {"latency",
+          "-S",
+          "-i",
+          "1000",
+          "-D",
+          "2s",
+          "-q",
+          "--json",
+          dir.File("r.json"),
+          "--samples",
+          dir.File("r.smp")};
 }
 
 /// Where the phases of a run fall (ms from the start), from one unsignalled run.
@@ -398,7 +418,8 @@ std::string StormMarker(int run) {
 TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcessAndSettings) {
   const auto storm_start = StormClock::now();
   unsigned seed = static_cast<unsigned>(std::random_device{}());
-  if (const char* s = std::getenv("RTPULSE_STORM_SEED")) seed = static_cast<unsigned>(std::stoul(s));
+  if (const char* s = std::getenv("RTPULSE_STORM_SEED"))
+    seed = static_cast<unsigned>(std::stoul(s));
   std::printf("signal storm seed %u (RTPULSE_STORM_SEED=%u replays the plan)\n", seed, seed);
   RecordProperty("seed", std::to_string(seed));
   SCOPED_TRACE(::testing::Message() << "RTPULSE_STORM_SEED=" << seed);
@@ -467,14 +488,16 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
   ASSERT_GT(suite_phases.measure, suite_phases.settle);
   ASSERT_GT(suite_phases.second, suite_phases.measure);
   ASSERT_GT(latency_phases.measure, 0);
-  std::printf("calibration: suite settles at %.0f ms, measures at %.0f, second scenario %.0f, "
-              "ends %.0f; latency logs at %.0f, ends %.0f\n",
-              suite_phases.settle, suite_phases.measure, suite_phases.second, suite_phases.end,
-              latency_phases.measure, latency_phases.end);
+  std::printf(
+      "calibration: suite settles at %.0f ms, measures at %.0f, second scenario %.0f, "
+      "ends %.0f; latency logs at %.0f, ends %.0f\n",
+      suite_phases.settle, suite_phases.measure, suite_phases.second, suite_phases.end,
+      latency_phases.measure, latency_phases.end);
   const auto settings_before = ReadSettings(tuned_paths);
 
   auto uniform = [&](double lo, double hi) {
-    return static_cast<int>(std::uniform_real_distribution<double>(lo, std::max(lo + 1, hi))(random));
+    return static_cast<int>(
+        std::uniform_real_distribution<double>(lo, std::max(lo + 1, hi))(random));
   };
   const int signals[] = {SIGINT, SIGTERM, SIGKILL};
   int sent = 0;
@@ -491,9 +514,15 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
     StormShot first;
     if (suite) {
       switch (phase) {
-        case 0: first = {uniform(0, ph.settle), 0, false, "start-up"}; break;
-        case 1: first = {uniform(ph.settle, ph.measure), 0, false, "settle"}; break;
-        case 2: first = {uniform(ph.measure, ph.end - 500), 0, false, "measuring"}; break;
+        case 0:
+          first = {uniform(0, ph.settle), 0, false, "start-up"};
+          break;
+        case 1:
+          first = {uniform(ph.settle, ph.measure), 0, false, "settle"};
+          break;
+        case 2:
+          first = {uniform(ph.measure, ph.end - 500), 0, false, "measuring"};
+          break;
         case 3: {
           // Around a checkpoint write of the loaded scenario (1 s of measuring; 2 s is its end).
           const double base = ph.measure;
@@ -501,13 +530,21 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
           first = {uniform(base + 1000 * k - 20, base + 1000 * k + 30), 0, false, "checkpoint"};
           break;
         }
-        default: first = {uniform(ph.end - 500, ph.end + 50), 0, false, "finishing"}; break;
+        default:
+          first = {uniform(ph.end - 500, ph.end + 50), 0, false, "finishing"};
+          break;
       }
     } else {
       switch (phase) {
-        case 0: first = {uniform(0, ph.measure + 20), 0, false, "start-up"}; break;
-        case 1: first = {uniform(ph.measure, ph.end - 300), 0, false, "measuring"}; break;
-        default: first = {uniform(ph.end - 300, ph.end + 50), 0, false, "finishing"}; break;
+        case 0:
+          first = {uniform(0, ph.measure + 20), 0, false, "start-up"};
+          break;
+        case 1:
+          first = {uniform(ph.measure, ph.end - 300), 0, false, "measuring"};
+          break;
+        default:
+          first = {uniform(ph.end - 300, ph.end + 50), 0, false, "finishing"};
+          break;
       }
     }
     shots.push_back(first);
@@ -526,10 +563,9 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
     const std::string marker = StormMarker(runs + 1);
     SCOPED_TRACE(::testing::Message() << "run " << runs << " " << (suite ? "suite" : "latency")
                                       << ":" << StormPlanText(shots));
-    const auto o =
-        suite ? RunStormProcess(StormSuiteArgs(config, dir.File("run")), marker, shots,
-                                dir.File("log"))
-              : RunStormProcess(StormLatencyArgs(dir), marker, shots, dir.File("log"));
+    const auto o = suite ? RunStormProcess(StormSuiteArgs(config, dir.File("run")), marker, shots,
+                                           dir.File("log"))
+                         : RunStormProcess(StormLatencyArgs(dir), marker, shots, dir.File("log"));
     sent += o.delivered;
     if (o.delivered == 0) {
       // The run ended before the first moment: the plan's signals were not sent. The run is
@@ -555,9 +591,10 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
     }
   }
   const double wall = std::chrono::duration<double>(StormClock::now() - storm_start).count();
-  std::printf("signal storm: %d signals in %d runs, %.0f s wall; SIGINT %d, SIGTERM %d, "
-              "SIGKILL %d; by moment:",
-              sent, runs, wall, by_signal[SIGINT], by_signal[SIGTERM], by_signal[SIGKILL]);
+  std::printf(
+      "signal storm: %d signals in %d runs, %.0f s wall; SIGINT %d, SIGTERM %d, "
+      "SIGKILL %d; by moment:",
+      sent, runs, wall, by_signal[SIGINT], by_signal[SIGTERM], by_signal[SIGKILL]);
   for (const auto& [phase, n] : by_phase) std::printf(" %s %d", phase.c_str(), n);
   std::printf("\n");
   EXPECT_EQ(sent, kStormSignals);
