@@ -5,7 +5,8 @@
 // the run's marker is left and every tuned setting holds its value from before the storm.
 // Latency values are never asserted; structure, counts and what is left behind are.
 //
-// The seed is printed; RTPULSE_STORM_SEED=N replays a run's signal plan.
+// The seed and the calibrated phases are printed with the line that replays the signal plan
+// (RTPULSE_STORM_SEED=N RTPULSE_STORM_PHASES=...).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -420,7 +422,7 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
   unsigned seed = static_cast<unsigned>(std::random_device{}());
   if (const char* s = std::getenv("RTPULSE_STORM_SEED"))
     seed = static_cast<unsigned>(std::stoul(s));
-  std::printf("signal storm seed %u (RTPULSE_STORM_SEED=%u replays the plan)\n", seed, seed);
+  std::printf("signal storm seed %u\n", seed);
   RecordProperty("seed", std::to_string(seed));
   SCOPED_TRACE(::testing::Message() << "RTPULSE_STORM_SEED=" << seed);
   std::mt19937 random(seed);
@@ -488,11 +490,24 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
   ASSERT_GT(suite_phases.measure, suite_phases.settle);
   ASSERT_GT(suite_phases.second, suite_phases.measure);
   ASSERT_GT(latency_phases.measure, 0);
+  // The moments are drawn inside the calibrated phases, so a replay needs them too: the line
+  // below gives both, RTPULSE_STORM_PHASES=a,b,c,d,e,f uses these instead of this run's.
+  if (const char* p = std::getenv("RTPULSE_STORM_PHASES")) {
+    double v[6] = {};
+    ASSERT_EQ(std::sscanf(p, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]),
+              6)
+        << "RTPULSE_STORM_PHASES='" << p << "': give the six numbers the storm printed";
+    suite_phases = {v[0], v[1], v[2], v[3]};
+    latency_phases = {-1, v[4], -1, v[5]};
+  }
   std::printf(
       "calibration: suite settles at %.0f ms, measures at %.0f, second scenario %.0f, "
-      "ends %.0f; latency logs at %.0f, ends %.0f\n",
+      "ends %.0f; latency logs at %.0f, ends %.0f\n"
+      "replay: RTPULSE_STORM_SEED=%u RTPULSE_STORM_PHASES=%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n",
       suite_phases.settle, suite_phases.measure, suite_phases.second, suite_phases.end,
-      latency_phases.measure, latency_phases.end);
+      latency_phases.measure, latency_phases.end, seed, suite_phases.settle, suite_phases.measure,
+      suite_phases.second, suite_phases.end, latency_phases.measure, latency_phases.end);
+  std::fflush(stdout);
   const auto settings_before = ReadSettings(tuned_paths);
 
   auto uniform = [&](double lo, double hi) {
