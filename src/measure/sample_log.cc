@@ -280,11 +280,26 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
         path));
   }
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The header is in the file before the file has a name: a run killed between open() and
+  // the header's write() (the signal storm test hit it) would otherwise leave an empty
+  // FILE.tmp.<pid> that no reader can tell from a foreign file. O_TMPFILE keeps the file
+  // nameless until the linkat() below; a filesystem without it gets the named file at once.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  const bool unnamed = fd >= 0;
+  if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return WriteError("cannot create samples file", tmp, errno);
   HandOver(fd);
   auto sink = std::make_unique<FileSink>(path, tmp, fd);
   if (Status s = sink->WriteHeader(info); !s) return s.error();  // ~FileSink removes tmp
+  if (unnamed) {
+    ::unlink(tmp.c_str());  // a stale one of an earlier process with this pid (O_TRUNC's job)
+    const std::string self = fmt::format("/proc/self/fd/{}", fd);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      return WriteError("cannot create samples file", tmp, errno);
+    }
+  }
   return std::unique_ptr<SampleSink>(std::move(sink));
 }
 
