@@ -47,8 +47,8 @@ TEST(TimelineCliTest, PerSecondPointsEqualPythonOverTheSamplesText) {
 TEST(TimelineCliTest, ATruncatedSamplesFileIsReadUpToItsLastWholeRecord) {
   TempDir dir;
   const std::string run = dir.File("run");
-  ASSERT_EQ(RunRtpulse({"suite", "--scenarios", "idle", "-D", "2s", "--settle", "0s", "--cpus",
-                        "0", "--samples", "-q", "--out", run})
+  ASSERT_EQ(RunRtpulse({"suite", "--scenarios", "idle", "-D", "2s", "--settle", "0s", "--cpus", "0",
+                        "--samples", "-q", "--out", run})
                 .exit_code,
             0);
   // A cut-off log (a crash mid-write): no trailer, a partial record at the end. The figure
