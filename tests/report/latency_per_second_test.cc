@@ -36,15 +36,15 @@ TEST(LatencyPerSecondTest, ExactP99AndCountsPerSecondWithInterleavedSeconds) {
   std::shuffle(first.begin(), first.end(), std::mt19937(3));
   std::vector<SampleRecord> records;
   for (size_t i = 0; i < 125; ++i) {
-    records.push_back(PerSecondRecord(0, 7'000'000'000 + static_cast<int64_t>(i) * 1000,
-                                      first[i], i == 10));
+    records.push_back(
+        PerSecondRecord(0, 7'000'000'000 + static_cast<int64_t>(i) * 1000, first[i], i == 10));
   }
   for (int64_t i = 0; i < 50; ++i) {
     records.push_back(PerSecondRecord(1, 8'000'000'000 + i * 1000, 1000 + i, i < 2));
   }
   for (size_t i = 125; i < 250; ++i) {
-    records.push_back(PerSecondRecord(1, 7'000'000'000 + static_cast<int64_t>(i) * 1000,
-                                      first[i], false));
+    records.push_back(
+        PerSecondRecord(1, 7'000'000'000 + static_cast<int64_t>(i) * 1000, first[i], false));
   }
   auto sink = measure::OpenSamplesFile(path, {1, 2});
   ASSERT_TRUE(sink) << sink.error().message;
