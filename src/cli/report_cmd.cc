@@ -47,7 +47,7 @@ std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& s
     }
     stats::EvtOptions options;
     options.bootstrap = 100;
-    const stats::EvtReport evt = stats::EstimateWorstCase(series->latency_ns, options);
+    const stats::EvtReport evt = stats::EstimateWorstCase(std::move(series->latency_ns), options);
     html += "<h3>" + report::HtmlEscape(s.name) + "</h3>\n<pre>" +
             report::HtmlEscape(stats::FormatEvtReport(evt)) + "</pre>\n";
     ++analysed;

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,9 +30,11 @@
 
 namespace rtpulse::cli {
 
-/// Every record of every probe thread, merged by deadline: one activation after another, as
-/// they happened (the file interleaves threads in batches, docs/samples-format.md).
-Expected<Series> ReadSeries(const std::string& path) {
+namespace {
+
+/// The old way, for a file whose threads' deadlines go back somewhere (never written by
+/// rtpulse; a hand-made or corrupt file): every record in memory, a stable sort.
+Expected<Series> WcetSortedSeries(const std::string& path) {
   struct Item {
     int64_t expected_ns;
     uint16_t thread;
@@ -52,6 +56,82 @@ Expected<Series> ReadSeries(const std::string& path) {
   s.threads = threads.size();
   s.dropped = summary->dropped;
   s.has_trailer = summary->has_trailer;
+  return s;
+}
+
+/// One thread's records read but not yet merged, and how many it has still to come.
+struct WcetMergeQueue {
+  std::deque<std::pair<int64_t, int64_t>> pending;  ///< (expected_ns, latency_ns)
+  uint64_t unread = 0;
+  bool ordered = true;
+  int64_t last_expected_ns = 0;
+};
+
+}  // namespace
+
+/// Every record of every probe thread, merged by deadline: one activation after another, as
+/// they happened (the file interleaves threads in batches, docs/samples-format.md). The
+/// order is a stable sort's by (expected_ns, thread), but made by a k-way merge over two
+/// passes (the first counts each thread's records and checks its deadlines never go back),
+/// so only the threads' skew in the file is held besides the series itself.
+Expected<Series> ReadSeries(const std::string& path) {
+  std::map<uint16_t, WcetMergeQueue> queues;
+  auto first = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
+    WcetMergeQueue& q = queues[r.thread];
+    if (q.unread > 0 && r.expected_ns < q.last_expected_ns) q.ordered = false;
+    q.last_expected_ns = r.expected_ns;
+    ++q.unread;
+  });
+  if (!first) return first.error();
+  uint64_t total = 0;
+  for (const auto& [thread, q] : queues) {
+    if (!q.ordered) return WcetSortedSeries(path);
+    total += q.unread;
+  }
+  Series s;
+  s.latency_ns.reserve(total);
+  // A thread blocks the merge while it has records to come and none waiting: one of them
+  // could be the smallest.
+  size_t blocked = queues.size();
+  auto merge = [&] {
+    while (blocked == 0) {
+      WcetMergeQueue* best = nullptr;
+      for (auto& [thread, q] : queues) {  // ascending thread: ties go to the lower one
+        if (!q.pending.empty() &&
+            (best == nullptr || q.pending.front().first < best->pending.front().first)) {
+          best = &q;
+        }
+      }
+      if (best == nullptr) return;
+      s.latency_ns.push_back(static_cast<double>(best->pending.front().second));
+      best->pending.pop_front();
+      if (best->pending.empty() && best->unread > 0) ++blocked;
+    }
+  };
+  bool changed = false;
+  auto second = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
+    auto it = queues.find(r.thread);
+    if (it == queues.end() || it->second.unread == 0) {
+      changed = true;
+      return;
+    }
+    WcetMergeQueue& q = it->second;
+    if (q.pending.empty()) --blocked;
+    --q.unread;
+    q.pending.emplace_back(r.expected_ns, measure::LatencyNs(r));
+    merge();
+  });
+  if (!second) return second.error();
+  if (changed || blocked != 0) {
+    return Failure(
+        fmt::format("{} changed while it was read (its records differ between two passes); read it "
+                    "again once the run that writes it has ended",
+                    path));
+  }
+  merge();
+  s.threads = queues.size();
+  s.dropped = second->dropped;
+  s.has_trailer = second->has_trailer;
   return s;
 }
 
@@ -250,7 +330,7 @@ int RunWcet(const WcetOptions& o) {
     if (!series->has_trailer) {
       input_warnings.push_back("the samples file has no trailer: the run did not end cleanly");
     }
-    const stats::EvtReport report = stats::EstimateWorstCase(series->latency_ns, eo);
+    const stats::EvtReport report = stats::EstimateWorstCase(std::move(series->latency_ns), eo);
     const std::string dir = folder + "/wcet/" + scenario->name;
     nlohmann::json plot = WritePlot(dir, scenario->name, report, notes);
     fmt::print(text, "scenario {}: {} threads merged in deadline order ({})\n", scenario->name,

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "core/clock.h"
-#include "core/samples_file.h"
+#include "report/latency_per_second.h"
 #include "report/units.h"
 #include "stats/summary.h"
 
@@ -301,38 +301,39 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
         scenario.name));
     return set;
   }
-  std::map<int64_t, std::vector<int64_t>> per_second;
-  int64_t start_realtime = 0;
-  int64_t start_monotonic = 0;
-  bool have_start = false;
   const std::string path = run_folder + "/" + scenario.samples_file;
-  auto summary = ReadSamplesFile(path, [&](const SampleRecord& r) {
-    per_second[r.expected_ns / kNsPerSec].push_back(LatencyNs(r));
-  });
-  if (!summary) {
-    set.notes.push_back(
-        fmt::format("{}: no latency-over-time figure: {}", scenario.name, summary.error().message));
+  auto per_second = ReadLatencyPerSecond(path);
+  if (!per_second) {
+    set.notes.push_back(fmt::format("{}: no latency-over-time figure: {}", scenario.name,
+                                    per_second.error().message));
     return set;
   }
-  start_realtime = summary->info.start_realtime_ns;
-  start_monotonic = summary->info.start_monotonic_ns;
-  have_start = start_realtime != 0;
-  if (per_second.empty()) {
+  const int64_t start_realtime = per_second->summary.info.start_realtime_ns;
+  const int64_t start_monotonic = per_second->summary.info.start_monotonic_ns;
+  const bool have_start = start_realtime != 0;
+  const std::vector<LatencySecond>& seconds = per_second->seconds;
+  if (seconds.empty()) {
     set.notes.push_back(fmt::format("{}: no latency-over-time figure: {} holds no samples",
                                     scenario.name, scenario.samples_file));
     return set;
   }
   // x = seconds since the first sample's second; monitor rows are placed on the same axis
   // through the samples file's realtime/monotonic pair.
-  const int64_t first_s = per_second.begin()->first;
+  const int64_t first_s = seconds.front().second;
   Series max_series{"max per second", {}, "lc rgb '#c00000'", false};
   Series p99_series{"p99 per second", {}, "lc rgb '#0060c0'", false};
-  for (auto& [second, values] : per_second) {
-    std::sort(values.begin(), values.end());
-    const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(values.size())));
-    const double x = static_cast<double>(second - first_s);
-    max_series.points.emplace_back(x, NsToUs(values.back()));
-    p99_series.points.emplace_back(x, NsToUs(values[std::max<size_t>(rank, 1) - 1]));
+  uint64_t fewest = seconds.front().count;
+  uint64_t most = 0;
+  uint64_t missed = 0;
+  uint64_t seconds_missed = 0;
+  for (const LatencySecond& s : seconds) {
+    const double x = static_cast<double>(s.second - first_s);
+    max_series.points.emplace_back(x, NsToUs(s.max_ns));
+    p99_series.points.emplace_back(x, NsToUs(s.p99_ns));
+    fewest = std::min(fewest, s.count);
+    most = std::max(most, s.count);
+    missed += s.missed;
+    if (s.missed > 0) ++seconds_missed;
   }
   Figure f;
   f.name = "timeline_" + FileStem(scenario.name);
@@ -341,7 +342,22 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
   f.series = {max_series, p99_series};
   f.notes = {
       "per-second maximum and nearest-rank p99 of the raw samples (exact, not from the "
-      "histogram), grouped by the second of each sample's deadline"};
+      "histogram), grouped by the second of each sample's deadline",
+      fmt::format("{} seconds with samples, {} to {} samples per second; {} missed period{} "
+                  "(woke after the next deadline) in {} second{}",
+                  seconds.size(), fewest, most, missed, missed == 1 ? "" : "s", seconds_missed,
+                  seconds_missed == 1 ? "" : "s")};
+  if (per_second->summary.dropped > 0) {
+    f.notes.push_back(fmt::format(
+        "{} samples were dropped while logging (ring full): the seconds they fell in count "
+        "fewer samples than the run took",
+        per_second->summary.dropped));
+  }
+  if (!per_second->summary.has_trailer) {
+    f.notes.push_back(
+        "the samples file has no trailer: the run did not end cleanly, the last second may be "
+        "cut short");
+  }
   std::vector<size_t> overlay;
   std::string overlay_what;
   if (monitor != nullptr && have_start) {
@@ -369,7 +385,7 @@ FigureSet LatencyTimelineFigures(const results::ScenarioResult& scenario,
     f.title = fmt::format("Latency over time, scenario {}, with {}", scenario.name, overlay_what);
     f.y2label = overlay_what == "temperature" ? "Temperature (C)" : "Frequency (MHz)";
     const int64_t from = start_realtime + (first_s * kNsPerSec - start_monotonic);
-    const int64_t to = from + (per_second.rbegin()->first - first_s + 1) * kNsPerSec;
+    const int64_t to = from + (seconds.back().second - first_s + 1) * kNsPerSec;
     for (size_t c : overlay) {
       Series s{monitor->columns[c].name, MonitorWindow(*monitor, c, from, to), "dt 2", true};
       if (!s.points.empty()) f.series.push_back(std::move(s));

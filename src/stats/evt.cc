@@ -469,16 +469,17 @@ void BuildCurve(const std::vector<double>& sorted, EvtReport& r) {
 }  // namespace
 
 EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOptions& options) {
+  return EstimateWorstCase(std::vector<double>(samples_ns), options);
+}
+
+EvtReport EstimateWorstCase(std::vector<double>&& samples_ns, const EvtOptions& options) {
   EvtReport r;
   r.options = options;
-  std::vector<double> x;
-  x.reserve(samples_ns.size());
-  for (const double v : samples_ns) {
-    if (std::isfinite(v)) x.push_back(v);
-  }
-  if (x.size() != samples_ns.size()) {
-    r.warnings.push_back(
-        fmt::format("{} non-finite samples were ignored", samples_ns.size() - x.size()));
+  std::vector<double> x = std::move(samples_ns);
+  const size_t given = x.size();
+  std::erase_if(x, [](double v) { return !std::isfinite(v); });
+  if (x.size() != given) {
+    r.warnings.push_back(fmt::format("{} non-finite samples were ignored", given - x.size()));
   }
   r.samples = x.size();
   if (x.size() < 2 * kMinFit) {

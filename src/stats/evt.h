@@ -166,6 +166,9 @@ struct EvtReport {
 /// Never throws; problems (too few samples, failed fits) are reported in `warnings`,
 /// `pot_ok`/`bm_ok` and the checks' verdicts. Deterministic for a given options.seed.
 EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOptions& options);
+/// The same, filtering and sorting in `samples_ns`'s own storage instead of a copy: for a long
+/// series (a day of samples), one copy less in memory.
+EvtReport EstimateWorstCase(std::vector<double>&& samples_ns, const EvtOptions& options);
 
 /// The report as JSON (docs/wcet.md, "JSON"), disclaimer included. NaN becomes null.
 nlohmann::json ToJson(const EvtReport& report);

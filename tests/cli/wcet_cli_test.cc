@@ -335,3 +335,69 @@ TEST(WcetCommandTest, BadUsage) {
 
 }  // namespace
 }  // namespace rtpulse::cli
+
+namespace rtpulse::cli {
+namespace {
+
+/// A one-scenario run whose samples.bin holds `records` in the given file order.
+void WriteRunWithRecords(const std::string& dir,
+                         const std::vector<measure::SampleRecord>& records) {
+  fs::create_directories(dir + "/idle");
+  nlohmann::json result = {
+      {"schema", "rtpulse.suite"},
+      {"schema_version", 1},
+      {"status", "complete"},
+      {"scenarios",
+       {{{"name", "idle"}, {"status", "complete"}, {"samples_file", "idle/samples.bin"}}}}};
+  std::ofstream(dir + "/result.json") << result.dump(1);
+  auto sink = measure::OpenSamplesFile(dir + "/idle/samples.bin", {0, 1'000'000'000});
+  ASSERT_TRUE(sink) << sink.error().message;
+  ASSERT_TRUE((*sink)->Write(records.data(), records.size()));
+  ASSERT_TRUE((*sink)->Finish(0, false));
+}
+
+TEST(WcetCommandTest, DeadlineOrderIsTheSameWhateverTheFileOrder) {
+  // Three threads with equal deadlines (ties go to the lower thread), written three ways: in
+  // batches of 700 per thread (the streaming merge), one thread after the other (the merge
+  // with the largest skew) and backwards (deadlines going back: the in-memory sort). The
+  // series, and so every number of the analysis, must be the same.
+  std::mt19937_64 rng(9);
+  std::vector<std::vector<measure::SampleRecord>> by_thread(3);
+  for (uint64_t seq = 0; seq < 12'000; ++seq) {
+    for (uint16_t thread = 0; thread < 3; ++thread) {
+      measure::SampleRecord r{};
+      r.seq = seq;
+      r.thread = thread;
+      r.expected_ns = 1'000'000'000 + static_cast<int64_t>(seq) * 1'000'000;
+      r.actual_ns = r.expected_ns + 1000 + static_cast<int64_t>(rng() % 50'000);
+      by_thread[thread].push_back(r);
+    }
+  }
+  std::vector<measure::SampleRecord> batches;
+  for (size_t from = 0; from < 12'000; from += 700) {
+    for (const auto& t : by_thread) {
+      for (size_t i = from; i < std::min<size_t>(from + 700, t.size()); ++i)
+        batches.push_back(t[i]);
+    }
+  }
+  std::vector<measure::SampleRecord> serial;
+  for (const auto& t : by_thread) serial.insert(serial.end(), t.begin(), t.end());
+  std::vector<measure::SampleRecord> backwards(serial.rbegin(), serial.rend());
+  testutil::TempDir dir;
+  std::vector<nlohmann::json> reports;
+  for (const auto* records : {&batches, &serial, &backwards}) {
+    const std::string run = dir.File("run" + std::to_string(reports.size()));
+    WriteRunWithRecords(run, *records);
+    const auto r = RunRtpulse({"wcet", run, "--json", "-", "--bootstrap", "10"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["scenarios"][0]["threads"], 3);
+    reports.push_back(doc["scenarios"][0]["report"]);
+  }
+  EXPECT_EQ(reports[0]["samples"], 36'000);
+  EXPECT_EQ(reports[0], reports[1]);
+  EXPECT_EQ(reports[0], reports[2]);
+}
+
+}  // namespace
+}  // namespace rtpulse::cli
