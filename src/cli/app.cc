@@ -6,10 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <memory>
+#include <sstream>
+#include <string_view>
 
 #include "cli/command.h"
 #include "core/exit_code.h"
@@ -17,6 +21,7 @@
 #include "core/printable.h"
 #include "core/suggest.h"
 #include "core/version.h"
+#include "results/killed_run.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -161,7 +166,34 @@ const char* ExitCodesText() {
   return kExitCodes;
 }
 
+namespace {
+
+/// `rtpulse __mark-killed RESULT PID`: what a tuning guardian runs after restoring for a
+/// killed rtpulse (results/killed_run.h); its report on stdin. Not a user command.
+int MarkKilledMain(int argc, char** argv) {
+  if (argc != 4) return ReportError(UsageError("__mark-killed RESULT PID (run by the guardian)"));
+  int pid = 0;
+  const std::string_view pid_text = argv[3];
+  const auto [end, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+  if (ec != std::errc() || end != pid_text.data() + pid_text.size() || pid <= 0) {
+    return ReportError(UsageError(fmt::format("__mark-killed: bad pid '{}'", Printable(pid_text))));
+  }
+  std::ostringstream text;
+  text << std::cin.rdbuf();
+  auto report = results::ParseGuardianReport(text.str());
+  if (!report) return ReportError(report.error());
+  auto marked = results::MarkKilled(argv[2], pid, *report);
+  if (!marked) return ReportError(marked.error());
+  std::fprintf(stderr, "rtpulse: tuning guardian: %s\n", Printable(*marked).c_str());
+  return 0;
+}
+
+}  // namespace
+
 int Main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == results::kMarkKilledCommand) {
+    return MarkKilledMain(argc, argv);
+  }
   for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);
   if (const int code = CheckCommandName(argc, argv); code != 0) return code;
 

@@ -124,6 +124,10 @@ Expected<std::vector<CompareRun>> ReadRuns(const CompareOptions& o) {
   for (size_t i = 0; i < o.runs.size(); ++i) {
     auto suite = results::ReadSuiteResult(o.runs[i]);
     if (!suite) return suite.error();
+    if (!suite->status_note.empty()) {
+      std::fprintf(stderr, "rtpulse: note: %s: %s\n", o.runs[i].c_str(),
+                   suite->status_note.c_str());
+    }
     runs.push_back({(*labels)[i], o.runs[i], std::move(*suite)});
   }
   return runs;

@@ -269,6 +269,9 @@ int RunWcet(const WcetOptions& o) {
   if (Status s = CheckOptions(o); !s) return ReportError(s.error());
   auto suite = results::ReadSuiteResult(o.run);
   if (!suite) return ReportError(suite.error());
+  if (!suite->status_note.empty()) {
+    std::fprintf(stderr, "rtpulse: note: %s\n", suite->status_note.c_str());
+  }
   const std::string folder = results::RunFolder(o.run);
 
   std::vector<const results::ScenarioResult*> chosen;

@@ -107,6 +107,9 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
   }
   ReportOutput output;
   Planned plan = PlanFigures(*suite, run_folder);
+  // A killed run (marked by its guardian, or a stale 'running') is said first, never shown as
+  // running.
+  if (!suite->status_note.empty()) plan.notes.insert(plan.notes.begin(), suite->status_note);
   output.notes = plan.notes;
 
   RenderOptions render;

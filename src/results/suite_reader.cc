@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "core/printable.h"
+#include "results/killed_run.h"
 
 namespace rtpulse::results {
 namespace {
@@ -303,12 +305,24 @@ Expected<SuiteResult> ReadSuiteResult(const std::string& path) {
   suite.rtpulse_version = FieldOr<std::string>(j, "rtpulse_version", "");
   suite.cmdline = FieldOr<std::string>(j, "cmdline", "");
   suite.status = FieldOr<std::string>(j, "status", "");
+  suite.writer = j.value("writer", json());
+  if (suite.status == "running") {
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    if (auto note = StaleRunningNote(j, now.count())) {
+      suite.status = "killed";
+      suite.status_note = *note;
+    }
+  } else if (suite.status == "killed") {
+    suite.status_note = KilledNote(j);
+  }
   suite.config = j.value("config", json::object());
   suite.system = j.value("system", json::object());
   suite.tuning = j.value("tuning", json::array());
   suite.tune_ab = j.value("tune_ab", json());
   suite.monitor = j.value("monitor", json::object());
   suite.warnings = FieldOr<std::vector<std::string>>(j, "warnings", {});
+  if (!suite.status_note.empty()) suite.warnings.insert(suite.warnings.begin(), suite.status_note);
   auto scenarios = Field<json>(j, "scenarios", file);
   if (!scenarios) return scenarios.error();
   for (const auto& sj : *scenarios) {

@@ -296,6 +296,7 @@ nlohmann::json ToJson(const SuiteResult& suite) {
   j["status"] = suite.status;
   j["start_time"] = IsoTime(suite.start_realtime_ns);
   j["updated_time"] = IsoTime(suite.updated_realtime_ns);
+  if (!suite.writer.is_null()) j["writer"] = suite.writer;
   j["config"] = suite.config;
   j["system"] = suite.system;
   j["tuning"] = suite.tuning;

@@ -72,7 +72,13 @@ struct SuiteResult {
   /// "complete", "interrupted" (SIGINT/SIGTERM), "failed" (a scenario failed) or "refused"
   /// (--strict and a failed pre-flight check: nothing was run). `rtpulse import` writes
   /// "complete"; a single `latency --json` file reads as "complete" or "interrupted".
+  /// "killed": marked by the tuning guardian after rtpulse died, or a stale "running" as the
+  /// reader reads it (results/killed_run.h); then `status_note` says which.
   std::string status = "running";
+  /// Read back only: why the status is "killed" (one line every reader prints); "" otherwise.
+  std::string status_note;
+  /// The process writing the run (results/killed_run.h CurrentWriter); null when unknown.
+  nlohmann::json writer;
   int64_t start_realtime_ns = 0;
   int64_t updated_realtime_ns = 0;
   nlohmann::json config = nlohmann::json::object();   ///< The suite as run.

@@ -10,6 +10,7 @@
 #include "core/file_owner.h"
 #include "core/parse.h"
 #include "results/cyclictest_format.h"
+#include "results/killed_run.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -129,6 +130,7 @@ std::optional<RunOutcome> Run::Prepare() {
   result_.cmdline = plan_.invocation;
   result_.budget = plan_.budget;
   result_.start_realtime_ns = Now();
+  result_.writer = results::CurrentWriter();
   result_.config = ConfigJson(plan_);
   if (services_.workload != nullptr) result_.config.update(services_.workload->ConfigJson());
   result_.system = preflight_.system;

@@ -2,14 +2,17 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 
 #include "core/clock.h"
 #include "load/load_set.h"
 #include "monitor/sampler.h"
 #include "monitor/sources.h"
+#include "results/killed_run.h"
 #include "suite/facts.h"
 #include "suite/integrity.h"
 #include "sys/check.h"
@@ -167,6 +170,12 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
                                                    const std::string& journal_path) {
   sys::TuneOptions tune = SuiteTuneOptions(measured_cpus, online_cpus, journal_path);
   tune.rt_throttling_off = rt_throttling_off;
+  // The journal sits beside result.json: a guardian that restores for a killed rtpulse marks
+  // that result killed.
+  if (!journal_path.empty()) {
+    tune.after_restore = results::MarkKilledArgs(
+        (std::filesystem::path(journal_path).parent_path() / "result.json").string(), ::getpid());
+  }
   return ApplySuiteTuneOptions(root, tune);
 }
 

@@ -301,7 +301,7 @@ Expected<std::unique_ptr<Tuning>> Tuning::Apply(const FsRoot& root, const TuneOp
   const auto online = OnlineCpus(root, options);
   const auto house = CpusMinus(online, SortedCpus(options.measured_cpus));
   KernelFileWriter writer = options.write_file != nullptr ? options.write_file : &WriteKernelFile;
-  auto guardian = TuneGuardian::Start(writer, house);
+  auto guardian = TuneGuardian::Start(writer, house, options.after_restore);
   if (!guardian) return guardian.error();
   std::unique_ptr<Tuning> tuning(new Tuning(root, options, std::move(*guardian)));
   if (!tuning->journal_path_.empty()) {

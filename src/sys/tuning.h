@@ -42,6 +42,9 @@ struct TuneOptions {
   /// Where to keep a JSON record of the changes for a human (results dir/tuning_journal.json);
   /// "" for none. Rewritten after applying and after restoring.
   std::string journal_path;
+  /// What the guardian runs after restoring for a killed rtpulse (TuneGuardian::Start's
+  /// `after_restore`): `suite` marks result.json killed with it. Empty: nothing.
+  std::vector<std::string> after_restore;
   /// How files are written (tests make some refuse).
   KernelFileWriter write_file = &WriteKernelFile;
 };

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 namespace rtpulse::sys {
@@ -114,14 +115,47 @@ struct Line {
   }
 };
 
-/// Writes every original back, newest first, and says so on the inherited stderr.
-void RestoreAll(const Received& r, KernelFileWriter writer, pid_t parent) {
+/// Writes `line` whole to `fd` (a memfd: short writes only on a full memory).
+void WriteLine(int fd, const Line& line) {
+  size_t done = 0;
+  while (done < line.length) {
+    const ssize_t n = ::write(fd, line.text + done, line.length - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+/// Writes every original back, newest first, and says so on the inherited stderr. With
+/// `report_fd` >= 0, also writes there what after_restore reads (see the header).
+void RestoreAll(const Received& r, KernelFileWriter writer, pid_t parent, int report_fd) {
   ::alarm(kRestoreLimitS);
   uint64_t failed = 0;
+  int* errors = reinterpret_cast<int*>(r.offsets + kMaxRecords);
   for (size_t i = r.count; i-- > 0;) {
     const char* path = r.data + r.offsets[i] + 1;
     const char* value = path + std::strlen(path) + 1;
-    if (writer(path, std::string_view(value, std::strlen(value))) != 0) ++failed;
+    errors[i] = writer(path, std::string_view(value, std::strlen(value)));
+    if (errors[i] != 0) ++failed;
+  }
+  if (report_fd >= 0) {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    Line time;
+    time.Add("T\t");
+    time.Add(static_cast<uint64_t>(now.tv_sec) * 1'000'000'000U +
+             static_cast<uint64_t>(now.tv_nsec));
+    time.Add("\n");
+    WriteLine(report_fd, time);
+    for (size_t i = 0; i < r.count; ++i) {
+      Line entry;
+      entry.Add(static_cast<uint64_t>(errors[i]));
+      entry.Add("\t");
+      entry.Add(r.data + r.offsets[i] + 1);
+      entry.Add("\n");
+      // A path longer than the line is cut: never report it as restored under another name.
+      if (entry.length < sizeof(entry.text)) WriteLine(report_fd, entry);
+    }
   }
   Line line;
   line.Add("rtpulse: tuning guardian: rtpulse (pid ");
@@ -175,10 +209,28 @@ int PrepareGuardian(int fd, const cpu_set_t& cpus, bool pin) {
   return kGuardianFd;
 }
 
+/// after_restore, made ready before fork(): argv pointers into strings the parent owns (the
+/// child's copy of its memory keeps them).
+struct AfterRestore {
+  std::vector<std::string> args;
+  std::vector<char*> argv;
+};
+
+/// Execs after_restore with what RestoreAll wrote on its stdin; returns only when that fails.
+void ExecAfterRestore(int report_fd, char* const* argv) {
+  ::lseek(report_fd, 0, SEEK_SET);
+  ::dup2(report_fd, STDIN_FILENO);
+  ::close(report_fd);
+  ::alarm(kRestoreLimitS);  // the same limit for recording it
+  ::execv("/proc/self/exe", argv);
+  const char text[] = "rtpulse: tuning guardian: cannot run rtpulse to mark the result killed\n";
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, text, sizeof(text) - 1);
+}
+
 [[noreturn]] void RunGuardian(int fd, pid_t parent, KernelFileWriter writer, const cpu_set_t& cpus,
-                              bool pin) {
+                              bool pin, char* const* after_restore) {
   fd = PrepareGuardian(fd, cpus, pin);
-  void* memory = ::mmap(nullptr, kDataBytes + kMaxRecords * sizeof(uint32_t),
+  void* memory = ::mmap(nullptr, kDataBytes + kMaxRecords * (sizeof(uint32_t) + sizeof(int)),
                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) ::_exit(1);
   Received r;
@@ -198,7 +250,9 @@ int PrepareGuardian(int fd, const cpu_set_t& cpus, bool pin) {
     }
   }
   if (ParseRecords(r)) ::_exit(0);
-  RestoreAll(r, writer, parent);
+  const int report_fd = after_restore != nullptr ? ::memfd_create("rtpulse-restored", 0) : -1;
+  RestoreAll(r, writer, parent, report_fd);
+  if (report_fd >= 0) ExecAfterRestore(report_fd, after_restore);
   ::_exit(0);
 }
 
@@ -252,7 +306,12 @@ int WriteKernelFile(const char* path, std::string_view content) {
 }
 
 Expected<std::unique_ptr<TuneGuardian>> TuneGuardian::Start(
-    KernelFileWriter writer, const std::vector<int>& housekeeping_cpus) {
+    KernelFileWriter writer, const std::vector<int>& housekeeping_cpus,
+    const std::vector<std::string>& after_restore) {
+  AfterRestore after;
+  after.args = after_restore;
+  for (auto& arg : after.args) after.argv.push_back(arg.data());
+  after.argv.push_back(nullptr);
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return ResourceError(
@@ -278,7 +337,8 @@ Expected<std::unique_ptr<TuneGuardian>> TuneGuardian::Start(
   }
   if (pid == 0) {
     ::close(fds[0]);
-    RunGuardian(fds[1], parent, writer, cpus, pin);
+    RunGuardian(fds[1], parent, writer, cpus, pin,
+                after.args.empty() ? nullptr : after.argv.data());
   }
   ::close(fds[1]);
   std::unique_ptr<TuneGuardian> guardian(new TuneGuardian(pid, fds[0], parent));

@@ -30,9 +30,14 @@ using KernelFileWriter = int (*)(const char* path, std::string_view content);
 class TuneGuardian {
  public:
   /// Forks the guardian and waits until it is ready. `housekeeping_cpus` (may be empty: leave
-  /// the inherited affinity) keeps it off the measured CPUs.
-  static Expected<std::unique_ptr<TuneGuardian>> Start(KernelFileWriter writer,
-                                                       const std::vector<int>& housekeeping_cpus);
+  /// the inherited affinity) keeps it off the measured CPUs. `after_restore` (may be empty):
+  /// the arguments the guardian execs this program (/proc/self/exe) with once it has restored
+  /// the files, so a full process (allocation allowed) can record what was restored; its
+  /// stdin then reads one line per file, "ERRNO<TAB>PATH" (0: restored), after a first line
+  /// "T<TAB>REALTIME_NS" (when the restore ended).
+  static Expected<std::unique_ptr<TuneGuardian>> Start(
+      KernelFileWriter writer, const std::vector<int>& housekeeping_cpus,
+      const std::vector<std::string>& after_restore = {});
   /// Finish() if not done.
   ~TuneGuardian();
   TuneGuardian(const TuneGuardian&) = delete;
