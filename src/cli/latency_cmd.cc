@@ -215,7 +215,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   }
 
   int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
-  if (!run.samples_error.empty()) exit_code = ToInt(ExitCode::kFailure);
+  if (!run.samples_error.empty()) exit_code = ToInt(run.samples_error_code);
   const results::Verdict verdict = results::JudgeLatencyRun(run, budget);
   nlohmann::json document = results::ToJson(run, o.nsecs);
   document["verdict"] = results::VerdictJson(verdict);

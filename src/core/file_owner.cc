@@ -68,7 +68,7 @@ Status CreateFolders(const std::string& dir) {
       if (err == ENOTDIR) break;  // a file where a parent folder should be: said below
       Error e = WriteError("cannot create folder", it->string(), err);
       // Beyond privilege and space, a folder that cannot be made is a bad path (/proc/x).
-      if (e.code == ExitCode::kFailure && err != ENOSPC && err != EDQUOT) {
+      if (e.code == ExitCode::kFailure) {
         e.code = ExitCode::kUsage;
       }
       return e;
@@ -99,8 +99,8 @@ Error WriteError(std::string_view what, const std::string& path, int err) {
           fmt::format("{}; '{}' is on a read-only filesystem: write somewhere else", head, folder));
     case ENOSPC:
     case EDQUOT:
-      // A run-time failure (exit 1, docs/cli.md), with the fix all the same.
-      return Failure(
+      // A missing resource (exit 3, docs/cli.md): the space to write in.
+      return ResourceError(
           fmt::format("{}; no space left for '{}': free some (df -h {}) or write somewhere else",
                       head, folder, folder));
     default:

@@ -30,14 +30,14 @@ void HandOver(int fd);
 
 /// Creates `dir` and its missing parents, handing every folder it created over
 /// (`HandOver`); existing folders are left as they are. A permission or read-only failure
-/// is `ExitCode::kResource` with the fix in the message (`WriteError`), a full disk
-/// `ExitCode::kFailure`; any other refusal (a file in the way, a path under /proc) is
+/// or a full disk is `ExitCode::kResource` with the fix in the message (`WriteError`); any
+/// other refusal (a file in the way, a path under /proc) is
 /// `ExitCode::kUsage`.
 Status CreateFolders(const std::string& dir);
 
 /// The error for a failed write of `path` (`what`: "cannot write", "cannot create folder"):
-/// `ExitCode::kResource` with the fix for EACCES, EPERM and EROFS (missing privilege),
-/// `ExitCode::kFailure` for anything else (ENOSPC and EDQUOT with the fix too).
+/// `ExitCode::kResource` with the fix for EACCES, EPERM and EROFS (missing privilege) and
+/// for ENOSPC and EDQUOT (no space left), `ExitCode::kFailure` for anything else.
 Error WriteError(std::string_view what, const std::string& path, int err);
 
 }  // namespace rtpulse

@@ -356,6 +356,8 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
       const uint64_t lost = offered > writer->written() ? offered - writer->written() : 0;
       run.samples_error = fmt::format("{}; {} of {} samples did not reach the file",
                                       s.error().message, lost, offered);
+      run.samples_error_code =
+          s.error().code == ExitCode::kResource ? ExitCode::kResource : ExitCode::kFailure;
       run.warnings.push_back("samples log failed: " + run.samples_error);
     }
   }

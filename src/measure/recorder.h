@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exit_code.h"
 #include "core/histogram.h"
 
 namespace rtpulse::measure {
@@ -98,7 +99,9 @@ struct RunRecord {
   std::vector<std::string> warnings;  ///< Environment and privilege warnings, verbatim.
   std::optional<BreakRecord> breaktrace;
   std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
-  std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
+  std::string samples_error;  ///< Non-empty when the --samples/-v stream failed.
+  /// Its exit code: 3 for a full disk or missing privilege (core/file_owner.h), else 1.
+  ExitCode samples_error_code = ExitCode::kFailure;
 };
 
 }  // namespace rtpulse::measure

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/exit_code.h"
 #include "core/histogram.h"
 #include "results/explain_result.h"
 
@@ -222,7 +223,9 @@ struct LatencyRun {
   std::vector<std::string> warnings;  ///< Environment and privilege warnings, verbatim.
   std::optional<BreakTrace> breaktrace;
   std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
-  std::string samples_error;  ///< Non-empty when the --samples/-v stream failed (exit 1).
+  std::string samples_error;  ///< Non-empty when the --samples/-v stream failed.
+  /// Its exit code: 3 for a full disk or missing privilege, else 1 (docs/cli.md).
+  ExitCode samples_error_code = ExitCode::kFailure;
   std::optional<InjectSettings> inject;  ///< With --inject.
   /// With --explain: what the kernel trace showed about the spikes, or why it could not run
   /// (docs/explain.md).

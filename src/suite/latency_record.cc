@@ -116,6 +116,7 @@ results::LatencyRun ToLatencyRun(measure::RunRecord&& record) {
   }
   out.dma_latency = std::move(record.dma_latency);
   out.samples_error = std::move(record.samples_error);
+  out.samples_error_code = record.samples_error_code;
   return out;
 }
 

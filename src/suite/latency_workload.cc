@@ -205,7 +205,9 @@ Expected<Measured> LatencyWorkload::Measure(
   }
   out.interrupted = m.interrupted;
   const bool logged = sink_opened && m.samples_error.empty();
-  if (!m.samples_error.empty()) out.warnings.push_back(m.samples_error);
+  if (!m.samples_error.empty()) {
+    out.write_error = Error{m.samples_error_code, "samples log: " + m.samples_error};
+  }
   out.latency = std::move(m);
   if (logged) AddExactPercentiles(dir + "/samples.bin", out);
   return out;

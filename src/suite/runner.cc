@@ -252,6 +252,7 @@ void Run::MeasureScenario(size_t index) {
     return;
   }
   for (auto& w : measured->warnings) r.warnings.push_back(std::move(w));
+  if (measured->write_error) NoteWriteError(*measured->write_error);
   r.samples_file = measured->samples_file;
   r.exact_percentiles = measured->exact_percentiles;
   r.exact_per_period_percentiles = measured->exact_per_period_percentiles;
@@ -373,6 +374,8 @@ RunOutcome Run::Finish() {
   ExitCode code = ExitCode::kOk;
   if (interrupted_) {
     code = ExitCode::kInterrupted;
+  } else if (write_error_ && write_error_->code == ExitCode::kResource) {
+    code = ExitCode::kResource;  // no space left, or no permission (docs/cli.md)
   } else if (failed_ || write_error_) {
     code = ExitCode::kFailure;
   }
@@ -383,7 +386,11 @@ RunOutcome Run::Execute() {
   if (auto stop = Prepare()) return std::move(*stop);
   if (auto stop = Refuse()) return std::move(*stop);
   // A results folder that cannot be written is a failure before anything starts.
-  if (write_error_) return RunOutcome{ExitCode::kFailure, std::move(result_)};
+  if (write_error_) {
+    return RunOutcome{
+        write_error_->code == ExitCode::kResource ? ExitCode::kResource : ExitCode::kFailure,
+        std::move(result_)};
+  }
   if (auto stop = StartTuningAndMonitor()) return std::move(*stop);
   for (size_t i = 0; i < plan_.config.scenarios.size() && !interrupted_; ++i) RunScenario(i);
   if (services_.progress != nullptr) services_.progress->Done();

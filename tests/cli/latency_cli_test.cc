@@ -525,7 +525,7 @@ TEST_F(LatencyRunTest, InjectionsCountOnlyWhileTheProbeRuns) {
   EXPECT_LE(injections, periods / 10);
 }
 
-TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogIsAFailureThatSaysWhatWasLost) {
+TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogExitsThreeAndSaysWhatWasLost) {
   TempDir dir;
   const std::string small = dir.File("small");
   std::filesystem::create_directories(small);
@@ -533,7 +533,7 @@ TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogIsAFailureThatSaysWhatWasLost) {
   auto r = RunRtpulse({"latency", "-S", "-i", "200", "-D", "2s", "-q", "--samples",
                        small + "/s.smp", "--json", dir.File("s.json")});
   std::system(("umount " + small).c_str());
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 3) << "no space is a missing resource (docs/cli.md): " << r.err;
   EXPECT_NE(r.err.find("did not reach the file"), std::string::npos) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
   EXPECT_TRUE(j["rtpulse"].contains("samples_error"));

@@ -600,3 +600,37 @@ TEST_F(SuiteTest, TuneIsRestoredEvenWhenTheSuiteIsKilled) {
 
 }  // namespace
 }  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+/// A disk that fills up mid-run (a 512 kB tmpfs holding the whole results folder, the samples
+/// log filling it): exit 3 (no space is a missing resource, docs/cli.md), the error said with
+/// the fix, the last result.json that fitted readable and marked, nothing left behind.
+TEST_F(SuiteTest, AFullDiskMidRunExitsThreeWithAReadableResult) {
+  TempDir dir;
+  const std::string small = dir.File("small");
+  std::filesystem::create_directories(small);
+  ASSERT_EQ(std::system(("mount -t tmpfs -o size=512k rtpulse-test-full " + small).c_str()), 0);
+  const std::string marker = Marker();
+  ProcessOptions options;
+  options.extra_env = {marker};
+  // 2 threads at 10 kHz for 20 s: 400 000 samples, several times 512 kB in either samples
+  // format (32 or about 3 bytes a sample), while result.json alone fits: the log fills it.
+  auto r =
+      RunRtpulse({"suite", "--scenarios", "idle", "--cpus", "0-1", "--interval", "100",
+                  "--duration", "20s", "--settle", "0", "--samples", "-q", "--out", small + "/run"},
+                 options);
+  const std::string result_text = ReadFile(small + "/run/result.json");
+  std::system(("umount " + small).c_str());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("No space left"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("df -h"), std::string::npos) << "the fix is named: " << r.err;
+  ASSERT_FALSE(result_text.empty()) << "a result.json fitted before the disk filled";
+  const auto result = nlohmann::json::parse(result_text);
+  EXPECT_NE(result["status"], "complete") << "a run whose log did not fit is not complete";
+  EXPECT_TRUE(Leftovers(marker).empty());
+}
+
+}  // namespace
+}  // namespace rtpulse

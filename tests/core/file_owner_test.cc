@@ -144,7 +144,7 @@ TEST_F(FileOwnerTest, PermissionAndReadOnlyFailuresAreMissingPrivilegeWithTheFix
   EXPECT_EQ(rofs.code, ExitCode::kResource);
   EXPECT_NE(rofs.message.find("read-only filesystem"), std::string::npos) << rofs.message;
   const Error full = WriteError("cannot write", "/data/run.smp", ENOSPC);
-  EXPECT_EQ(full.code, ExitCode::kFailure) << "a full disk stays exit 1 (docs/cli.md)";
+  EXPECT_EQ(full.code, ExitCode::kResource) << "a full disk is a missing resource, exit 3";
   EXPECT_NE(full.message.find("df -h /data"), std::string::npos) << full.message;
   const Error other = WriteError("cannot write", "/data/run.smp", EIO);
   EXPECT_EQ(other.code, ExitCode::kFailure);
