@@ -34,9 +34,8 @@ int main(int argc, char** argv) {
   }
   const int rounds = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
   std::vector<SampleRecord> records;
-  auto read = rtpulse::ReadSamplesFile(argv[1], [&](const SampleRecord& r) {
-    records.push_back(r);
-  });
+  auto read =
+      rtpulse::ReadSamplesFile(argv[1], [&](const SampleRecord& r) { records.push_back(r); });
   if (!read) {
     std::fprintf(stderr, "%s\n", read.error().message.c_str());
     return 2;
@@ -56,8 +55,8 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t at = 0; at < records.size(); at += sf::kV2MaxBlockRecords) {
       const size_t n = std::min<size_t>(sf::kV2MaxBlockRecords, records.size() - at);
-      blocks.push_back({file.size(), records[at].seq, records[at].expected_ns,
-                        static_cast<uint32_t>(n)});
+      blocks.push_back(
+          {file.size(), records[at].seq, records[at].expected_ns, static_cast<uint32_t>(n)});
       sf::AppendBlockV2(records.data() + at, n, file);
     }
     best_encode = std::min(best_encode, SecondsSince(t0));

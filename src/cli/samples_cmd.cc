@@ -178,14 +178,14 @@ int RunCheck(const SamplesOptions& options) {
   text += fmt::format("bytes         {}\n", c.file_bytes);
   if (c.version >= 2) {
     text += fmt::format("blocks        {} whole, {} bad\n", c.blocks_whole, c.blocks_bad);
-    text += fmt::format("index         {}\n", c.index_ok ? "present, matches the blocks"
-                                                          : "missing or damaged");
+    text += fmt::format("index         {}\n",
+                        c.index_ok ? "present, matches the blocks" : "missing or damaged");
   }
   text += fmt::format("trailer       {}\n", c.has_trailer ? "yes" : "no");
   text += fmt::format("records       {} recovered\n", c.records);
   if (c.torn_bytes > 0) {
-    text += fmt::format("torn          {} bytes from byte offset {}\n", c.torn_bytes,
-                        c.torn_offset);
+    text +=
+        fmt::format("torn          {} bytes from byte offset {}\n", c.torn_bytes, c.torn_offset);
   } else {
     text += "torn          none\n";
   }

@@ -165,10 +165,10 @@ Status CheckHeader(const std::string& path, const std::byte* h, SamplesFileSumma
                      kCorrupt);
     }
     if (const auto n = Get<uint32_t>(h, kOffRecordBytes); n == 0 || n > kV2ReaderMaxBlock) {
-      return BadFile(path, kOffRecordBytes,
-                     fmt::format("block size is {} records, version 2 allows 1 to {}", n,
-                                 kV2ReaderMaxBlock),
-                     kCorrupt);
+      return BadFile(
+          path, kOffRecordBytes,
+          fmt::format("block size is {} records, version 2 allows 1 to {}", n, kV2ReaderMaxBlock),
+          kCorrupt);
     }
     return Status::Ok();
   }
@@ -223,7 +223,6 @@ Status LocateRecords(const std::string& path, int fd, uint64_t size, SamplesFile
   summary.interrupted = (Get<uint32_t>(t, kOffTrailerFlags) & kTrailerInterrupted) != 0;
   return Status::Ok();
 }
-
 
 // ---- Version 2 ---------------------------------------------------------------------------
 
@@ -487,8 +486,8 @@ bool V2ReadBlock(int fd, uint64_t offset, uint64_t end, uint32_t max_records,
   }
   const auto stored_crc = Get<uint32_t>(h, kOffBlockCrc);
   Put<uint32_t>(h, kOffBlockCrc, 0);
-  const uint32_t crc = samples_format::Crc32c(scratch.data(), payload,
-                                              samples_format::Crc32c(h, sizeof(h)));
+  const uint32_t crc =
+      samples_format::Crc32c(scratch.data(), payload, samples_format::Crc32c(h, sizeof(h)));
   if (crc != stored_crc) {
     why = fmt::format("checksum mismatch (stored {:08x}, computed {:08x})", stored_crc, crc);
     return false;
@@ -551,8 +550,8 @@ bool V2ReadTail(int fd, uint64_t size, V2Tail& tail, std::string& why, uint64_t&
   if (!ReadAt(fd, index.data(), index.size(), tail.index_offset)) {
     return why = "cannot read the block index", false;
   }
-  const uint32_t crc = samples_format::Crc32c(t, kOffV2Crc,
-                                              samples_format::Crc32c(index.data(), index.size()));
+  const uint32_t crc =
+      samples_format::Crc32c(t, kOffV2Crc, samples_format::Crc32c(index.data(), index.size()));
   if (crc != Get<uint32_t>(t, kOffV2Crc)) {
     where = tail.index_offset;
     why = "the block index or trailer checksum does not match";
@@ -617,7 +616,6 @@ void EncodeTrailer(uint64_t records, uint64_t dropped, bool interrupted, std::by
   Put<uint64_t>(out, kOffTrailerDropped, dropped);
   Put<uint32_t>(out, kOffTrailerFlags, interrupted ? kTrailerInterrupted : 0);
 }
-
 
 void EncodeHeaderV2(const SamplesFileInfo& info, std::byte* out) {
   EncodeHeader(info, out);
@@ -755,8 +753,7 @@ Expected<SamplesFileSummary> ReadV1(const std::string& path, OpenedSamples& open
   uint64_t offset = kHeaderBytes;
   for (uint64_t left = summary.records; left > 0;) {
     const auto n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
-    if (!ReadAt(opened.fd, reinterpret_cast<std::byte*>(chunk.data()), n * kRecordBytes,
-                offset)) {
+    if (!ReadAt(opened.fd, reinterpret_cast<std::byte*>(chunk.data()), n * kRecordBytes, offset)) {
       return ReadError(path, offset);
     }
     for (size_t i = 0; i < n; ++i) fn(chunk[i]);
@@ -784,18 +781,17 @@ Expected<SamplesFileSummary> ReadV2(const std::string& path, OpenedSamples& open
     summary.interrupted = tail.interrupted;
     for (size_t i = 0; i < tail.blocks.size(); ++i) {
       const SamplesBlock& want = tail.blocks[i];
-      const uint64_t end = i + 1 < tail.blocks.size() ? tail.blocks[i + 1].offset
-                                                      : tail.index_offset;
+      const uint64_t end =
+          i + 1 < tail.blocks.size() ? tail.blocks[i + 1].offset : tail.index_offset;
       if (!V2ReadBlock(opened.fd, want.offset, end, opened.max_block, scratch, records, block,
                        why)) {
         return BadFile(path, want.offset, fmt::format("block {}: {}", i, why),
                        "the file was damaged after it was written; 'rtpulse samples --check' "
                        "says what can be recovered");
       }
-      if (!SameBlock(block, want) ||
-          block.offset + kV2BlockHeaderBytes + scratch.size() != end) {
-        return BadFile(path, want.offset,
-                       fmt::format("block {} does not match its index entry", i), kCorrupt);
+      if (!SameBlock(block, want) || block.offset + kV2BlockHeaderBytes + scratch.size() != end) {
+        return BadFile(path, want.offset, fmt::format("block {} does not match its index entry", i),
+                       kCorrupt);
       }
       for (const SampleRecord& r : records) fn(r);
       summary.records += records.size();
@@ -836,10 +832,10 @@ Expected<std::vector<SamplesBlock>> ReadSamplesIndex(const std::string& path) {
   OpenedSamples opened;
   if (Status s = OpenSamples(path, fd, opened); !s) return s.error();
   if (opened.summary.version != kFormatVersionV2) {
-    return UsageError(fmt::format(
-        "samples file '{}' is version 1, which has no blocks; read it whole with "
-        "'rtpulse samples'",
-        path));
+    return UsageError(
+        fmt::format("samples file '{}' is version 1, which has no blocks; read it whole with "
+                    "'rtpulse samples'",
+                    path));
   }
   V2Tail tail;
   std::string why;
@@ -925,10 +921,10 @@ Expected<SamplesCheck> CheckSamplesFile(const std::string& path) {
   if (check.index_ok) {
     // Every indexed block, the damaged ones counted and skipped.
     for (size_t i = 0; i < tail.blocks.size(); ++i) {
-      const uint64_t end = i + 1 < tail.blocks.size() ? tail.blocks[i + 1].offset
-                                                      : tail.index_offset;
-      const bool ok = V2ReadBlock(opened.fd, tail.blocks[i].offset, end, opened.max_block,
-                                  scratch, records, block, why) &&
+      const uint64_t end =
+          i + 1 < tail.blocks.size() ? tail.blocks[i + 1].offset : tail.index_offset;
+      const bool ok = V2ReadBlock(opened.fd, tail.blocks[i].offset, end, opened.max_block, scratch,
+                                  records, block, why) &&
                       SameBlock(block, tail.blocks[i]) &&
                       block.offset + kV2BlockHeaderBytes + scratch.size() == end;
       if (ok) {
@@ -939,8 +935,7 @@ Expected<SamplesCheck> CheckSamplesFile(const std::string& path) {
       if (check.blocks_bad++ == 0) {
         check.torn_offset = tail.blocks[i].offset;
         check.torn_bytes = end - tail.blocks[i].offset;
-        check.problem = fmt::format("block {} at byte {} is damaged: {}", i,
-                                    tail.blocks[i].offset,
+        check.problem = fmt::format("block {} at byte {} is damaged: {}", i, tail.blocks[i].offset,
                                     why.empty() ? "it does not match its index entry" : why);
       }
     }

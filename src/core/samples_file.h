@@ -123,14 +123,14 @@ Expected<uint64_t> ReadSamplesBlock(const std::string& path, const SamplesBlock&
 struct SamplesCheck {
   uint32_t version = 0;
   uint64_t file_bytes = 0;
-  uint64_t records = 0;        ///< Records recovered (in whole, valid blocks or records).
-  uint64_t blocks_whole = 0;   ///< Version 2.
-  uint64_t blocks_bad = 0;     ///< Version 2: a block whose checksum or encoding is wrong.
+  uint64_t records = 0;       ///< Records recovered (in whole, valid blocks or records).
+  uint64_t blocks_whole = 0;  ///< Version 2.
+  uint64_t blocks_bad = 0;    ///< Version 2: a block whose checksum or encoding is wrong.
   bool has_trailer = false;
-  bool index_ok = false;       ///< Version 2: trailer + index present and matching the blocks.
-  uint64_t torn_offset = 0;    ///< Where unreadable bytes start (meaningful if torn_bytes > 0).
-  uint64_t torn_bytes = 0;     ///< Bytes from torn_offset to the index (or the end).
-  std::string problem;         ///< Empty when whole; else what is wrong, in words.
+  bool index_ok = false;     ///< Version 2: trailer + index present and matching the blocks.
+  uint64_t torn_offset = 0;  ///< Where unreadable bytes start (meaningful if torn_bytes > 0).
+  uint64_t torn_bytes = 0;   ///< Bytes from torn_offset to the index (or the end).
+  std::string problem;       ///< Empty when whole; else what is wrong, in words.
   bool whole() const { return problem.empty(); }
 };
 

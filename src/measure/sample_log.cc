@@ -138,8 +138,8 @@ class FileSink final : public SampleSink {
   void AppendTrailer(uint64_t dropped, bool interrupted) {
     if (format_ == SamplesFormat::kV2) {
       EncodePending();
-      samples_format::AppendIndexAndTrailerV2(blocks_, records_, dropped, interrupted,
-                                              file_offset_, encoded_);
+      samples_format::AppendIndexAndTrailerV2(blocks_, records_, dropped, interrupted, file_offset_,
+                                              encoded_);
       return;
     }
     samples_format::EncodeTrailer(records_, dropped, interrupted, buffer_.data() + used_);

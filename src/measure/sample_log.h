@@ -21,9 +21,9 @@ using rtpulse::LatencyNs;
 using rtpulse::ReadSamplesFile;
 using rtpulse::SampleRecord;
 using rtpulse::SamplesBlock;
-using rtpulse::SamplesFormat;
 using rtpulse::SamplesFileInfo;
 using rtpulse::SamplesFileSummary;
+using rtpulse::SamplesFormat;
 
 /// Single-producer single-consumer ring: the probe thread pushes, the writer thread drains.
 /// Preallocated and prefaulted in the constructor (call mlockall afterwards to keep it

@@ -185,10 +185,10 @@ TEST_F(SamplesCommandTest, CheckOfATornFileSaysWhatWasRecoveredAndExits1) {
     ASSERT_TRUE(sink) << sink.error().message;
     std::vector<SampleRecord> records;
     for (uint64_t i = 0; i < 5000; ++i) {
-      records.push_back(Record(0, 1, i, 1'000'000'000 + static_cast<int64_t>(i) * 1'000'000,
-                               1'000'020'000 + static_cast<int64_t>(i) * 1'000'000 +
-                                   static_cast<int64_t>(i % 7) * 100,
-                               measure::WakePath::kAbs, 0));
+      records.push_back(Record(
+          0, 1, i, 1'000'000'000 + static_cast<int64_t>(i) * 1'000'000,
+          1'000'020'000 + static_cast<int64_t>(i) * 1'000'000 + static_cast<int64_t>(i % 7) * 100,
+          measure::WakePath::kAbs, 0));
     }
     ASSERT_TRUE((*sink)->Write(records.data(), records.size()));
   }  // killed: no trailer
@@ -208,12 +208,11 @@ TEST_F(SamplesCommandTest, CheckOfATornFileSaysWhatWasRecoveredAndExits1) {
   EXPECT_NE(r.out.find("blocks        1 whole, 1 bad\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("trailer       no\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("records       4096 recovered\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("torn          10 bytes from byte offset " + std::to_string(first_end) +
-                       "\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("torn          10 bytes from byte offset " + std::to_string(first_end) + "\n"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("status        damaged: no trailer; torn tail"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("status        damaged: no trailer; torn tail"), std::string::npos) << r.out;
 
   // The plain reader recovers the same and warns with the same offset.
   const auto plain = Run({tmp});
