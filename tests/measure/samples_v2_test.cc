@@ -299,6 +299,28 @@ TEST_F(SamplesV2Test, UnfinishedSinkLeavesReadableBlocksWithoutTrailer) {
   EXPECT_EQ(s.blocks, 2u);
 }
 
+TEST_F(SamplesV2Test, BadHeaderFieldsNameTheirOffsetAndDeliverNothing) {
+  WriteV2(RealisticRecords(10, 1, 2));
+  const std::string good = Bytes();
+  struct Case {
+    size_t offset;
+    uint32_t value;
+    const char* expected;
+  };
+  for (const Case& c : {Case{12, 128, "byte offset 12: header size is 128, version 2 requires 64"},
+                        Case{16, 0, "byte offset 16: block size is 0 records"}}) {
+    std::string b = good;
+    std::memcpy(b.data() + c.offset, &c.value, sizeof(c.value));
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << b;
+    int calls = 0;
+    const auto read = ReadSamplesFile(path_, [&](const SampleRecord&) { ++calls; });
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.error().code, ExitCode::kUsage);
+    EXPECT_NE(read.error().message.find(c.expected), std::string::npos) << read.error().message;
+    EXPECT_EQ(calls, 0);
+  }
+}
+
 TEST_F(SamplesV2Test, VersionOneFilesStillRead) {
   const auto records = RealisticRecords(1000, 3, 9);
   WriteV2(records, 2, false, SamplesFormat::kV1);
