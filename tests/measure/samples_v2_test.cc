@@ -233,7 +233,9 @@ TEST_F(SamplesV2Test, TruncationAtEveryByteRecoversTheWholeBlocksBeforeIt) {
       EXPECT_EQ(s.torn_offset, cut == torn_at ? 0 : torn_at) << "cut at " << cut;
       EXPECT_EQ(s.partial_bytes, cut - torn_at) << "cut at " << cut;
       EXPECT_EQ(check->torn_bytes, cut - torn_at) << "cut at " << cut;
-      if (cut > torn_at) EXPECT_EQ(check->torn_offset, torn_at) << "cut at " << cut;
+      if (cut > torn_at) {
+        EXPECT_EQ(check->torn_offset, torn_at) << "cut at " << cut;
+      }
     } else {
       // Inside the index or trailer: every block is whole, the index is what is torn.
       EXPECT_EQ(check->torn_offset, index_offset) << "cut at " << cut;
