@@ -20,11 +20,14 @@ namespace {
 
 using measure::SampleRecord;
 using measure::SamplesFileSummary;
+using rtpulse::CheckSamplesFile;
+using rtpulse::SamplesCheck;
 
 struct SamplesOptions {
   std::string path;
   bool csv = false;
   bool summary = false;
+  bool check = false;
 };
 
 constexpr uint16_t kUnpinnedCpu = 0xFFFF;
@@ -144,7 +147,14 @@ void PrintWarnings(const std::string& path, const SamplesFileSummary& s) {
                  "or still running), so it may be cut short and its drop count is unknown\n",
                  path.c_str());
   }
-  if (s.partial_bytes > 0) {
+  if (s.partial_bytes > 0 && s.version >= 2) {
+    std::fprintf(stderr,
+                 "rtpulse: warning: '%s' ends with %llu bytes from byte offset %llu that are "
+                 "not a whole block (cut off or damaged), which were skipped; every block "
+                 "before them was read ('rtpulse samples --check' says more)\n",
+                 path.c_str(), static_cast<unsigned long long>(s.partial_bytes),
+                 static_cast<unsigned long long>(s.torn_offset));
+  } else if (s.partial_bytes > 0) {
     std::fprintf(stderr,
                  "rtpulse: warning: '%s' ends with a partial record (%llu of 32 bytes), which "
                  "was skipped\n",
@@ -158,7 +168,43 @@ void PrintWarnings(const std::string& path, const SamplesFileSummary& s) {
   }
 }
 
+// `--check`: every block verified, what can be recovered said, exit 1 when damaged.
+int RunCheck(const SamplesOptions& options) {
+  const auto check = CheckSamplesFile(options.path);
+  if (!check) return ReportError(check.error());
+  const SamplesCheck& c = *check;
+  std::string text = fmt::format("samples file  {}\n", options.path);
+  text += fmt::format("version       {}\n", c.version);
+  text += fmt::format("bytes         {}\n", c.file_bytes);
+  if (c.version >= 2) {
+    text += fmt::format("blocks        {} whole, {} bad\n", c.blocks_whole, c.blocks_bad);
+    text += fmt::format("index         {}\n",
+                        c.index_ok ? "present, matches the blocks" : "missing or damaged");
+  }
+  text += fmt::format("trailer       {}\n", c.has_trailer ? "yes" : "no");
+  text += fmt::format("records       {} recovered\n", c.records);
+  if (c.torn_bytes > 0) {
+    text +=
+        fmt::format("torn          {} bytes from byte offset {}\n", c.torn_bytes, c.torn_offset);
+  } else {
+    text += "torn          none\n";
+  }
+  text += fmt::format("status        {}\n", c.whole() ? "whole" : "damaged: " + c.problem);
+  std::fputs(text.c_str(), stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    return ReportError(Failure("cannot write to standard output"));
+  }
+  return ToInt(c.whole() ? ExitCode::kOk : ExitCode::kFailure);
+}
+
 int RunSamples(const SamplesOptions& options) {
+  if (options.check) {
+    if (options.csv || options.summary) {
+      return ReportError(
+          UsageError("--check prints its own report: give it without --csv and --summary"));
+    }
+    return RunCheck(options);
+  }
   Totals totals;
   std::unique_ptr<CsvPrinter> csv;
   if (options.csv) csv = std::make_unique<CsvPrinter>(stdout);
@@ -191,6 +237,9 @@ Runner SetupSamples(CLI::App& sub) {
                "thread,cpu,seq,expected_ns,actual_ns,latency_ns,wake,missed");
   sub.add_flag("--summary", options->summary,
                "print the summary (the default); with --csv it goes to stderr");
+  sub.add_flag("--check", options->check,
+               "verify every block's checksum and say what is recoverable: exit 0 when whole, "
+               "1 when damaged or cut off (a crash), 2 when not a samples file");
   return [options] { return RunSamples(*options); };
 }
 

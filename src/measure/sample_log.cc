@@ -49,12 +49,18 @@ std::string ErrnoText(int err) {
 
 class FileSink final : public SampleSink {
  public:
-  FileSink(std::string path, std::string tmp_path, int fd)
+  FileSink(std::string path, std::string tmp_path, int fd, SamplesFormat format)
       : path_(std::move(path)),
         tmp_path_(std::move(tmp_path)),
         fd_(fd),
-        buffer_(kFileBufferBytes),
-        last_flush_ns_(MonotonicNs()) {}
+        format_(format),
+        buffer_(format == SamplesFormat::kV1 ? kFileBufferBytes : 0),
+        last_flush_ns_(MonotonicNs()) {
+    if (format_ == SamplesFormat::kV2) {
+      pending_.reserve(samples_format::kV2MaxBlockRecords);
+      encoded_.reserve(kFileBufferBytes + kFileBufferBytes / 4);
+    }
+  }
   FileSink(const FileSink&) = delete;
   FileSink& operator=(const FileSink&) = delete;
 
@@ -72,13 +78,19 @@ class FileSink final : public SampleSink {
 
   Status WriteHeader(const SamplesFileInfo& info) {
     std::byte header[kHeaderBytes];
-    samples_format::EncodeHeader(info, header);
+    if (format_ == SamplesFormat::kV2) {
+      samples_format::EncodeHeaderV2(info, header);
+    } else {
+      samples_format::EncodeHeader(info, header);
+    }
+    file_offset_ = kHeaderBytes;
     // Unbuffered, so even a run that crashes at once leaves a recognisable file.
     return WriteAll(header, sizeof(header));
   }
 
   Status Write(const SampleRecord* records, size_t count) override {
     if (error_) return *error_;
+    if (format_ == SamplesFormat::kV2) return WriteV2(records, count);
     const auto* bytes = reinterpret_cast<const std::byte*>(records);
     size_t left = count * kRecordBytes;
     while (left > 0) {
@@ -124,15 +136,61 @@ class FileSink final : public SampleSink {
 
   // The buffer holds whole records and is flushed when full, so the trailer always fits.
   void AppendTrailer(uint64_t dropped, bool interrupted) {
+    if (format_ == SamplesFormat::kV2) {
+      EncodePending();
+      samples_format::AppendIndexAndTrailerV2(blocks_, records_, dropped, interrupted, file_offset_,
+                                              encoded_);
+      return;
+    }
     samples_format::EncodeTrailer(records_, dropped, interrupted, buffer_.data() + used_);
     used_ += kTrailerBytes;
   }
 
   Status Flush() {
+    if (format_ == SamplesFormat::kV2) {
+      EncodePending();
+      Status s = WriteAll(encoded_.data(), encoded_.size());
+      encoded_.clear();
+      last_flush_ns_ = MonotonicNs();
+      return s;
+    }
     Status s = WriteAll(buffer_.data(), used_);
     used_ = 0;
     last_flush_ns_ = MonotonicNs();
     return s;
+  }
+
+  // Version 2: records gather into a block; a full block is encoded (here, in the writer
+  // thread), encoded blocks are written once 1 MiB is buffered or a second has passed.
+  Status WriteV2(const SampleRecord* records, size_t count) {
+    while (count > 0) {
+      const size_t n =
+          std::min(count, size_t{samples_format::kV2MaxBlockRecords} - pending_.size());
+      pending_.insert(pending_.end(), records, records + n);
+      records += n;
+      count -= n;
+      records_ += n;
+      if (pending_.size() == samples_format::kV2MaxBlockRecords) EncodePending();
+      if (encoded_.size() >= kFileBufferBytes) {
+        if (Status s = Flush(); !s) return s;
+      }
+    }
+    if ((!pending_.empty() || !encoded_.empty()) &&
+        MonotonicNs() - last_flush_ns_ >= kFlushIntervalNs) {
+      return Flush();
+    }
+    return Status::Ok();
+  }
+
+  // Encodes the gathered records as one block and notes it for the index.
+  void EncodePending() {
+    if (pending_.empty()) return;
+    const size_t before = encoded_.size();
+    samples_format::AppendBlockV2(pending_.data(), pending_.size(), encoded_);
+    blocks_.push_back(SamplesBlock{file_offset_, pending_[0].seq, pending_[0].expected_ns,
+                                   static_cast<uint32_t>(pending_.size())});
+    file_offset_ += encoded_.size() - before;
+    pending_.clear();
   }
 
   Status WriteAll(const std::byte* data, size_t bytes) {
@@ -163,8 +221,13 @@ class FileSink final : public SampleSink {
   std::string path_;
   std::string tmp_path_;
   int fd_;
-  std::vector<std::byte> buffer_;
+  SamplesFormat format_;
+  std::vector<std::byte> buffer_;  // version 1
   size_t used_ = 0;
+  std::vector<SampleRecord> pending_;  // version 2: the block being gathered
+  std::vector<std::byte> encoded_;     // version 2: encoded blocks not yet written
+  std::vector<SamplesBlock> blocks_;   // version 2: the index
+  uint64_t file_offset_ = 0;           // version 2: file offset of the next encoded byte
   uint64_t records_ = 0;
   int64_t last_flush_ns_;
   std::optional<Error> error_;  // sticky: after a failed write nothing more is written
@@ -268,7 +331,8 @@ size_t SampleRing::Drain(SampleRecord* out, size_t max) {
 // ---- Sinks ------------------------------------------------------------------------------
 
 Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
-                                                      const SamplesFileInfo& info) {
+                                                      const SamplesFileInfo& info,
+                                                      SamplesFormat format) {
   if (Status s = CheckWritable(path); !s) return s.error();
   // The log is renamed into place when complete and read again for the exact percentiles:
   // a device or FIFO cannot be either (a rename as root would replace /dev/null itself).
@@ -291,7 +355,7 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
   if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return WriteError("cannot create samples file", tmp, errno);
   HandOver(fd);
-  auto sink = std::make_unique<FileSink>(path, tmp, fd);
+  auto sink = std::make_unique<FileSink>(path, tmp, fd, format);
   if (Status s = sink->WriteHeader(info); !s) return s.error();  // ~FileSink removes tmp
   if (unnamed) {
     ::unlink(tmp.c_str());  // a stale one of an earlier process with this pid (O_TRUNC's job)

@@ -20,8 +20,10 @@ namespace rtpulse::measure {
 using rtpulse::LatencyNs;
 using rtpulse::ReadSamplesFile;
 using rtpulse::SampleRecord;
+using rtpulse::SamplesBlock;
 using rtpulse::SamplesFileInfo;
 using rtpulse::SamplesFileSummary;
+using rtpulse::SamplesFormat;
 
 /// Single-producer single-consumer ring: the probe thread pushes, the writer thread drains.
 /// Preallocated and prefaulted in the constructor (call mlockall afterwards to keep it
@@ -75,8 +77,11 @@ class SampleSink {
 /// (readable, without trailer). The header is written at once, records in large buffered
 /// writes (at least one per second, so a crash loses about a second at most). Destroyed
 /// without Finish(): the .tmp is kept (flushed) if it holds records, removed if it does not.
+/// Version 2 (the default) is encoded in blocks by the calling (writer) thread; version 1
+/// stays for readers that only know it.
 Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
-                                                      const SamplesFileInfo& info);
+                                                      const SamplesFileInfo& info,
+                                                      SamplesFormat format = SamplesFormat::kV2);
 
 /// cyclictest -v compatible text ("%8d:%8lu:%8ld" = thread:cycle:latency_us) to a FILE*,
 /// which stays owned by the caller. cycle = seq; latency_us truncates toward zero.

@@ -22,6 +22,8 @@ import statistics
 import struct
 import sys
 from fractions import Fraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from samples_reader import read_samples  # noqa: E402  (versions 1 and 2, docs only)
 
 COLUMNS = ["job", "release_ns", "start_ns", "end_ns", "latency_ns", "exec_ns", "response_ns",
            "skipped_before", "miss"]
@@ -47,15 +49,10 @@ def us_hist(values):
 
 
 def samples(path):
-    data = open(path, "rb").read()
-    body = data[64:]
-    # A finished file ends with a 32-byte trailer: records, dropped, interrupted.
-    n = (len(body) - 32) // 32
-    out = []
-    for i in range(n):
-        seq, expected, actual = struct.unpack_from("<Qqq", body, i * 32)
-        out.append((seq, actual - expected))
-    return out
+    records, trailer = read_samples(path)
+    if trailer is None:
+        fail(path + ": no trailer (not a finished samples file)")
+    return [(r[0], r[2] - r[1]) for r in records]
 
 
 def check(folder, scenario, summary_lines):

@@ -27,6 +27,8 @@ import re
 import struct
 import sys
 from fractions import Fraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from samples_reader import read_samples  # noqa: E402  (versions 1 and 2, docs only)
 
 STAGES = ["Capture", "Queue", "Preproc", "Inference", "Postproc", "DecisionToAlert"]
 FIELDS = ["index", "source_seq", "release_ns", "capture_ns", "read_end_ns", "infer_start_ns",
@@ -222,19 +224,15 @@ def check_statistics(path, frames, doc):
 
 
 def check_samples(path, frames):
-    data = open(path, "rb").read()
-    if data[:8] != b"RTPSMPL1":
+    try:
+        records, _ = read_samples(path)
+    except ValueError:
         fail(f"{path}: not a samples file")
-    header_bytes, record_bytes = struct.unpack_from("<II", data, 12)
-    end = len(data)
-    if end - header_bytes >= 32 and data[end - 32:end - 24] == b"RTPSEND1":
-        end -= 32
-    n = (end - header_bytes) // record_bytes
+    n = len(records)
     if n != len(frames):
         fail(f"{path}: {n} records for {len(frames)} frames")
     for i, f in enumerate(frames):
-        _seq, expected, actual, *_ = struct.unpack_from("<QqqHHBB", data,
-                                                        header_bytes + i * record_bytes)
+        _seq, expected, actual, *_ = records[i]
         if expected != f["capture_ns"] or actual != f["alert_ns"]:
             fail(f"{path}: record {i} ({expected}, {actual}) is not frame {f['index']}")
 

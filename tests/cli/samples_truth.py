@@ -20,21 +20,14 @@ import math
 import struct
 import sys
 from fractions import Fraction
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from samples_reader import read_samples  # noqa: E402  (versions 1 and 2, docs only)
 
 
 def read_records(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"RTPSMPL1":
-        sys.exit(f"{path}: not a samples file")
-    header_bytes, record_bytes = struct.unpack_from("<II", data, 12)
-    end = len(data)
-    if end - header_bytes >= 32 and data[end - 32:end - 24] == b"RTPSEND1":
-        end -= 32
-    n = (end - header_bytes) // record_bytes
-    for i in range(n):
-        seq, expected, actual, thread, _cpu, wake, flags = struct.unpack_from(
-            "<QqqHHBB", data, header_bytes + i * record_bytes)
+    records, _ = read_samples(path)
+    for seq, expected, actual, thread, _cpu, wake, _flags, _reserved in records:
         yield seq, actual - expected, thread, wake
 
 

@@ -25,6 +25,9 @@ import random
 from fractions import Fraction
 import struct
 import sys
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from samples_reader import read_samples  # noqa: E402  (versions 1 and 2, docs only)
 
 
 def smallest_variance(known, over, limit, neg, neg_max, lo, hi):
@@ -158,18 +161,15 @@ def cyclictest_hist(path):
 
 
 def samples_bin(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"RTPSMPL1" and data[-32:-24] == b"RTPSEND1"
-    body = data[64:-32]
+    records, trailer = read_samples(path)
+    assert trailer is not None and trailer["records"] == len(records)
     last = {}
     increasing = True
-    for i in range(0, len(body), 32):
-        seq, = struct.unpack("<Q", body[i:i + 8])
-        thread, = struct.unpack("<H", body[i + 24:i + 26])
+    for seq, _exp, _act, thread, *_ in records:
         if thread in last and seq <= last[thread]:
             increasing = False
         last[thread] = seq
-    return {"records": len(body) // 32, "seq_increasing": increasing}
+    return {"records": len(records), "seq_increasing": increasing}
 
 
 def nearest_rank(kind, path):
