@@ -1,4 +1,5 @@
 // jitterdebugger: its results.json (per-CPU histograms) and its samples.raw (every sample).
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -116,7 +117,10 @@ Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsum
       for (size_t i = 0; i < run->size(); i += kRawRecordBytes) {
         const RawRecord r = Decode(bytes + i);
         const uint64_t at = reader.offset() + i;
-        if (r.cpu > 4095 || r.nsec < 0 || r.nsec >= 1'000'000'000 || r.sec < 0 ||
+        // The time must fit in int64 nanoseconds (until 2262): a larger tv_sec is not a
+        // clock reading, and computing its nanoseconds would overflow.
+        constexpr int64_t kMaxSec = (INT64_MAX - 999'999'999) / 1'000'000'000;
+        if (r.cpu > 4095 || r.nsec < 0 || r.nsec >= 1'000'000'000 || r.sec < 0 || r.sec > kMaxSec ||
             r.value > 3'600'000'000ULL) {
           return UsageError(fmt::format(
               "{}: record {} at byte {}: cpu {} time {}.{:09d} value {} is not a jitterdebugger "

@@ -42,6 +42,14 @@ int64_t ParseUtcTimestampNs(const std::string& text) {
                   &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &ms) != 7) {
     return -1;
   }
+  // Fields out of range are malformed, and so is a year past 2261: its nanoseconds since
+  // 1970 do not fit in 64 bits (a corrupt or hostile file must not overflow the arithmetic).
+  if (utc.tm_year < 1970 || utc.tm_year > 2261 || utc.tm_mon < 1 || utc.tm_mon > 12 ||
+      utc.tm_mday < 1 || utc.tm_mday > 31 || utc.tm_hour < 0 || utc.tm_hour > 23 ||
+      utc.tm_min < 0 || utc.tm_min > 59 || utc.tm_sec < 0 || utc.tm_sec > 60 || ms < 0 ||
+      ms > 999) {
+    return -1;
+  }
   utc.tm_year -= 1900;
   utc.tm_mon -= 1;
   const time_t seconds = timegm(&utc);

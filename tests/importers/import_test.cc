@@ -273,6 +273,38 @@ TEST(Jitterdebugger, RawSamples) {
                 ": 5 stray bytes at byte 84 (re");
 }
 
+// Found by fuzz_import_auto (docs/fuzzing.md): a record whose tv_sec has no int64
+// nanoseconds overflowed sec * 1e9 (UBSan). It is now refused as not a jitterdebugger
+// sample, naming the record; the last second that fits (2262-04-11) still imports.
+std::string RawRecordBytes(uint32_t cpu, int64_t sec, int64_t nsec, uint64_t value_us) {
+  std::string r(28, '\0');
+  std::memcpy(r.data(), &cpu, 4);
+  std::memcpy(r.data() + 4, &sec, 8);
+  std::memcpy(r.data() + 12, &nsec, 8);
+  std::memcpy(r.data() + 20, &value_us, 8);
+  return r;
+}
+
+TEST(Jitterdebugger, RawTimesBeyondInt64NanosecondsAreRefused) {
+  EXPECT_PREFIX(ErrorOf(RawRecordBytes(0, 15'801, 0, 3) + RawRecordBytes(0, 274'877'922'745, 0, 16),
+                        Format::kJitterdebuggerRaw),
+                ": record 1 at byte 28: cpu 0 time 274877922745.000000000 value 16 is not a "
+                "jitterdebugger sample");
+  // INT64_MAX = 9223372036854775807 ns: second 9223372035 with any nanosecond fits.
+  testutil::TempDir dir;
+  const std::string path = dir.File("samples.raw");
+  std::ofstream(path, std::ios::binary) << RawRecordBytes(2, 9'223'372'035, 999'999'999, 7);
+  Collect samples;
+  ImportOptions options;
+  options.format = Format::kJitterdebuggerRaw;
+  MustImport(path, options, &samples);
+  ASSERT_EQ(samples.all.size(), 1u);
+  EXPECT_EQ(samples.all[0].latency_ns, 7000);
+  EXPECT_EQ(samples.all[0].expected_ns, 9'223'372'035'999'999'999 - 7000);
+  EXPECT_PREFIX(ErrorOf(RawRecordBytes(2, 9'223'372'036, 0, 7), Format::kJitterdebuggerRaw),
+                ": record 0 at byte 0: cpu 2 time 9223372036.000000000 value 7 is not");
+}
+
 TEST(RtApp, WuLatColumn) {
   std::ifstream in(kData + "rt-app-thread0-0.log");
   std::string line;

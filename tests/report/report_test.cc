@@ -429,6 +429,35 @@ TEST(ReportTest, MonitorFiguresMarkScenarioStartsAndReadTheScenarioColumn) {
   EXPECT_EQ(old->columns[0].values, log->columns[0].values);
 }
 
+// Found by fuzz_monitor_log (docs/fuzzing.md): a year whose nanoseconds since 1970 do not fit
+// in 64 bits overflowed the arithmetic (UBSan: signed integer overflow). Such a timestamp, and
+// any field out of range, is malformed (-1) and the row still reads.
+TEST(ReportTest, MonitorTimestampsOutOfRangeAreMalformedNotOverflowed) {
+  // Ground truth from python3: calendar.timegm((2023, 11, 14, 22, 13, 20)) = 1700000000 and
+  // calendar.timegm((2261, 12, 31, 23, 59, 59)) = 9214646399.
+  EXPECT_EQ(ParseUtcTimestampNs("2023-11-14T22:13:20.123Z"), 1'700'000'000'123'000'000);
+  EXPECT_EQ(ParseUtcTimestampNs("2261-12-31T23:59:59.999Z"), 9'214'646'399'999'000'000);
+  EXPECT_EQ(ParseUtcTimestampNs("2262-05-01T12:00:05.123Z"), -1);
+  EXPECT_EQ(ParseUtcTimestampNs("4052-05-01T12:00:05.123Z"), -1);
+  EXPECT_EQ(ParseUtcTimestampNs("-2147483648-01-01T00:00:00.000Z"), -1);
+  EXPECT_EQ(ParseUtcTimestampNs("2023-13-14T22:13:20.000Z"), -1);
+  EXPECT_EQ(ParseUtcTimestampNs("2023-11-14T22:13:20.-5Z"), -1);
+  EXPECT_EQ(ParseUtcTimestampNs("2023-11-14T22:13:20.1000Z"), -1);
+
+  testutil::TempDir dir;
+  const std::string csv = dir.File("thermal_power_log.csv");
+  std::ofstream(csv) << "timestamp,elapsed_s,temp_zone0_cpu_thermal_c\n"
+                        "2023-11-14T22:13:20.000Z,0.0,51.2\n"
+                        "4052-05-01T12:00:05.123Z,5.0,52.0\n";
+  auto log = ReadMonitorLog(csv);
+  ASSERT_TRUE(log) << log.error().message;
+  ASSERT_EQ(log->realtime_ns.size(), 2u);
+  EXPECT_EQ(log->realtime_ns[0], 1'700'000'000'000'000'000);
+  EXPECT_EQ(log->realtime_ns[1], -1);
+  ASSERT_EQ(log->columns.size(), 1u);
+  EXPECT_DOUBLE_EQ(log->columns[0].values[1], 52.0);
+}
+
 TEST(ReportTest, PerPeriodTablesSitBesideThePerWakeUpOnesAndSayUnknownWithout) {
   results::SuiteResult suite = Suite();
   // Scenario "idle": each thread's three skipped periods were late 100, 200 and 300 us, and its

@@ -1,0 +1,20 @@
+# libFuzzer targets (fuzz/, scripts/fuzz): every library is built with ASan+UBSan and
+# libFuzzer's coverage instrumentation, and each fuzz/ target links libFuzzer's main. clang
+# only (Debian clang and libclang-rt-14-dev, scripts/install-deps); a build of its own
+# (scripts/fuzz uses build-fuzz), since the instrumented libraries are no use elsewhere.
+option(RTPULSE_FUZZ "Build the libFuzzer targets in fuzz/ (clang; scripts/fuzz runs them)" OFF)
+if(RTPULSE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "RTPULSE_FUZZ=ON needs clang for libFuzzer (this is "
+                        "${CMAKE_CXX_COMPILER_ID}): apt-get install clang libclang-rt-14-dev "
+                        "(scripts/install-deps) and configure a build of its own with "
+                        "-DCMAKE_CXX_COMPILER=clang++, or run scripts/fuzz")
+  endif()
+  if(RTPULSE_ASAN OR RTPULSE_TSAN)
+    message(FATAL_ERROR "RTPULSE_FUZZ=ON brings its own sanitizers (address, undefined); "
+                        "configure without RTPULSE_ASAN and RTPULSE_TSAN")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
+                      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
