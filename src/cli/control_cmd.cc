@@ -71,7 +71,7 @@ struct ControlOptions {
   bool quiet = false;
   std::string checkpoint = "10s";
   std::string inject_exec;
-  std::string explain;  ///< --explain US
+  std::string explain;         ///< --explain US
   std::string explain_events;  ///< --explain-events lean|full ("" = lean)
 };
 

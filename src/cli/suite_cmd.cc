@@ -58,7 +58,7 @@ struct SuiteOptions {
   std::optional<int> ab_pairs;
   bool strict = false;
   bool samples = false;
-  std::string explain;  ///< --explain US
+  std::string explain;         ///< --explain US
   std::string explain_events;  ///< --explain-events lean|full ("" = lean)
   bool quiet = false;
   bool list = false;

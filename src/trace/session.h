@@ -53,7 +53,7 @@ struct SessionPlan {
 struct SessionStats {
   std::string instance;  ///< e.g. "rtpulse-12345".
   std::string tracefs_dir;
-  std::string event_set;  ///< EventSetName() of the plan's set.
+  std::string event_set;                    ///< EventSetName() of the plan's set.
   std::vector<std::string> events_enabled;  ///< "sched:sched_switch", ...
   std::vector<std::string> events_missing;  ///< Asked for, not in this kernel.
   uint64_t events_read = 0;

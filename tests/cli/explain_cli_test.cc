@@ -264,10 +264,26 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
   TempDir dir;
   const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
   for (const std::string set : {"", "full"}) {
-    std::vector<std::string> args = {"latency", "-a",  ExplainCpu(), "-t", "1",          "-p",
-                                     "80",      "-i",  "1000",       "-D", "4s",         "--inject",
-                                     "500us@10Hz",     "--explain",  "250", "--explain-cost", "0",
-                                     "--explain-windows", dir.File("win-" + set), "--json",
+    std::vector<std::string> args = {"latency",
+                                     "-a",
+                                     ExplainCpu(),
+                                     "-t",
+                                     "1",
+                                     "-p",
+                                     "80",
+                                     "-i",
+                                     "1000",
+                                     "-D",
+                                     "4s",
+                                     "--inject",
+                                     "500us@10Hz",
+                                     "--explain",
+                                     "250",
+                                     "--explain-cost",
+                                     "0",
+                                     "--explain-windows",
+                                     dir.File("win-" + set),
+                                     "--json",
                                      dir.File("r-" + set + ".json")};
     if (!set.empty()) {
       args.push_back("--explain-events");
@@ -295,7 +311,8 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
       if (s["latency_ns"].get<int64_t>() < 375'000) continue;
       ++injected;
       for (const auto& p : s["parts"]) {
-        if (p["kind"] == "thread" && p["name"].get<std::string>().rfind("rtpulse-inject ", 0) == 0) {
+        if (p["kind"] == "thread" &&
+            p["name"].get<std::string>().rfind("rtpulse-inject ", 0) == 0) {
           ++named;
         }
       }

@@ -683,13 +683,16 @@ TEST(TraceSessionTest, LeanSetEnablesExactlyTheAttributionsEventsFullTheRest) {
   const int cpu = ProbeCpu();
   // What attribution.cc and tests/trace/explain_truth.py read, written out here on purpose
   // (not taken from session.cc): a change to either side must change this list too.
-  std::vector<std::string> lean = {
-      "sched:sched_switch", "sched:sched_waking",  "irq:irq_handler_entry",
-      "irq:irq_handler_exit", "irq:softirq_raise", "irq:softirq_entry",
-      "irq:softirq_exit",   "timer:hrtimer_expire_entry"};
-  const std::vector<std::string> full_only = {
-      "sched:sched_wakeup", "timer:hrtimer_start", "timer:hrtimer_expire_exit",
-      "workqueue:workqueue_execute_start", "workqueue:workqueue_execute_end", "power:cpu_idle"};
+  std::vector<std::string> lean = {"sched:sched_switch",    "sched:sched_waking",
+                                   "irq:irq_handler_entry", "irq:irq_handler_exit",
+                                   "irq:softirq_raise",     "irq:softirq_entry",
+                                   "irq:softirq_exit",      "timer:hrtimer_expire_entry"};
+  const std::vector<std::string> full_only = {"sched:sched_wakeup",
+                                              "timer:hrtimer_start",
+                                              "timer:hrtimer_expire_exit",
+                                              "workqueue:workqueue_execute_start",
+                                              "workqueue:workqueue_execute_end",
+                                              "power:cpu_idle"};
   std::erase_if(lean, [](const std::string& id) { return !HasEvent(id); });
   // The x86 vectors' entry/exit pairs are hard-IRQ frames: lean as well.
   std::vector<std::string> vectors, ipis;
@@ -731,7 +734,8 @@ TEST(TraceSessionTest, LeanSetEnablesExactlyTheAttributionsEventsFullTheRest) {
     }
     bool expired = false, woken = false, blocked = false;
     for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
-      expired = expired || (e.kind == EventKind::kHrtimerExpireEntry && e.Name() == "hrtimer_wakeup");
+      expired =
+          expired || (e.kind == EventKind::kHrtimerExpireEntry && e.Name() == "hrtimer_wakeup");
       woken = woken || (e.kind == EventKind::kSchedWaking && e.next_pid == run.tid);
       blocked = blocked || (e.kind == EventKind::kSchedSwitch && e.prev_pid == run.tid);
       EXPECT_NE(e.kind, EventKind::kHrtimerStart) << "a full-set event in the lean trace";
