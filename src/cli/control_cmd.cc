@@ -71,7 +71,8 @@ struct ControlOptions {
   bool quiet = false;
   std::string checkpoint = "10s";
   std::string inject_exec;
-  std::string explain;  ///< --explain US
+  std::string explain;         ///< --explain US
+  std::string explain_events;  ///< --explain-events lean|full ("" = lean)
 };
 
 /// The study's stress-ng mix (4 CPUs) scaled to `cpus` online CPUs: per-CPU stressors
@@ -273,6 +274,8 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
   if (!o.inject_exec.empty()) {
     if (Status st = ParseInjectExec(o.inject_exec, s); !st) return st;
   }
+  auto explain_events = ParseExplainEvents(o.explain_events, !o.explain.empty());
+  if (!explain_events) return explain_events.error();
   if (!o.explain.empty()) {
     auto threshold = ParseExplainThresholdNs(o.explain);
     if (!threshold) return threshold.error();
@@ -280,6 +283,7 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
     explain.threshold_ns = *threshold;
     explain.session.cpus = {s.cpu};
     explain.session.tracefs_dir = TracefsDirFromEnv();
+    explain.session.events = *explain_events;
     s.explain = std::move(explain);
     s.verdict_line = ExplainVerdictLine;
   }
@@ -700,6 +704,9 @@ Runner SetupControl(CLI::App& sub) {
                  "explain every job whose start - release exceeds US (e.g. 200 or 0.2ms) from a "
                  "kernel trace: a verdict line each, the causes in result.json, raw windows in "
                  "<scenario>/explain/ (docs/control.md)");
+  sub.add_option("--explain-events", o->explain_events,
+                 "with --explain: lean (default: the events the attribution reads) or full "
+                 "(every traced event, for the raw windows; costs more; docs/trace.md#events)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_option("--checkpoint", o->checkpoint,
                  "result.json is rewritten this often while measuring (default 10s, at most 10s)");

@@ -47,8 +47,10 @@ std::string FormatExplainTable(const results::ExplainResult& x, int64_t run_ns, 
   const std::string rate =
       run_ns > 0 ? fmt::format("{:.0f}", static_cast<double>(x.events_read) / seconds) : "?";
   out += fmt::format(
-      "explain: trace {}: {} events read, {} lost, {} events/s, reader CPU {:.1f} ms\n", x.instance,
-      x.events_read, x.events_lost, rate, static_cast<double>(x.reader_cpu_ns) / 1e6);
+      "explain: trace {} ({} events): {} events read, {} lost, {} events/s, reader CPU {:.1f} "
+      "ms\n",
+      x.instance, x.event_set, x.events_read, x.events_lost, rate,
+      static_cast<double>(x.reader_cpu_ns) / 1e6);
   if (x.events_lost > 0) {
     out += "explain: the kernel dropped events: windows that lost some are marked incomplete\n";
   }

@@ -227,6 +227,10 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--explain-cost", o.explain_cost,
                  "with --explain: measure the first DUR without the trace, the rest with it, "
                  "and state both (default 2s; 0 = off)");
+  sub.add_option("--explain-events", o.explain_events,
+                 "with --explain: lean (default: the events the attribution reads) or full "
+                 "(also wakeup, hrtimer_start/exit, ipi, workqueue, cpu_idle: richer raw "
+                 "windows, more cost; docs/trace.md#events)");
 }
 
 void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o) {
@@ -255,6 +259,24 @@ Expected<int64_t> ParseExplainThresholdNs(const std::string& text, const char* f
         flag, Printable(text), flag));
   }
   return *ns;
+}
+
+Expected<trace::EventSet> ParseExplainEvents(const std::string& text, bool explain_given) {
+  if (text.empty()) return trace::EventSet::kLean;
+  if (!explain_given) {
+    return UsageError(fmt::format(
+        "--explain-events {} needs --explain US (it chooses the events --explain's trace "
+        "records)",
+        Printable(text)));
+  }
+  auto set = trace::ParseEventSet(text);
+  if (!set) {
+    return UsageError(fmt::format(
+        "--explain-events '{}': give lean (the events the attribution reads; the default) or "
+        "full (every event the trace knows, for reading the raw windows; costs more)",
+        Printable(text)));
+  }
+  return *set;
 }
 
 namespace {
@@ -288,6 +310,8 @@ Status CheckWindowsDir(const std::string& dir) {
 Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOptions& o,
                                                              const measure::LatencyPlan& plan,
                                                              const std::vector<int>& online_cpus) {
+  auto events = ParseExplainEvents(o.explain_events, !o.explain.empty());
+  if (!events) return events.error();
   if (o.explain.empty()) {
     if (!o.explain_windows.empty()) {
       return UsageError(
@@ -338,6 +362,7 @@ Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOption
   }
   explain.session.cpus.assign(cpus.begin(), cpus.end());
   explain.session.tracefs_dir = TracefsDirFromEnv();
+  explain.session.events = *events;
   return std::optional<trace::ExplainPlan>(std::move(explain));
 }
 

@@ -61,6 +61,7 @@ struct LatencyOptions {
   std::string explain_windows;  ///< --explain-windows DIR
   bool explain_cost_given = false;
   std::string explain_cost = "2s";  ///< --explain-cost DUR (0 = no cost phase)
+  std::string explain_events;       ///< --explain-events lean|full ("" = lean)
 };
 
 /// The environment variable that overrides where tracefs is (tests, unusual mounts).
@@ -71,6 +72,11 @@ std::string TracefsDirFromEnv();
 /// The --explain threshold: a bare number is microseconds, a unit is accepted ("200us",
 /// "0.2ms"). `flag` names the option in the error.
 Expected<int64_t> ParseExplainThresholdNs(const std::string& text, const char* flag = "--explain");
+
+/// --explain-events (latency, suite, control): "" or "lean" = the events the attribution
+/// reads, "full" = every event the trace knows (docs/trace.md#events). Usage errors: another
+/// value, or a value given without --explain (`explain_given` false).
+Expected<trace::EventSet> ParseExplainEvents(const std::string& text, bool explain_given);
 
 /// Declares the `rtpulse latency` options (cyclictest's spelling) on `sub`, bound to `o`.
 void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o);

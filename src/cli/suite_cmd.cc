@@ -58,7 +58,8 @@ struct SuiteOptions {
   std::optional<int> ab_pairs;
   bool strict = false;
   bool samples = false;
-  std::string explain;  ///< --explain US
+  std::string explain;         ///< --explain US
+  std::string explain_events;  ///< --explain-events lean|full ("" = lean)
   bool quiet = false;
   bool list = false;
   std::string budget;
@@ -220,6 +221,8 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
   l.interval_ns = p.config.interval_ns;
   l.wake = p.config.wake;
   l.samples = o.samples;
+  auto explain_events = ParseExplainEvents(o.explain_events, !o.explain.empty());
+  if (!explain_events) return explain_events.error();
   if (!o.explain.empty()) {
     auto threshold = ParseExplainThresholdNs(o.explain);
     if (!threshold) return threshold.error();
@@ -227,6 +230,7 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
     explain.threshold_ns = *threshold;
     explain.session.cpus = l.cpus;
     explain.session.tracefs_dir = TracefsDirFromEnv();
+    explain.session.events = *explain_events;
     l.explain = std::move(explain);
     l.verdict_line = ExplainVerdictLine;
   }
@@ -407,6 +411,9 @@ Runner SetupSuite(CLI::App& sub) {
                  "explain every sample later than US (e.g. 200 or 0.2ms) from a kernel trace: "
                  "a verdict line each, the causes in result.json, raw windows in "
                  "<scenario>/explain/ (docs/explain.md)");
+  sub.add_option("--explain-events", o->explain_events,
+                 "with --explain: lean (default: the events the attribution reads) or full "
+                 "(every traced event, for the raw windows; costs more; docs/trace.md#events)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress lines; only the final summary");
   sub.add_flag("--list", o->list, "print the scenarios that would run, then exit");
   sub.add_option("--budget", o->budget,

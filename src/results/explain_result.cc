@@ -17,6 +17,7 @@ using nlohmann::json;
 constexpr const char* kExplainPartKinds[] = {"irq",  "softirq", "thread",
                                              "wake", "idle",    "unaccounted"};
 constexpr const char* kExplainChainKinds[] = {"unknown", "direct", "deferred", "cross-cpu"};
+constexpr const char* kExplainEventSets[] = {"lean", "full"};
 
 json ExplainPartJson(const ExplainPart& p) {
   return {{"kind", p.kind}, {"name", p.name}, {"ns", p.ns}, {"count", p.count}};
@@ -261,7 +262,12 @@ Status ExplainCostFromJson(const ExplainFields& f, ExplainCostResult* c) {
        f.Integer("p99_with_ns", &c->p99_with_ns)});
 }
 
-Status ExplainTraceFromJson(const ExplainFields& f, ExplainResult* e) {
+Status ExplainTraceFromJson(const ExplainFields& f, ExplainResult* e, const json& trace) {
+  // Written since --explain-events; a file from before traced the full set.
+  e->event_set = "full";
+  if (trace.contains("event_set")) {
+    if (auto st = f.Name("event_set", kExplainEventSets, &e->event_set); !st) return st;
+  }
   return ExplainAll(
       {f.String("instance", &e->instance), f.Strings("events_enabled", &e->events_enabled),
        f.Strings("events_missing", &e->events_missing), f.Integer("events_read", &e->events_read),
@@ -314,6 +320,7 @@ nlohmann::json ExplainToJson(const ExplainResult& e) {
           {"causes_by_count", ExplainCausesJson(e.causes_by_count)},
           {"trace",
            {{"instance", e.instance},
+            {"event_set", e.event_set},
             {"events_enabled", e.events_enabled},
             {"events_missing", e.events_missing},
             {"events_read", e.events_read},
@@ -361,7 +368,7 @@ Expected<ExplainResult> ExplainFromJson(const nlohmann::json& j) {
     return UsageError(
         fmt::format("{}: {} is not an object", f.At("trace"), Printable((*trace)->dump())));
   }
-  if (auto st = ExplainTraceFromJson(ExplainFields(**trace, f.At("trace")), &e); !st) {
+  if (auto st = ExplainTraceFromJson(ExplainFields(**trace, f.At("trace")), &e, **trace); !st) {
     return st.error();
   }
   auto cost = f.Member("cost");

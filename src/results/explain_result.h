@@ -61,6 +61,9 @@ struct ExplainResult {
   std::vector<ExplainCause> causes_by_count;
   // The trace that ran.
   std::string instance;
+  /// --explain-events: "lean" (the attribution's events) or "full"; files written before the
+  /// option existed have no such field and traced the full set.
+  std::string event_set = "lean";
   std::vector<std::string> events_enabled, events_missing;
   uint64_t events_read = 0, events_lost = 0;
   int64_t reader_cpu_ns = 0;

@@ -71,6 +71,7 @@ results::ExplainResult ToExplainResult(const trace::ExplainSummary& summary,
     r.causes_by_count.push_back(ExplainCauseFromRow(row));
   }
   r.instance = summary.trace.instance;
+  r.event_set = summary.trace.event_set.empty() ? "lean" : summary.trace.event_set;
   r.events_enabled = summary.trace.events_enabled;
   r.events_missing = summary.trace.events_missing;
   r.events_read = summary.trace.events_read;

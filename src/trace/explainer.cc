@@ -506,6 +506,8 @@ ExplainSummary Explainer::Finish() {
   summary.explained_after_ns = impl.explained_after_ns;
   summary.causes = Summarise(impl.explanations);
   if (impl.source) summary.trace = impl.source->stats();
+  // The plan's set, also when the trace was inactive or a scripted source stands in.
+  summary.trace.event_set = std::string(EventSetName(impl.plan.session.events));
   if (impl.cost_tracking && impl.cost_without.count() > 0 && impl.cost_with.count() > 0) {
     ExplainCost cost;
     cost.samples_without = impl.cost_without.count();

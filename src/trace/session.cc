@@ -53,6 +53,16 @@ int tracefs_cpu_read(struct tracefs_cpu* tcpu, void* buffer, bool nonblock);
 
 namespace rtpulse::trace {
 
+std::string_view EventSetName(EventSet set) {
+  return set == EventSet::kFull ? "full" : "lean";
+}
+
+std::optional<EventSet> ParseEventSet(std::string_view text) {
+  if (text == "lean") return EventSet::kLean;
+  if (text == "full") return EventSet::kFull;
+  return std::nullopt;
+}
+
 #if RTPULSE_HAVE_TRACEFS
 
 // Not anonymous: TraceSession::Impl holds these types, and a unity build (the sanitizer and
@@ -177,25 +187,29 @@ void SessionRemoveStaleInstances(const std::string& instances_dir) {
 }
 
 /// The events of event.h as (system, event); irq_vectors and ipi are enabled per system.
+/// `lean`: read by the attribution (attribution.cc: sched_switch, sched_waking, the hard-IRQ
+/// and softirq frames, softirq_raise for the deferred chain, hrtimer_expire_entry for "timer
+/// irq"); the others only in EventSet::kFull.
 struct SessionWantedEvent {
   const char* system;
   const char* event;
+  bool lean;
 };
 constexpr SessionWantedEvent kSessionEvents[] = {
-    {"sched", "sched_switch"},
-    {"sched", "sched_waking"},
-    {"sched", "sched_wakeup"},
-    {"irq", "irq_handler_entry"},
-    {"irq", "irq_handler_exit"},
-    {"irq", "softirq_raise"},
-    {"irq", "softirq_entry"},
-    {"irq", "softirq_exit"},
-    {"timer", "hrtimer_start"},
-    {"timer", "hrtimer_expire_entry"},
-    {"timer", "hrtimer_expire_exit"},
-    {"workqueue", "workqueue_execute_start"},
-    {"workqueue", "workqueue_execute_end"},
-    {"power", "cpu_idle"},
+    {"sched", "sched_switch", true},
+    {"sched", "sched_waking", true},
+    {"sched", "sched_wakeup", false},
+    {"irq", "irq_handler_entry", true},
+    {"irq", "irq_handler_exit", true},
+    {"irq", "softirq_raise", true},
+    {"irq", "softirq_entry", true},
+    {"irq", "softirq_exit", true},
+    {"timer", "hrtimer_start", false},
+    {"timer", "hrtimer_expire_entry", true},
+    {"timer", "hrtimer_expire_exit", false},
+    {"workqueue", "workqueue_execute_start", false},
+    {"workqueue", "workqueue_execute_end", false},
+    {"power", "cpu_idle", false},
 };
 
 std::vector<std::string> SessionListDir(const std::string& path) {
@@ -845,10 +859,15 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
     s.stats.events_enabled.push_back(id);
     return Status::Ok();
   };
+  const bool full = plan.events == EventSet::kFull;
+  s.stats.event_set = std::string(EventSetName(plan.events));
   for (const SessionWantedEvent& wanted : kSessionEvents) {
+    if (!full && !wanted.lean) continue;
     if (auto st = enable(wanted.system, wanted.event); !st) return st.error();
   }
+  // irq_vectors: hard-IRQ frames (lean); ipi: only who sent which IPI (full).
   for (const char* system : {"irq_vectors", "ipi"}) {
+    if (!full && std::string_view(system) == "ipi") continue;
     std::vector<std::string> events;
     for (const std::string& event : SessionListDir(s.dir + "/events/" + system)) {
       const bool vector = std::string_view(system) == "irq_vectors";
@@ -871,7 +890,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
       if (auto st = enable(system, event); !st) return st.error();
     }
   }
-  if (!plan.syscall_pids.empty()) {
+  if (full && !plan.syscall_pids.empty()) {
     std::string filter;
     for (int pid : plan.syscall_pids) {
       if (!filter.empty()) filter += " || ";

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -17,7 +19,19 @@
 
 namespace rtpulse::trace {
 
+/// Which events the session enables (docs/trace.md#events). kLean: exactly what the
+/// attribution (attribution.h) and the saved window's checker read: sched_switch,
+/// sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, hrtimer_expire_entry and
+/// the x86 irq_vectors entry/exit pairs. kFull adds sched_wakeup, hrtimer_start,
+/// hrtimer_expire_exit, ipi, workqueue, cpu_idle (and raw_syscalls for syscall_pids), for a
+/// kernel engineer reading the raw windows; each costs the traced CPUs a record.
+enum class EventSet : uint8_t { kLean, kFull };
+std::string_view EventSetName(EventSet set);  ///< "lean", "full".
+/// "lean" / "full"; nullopt for anything else.
+std::optional<EventSet> ParseEventSet(std::string_view text);
+
 struct SessionPlan {
+  EventSet events = EventSet::kLean;
   std::vector<int> cpus;                 ///< CPUs whose events are kept; empty = every online CPU.
   size_t buffer_kb_per_cpu = 8192;       ///< The instance's buffer_size_kb.
   int64_t retention_ns = 3'000'000'000;  ///< Events kept per CPU for windows.
@@ -25,7 +39,8 @@ struct SessionPlan {
   /// their raw record); a window reaching back past what was dropped is marked lost.
   size_t max_events_per_cpu = 500'000;
   int64_t read_interval_ns = 20'000'000;  ///< The reader's period.
-  /// Also trace raw_syscalls for these pids (the probes); empty = no syscall events.
+  /// With EventSet::kFull: also trace raw_syscalls for these pids (the probes); empty = no
+  /// syscall events. Ignored by kLean (the attribution reads no syscall).
   std::vector<int> syscall_pids;
   /// Set the instance's current_tracer to "timerlat" (trace/timerlat.h sets osnoise/).
   bool timerlat = false;
@@ -38,6 +53,7 @@ struct SessionPlan {
 struct SessionStats {
   std::string instance;  ///< e.g. "rtpulse-12345".
   std::string tracefs_dir;
+  std::string event_set;                    ///< EventSetName() of the plan's set.
   std::vector<std::string> events_enabled;  ///< "sched:sched_switch", ...
   std::vector<std::string> events_missing;  ///< Asked for, not in this kernel.
   uint64_t events_read = 0;

@@ -251,6 +251,79 @@ TEST_F(LatencyExplainTest, InjectedBlockerIsNamedWithItsDuration) {
   EXPECT_TRUE(RtpulseInstances().empty());
 }
 
+bool ExplainEnabled(const nlohmann::json& explain, const std::string& id) {
+  for (const auto& e : explain["trace"]["events_enabled"]) {
+    if (e.get<std::string>() == id) return true;
+  }
+  return false;
+}
+
+// The default (lean) trace holds only the attribution's events; --explain-events full adds
+// the rest, and its windows give the same parts as the truth script as well.
+TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
+  TempDir dir;
+  const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
+  for (const std::string set : {"", "full"}) {
+    std::vector<std::string> args = {"latency",
+                                     "-a",
+                                     ExplainCpu(),
+                                     "-t",
+                                     "1",
+                                     "-p",
+                                     "80",
+                                     "-i",
+                                     "1000",
+                                     "-D",
+                                     "4s",
+                                     "--inject",
+                                     "500us@10Hz",
+                                     "--explain",
+                                     "250",
+                                     "--explain-cost",
+                                     "0",
+                                     "--explain-windows",
+                                     dir.File("win-" + set),
+                                     "--json",
+                                     dir.File("r-" + set + ".json")};
+    if (!set.empty()) {
+      args.push_back("--explain-events");
+      args.push_back(set);
+    }
+    auto r = RunRtpulse(args);
+    const int64_t exited_ns = MonotonicNowNs();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(ReadFile(dir.File("r-" + set + ".json")));
+    const auto& x = j["rtpulse"]["explain"];
+    ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
+    const bool full = set == "full";
+    EXPECT_EQ(x["trace"]["event_set"], full ? "full" : "lean");
+    EXPECT_TRUE(ExplainEnabled(x, "sched:sched_switch")) << x["trace"].dump();
+    EXPECT_TRUE(ExplainEnabled(x, "sched:sched_waking")) << x["trace"].dump();
+    EXPECT_EQ(ExplainEnabled(x, "sched:sched_wakeup"), full) << x["trace"].dump();
+    EXPECT_EQ(ExplainEnabled(x, "timer:hrtimer_start"), full) << x["trace"].dump();
+    EXPECT_NE(r.out.find(std::string("(") + (full ? "full" : "lean") + " events)"),
+              std::string::npos)
+        << r.out;
+    ExpectSpikesAddUp(x, exited_ns);
+    size_t named = 0;
+    size_t injected = 0;
+    for (const auto& s : x["spikes"]) {
+      if (s["latency_ns"].get<int64_t>() < 375'000) continue;
+      ++injected;
+      for (const auto& p : s["parts"]) {
+        if (p["kind"] == "thread" &&
+            p["name"].get<std::string>().rfind("rtpulse-inject ", 0) == 0) {
+          ++named;
+        }
+      }
+    }
+    EXPECT_GE(injected, 20u) << x.dump(1);
+    EXPECT_GE(named * 3, injected * 2) << x.dump(1);
+    EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u);
+  }
+  EXPECT_TRUE(RtpulseInstances().empty());
+}
+
 TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   TempDir dir;
   // A UDP sender to 127.0.0.1 on the probe's CPU: loopback delivery is NET_RX softirq work
@@ -389,6 +462,8 @@ TEST(LatencyExplainBadInputTest, OneLineNamingTheValueExitTwo) {
       {{"--explain", "100", "--explain-cost=-1s"}, "'-1s'"},
       {{"--explain", "100", "--explain-cost", "soon"}, "'soon'"},
       {{"--explain", "100", "--explain-cost", "3s"}, "--explain-cost 3s"},
+      {{"--explain-events", "full"}, "needs --explain"},
+      {{"--explain", "100", "--explain-events", "medium"}, "'medium'"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"latency", "-t", "1", "-D", "1s", "-q"};

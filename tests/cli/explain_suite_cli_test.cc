@@ -233,6 +233,7 @@ TEST_F(ExplainSuiteCliTest, SuiteExplainsTheHogsSpikesAndTheReportShowsThem) {
   const json& e = result["scenarios"][0]["latency"]["rtpulse"]["explain"];
   ExpectExplainHolds(e, out);
   EXPECT_EQ(e["threshold_ns"], 1'000'000);
+  EXPECT_EQ(e["trace"]["event_set"], "lean") << "the default";
   ExpectTheHogIsNamed(e, hog.tid(), hog.spins());
   EXPECT_TRUE(fs::is_directory(out + "/idle/explain"));
   EXPECT_NE(run.out.find("explain: spikes above"), std::string::npos) << run.out;
@@ -317,6 +318,22 @@ TEST(ExplainSuiteCliUsageTest, BadThresholdsAreUsageErrorsNamingTheValue) {
   auto run = RunRtpulse({"control", "--interference", "--explain", "200", "-o", dir.File("i")});
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("drop --explain"), std::string::npos) << run.err;
+}
+
+TEST(ExplainSuiteCliUsageTest, BadEventSetsAreUsageErrorsNamingTheValue) {
+  TempDir dir;
+  for (const std::string command : {"suite", "control"}) {
+    auto bad = RunRtpulse(
+        {command, "--explain", "200", "--explain-events", "most", "-o", dir.File(command + "1")});
+    EXPECT_EQ(bad.exit_code, 2) << command << ": " << bad.err;
+    EXPECT_NE(bad.err.find("--explain-events 'most'"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("lean"), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(dir.File(command + "1"))) << "nothing written";
+    auto alone = RunRtpulse({command, "--explain-events", "full", "-o", dir.File(command + "2")});
+    EXPECT_EQ(alone.exit_code, 2) << command << ": " << alone.err;
+    EXPECT_NE(alone.err.find("needs --explain"), std::string::npos) << alone.err;
+    EXPECT_FALSE(fs::exists(dir.File(command + "2"))) << "nothing written";
+  }
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ ExplainResult ExplainTestResult() {
                       {"irq", "irq 45 eth0", 15'000, 1, 15'000}};
   e.causes_by_count = {{"irq", "irq 45 eth0", 15'000, 1, 15'000}};
   e.instance = "rtpulse-99";
+  e.event_set = "full";
   e.events_enabled = {"sched:sched_switch", "irq:irq_handler_entry"};
   e.events_missing = {"ipi:ipi_raise"};
   e.events_read = 123'456;
@@ -107,6 +108,7 @@ void ExpectSameExplain(const ExplainResult& a, const ExplainResult& b) {
   }
   EXPECT_EQ(a.causes_by_count.size(), b.causes_by_count.size());
   EXPECT_EQ(a.instance, b.instance);
+  EXPECT_EQ(a.event_set, b.event_set);
   EXPECT_EQ(a.events_enabled, b.events_enabled);
   EXPECT_EQ(a.events_missing, b.events_missing);
   EXPECT_EQ(a.events_read, b.events_read);
@@ -217,6 +219,8 @@ TEST(ExplainResult, EveryBadFieldIsNamedByItsPath) {
       {"/causes_by_count", missing, "explain.causes_by_count"},
       {"/trace", "rtpulse-99", "explain.trace"},
       {"/trace/instance", missing, "explain.trace.instance"},
+      {"/trace/event_set", "most", "explain.trace.event_set"},
+      {"/trace/event_set", 1, "explain.trace.event_set"},
       {"/trace/events_enabled", "sched:sched_switch", "explain.trace.events_enabled"},
       {"/trace/events_missing/0", 5, "explain.trace.events_missing[0]"},
       {"/trace/events_read", -1, "explain.trace.events_read"},
@@ -245,6 +249,19 @@ TEST(ExplainResult, EveryBadFieldIsNamedByItsPath) {
     });
     EXPECT_NE(message.find(c.path), std::string::npos) << message;
   }
+}
+
+TEST(ExplainResult, AFileFromBeforeTheEventSetTracedTheFullSet) {
+  json j = ExplainToJson(ExplainTestResult());
+  ASSERT_EQ(j["trace"]["event_set"], "full");
+  j["trace"]["event_set"] = "lean";
+  auto lean = ExplainFromJson(j);
+  ASSERT_TRUE(lean) << lean.error().message;
+  EXPECT_EQ(lean->event_set, "lean");
+  j["trace"].erase("event_set");
+  auto old = ExplainFromJson(j);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->event_set, "full");
 }
 
 TEST(ExplainResult, CountsThatDoNotAddUpAreRefused) {

@@ -15,12 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -450,6 +452,7 @@ TEST(TraceSessionTest, SleepTimerIsNamedThroughKallsyms) {
   SKIP_UNLESS_TRACEFS();
   const int cpu = ProbeCpu();
   SessionPlan plan;
+  plan.events = EventSet::kFull;  // hrtimer_start is a full-set event
   plan.cpus = {cpu};
   plan.buffer_kb_per_cpu = 1024;
   auto session = OpenOrFail(plan);
@@ -619,6 +622,7 @@ TEST(TraceSessionTest, SyscallsAreTracedForTheGivenPidsOnly) {
   SessionPlan plan;
   plan.cpus = {cpu};
   plan.buffer_kb_per_cpu = 1024;
+  plan.events = EventSet::kFull;  // syscalls are traced in the full set only
   plan.syscall_pids = {probe_tid.load()};
   auto session = OpenOrFail(plan);
   const int64_t from = MonoNowNs();
@@ -646,6 +650,125 @@ TEST(TraceSessionTest, SyscallsAreTracedForTheGivenPidsOnly) {
   EXPECT_NE(
       std::find(stats.events_enabled.begin(), stats.events_enabled.end(), "raw_syscalls:sys_enter"),
       stats.events_enabled.end());
+}
+
+/// The events whose enable file in the instance says 1, read from tracefs itself (not from
+/// the session's own list), as "system:event".
+std::vector<std::string> EnabledInInstance(const std::string& instance_dir) {
+  std::vector<std::string> enabled;
+  namespace fs = std::filesystem;
+  for (const auto& system : fs::directory_iterator(instance_dir + "/events")) {
+    if (!system.is_directory()) continue;
+    for (const auto& event : fs::directory_iterator(system.path())) {
+      if (!event.is_directory()) continue;
+      const std::string flag = ReadText(event.path().string() + "/enable");
+      if (!flag.empty() && flag[0] == '1') {
+        enabled.push_back(system.path().filename().string() + ":" +
+                          event.path().filename().string());
+      }
+    }
+  }
+  std::sort(enabled.begin(), enabled.end());
+  return enabled;
+}
+
+bool HasEvent(const std::string& id) {
+  const auto colon = id.find(':');
+  return std::filesystem::exists(std::string(kTracefs) + "/events/" + id.substr(0, colon) + "/" +
+                                 id.substr(colon + 1) + "/format");
+}
+
+TEST(TraceSessionTest, LeanSetEnablesExactlyTheAttributionsEventsFullTheRest) {
+  SKIP_UNLESS_TRACEFS();
+  const int cpu = ProbeCpu();
+  // What attribution.cc and tests/trace/explain_truth.py read, written out here on purpose
+  // (not taken from session.cc): a change to either side must change this list too.
+  std::vector<std::string> lean = {"sched:sched_switch",    "sched:sched_waking",
+                                   "irq:irq_handler_entry", "irq:irq_handler_exit",
+                                   "irq:softirq_raise",     "irq:softirq_entry",
+                                   "irq:softirq_exit",      "timer:hrtimer_expire_entry"};
+  const std::vector<std::string> full_only = {"sched:sched_wakeup",
+                                              "timer:hrtimer_start",
+                                              "timer:hrtimer_expire_exit",
+                                              "workqueue:workqueue_execute_start",
+                                              "workqueue:workqueue_execute_end",
+                                              "power:cpu_idle"};
+  std::erase_if(lean, [](const std::string& id) { return !HasEvent(id); });
+  // The x86 vectors' entry/exit pairs are hard-IRQ frames: lean as well.
+  std::vector<std::string> vectors, ipis;
+  const std::string events_dir = std::string(kTracefs) + "/events/";
+  for (const char* system : {"irq_vectors", "ipi"}) {
+    if (!std::filesystem::is_directory(events_dir + system)) continue;
+    for (const auto& entry : std::filesystem::directory_iterator(events_dir + system)) {
+      const std::string name = entry.path().filename().string();
+      if (!std::filesystem::exists(entry.path() / "format")) continue;
+      if (std::string_view(system) == "ipi") {
+        ipis.push_back("ipi:" + name);
+      } else if (name.ends_with("_entry") || name.ends_with("_exit")) {
+        vectors.push_back("irq_vectors:" + name);
+      }
+    }
+  }
+  std::vector<std::string> want_lean = lean;
+  want_lean.insert(want_lean.end(), vectors.begin(), vectors.end());
+  std::sort(want_lean.begin(), want_lean.end());
+
+  SessionPlan plan;
+  plan.cpus = {cpu};
+  plan.buffer_kb_per_cpu = 256;
+  EXPECT_EQ(plan.events, EventSet::kLean) << "lean is the default";
+  {
+    auto session = OpenOrFail(plan);
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(EnabledInInstance(session->instance_dir()), want_lean);
+    const SessionStats stats = session->stats();
+    EXPECT_EQ(stats.event_set, "lean");
+    std::vector<std::string> listed = stats.events_enabled;
+    std::sort(listed.begin(), listed.end());
+    EXPECT_EQ(listed, want_lean);
+    // The lean trace still holds the chain the attribution follows: the timer's expiry and
+    // the sleeper's wake-up and switch-out.
+    const SleepRun run = RunFifoSleep(cpu);
+    for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    bool expired = false, woken = false, blocked = false;
+    for (const TraceEvent& e : session->Window(run.before_ns, run.after_ns, {cpu})) {
+      expired =
+          expired || (e.kind == EventKind::kHrtimerExpireEntry && e.Name() == "hrtimer_wakeup");
+      woken = woken || (e.kind == EventKind::kSchedWaking && e.next_pid == run.tid);
+      blocked = blocked || (e.kind == EventKind::kSchedSwitch && e.prev_pid == run.tid);
+      EXPECT_NE(e.kind, EventKind::kHrtimerStart) << "a full-set event in the lean trace";
+      EXPECT_NE(e.kind, EventKind::kSchedWakeup) << "a full-set event in the lean trace";
+      EXPECT_NE(e.kind, EventKind::kCpuIdle) << "a full-set event in the lean trace";
+    }
+    EXPECT_TRUE(expired);
+    EXPECT_TRUE(woken);
+    EXPECT_TRUE(blocked);
+  }
+  plan.events = EventSet::kFull;
+  {
+    auto session = OpenOrFail(plan);
+    ASSERT_NE(session, nullptr);
+    std::vector<std::string> want_full = want_lean;
+    for (const std::string& id : full_only) {
+      if (HasEvent(id)) want_full.push_back(id);
+    }
+    want_full.insert(want_full.end(), ipis.begin(), ipis.end());
+    std::sort(want_full.begin(), want_full.end());
+    EXPECT_EQ(EnabledInInstance(session->instance_dir()), want_full);
+    EXPECT_EQ(session->stats().event_set, "full");
+    EXPECT_GT(want_full.size(), want_lean.size());
+  }
+}
+
+TEST(TraceSessionTest, EventSetNamesRoundTrip) {
+  EXPECT_EQ(ParseEventSet("lean"), EventSet::kLean);
+  EXPECT_EQ(ParseEventSet("full"), EventSet::kFull);
+  EXPECT_EQ(ParseEventSet("Full"), std::nullopt);
+  EXPECT_EQ(ParseEventSet(""), std::nullopt);
+  EXPECT_EQ(EventSetName(EventSet::kLean), "lean");
+  EXPECT_EQ(EventSetName(EventSet::kFull), "full");
 }
 
 }  // namespace
