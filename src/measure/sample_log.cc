@@ -127,7 +127,7 @@ class FileSink final : public SampleSink {
 
  private:
   Error IoError(std::string_view what, int err) const {
-    // Missing privilege is exit 3, like every other write; a full disk stays exit 1.
+    // Missing privilege and a full disk are exit 3, like every other write (core/file_owner.h).
     return Error{WriteError(what, tmp_path_, err).code,
                  fmt::format("{} samples file '{}': {} (records written before this stay "
                              "readable in it; free space or choose another folder)",

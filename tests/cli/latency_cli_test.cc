@@ -530,7 +530,8 @@ TEST_F(LatencyRunTest, AFullDiskForTheSamplesLogExitsThreeAndSaysWhatWasLost) {
   const std::string small = dir.File("small");
   std::filesystem::create_directories(small);
   ASSERT_EQ(std::system(("mount -t tmpfs -o size=64k tmpfs " + small).c_str()), 0);
-  auto r = RunRtpulse({"latency", "-S", "-i", "200", "-D", "2s", "-q", "--samples",
+  // About 80 000 samples: 2.5 MB in format 1, about 220 kB in format 2; either overflows 64 kB.
+  auto r = RunRtpulse({"latency", "-S", "-i", "100", "-D", "4s", "-q", "--samples",
                        small + "/s.smp", "--json", dir.File("s.json")});
   std::system(("umount " + small).c_str());
   EXPECT_EQ(r.exit_code, 3) << "no space is a missing resource (docs/cli.md): " << r.err;
