@@ -121,7 +121,7 @@ struct Measured {
   /// The per-sample log failed (a full disk): the runner says it once, marks the run failed
   /// and exits with its code (3 for no space or privilege), as for result.json's writes.
   std::optional<Error> write_error;
-  std::string samples_file;           ///< Relative to the run folder; "" when none.
+  std::string samples_file;  ///< Relative to the run folder; "" when none.
   /// From samples_file (one wake path only): the summary's exact percentiles, per wake-up
   /// and per period (results::ScenarioResult's fields of the same names).
   std::optional<results::ExactPercentileValues> exact_percentiles;
