@@ -206,6 +206,14 @@ std::optional<RunOutcome> Run::StartTuningAndMonitor() {
 bool Run::StartLoadsAndSettle(size_t index, ScenarioLoads& loads) {
   ScenarioResult& r = result_.scenarios[index];
   if (Status s = loads.Start(); !s) {
+    if (services_.pause->StopPending()) {
+      // A SIGINT/SIGTERM to the process group stops the loads as they start: that is the
+      // interruption, not a load that failed.
+      r.status = ScenarioStatus::kInterrupted;
+      r.error = "interrupted while the loads started; nothing measured";
+      interrupted_ = true;
+      return false;
+    }
     r.status = ScenarioStatus::kFailed;
     r.error = "loads did not start: " + s.error().message;
     failed_ = true;

@@ -111,6 +111,8 @@ class Pause {
   /// Waits `ns`, calling `tick(left_ns)` about once a second; true when the run was
   /// interrupted (SIGINT/SIGTERM) instead.
   virtual bool Wait(int64_t ns, const std::function<void(int64_t)>& tick) = 0;
+  /// True (once) when a SIGINT/SIGTERM is pending now, without waiting.
+  virtual bool StopPending() { return false; }
 };
 
 /// What one scenario's measurement produced.

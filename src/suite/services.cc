@@ -188,6 +188,15 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKn
   return ApplySuiteTuneOptions(root, tune);
 }
 
+bool SignalPause::StopPending() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  const timespec now{0, 0};
+  return sigtimedwait(&stop, nullptr, &now) > 0;
+}
+
 bool SignalPause::Wait(int64_t ns, const std::function<void(int64_t)>& tick) {
   sigset_t stop;
   sigemptyset(&stop);

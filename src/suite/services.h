@@ -55,6 +55,7 @@ bool StopSignalWithin(int64_t timeout_ns);
 class SignalPause final : public Pause {
  public:
   bool Wait(int64_t ns, const std::function<void(int64_t)>& tick) override;
+  bool StopPending() override;
 };
 
 }  // namespace rtpulse::suite
