@@ -19,6 +19,18 @@ using testutil::RunProcess;
 using testutil::RunRtpulse;
 using testutil::TempDir;
 
+/// tests/cli/timeline_truth.py over `rtpulse samples --csv BIN` against the figure's `dat`.
+testutil::ProcessResult TimelineTruth(const TempDir& dir, const std::string& bin,
+                                      const std::string& dat) {
+  const auto csv = RunRtpulse({"samples", "--csv", bin});
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  const std::string csv_path = dir.File("samples.csv");
+  std::ofstream(csv_path) << csv.out;
+  return RunProcess({"/usr/bin/env", "python3",
+                     std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/timeline_truth.py", csv_path,
+                     dat});
+}
+
 TEST(TimelineCliTest, PerSecondPointsEqualPythonOverTheSamplesText) {
   TempDir dir;
   const std::string run = dir.File("run");
@@ -30,13 +42,7 @@ TEST(TimelineCliTest, PerSecondPointsEqualPythonOverTheSamplesText) {
   const std::string dat = run + "/figures/timeline_idle.dat";
   ASSERT_TRUE(fs::exists(dat)) << report.out;
 
-  const auto csv = RunRtpulse({"samples", "--csv", run + "/idle/samples.bin"});
-  ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  const std::string csv_path = dir.File("samples.csv");
-  std::ofstream(csv_path) << csv.out;
-  const auto truth =
-      RunProcess({"/usr/bin/env", "python3",
-                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/timeline_truth.py", csv_path, dat});
+  const auto truth = TimelineTruth(dir, run + "/idle/samples.bin", dat);
   ASSERT_EQ(truth.exit_code, 0) << truth.out << truth.err;
   const auto counts = nlohmann::json::parse(truth.out);
   // 3 s on 2 CPUs at the default 1 ms: the points cover every second the deadlines fell in.
@@ -62,13 +68,7 @@ TEST(TimelineCliTest, ATruncatedSamplesFileIsReadUpToItsLastWholeRecord) {
   std::ifstream in(dat);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("the run did not end cleanly"), std::string::npos) << text;
-  const auto csv = RunRtpulse({"samples", "--csv", bin});
-  ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  const std::string csv_path = dir.File("samples.csv");
-  std::ofstream(csv_path) << csv.out;
-  const auto truth =
-      RunProcess({"/usr/bin/env", "python3",
-                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/timeline_truth.py", csv_path, dat});
+  const auto truth = TimelineTruth(dir, bin, dat);
   EXPECT_EQ(truth.exit_code, 0) << truth.out << truth.err;
 }
 
