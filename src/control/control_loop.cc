@@ -359,28 +359,22 @@ Status ValidateControlPlan(const ControlLoopPlan& plan) {
   return Status::Ok();
 }
 
-/// Installs the SIGXCPU counter for a deadline run and restores the old action after.
-class OverrunSignalGuard {
- public:
-  explicit OverrunSignalGuard(bool install) : installed_(install) {
-    if (!installed_) return;
-    g_control_dl_overruns.store(0, std::memory_order_relaxed);
+/// Installs the SIGXCPU counter (once) for a deadline run and zeroes it. The handler stays for the
+/// life of the process: an overrun signalled as the thread ends can be delivered after the
+/// join (a sanitizer defers signals to its next safe point, and the kernel may pick any
+/// thread), and SIGXCPU's default action would then kill the whole run. Counting it into a
+/// finished run's counter is harmless; the next run zeroes it before its thread starts.
+void StartOverrunCount() {
+  g_control_dl_overruns.store(0, std::memory_order_relaxed);
+  static const bool installed = [] {
     struct sigaction action {};
     action.sa_handler = &CountDeadlineOverrun;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    sigaction(SIGXCPU, &action, &old_);
-  }
-  ~OverrunSignalGuard() {
-    if (installed_) sigaction(SIGXCPU, &old_, nullptr);
-  }
-  OverrunSignalGuard(const OverrunSignalGuard&) = delete;
-  OverrunSignalGuard& operator=(const OverrunSignalGuard&) = delete;
-
- private:
-  bool installed_;
-  struct sigaction old_ {};
-};
+    return sigaction(SIGXCPU, &action, nullptr) == 0;
+  }();
+  (void)installed;
+}
 
 }  // namespace
 
@@ -522,7 +516,7 @@ Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& 
   t.source = measure::MakeWakeSource(plan.path);
   t.record.jobs.reserve(plan.jobs > 0 ? plan.jobs : kMaxUnboundedJobs);
   const bool deadline = plan.policy.kind == PolicySpec::Kind::kDeadline;
-  OverrunSignalGuard overrun_guard(deadline);
+  if (deadline) StartOverrunCount();
 
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -327,7 +327,9 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
 TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   TempDir dir;
   // A UDP sender to 127.0.0.1 on the probe's CPU: loopback delivery is NET_RX softirq work
-  // on the sending CPU.
+  // on the sending CPU. It runs until the shell kills it after rtpulse exits (600 s is only
+  // a bound should the shell die), so it covers the whole measurement however long rtpulse
+  // takes to start: under TSan, libtraceevent's kallsyms load alone takes over a minute.
   const std::string sender =
       "import os, socket, time\n"
       "os.sched_setaffinity(0, {" +
@@ -336,7 +338,7 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
       "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r.bind(('127.0.0.1', 0))\n"
       "r.setblocking(False)\n"
       "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-      "a = r.getsockname(); b = b'x' * 1400; end = time.time() + 15\n"
+      "a = r.getsockname(); b = b'x' * 1400; end = time.time() + 600\n"
       "while time.time() < end:\n"
       "  for _ in range(64): s.sendto(b, a)\n"
       "  try:\n"

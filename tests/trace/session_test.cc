@@ -393,8 +393,12 @@ TEST(TraceSessionTest, RenderedTextHoldsTheWindowsEventsInFtraceShape) {
   for (int i = 0; i < 50 && !session->Flush(cpu, run.after_ns); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const auto events = session->Window(run.before_ns, run.after_ns, {cpu});
-  const std::string text = session->RenderWindow(run.before_ns, run.after_ns, {cpu});
+  // Events and text from one call, under one lock, as the explainer saves them: two calls
+  // can disagree, since the reader thread may trim the carried-in sched_switch (the one
+  // before the window) between them.
+  WindowText with_events{run.before_ns, run.after_ns, {}};
+  const auto events = session->Window(run.before_ns, run.after_ns, {cpu}, nullptr, &with_events);
+  const std::string& text = with_events.text;
   const std::regex shape(R"(^(.+)-(\d+) \[(\d{3})\] (\d+)\.(\d{9}): (\w+): (.*)$)");
   std::istringstream lines(text);
   std::string line;
@@ -441,11 +445,16 @@ TEST(TraceSessionTest, RenderedTextHoldsTheWindowsEventsInFtraceShape) {
   EXPECT_TRUE(saw_sleeper_switch);
   EXPECT_EQ(index, events.size()) << "Window() events missing from the text";
 
-  // Asked of Window() beside the events (as the explainer saves them): the same text.
-  WindowText with_events{run.before_ns, run.after_ns, {}};
-  const auto again = session->Window(run.before_ns, run.after_ns, {cpu}, nullptr, &with_events);
-  EXPECT_EQ(again.size(), events.size());
-  EXPECT_EQ(with_events.text, text);
+  // RenderWindow() alone renders the same lines from the same store: every event line of
+  // the single call is in it (it may lack the carried-in switch if a trim came between).
+  const std::string alone = session->RenderWindow(run.before_ns, run.after_ns, {cpu});
+  std::istringstream again(text);
+  size_t in_both = 0;
+  while (std::getline(again, line)) {
+    if (line.rfind("#", 0) == 0) continue;
+    if (alone.find(line + "\n") != std::string::npos) ++in_both;
+  }
+  EXPECT_GE(in_both + 1, events.size()) << alone;
 }
 
 TEST(TraceSessionTest, SleepTimerIsNamedThroughKallsyms) {
