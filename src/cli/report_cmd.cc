@@ -47,9 +47,13 @@ std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& s
     }
     stats::EvtOptions options;
     options.bootstrap = 100;
-    const stats::EvtReport evt = stats::EstimateWorstCase(std::move(series->latency_ns), options);
+    const auto evt = stats::EstimateWorstCase(series->pass, options);
+    if (!evt) {
+      html += "<p>" + report::HtmlEscape(s.name + ": " + evt.error().message) + "</p>\n";
+      continue;
+    }
     html += "<h3>" + report::HtmlEscape(s.name) + "</h3>\n<pre>" +
-            report::HtmlEscape(stats::FormatEvtReport(evt)) + "</pre>\n";
+            report::HtmlEscape(stats::FormatEvtReport(*evt)) + "</pre>\n";
     ++analysed;
   }
   if (analysed == 0) {
