@@ -63,6 +63,10 @@ std::pair<double, double> PercentileInterval(std::vector<double> values, double 
 
 namespace {
 
+/// Above this many exceedances a bootstrap resample is drawn in whole nanoseconds and held as
+/// counts per value (docs/wcet.md, "Memory"): 2^20 draws are 8 MB held exactly.
+constexpr size_t kMaxExactDraws = size_t{1} << 20;
+
 // ---- Peaks over threshold ---------------------------------------------------------------
 
 /// Threshold at quantile q of the n samples: an order statistic, so exceedances are x > u.
@@ -144,9 +148,29 @@ void BootstrapPot(const EvtOptions& o, uint64_t n, PotResult& pot) {
     const double nu =
         D(pot.exceedances) + std::sqrt(D(pot.exceedances) * (1 - zeta)) * rng.Normal();
     const auto m = static_cast<size_t>(std::max(D(kMinFit), std::round(nu)));
-    std::vector<double> y(m);
-    for (auto& v : y) v = evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns);
-    const GpdFit fit = FitGpd(y);
+    GpdFit fit;
+    if (pot.exceedances <= kMaxExactDraws) {
+      std::vector<double> y(m);
+      for (auto& v : y) v = evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns);
+      fit = FitGpd(y);
+    } else {
+      // Memory bounded by the distinct values, not by m (docs/wcet.md, "Memory"): the draws
+      // in whole nanoseconds, as a samples log holds them, counted per value.
+      std::unordered_map<double, uint64_t> counts;
+      for (size_t i = 0; i < m; ++i) {
+        ++counts[std::round(evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns))];
+      }
+      std::vector<std::pair<double, uint64_t>> sorted(counts.begin(), counts.end());
+      counts = {};
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<double> values;
+      std::vector<double> weights;
+      for (const auto& [v, c] : sorted) {
+        values.push_back(v);
+        weights.push_back(D(c));
+      }
+      fit = evt_internal::FitGpdWeighted(WeightedValues{values, weights});
+    }
     if (!fit.ok) {
       ++pot.bootstrap_failures;
       continue;
@@ -195,7 +219,16 @@ void PeaksOverThreshold(const SeriesData& x, const EvtOptions& o, EvtReport& r) 
     pot.raw_levels.push_back(
         {p, GpdQuantile(pot.fit, pot.threshold_ns, pot.exceedance_rate, p), kNaN, kNaN, {}});
   }
-  if (o.bootstrap > 0) BootstrapPot(o, r.samples, pot);
+  if (o.bootstrap > 0) {
+    BootstrapPot(o, r.samples, pot);
+    if (pot.exceedances > kMaxExactDraws) {
+      r.warnings.push_back(fmt::format(
+          "POT: the bootstrap resamples (about {} exceedances each, more than {}) are drawn in "
+          "whole nanoseconds and fitted as counts per value, to bound the memory; the interval "
+          "ends differ from exact draws by far less than their own sampling error",
+          pot.exceedances, kMaxExactDraws));
+    }
+  }
 }
 
 // ---- Block maxima -----------------------------------------------------------------------
