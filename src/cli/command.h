@@ -10,7 +10,6 @@
 #include "core/error.h"
 #include "load/load.h"
 #include "results/latency_result.h"
-#include "stats/evt.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -41,9 +40,9 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 Status CheckOutputFolder(const std::string& dir);
 
 /// One scenario's per-sample log in time order (wcet_cmd.cc): every probe thread's records
-/// merged by deadline, replayed by `pass` (each call reads the file again), never held.
+/// merged by deadline.
 struct Series {
-  stats::SeriesPass pass;
+  std::vector<double> latency_ns;
   size_t threads = 0;
   uint64_t dropped = 0;
   bool has_trailer = true;

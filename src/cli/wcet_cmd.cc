@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/series.h"
 #include "core/atomic_file.h"
 #include "core/command_runner.h"
 #include "core/exit_code.h"
@@ -35,7 +36,7 @@ namespace {
 
 /// The old way, for a file whose threads' deadlines go back somewhere (never written by
 /// rtpulse; a hand-made or corrupt file): every record in memory, a stable sort.
-Expected<Series> WcetSortedSeries(const std::string& path) {
+Expected<SeriesLog> WcetSortedSeries(const std::string& path) {
   struct Item {
     int64_t expected_ns;
     uint16_t thread;
@@ -54,7 +55,7 @@ Expected<Series> WcetSortedSeries(const std::string& path) {
   auto latency = std::make_shared<std::vector<double>>();
   latency->reserve(items.size());
   for (const auto& i : items) latency->push_back(static_cast<double>(i.latency_ns));
-  Series s;
+  SeriesLog s;
   s.pass = [latency](const std::function<void(double)>& sink) {
     for (const double v : *latency) sink(v);
     return Status::Ok();
@@ -129,7 +130,7 @@ Status MergePass(const std::string& path, const std::map<uint16_t, uint64_t>& co
 /// pass counts each thread's records and checks its deadlines never go back, then every
 /// pass the analysis asks for merges the file again, holding only the threads' skew in the
 /// file, never the series.
-Expected<Series> ReadSeries(const std::string& path) {
+Expected<SeriesLog> OpenSeriesLog(const std::string& path) {
   std::map<uint16_t, WcetMergeQueue> queues;
   auto first = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
     WcetMergeQueue& q = queues[r.thread];
@@ -143,7 +144,7 @@ Expected<Series> ReadSeries(const std::string& path) {
     if (!q.ordered) return WcetSortedSeries(path);
     counts[thread] = q.unread;
   }
-  Series s;
+  SeriesLog s;
   s.pass = [path, counts](const std::function<void(double)>& sink) {
     return MergePass(path, counts, sink);
   };
@@ -340,7 +341,7 @@ int RunWcet(const WcetOptions& o) {
                         {"scenarios", nlohmann::json::array()}};
   std::vector<std::string> notes;
   for (const auto& [scenario, path] : with_samples) {
-    auto series = ReadSeries(path);
+    auto series = OpenSeriesLog(path);
     if (!series) return ReportError(series.error());
     std::vector<std::string> input_warnings;
     if (series->dropped > 0) {
