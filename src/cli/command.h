@@ -39,16 +39,6 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 /// Does not create it. Errors are usage errors naming the folder and the fix.
 Status CheckOutputFolder(const std::string& dir);
 
-/// One scenario's per-sample log in time order (wcet_cmd.cc): every probe thread's records
-/// merged by deadline.
-struct Series {
-  std::vector<double> latency_ns;
-  size_t threads = 0;
-  uint64_t dropped = 0;
-  bool has_trailer = true;
-};
-Expected<Series> ReadSeries(const std::string& path);
-
 // Command setups, one per file.
 Runner SetupLatency(CLI::App& sub);
 Runner SetupSamples(CLI::App& sub);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/series.h"
 #include "core/file_owner.h"
 #include "report/e2e_figures.h"
 #include "report/html_page.h"
@@ -40,16 +41,20 @@ std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& s
   size_t analysed = 0;
   for (const auto& s : suite.scenarios) {
     if (s.samples_file.empty()) continue;
-    auto series = ReadSeries(folder + "/" + s.samples_file);
+    auto series = OpenSeriesLog(folder + "/" + s.samples_file);
     if (!series) {
       html += "<p>" + report::HtmlEscape(s.name + ": " + series.error().message) + "</p>\n";
       continue;
     }
     stats::EvtOptions options;
     options.bootstrap = 100;
-    const stats::EvtReport evt = stats::EstimateWorstCase(std::move(series->latency_ns), options);
+    const auto evt = stats::EstimateWorstCase(series->pass, options);
+    if (!evt) {
+      html += "<p>" + report::HtmlEscape(s.name + ": " + evt.error().message) + "</p>\n";
+      continue;
+    }
     html += "<h3>" + report::HtmlEscape(s.name) + "</h3>\n<pre>" +
-            report::HtmlEscape(stats::FormatEvtReport(evt)) + "</pre>\n";
+            report::HtmlEscape(stats::FormatEvtReport(*evt)) + "</pre>\n";
     ++analysed;
   }
   if (analysed == 0) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/series.h"
 #include "core/atomic_file.h"
 #include "core/command_runner.h"
 #include "core/exit_code.h"
@@ -34,7 +36,7 @@ namespace {
 
 /// The old way, for a file whose threads' deadlines go back somewhere (never written by
 /// rtpulse; a hand-made or corrupt file): every record in memory, a stable sort.
-Expected<Series> WcetSortedSeries(const std::string& path) {
+Expected<SeriesLog> WcetSortedSeries(const std::string& path) {
   struct Item {
     int64_t expected_ns;
     uint16_t thread;
@@ -50,9 +52,14 @@ Expected<Series> WcetSortedSeries(const std::string& path) {
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.expected_ns != b.expected_ns ? a.expected_ns < b.expected_ns : a.thread < b.thread;
   });
-  Series s;
-  s.latency_ns.reserve(items.size());
-  for (const auto& i : items) s.latency_ns.push_back(static_cast<double>(i.latency_ns));
+  auto latency = std::make_shared<std::vector<double>>();
+  latency->reserve(items.size());
+  for (const auto& i : items) latency->push_back(static_cast<double>(i.latency_ns));
+  SeriesLog s;
+  s.pass = [latency](const std::function<void(double)>& sink) {
+    for (const double v : *latency) sink(v);
+    return Status::Ok();
+  };
   s.threads = threads.size();
   s.dropped = summary->dropped;
   s.has_trailer = summary->has_trailer;
@@ -67,29 +74,12 @@ struct WcetMergeQueue {
   int64_t last_expected_ns = 0;
 };
 
-}  // namespace
-
-/// Every record of every probe thread, merged by deadline: one activation after another, as
-/// they happened (the file interleaves threads in batches, docs/samples-format.md). The
-/// order is a stable sort's by (expected_ns, thread), but made by a k-way merge over two
-/// passes (the first counts each thread's records and checks its deadlines never go back),
-/// so only the threads' skew in the file is held besides the series itself.
-Expected<Series> ReadSeries(const std::string& path) {
+/// One merge pass over the file: every record, merged by deadline, through `sink`. `counts`
+/// holds each thread's records as the first pass found them.
+Status MergePass(const std::string& path, const std::map<uint16_t, uint64_t>& counts,
+                 const std::function<void(double)>& sink) {
   std::map<uint16_t, WcetMergeQueue> queues;
-  auto first = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
-    WcetMergeQueue& q = queues[r.thread];
-    if (q.unread > 0 && r.expected_ns < q.last_expected_ns) q.ordered = false;
-    q.last_expected_ns = r.expected_ns;
-    ++q.unread;
-  });
-  if (!first) return first.error();
-  uint64_t total = 0;
-  for (const auto& [thread, q] : queues) {
-    if (!q.ordered) return WcetSortedSeries(path);
-    total += q.unread;
-  }
-  Series s;
-  s.latency_ns.reserve(total);
+  for (const auto& [thread, n] : counts) queues[thread].unread = n;
   // A thread blocks the merge while it has records to come and none waiting: one of them
   // could be the smallest.
   size_t blocked = queues.size();
@@ -103,13 +93,13 @@ Expected<Series> ReadSeries(const std::string& path) {
         }
       }
       if (best == nullptr) return;
-      s.latency_ns.push_back(static_cast<double>(best->pending.front().second));
+      sink(static_cast<double>(best->pending.front().second));
       best->pending.pop_front();
       if (best->pending.empty() && best->unread > 0) ++blocked;
     }
   };
   bool changed = false;
-  auto second = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
+  auto read = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
     auto it = queues.find(r.thread);
     if (it == queues.end() || it->second.unread == 0) {
       changed = true;
@@ -121,7 +111,7 @@ Expected<Series> ReadSeries(const std::string& path) {
     q.pending.emplace_back(r.expected_ns, measure::LatencyNs(r));
     merge();
   });
-  if (!second) return second.error();
+  if (!read) return read.error();
   if (changed || blocked != 0) {
     return Failure(
         fmt::format("{} changed while it was read (its records differ between two passes); read it "
@@ -129,9 +119,38 @@ Expected<Series> ReadSeries(const std::string& path) {
                     path));
   }
   merge();
+  return Status::Ok();
+}
+
+}  // namespace
+
+/// Every record of every probe thread, merged by deadline: one activation after another, as
+/// they happened (the file interleaves threads in batches, docs/samples-format.md). The
+/// order is a stable sort's by (expected_ns, thread), but made by a k-way merge: a first
+/// pass counts each thread's records and checks its deadlines never go back, then every
+/// pass the analysis asks for merges the file again, holding only the threads' skew in the
+/// file, never the series.
+Expected<SeriesLog> OpenSeriesLog(const std::string& path) {
+  std::map<uint16_t, WcetMergeQueue> queues;
+  auto first = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
+    WcetMergeQueue& q = queues[r.thread];
+    if (q.unread > 0 && r.expected_ns < q.last_expected_ns) q.ordered = false;
+    q.last_expected_ns = r.expected_ns;
+    ++q.unread;
+  });
+  if (!first) return first.error();
+  std::map<uint16_t, uint64_t> counts;
+  for (const auto& [thread, q] : queues) {
+    if (!q.ordered) return WcetSortedSeries(path);
+    counts[thread] = q.unread;
+  }
+  SeriesLog s;
+  s.pass = [path, counts](const std::function<void(double)>& sink) {
+    return MergePass(path, counts, sink);
+  };
   s.threads = queues.size();
-  s.dropped = second->dropped;
-  s.has_trailer = second->has_trailer;
+  s.dropped = first->dropped;
+  s.has_trailer = first->has_trailer;
   return s;
 }
 
@@ -322,7 +341,7 @@ int RunWcet(const WcetOptions& o) {
                         {"scenarios", nlohmann::json::array()}};
   std::vector<std::string> notes;
   for (const auto& [scenario, path] : with_samples) {
-    auto series = ReadSeries(path);
+    auto series = OpenSeriesLog(path);
     if (!series) return ReportError(series.error());
     std::vector<std::string> input_warnings;
     if (series->dropped > 0) {
@@ -333,7 +352,9 @@ int RunWcet(const WcetOptions& o) {
     if (!series->has_trailer) {
       input_warnings.push_back("the samples file has no trailer: the run did not end cleanly");
     }
-    const stats::EvtReport report = stats::EstimateWorstCase(std::move(series->latency_ns), eo);
+    auto estimate = stats::EstimateWorstCase(series->pass, eo);
+    if (!estimate) return ReportError(estimate.error());
+    const stats::EvtReport& report = *estimate;
     const std::string dir = folder + "/wcet/" + scenario->name;
     nlohmann::json plot = WritePlot(dir, scenario->name, report, notes);
     fmt::print(text, "scenario {}: {} threads merged in deadline order ({})\n", scenario->name,

@@ -12,8 +12,10 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
+#include "core/float_compare.h"
 #include "stats/evt_internal.h"
 
 namespace rtpulse::stats {
@@ -28,6 +30,8 @@ using evt_internal::kNaN;
 using evt_internal::kXiZero;
 using evt_internal::Mean;
 using evt_internal::Rng;
+using evt_internal::SeriesData;
+using evt_internal::WeightedValues;
 
 namespace {
 
@@ -59,30 +63,33 @@ std::pair<double, double> PercentileInterval(std::vector<double> values, double 
 
 namespace {
 
+/// Above this many exceedances a bootstrap resample is drawn in whole nanoseconds and held as
+/// counts per value (docs/wcet.md, "Memory"): 2^20 draws are 8 MB held exactly.
+constexpr size_t kMaxExactDraws = size_t{1} << 20;
+
 // ---- Peaks over threshold ---------------------------------------------------------------
 
-std::vector<double> Excesses(const std::vector<double>& x, double u) {
-  std::vector<double> y;
-  for (const double v : x) {
-    if (v > u) y.push_back(v - u);
-  }
-  return y;
+/// Threshold at quantile q of the n samples: an order statistic, so exceedances are x > u.
+uint64_t ThresholdIndex(uint64_t n, double q) {
+  const auto idx = static_cast<uint64_t>(std::floor(q * D(n - 1)));
+  return std::min<uint64_t>(idx, n - 1);
 }
 
-/// Threshold at quantile q of sorted data: an order statistic, so exceedances are x > u.
-double ThresholdAt(const std::vector<double>& sorted, double q) {
-  const auto idx = static_cast<size_t>(std::floor(q * D(sorted.size() - 1)));
-  return sorted[std::min(idx, sorted.size() - 1)];
+double ThresholdAt(const SeriesData& x, uint64_t n, double q) {
+  return x.Ascending(ThresholdIndex(n, q));
 }
 
-ThresholdPoint Diagnose(const std::vector<double>& x, const std::vector<double>& sorted, double q) {
+ThresholdPoint Diagnose(const SeriesData& x, uint64_t n, double q) {
   ThresholdPoint point;
   point.quantile = q;
-  point.threshold_ns = ThresholdAt(sorted, q);
-  const auto y = Excesses(x, point.threshold_ns);
-  point.exceedances = y.size();
-  point.mean_excess_ns = Mean(y);
-  if (y.size() >= kMinFit) point.fit = FitGpd(y);
+  point.threshold_ns = ThresholdAt(x, n, q);
+  std::vector<double> values;
+  std::vector<double> weights;
+  x.Excesses(point.threshold_ns, values, weights);
+  const WeightedValues y{values, weights};
+  point.exceedances = static_cast<uint64_t>(y.Total());
+  point.mean_excess_ns = y.Mean();
+  if (point.exceedances >= kMinFit) point.fit = evt_internal::FitGpdWeighted(y);
   point.modified_scale_ns =
       point.fit.ok ? point.fit.sigma_ns - point.fit.xi * point.threshold_ns : kNaN;
   return point;
@@ -103,10 +110,9 @@ std::optional<size_t> StableThreshold(const std::vector<ThresholdPoint>& grid) {
   return std::nullopt;
 }
 
-void ChooseThreshold(const std::vector<double>& x, const std::vector<double>& sorted,
-                     const EvtOptions& o, EvtReport& r) {
+void ChooseThreshold(const SeriesData& x, const EvtOptions& o, EvtReport& r) {
   PotResult& pot = r.pot;
-  for (const double q : o.threshold_grid) pot.diagnostics.push_back(Diagnose(x, sorted, q));
+  for (const double q : o.threshold_grid) pot.diagnostics.push_back(Diagnose(x, r.samples, q));
   if (o.threshold_quantile) {
     pot.threshold_auto = false;
     pot.threshold_quantile = *o.threshold_quantile;
@@ -142,9 +148,29 @@ void BootstrapPot(const EvtOptions& o, uint64_t n, PotResult& pot) {
     const double nu =
         D(pot.exceedances) + std::sqrt(D(pot.exceedances) * (1 - zeta)) * rng.Normal();
     const auto m = static_cast<size_t>(std::max(D(kMinFit), std::round(nu)));
-    std::vector<double> y(m);
-    for (auto& v : y) v = evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns);
-    const GpdFit fit = FitGpd(y);
+    GpdFit fit;
+    if (pot.exceedances <= kMaxExactDraws) {
+      std::vector<double> y(m);
+      for (auto& v : y) v = evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns);
+      fit = FitGpd(y);
+    } else {
+      // Memory bounded by the distinct values, not by m (docs/wcet.md, "Memory"): the draws
+      // in whole nanoseconds, as a samples log holds them, counted per value.
+      std::unordered_map<double, uint64_t> counts;
+      for (size_t i = 0; i < m; ++i) {
+        ++counts[std::round(evt_internal::SampleGpd(rng, pot.fit.xi, pot.fit.sigma_ns))];
+      }
+      std::vector<std::pair<double, uint64_t>> sorted(counts.begin(), counts.end());
+      counts = {};
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<double> values;
+      std::vector<double> weights;
+      for (const auto& [v, c] : sorted) {
+        values.push_back(v);
+        weights.push_back(D(c));
+      }
+      fit = evt_internal::FitGpdWeighted(WeightedValues{values, weights});
+    }
     if (!fit.ok) {
       ++pot.bootstrap_failures;
       continue;
@@ -160,19 +186,21 @@ void BootstrapPot(const EvtOptions& o, uint64_t n, PotResult& pot) {
   }
 }
 
-void PeaksOverThreshold(const std::vector<double>& x, const std::vector<double>& sorted,
-                        const EvtOptions& o, EvtReport& r) {
-  ChooseThreshold(x, sorted, o, r);
+void PeaksOverThreshold(const SeriesData& x, const EvtOptions& o, EvtReport& r) {
+  ChooseThreshold(x, o, r);
   PotResult& pot = r.pot;
-  pot.threshold_ns = ThresholdAt(sorted, pot.threshold_quantile);
-  const auto y = Excesses(x, pot.threshold_ns);
-  pot.exceedances = y.size();
-  pot.exceedance_rate = D(y.size()) / D(x.size());
-  if (y.size() < kMinFit) {
+  pot.threshold_ns = ThresholdAt(x, r.samples, pot.threshold_quantile);
+  std::vector<double> values;
+  std::vector<double> weights;
+  x.Excesses(pot.threshold_ns, values, weights);
+  const WeightedValues y{values, weights};
+  pot.exceedances = static_cast<uint64_t>(y.Total());
+  pot.exceedance_rate = D(pot.exceedances) / D(r.samples);
+  if (pot.exceedances < kMinFit) {
     r.warnings.push_back(fmt::format(
         "POT: only {} exceedances over the threshold; no fit (needs at least {}). Measure "
         "longer or lower --threshold-quantile",
-        y.size(), kMinFit));
+        pot.exceedances, kMinFit));
     return;
   }
   if (pot.exceedances < kFewExceedances) {
@@ -180,7 +208,7 @@ void PeaksOverThreshold(const std::vector<double>& x, const std::vector<double>&
         "POT: only {} exceedances (fewer than {}); the tail fit rests on too few points",
         pot.exceedances, kFewExceedances));
   }
-  pot.fit = FitGpd(y);
+  pot.fit = evt_internal::FitGpdWeighted(y);
   if (!pot.fit.ok) {
     r.warnings.push_back("POT: the generalised Pareto fit failed: " + pot.fit.note);
     return;
@@ -191,7 +219,16 @@ void PeaksOverThreshold(const std::vector<double>& x, const std::vector<double>&
     pot.raw_levels.push_back(
         {p, GpdQuantile(pot.fit, pot.threshold_ns, pot.exceedance_rate, p), kNaN, kNaN, {}});
   }
-  if (o.bootstrap > 0) BootstrapPot(o, r.samples, pot);
+  if (o.bootstrap > 0) {
+    BootstrapPot(o, r.samples, pot);
+    if (pot.exceedances > kMaxExactDraws) {
+      r.warnings.push_back(fmt::format(
+          "POT: the bootstrap resamples (about {} exceedances each, more than {}) are drawn in "
+          "whole nanoseconds and fitted as counts per value, to bound the memory; the interval "
+          "ends differ from exact draws by far less than their own sampling error",
+          pot.exceedances, kMaxExactDraws));
+    }
+  }
 }
 
 // ---- Block maxima -----------------------------------------------------------------------
@@ -224,15 +261,34 @@ void BootstrapBm(const EvtOptions& o, BlockMaximaResult& bm) {
   }
 }
 
-void BlockMaxima(const std::vector<double>& x, const EvtOptions& o, EvtReport& r) {
+/// The maxima of whole blocks, one sample at a time in time order (a last partial block is
+/// dropped): the same values as max_element over each block.
+class BlockMaximaGatherer {
+ public:
+  BlockMaximaGatherer(size_t block_size, std::vector<double>& maxima)
+      : block_size_(std::max<size_t>(1, block_size)), maxima_(maxima) {}
+  void Add(double v) {
+    // max_element keeps the first of equal maxima; for values the first of equals is the
+    // same number, so `>` matches it.
+    if (in_block_ == 0 || v > current_) current_ = v;
+    if (++in_block_ == block_size_) {
+      maxima_.push_back(current_);
+      in_block_ = 0;
+    }
+  }
+
+ private:
+  size_t block_size_;
+  std::vector<double>& maxima_;
+  size_t in_block_ = 0;
+  double current_ = 0;
+};
+
+/// The block maxima fits, from r.bm.maxima_ns (gathered by the caller).
+void BlockMaxima(const EvtOptions& o, EvtReport& r) {
   BlockMaximaResult& bm = r.bm;
   bm.block_size = std::max<size_t>(1, o.block_size);
-  bm.blocks = x.size() / bm.block_size;
-  for (size_t b = 0; b < bm.blocks; ++b) {
-    const auto first = x.begin() + static_cast<std::ptrdiff_t>(b * bm.block_size);
-    bm.maxima_ns.push_back(
-        *std::max_element(first, first + static_cast<std::ptrdiff_t>(bm.block_size)));
-  }
+  bm.blocks = bm.maxima_ns.size();
   if (bm.blocks < kMinFit) {
     r.warnings.push_back(fmt::format(
         "block maxima: only {} blocks of {} samples; no fit (needs at least {}). Measure longer "
@@ -437,17 +493,17 @@ double BmTail(const BlockMaximaResult& bm, double x) {
   return -std::expm1(log_g / D(bm.block_size));
 }
 
-void BuildCurve(const std::vector<double>& sorted, EvtReport& r) {
+void BuildCurve(const SeriesData& series, EvtReport& r) {
   ExceedanceCurve& c = r.curve;
-  const size_t n = sorted.size();
+  const uint64_t n = r.samples;
   // Every one of the top 200 points, then geometrically thinned down to the median.
   for (size_t rank = 1; rank <= n / 2;) {
-    c.empirical_ns.push_back(sorted[n - rank]);
+    c.empirical_ns.push_back(series.Ascending(n - rank));
     c.empirical_probability.push_back(D(rank) / D(n + 1));
     rank = rank < 200 ? rank + 1 : std::max(rank + 1, static_cast<size_t>(D(rank) * 1.02));
   }
   if (!r.pot_ok && !r.bm_ok) return;
-  double lo = r.pot_ok ? r.pot.threshold_ns : ThresholdAt(sorted, 0.9);
+  double lo = r.pot_ok ? r.pot.threshold_ns : ThresholdAt(series, n, 0.9);
   double hi = r.max_ns;
   // The curves reach as far as the reported estimates, not into the refused extrapolation.
   for (const auto& l : r.pot.levels) {
@@ -466,6 +522,114 @@ void BuildCurve(const std::vector<double>& sorted, EvtReport& r) {
   }
 }
 
+/// A series' distinct values with their counts, ascending: its order statistics and the
+/// excesses over a threshold as (excess, count). Both ways of reading a series fit these, so
+/// the fits add the same terms in the same order whichever way the series came.
+class DistinctValues : public evt_internal::SeriesData {
+ public:
+  /// From the sorted values with their counts.
+  void Set(const std::vector<std::pair<double, uint64_t>>& sorted) {
+    uint64_t below = 0;
+    for (const auto& [v, c] : sorted) {
+      values_.push_back(v);
+      counts_.push_back(D(c));
+      below_.push_back(below);
+      below += c;
+    }
+  }
+  double Ascending(uint64_t index) const override {
+    // The last value with fewer than index + 1 samples below it.
+    const auto it = std::upper_bound(below_.begin(), below_.end(), index);
+    return values_[static_cast<size_t>(it - below_.begin()) - 1];
+  }
+  void Excesses(double u, std::vector<double>& values,
+                std::vector<double>& weights) const override {
+    const auto first = std::upper_bound(values_.begin(), values_.end(), u);
+    for (auto i = static_cast<size_t>(first - values_.begin()); i < values_.size(); ++i) {
+      values.push_back(values_[i] - u);
+      weights.push_back(counts_[i]);
+    }
+  }
+
+ private:
+  std::vector<double> values_;   ///< Distinct, ascending.
+  std::vector<double> counts_;   ///< How many samples have values_[i] (whole numbers).
+  std::vector<uint64_t> below_;  ///< Samples with a value below values_[i].
+};
+
+/// A series in memory: every sample in time order; the exceedance times are counted over it
+/// when asked for.
+class SeriesInMemory final : public DistinctValues {
+ public:
+  explicit SeriesInMemory(std::vector<double> x) : x_(std::move(x)) {
+    std::vector<double> sorted = x_;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::pair<double, uint64_t>> runs;
+    for (const double v : sorted) {
+      if (runs.empty() || runs.back().first < v) {
+        runs.emplace_back(v, 0);
+      }
+      ++runs.back().second;
+    }
+    Set(runs);
+  }
+  evt_internal::ExceedanceTimes Times(double u) const override {
+    evt_internal::ExceedanceTimes t;
+    t.threshold = u;
+    t.half = x_.size() / 2;
+    for (size_t i = 0; i < x_.size(); ++i) t.Add(i, x_[i]);
+    return t;
+  }
+
+ private:
+  std::vector<double> x_;
+};
+
+/// A streamed series: the exceedance times over every threshold the pipeline can choose were
+/// gathered in the second pass.
+class StreamedSeries final : public DistinctValues {
+ public:
+  std::vector<evt_internal::ExceedanceTimes> times;  ///< One per distinct candidate threshold.
+
+  evt_internal::ExceedanceTimes Times(double u) const override {
+    for (const auto& t : times) {
+      if (ExactlyEqual(t.threshold, u)) return t;
+    }
+    std::abort();  // an invariant: every threshold the pipeline uses was gathered
+  }
+};
+
+/// The steps after the data are in: both ways of reading a series end here.
+void Analyse(const SeriesData& x, const EvtOptions& options, EvtReport& r) {
+  r.min_ns = x.Ascending(0);
+  r.max_ns = x.Ascending(r.samples - 1);
+  PeaksOverThreshold(x, options, r);
+  BlockMaxima(options, r);
+  evt_internal::AddChecks(x, options, r);
+  ApplyTrustRule(r);
+  FitWarnings(r);
+  BuildCurve(x, r);
+}
+
+/// Too few samples for either method: the report says so and stops.
+bool TooFew(EvtReport& r) {
+  if (r.samples >= 2 * kMinFit) return false;
+  r.warnings.push_back(fmt::format("only {} samples; nothing to extrapolate from", r.samples));
+  const std::string why =
+      fmt::format("only {} (needs at least {})", Count(r.samples, "sample"), 2 * kMinFit);
+  Decide({why}, r.options.max_extrapolation_decades, kNaN, {}, r.pot.trust, r.pot.levels);
+  Decide({why}, r.options.max_extrapolation_decades, kNaN, {}, r.bm.trust, r.bm.levels);
+  return true;
+}
+
+/// Every threshold the pipeline can choose: the grid's, the given one and the fallback's.
+std::vector<double> CandidateQuantiles(const EvtOptions& o) {
+  std::vector<double> q = o.threshold_grid;
+  if (o.threshold_quantile) q.push_back(*o.threshold_quantile);
+  q.push_back(0.99);
+  return q;
+}
+
 }  // namespace
 
 EvtReport EstimateWorstCase(const std::vector<double>& samples_ns, const EvtOptions& options) {
@@ -482,24 +646,71 @@ EvtReport EstimateWorstCase(std::vector<double>&& samples_ns, const EvtOptions& 
     r.warnings.push_back(fmt::format("{} non-finite samples were ignored", given - x.size()));
   }
   r.samples = x.size();
-  if (x.size() < 2 * kMinFit) {
-    r.warnings.push_back(fmt::format("only {} samples; nothing to extrapolate from", x.size()));
-    const std::string why =
-        fmt::format("only {} (needs at least {})", Count(x.size(), "sample"), 2 * kMinFit);
-    Decide({why}, options.max_extrapolation_decades, kNaN, {}, r.pot.trust, r.pot.levels);
-    Decide({why}, options.max_extrapolation_decades, kNaN, {}, r.bm.trust, r.bm.levels);
-    return r;
+  if (TooFew(r)) return r;
+  BlockMaximaGatherer maxima(options.block_size, r.bm.maxima_ns);
+  for (const double v : x) maxima.Add(v);
+  const SeriesInMemory series(std::move(x));
+  Analyse(series, options, r);
+  return r;
+}
+
+Expected<EvtReport> EstimateWorstCase(const SeriesPass& pass, const EvtOptions& options) {
+  EvtReport r;
+  r.options = options;
+  // Pass 1: the distinct values with their counts, the block maxima.
+  std::unordered_map<double, uint64_t> counts;
+  uint64_t given = 0;
+  BlockMaximaGatherer maxima(options.block_size, r.bm.maxima_ns);
+  Status first = pass([&](double v) {
+    ++given;
+    if (!std::isfinite(v)) return;
+    ++r.samples;
+    ++counts[v];
+    maxima.Add(v);
+  });
+  if (!first) return first.error();
+  if (r.samples != given) {
+    r.warnings.push_back(fmt::format("{} non-finite samples were ignored", given - r.samples));
   }
-  std::vector<double> sorted = x;
-  std::sort(sorted.begin(), sorted.end());
-  r.min_ns = sorted.front();
-  r.max_ns = sorted.back();
-  PeaksOverThreshold(x, sorted, options, r);
-  BlockMaxima(x, options, r);
-  evt_internal::AddChecks(x, options, r);
-  ApplyTrustRule(r);
-  FitWarnings(r);
-  BuildCurve(sorted, r);
+  if (TooFew(r)) return r;
+  StreamedSeries series;
+  {
+    std::vector<std::pair<double, uint64_t>> sorted(counts.begin(), counts.end());
+    counts = {};
+    std::sort(sorted.begin(), sorted.end());
+    series.Set(sorted);
+  }
+  // Pass 2: the exceedance times over every candidate threshold, in time order.
+  for (const double q : CandidateQuantiles(options)) {
+    const double u = ThresholdAt(series, r.samples, q);
+    bool known = false;
+    for (const auto& t : series.times) known |= ExactlyEqual(t.threshold, u);
+    if (known) continue;
+    evt_internal::ExceedanceTimes t;
+    t.threshold = u;
+    t.half = r.samples / 2;
+    series.times.push_back(t);
+  }
+  std::sort(series.times.begin(), series.times.end(),
+            [](const auto& a, const auto& b) { return a.threshold < b.threshold; });
+  uint64_t index = 0;
+  Status second = pass([&](double v) {
+    if (!std::isfinite(v)) return;
+    // Ascending thresholds: once one is not exceeded, none above it is.
+    for (auto& t : series.times) {
+      if (!(v > t.threshold)) break;
+      t.Add(index, v);
+    }
+    ++index;
+  });
+  if (!second) return second.error();
+  if (index != r.samples) {
+    return Failure(fmt::format(
+        "the series changed between two passes ({} samples, then {}); read it again once it is "
+        "complete",
+        r.samples, index));
+  }
+  Analyse(series, options, r);
   return r;
 }
 

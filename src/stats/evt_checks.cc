@@ -26,17 +26,15 @@ void Judge(EvtCheck& c, double alpha) {
 
 /// First half against second half: exceedance rates over the POT threshold (two-proportion
 /// z-test, variance inflated by 1/extremal index because exceedances come in clusters).
-EvtCheck HalvesCheck(const std::vector<double>& x, double u, double extremal_index) {
+EvtCheck HalvesCheck(const evt_internal::ExceedanceTimes& times, double extremal_index) {
   EvtCheck c;
   c.name = "stationarity";
   c.applied_to = "exceedance rate over the POT threshold, first half vs second half";
-  const size_t half = x.size() / 2;
-  double a = 0;
-  double b = 0;
-  for (size_t i = 0; i < 2 * half; ++i) (i < half ? a : b) += x[i] > u ? 1.0 : 0.0;
-  const double n = D(half);
+  const double a = times.first_half;
+  const double b = times.second_half;
+  const double n = D(times.half);
   const double pooled = (a + b) / (2 * n);
-  if (half == 0 || a + b < 10) {
+  if (times.half == 0 || a + b < 10) {
     c.verdict = CheckVerdict::kSkipped;
     c.p_value = kNaN;
     c.detail = "fewer than 10 exceedances";
@@ -168,41 +166,27 @@ EvtCheck RunsTest(const std::vector<double>& series) {
 }
 
 double ExtremalIndex(const std::vector<double>& series, double threshold) {
-  std::vector<double> gaps;
-  size_t last = 0;
-  bool seen = false;
-  for (size_t i = 0; i < series.size(); ++i) {
-    if (!(series[i] > threshold)) continue;
-    if (seen) gaps.push_back(D(i - last));
-    last = i;
-    seen = true;
-  }
-  if (gaps.size() < 2) return kNaN;
-  const double n = D(gaps.size());
-  double s1 = 0;
-  double s2 = 0;
-  double max_gap = 0;
-  for (const double t : gaps) max_gap = std::max(max_gap, t);
-  double theta = 0;
-  if (max_gap <= 2) {
-    for (const double t : gaps) {
-      s1 += t;
-      s2 += t * t;
-    }
-    theta = 2 * s1 * s1 / (n * s2);
-  } else {
-    for (const double t : gaps) {
-      s1 += t - 1;
-      s2 += (t - 1) * (t - 2);
-    }
-    theta = s2 > 0 ? 2 * s1 * s1 / (n * s2) : 1.0;
-  }
-  return std::min(1.0, theta);
+  evt_internal::ExceedanceTimes times;
+  times.threshold = threshold;
+  for (size_t i = 0; i < series.size(); ++i) times.Add(i, series[i]);
+  return evt_internal::ExtremalIndexOf(times);
 }
 
 namespace evt_internal {
 
-void AddChecks(const std::vector<double>& x, const EvtOptions& o, EvtReport& r) {
+double ExtremalIndexOf(const ExceedanceTimes& t) {
+  if (t.gaps < 2) return kNaN;
+  const double n = t.gaps;
+  double theta = 0;
+  if (t.max_gap <= 2) {
+    theta = 2 * t.sum_gap * t.sum_gap / (n * t.sum_gap2);
+  } else {
+    theta = t.sum_shifted2 > 0 ? 2 * t.sum_shifted * t.sum_shifted / (n * t.sum_shifted2) : 1.0;
+  }
+  return std::min(1.0, theta);
+}
+
+void AddChecks(const SeriesData& x, const EvtOptions& o, EvtReport& r) {
   const auto& maxima = r.bm.maxima_ns;
   const int lags = static_cast<int>(std::min<size_t>(10, maxima.size() / 5));
   EvtCheck lb = LjungBox(maxima, lags);
@@ -230,7 +214,8 @@ void AddChecks(const std::vector<double>& x, const EvtOptions& o, EvtReport& r) 
   EvtCheck ei;
   ei.name = "extremal-index";
   ei.applied_to = "exceedances over the POT threshold";
-  ei.statistic = r.pot.exceedances > 0 ? ExtremalIndex(x, r.pot.threshold_ns) : kNaN;
+  const ExceedanceTimes times = x.Times(r.pot.threshold_ns);
+  ei.statistic = r.pot.exceedances > 0 ? ExtremalIndexOf(times) : kNaN;
   ei.p_value = kNaN;
   if (!std::isfinite(ei.statistic)) {
     ei.verdict = CheckVerdict::kSkipped;
@@ -250,7 +235,7 @@ void AddChecks(const std::vector<double>& x, const EvtOptions& o, EvtReport& r) 
   }
   r.checks.push_back(ei);
 
-  EvtCheck halves = HalvesCheck(x, r.pot.threshold_ns, ei.statistic);
+  EvtCheck halves = HalvesCheck(times, ei.statistic);
   Judge(halves, o.alpha);
   if (halves.verdict == CheckVerdict::kWarn) {
     r.warnings.push_back(fmt::format(

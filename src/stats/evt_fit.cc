@@ -20,23 +20,24 @@ using evt_internal::kInf;
 using evt_internal::kNaN;
 using evt_internal::kXiZero;
 using evt_internal::Mean;
+using evt_internal::WeightedValues;
 
 namespace {
 
 // ---- Generalised Pareto ----------------------------------------------------------------
 
-double GpdLogLikelihood(const std::vector<double>& y, double xi, double sigma) {
+double GpdLogLikelihood(const WeightedValues& y, double xi, double sigma) {
   if (!(sigma > 0)) return -kInf;
-  const double n = D(y.size());
+  const double n = y.Total();
   double sum = 0;
   if (std::fabs(xi) < kXiZero) {
-    for (const double v : y) sum += v;
+    for (size_t i = 0; i < y.values.size(); ++i) sum += y.Weight(i) * y.values[i];
     return -n * std::log(sigma) - sum / sigma;
   }
-  for (const double v : y) {
-    const double t = xi * v / sigma;
+  for (size_t i = 0; i < y.values.size(); ++i) {
+    const double t = xi * y.values[i] / sigma;
     if (!(t > -1)) return -kInf;
-    sum += std::log1p(t);
+    sum += y.Weight(i) * std::log1p(t);
   }
   return -n * std::log(sigma) - (1.0 / xi + 1.0) * sum;
 }
@@ -50,14 +51,14 @@ struct Profile {
   double sigma;
 };
 
-Profile ProfileAt(const std::vector<double>& y, double theta, double mean_y) {
-  const double n = D(y.size());
+Profile ProfileAt(const WeightedValues& y, double theta, double mean_y) {
+  const double n = y.Total();
   if (ExactlyEqual(theta, 0)) return {-n * std::log(mean_y) - n, 0.0, mean_y};
   double sum = 0;
-  for (const double v : y) {
-    const double t = theta * v;
+  for (size_t i = 0; i < y.values.size(); ++i) {
+    const double t = theta * y.values[i];
     if (!(t > -1)) return {-kInf, kNaN, kNaN};
-    sum += std::log1p(t);
+    sum += y.Weight(i) * std::log1p(t);
   }
   const double xi = sum / n;
   const double sigma = xi / theta;
@@ -65,18 +66,35 @@ Profile ProfileAt(const std::vector<double>& y, double theta, double mean_y) {
   return {-n * std::log(sigma) - n - sum, xi, sigma};
 }
 
-/// Hosking & Wallis (1987) probability-weighted moments, valid for xi < 1.
-GpdFit PwmGpd(std::vector<double> y) {
+/// Hosking & Wallis (1987) probability-weighted moments, valid for xi < 1. A value of weight
+/// w stands for w equal order statistics in a row.
+GpdFit PwmGpd(const WeightedValues& data) {
   GpdFit fit;
   fit.method = GpdMethod::kPwm;
-  std::sort(y.begin(), y.end());
-  const double n = D(y.size());
+  std::vector<size_t> order(data.values.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return data.values[a] < data.values[b]; });
+  std::vector<double> values;
+  std::vector<double> weights;
+  values.reserve(order.size());
+  for (const size_t i : order) values.push_back(data.values[i]);
+  if (!data.weights.empty()) {
+    weights.reserve(order.size());
+    for (const size_t i : order) weights.push_back(data.weights[i]);
+  }
+  const WeightedValues y{values, weights};
+  const double n = y.Total();
   double a0 = 0;
   double a1 = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    const double p = (D(i) + 1.0 - 0.35) / n;
-    a0 += y[i];
-    a1 += (1.0 - p) * y[i];
+  double rank = 0;
+  for (size_t i = 0; i < y.values.size(); ++i) {
+    const auto w = static_cast<uint64_t>(y.Weight(i));
+    for (uint64_t k = 0; k < w; ++k, rank += 1) {
+      const double p = (rank + 1.0 - 0.35) / n;
+      a0 += y.values[i];
+      a1 += (1.0 - p) * y.values[i];
+    }
   }
   a0 /= n;
   a1 /= n;
@@ -265,15 +283,21 @@ double SampleGev(Rng& rng, const GevFit& g) {
 // ---- Public -------------------------------------------------------------------------------
 
 GpdFit FitGpd(const std::vector<double>& excesses) {
+  return evt_internal::FitGpdWeighted(evt_internal::WeightedValues{excesses, {}});
+}
+
+namespace evt_internal {
+
+GpdFit FitGpdWeighted(const WeightedValues& excesses) {
   GpdFit fit;
   fit.method = GpdMethod::kMle;
-  const size_t n = excesses.size();
+  const double n = excesses.Total();
   if (n < 3) {
     fit.note = "fewer than 3 exceedances";
     return fit;
   }
-  const double mean_y = Mean(excesses);
-  const double max_y = *std::max_element(excesses.begin(), excesses.end());
+  const double mean_y = excesses.Mean();
+  const double max_y = *std::max_element(excesses.values.begin(), excesses.values.end());
   if (!(max_y > 0) || !(mean_y > 0)) {
     fit.note = "the exceedances are all zero";
     return fit;
@@ -322,9 +346,11 @@ GpdFit FitGpd(const std::vector<double>& excesses) {
   fit.xi = p.xi;
   fit.sigma_ns = p.sigma;
   fit.log_likelihood = p.log_likelihood;
-  fit.xi_se = (1.0 + p.xi) / std::sqrt(D(n));
+  fit.xi_se = (1.0 + p.xi) / std::sqrt(n);
   return fit;
 }
+
+}  // namespace evt_internal
 
 GevFit FitGumbel(const std::vector<double>& maxima) {
   GevFit fit;

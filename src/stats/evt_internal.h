@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,28 @@ inline double Mean(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / D(v.size());
 }
 
+/// Values with a weight each (how many samples share the value): the exceedances of a series
+/// as (excess, count) pairs. No weights means 1 each; a weight of 1 multiplies exactly, so
+/// the sums over an unweighted series are its plain sums, bit for bit.
+struct WeightedValues {
+  std::span<const double> values;
+  std::span<const double> weights;  ///< Empty: every weight is 1.
+  double Weight(size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
+  /// The number of samples: the weights' sum (exact, they are whole numbers below 2^53).
+  double Total() const {
+    if (weights.empty()) return D(values.size());
+    double n = 0;
+    for (const double w : weights) n += w;
+    return n;
+  }
+  double Mean() const {
+    if (values.empty()) return kNaN;
+    double sum = 0;
+    for (size_t i = 0; i < values.size(); ++i) sum += Weight(i) * values[i];
+    return sum / Total();
+  }
+};
+
 /// Empirical percentile (linear interpolation) of an unsorted copy.
 inline double PercentileOf(std::vector<double> v, double q) {
   if (v.empty()) return kNaN;
@@ -73,6 +96,9 @@ std::string FormatUs(double ns);
 
 // ---- evt_fit.cc --------------------------------------------------------------------------
 
+/// FitGpd() over weighted excesses: the same fit as over every sample one by one.
+GpdFit FitGpdWeighted(const WeightedValues& excesses);
+
 /// GEV maximum likelihood from the given (mu, log sigma, xi) starting points; the best wins.
 /// The bootstrap refits from the model's own parameters, FitGev() from the Gumbel's.
 GevFit FitGevFrom(const std::vector<double>& x, const std::vector<std::array<double, 3>>& starts);
@@ -86,9 +112,63 @@ double SampleGev(Rng& rng, const GevFit& g);
 
 // ---- evt_checks.cc -----------------------------------------------------------------------
 
+/// What the checks need of the exceedances over one threshold u, gathered in time order one
+/// sample at a time (bounded state): the counts in each half of the series and the sums of
+/// the gaps between exceedances, in the order the old whole-series loops added them.
+struct ExceedanceTimes {
+  double threshold = 0;
+  uint64_t half = 0;  ///< samples / 2: [0, half) is the first half, [half, 2*half) the second.
+  double first_half = 0;
+  double second_half = 0;
+  double gaps = 0;
+  double max_gap = 0;
+  double sum_gap = 0;       ///< sum of t
+  double sum_gap2 = 0;      ///< sum of t^2
+  double sum_shifted = 0;   ///< sum of (t - 1)
+  double sum_shifted2 = 0;  ///< sum of (t - 1)(t - 2)
+  uint64_t last = 0;
+  bool seen = false;
+
+  /// The sample of index `index` (0-based, in time order) has value v.
+  void Add(uint64_t index, double v) {
+    if (!(v > threshold)) return;
+    if (index < 2 * half) (index < half ? first_half : second_half) += 1.0;
+    if (seen) {
+      const double t = D(index - last);
+      gaps += 1;
+      max_gap = std::max(max_gap, t);
+      sum_gap += t;
+      sum_gap2 += t * t;
+      sum_shifted += t - 1;
+      sum_shifted2 += (t - 1) * (t - 2);
+    }
+    last = index;
+    seen = true;
+  }
+};
+
+/// The Ferro-Segers estimate from the gathered gaps (ExtremalIndex() on a whole series).
+double ExtremalIndexOf(const ExceedanceTimes& times);
+
+/// Where the pipeline reads the series: its order statistics, the excesses over a threshold
+/// and their times. Two kinds: a series in memory (every sample, in time order) and a
+/// streamed one (its distinct values with counts, the times gathered in a pass for each
+/// threshold the pipeline can choose).
+class SeriesData {
+ public:
+  virtual ~SeriesData() = default;
+  /// The sample of 0-based rank `index` in ascending order.
+  virtual double Ascending(uint64_t index) const = 0;
+  /// The excesses x - u of the samples x > u, weighted (in `values` and `weights`).
+  virtual void Excesses(double u, std::vector<double>& values,
+                        std::vector<double>& weights) const = 0;
+  /// The exceedance times over u, which must be one of the thresholds the pipeline asked for.
+  virtual ExceedanceTimes Times(double u) const = 0;
+};
+
 /// Runs the independence and stationarity checks on the report's block maxima and POT
 /// threshold, judged at options.alpha; appends them to r.checks and a warning per failed one
 /// to r.warnings. Needs the POT and block maxima steps done.
-void AddChecks(const std::vector<double>& x, const EvtOptions& options, EvtReport& r);
+void AddChecks(const SeriesData& x, const EvtOptions& options, EvtReport& r);
 
 }  // namespace rtpulse::stats::evt_internal

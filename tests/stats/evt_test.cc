@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <ostream>
 #include <random>
@@ -853,6 +854,150 @@ TEST(EvtGoldenTest, DependentSeriesWithWarnings) {
 TEST(EvtGoldenTest, ConstantAndTinyInputs) {
   ExpectGoldenReport(EstimateWorstCase(std::vector<double>(1000, 7.0), TestOptions()), "constant");
   ExpectGoldenReport(EstimateWorstCase({5.0, std::nan("")}, TestOptions()), "tiny");
+}
+
+// ---- The streamed analysis (two passes, distinct values with counts) -------------------------
+
+/// The series replayed through a pass, counting the passes.
+SeriesPass PassOver(const std::vector<double>& x, int* passes = nullptr) {
+  return [&x, passes](const std::function<void(double)>& sink) {
+    if (passes != nullptr) ++*passes;
+    for (const double v : x) sink(v);
+    return Status::Ok();
+  };
+}
+
+/// The in-memory analysis (every sample held: the exceedance times, the halves and the block
+/// maxima counted over the whole vector, the order statistics from a sorted copy) against the
+/// streamed one (two passes, bounded state) on the same series: identical output, every
+/// number to the last bit (the fits of both add the same (excess, count) terms in the same
+/// order), the text byte for byte.
+/// Returns the in-memory report.
+EvtReport ExpectStreamedEqual(const std::vector<double>& x, const EvtOptions& o,
+                              const std::string& what) {
+  SCOPED_TRACE(what);
+  const EvtReport memory = EstimateWorstCase(x, o);
+  int passes = 0;
+  const auto streamed = EstimateWorstCase(PassOver(x, &passes), o);
+  EXPECT_TRUE(streamed) << streamed.error().message;
+  if (!streamed) return memory;
+  EXPECT_EQ(passes, memory.samples >= 20 ? 2 : 1);
+  EXPECT_EQ(ToJson(*streamed).dump(), ToJson(memory).dump());
+  EXPECT_EQ(FormatEvtReport(*streamed), FormatEvtReport(memory));
+  EXPECT_EQ(CurveText(streamed->curve), CurveText(memory.curve));
+  EXPECT_EQ(streamed->bm.maxima_ns, memory.bm.maxima_ns);
+  return memory;
+}
+
+TEST(EvtStreamingTest, GoldenFixturesMatchTheInMemoryAnalysis) {
+  EvtOptions o = TestOptions();
+  o.threshold_quantile.reset();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  std::vector<double> x = Exponential(31);
+  x.resize(50'000);
+  ExpectStreamedEqual(x, o, "exponential_auto");
+  o = TestOptions();
+  o.bootstrap = 20;
+  o.block_size = 500;
+  x = Pareto(32);
+  x.resize(50'000);
+  ExpectStreamedEqual(x, o, "pareto_given");
+  o = TestOptions();
+  o.bootstrap = 0;
+  o.block_size = 20;
+  ExpectStreamedEqual(Ar1(0.999, 20'000, 26), o, "dependent");
+  ExpectStreamedEqual(std::vector<double>(1000, 7.0), TestOptions(), "constant");
+  ExpectStreamedEqual({5.0, std::nan("")}, TestOptions(), "tiny");
+}
+
+TEST(EvtStreamingTest, HeavyTailedWholeNanosecondsMatch) {
+  // What a samples log holds: whole nanoseconds, so many ties (a value's count > 1), a heavy
+  // Pareto tail (xi = 0.5), stalls in clusters of 3 and a few non-finite values.
+  Uniform u(77);
+  std::vector<double> x(300'000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::round(4000 + 3000 * std::pow(u(), -0.5));
+    if (i % 20'000 < 3) x[i] = std::round(2e6 + 1e5 * u());
+  }
+  x[123] = std::numeric_limits<double>::infinity();
+  x[4567] = std::nan("");
+  for (const uint64_t seed : {1u, 2u}) {
+    EvtOptions o;
+    o.bootstrap = 30;
+    o.seed = seed;
+    ExpectStreamedEqual(x, o, fmt::format("pareto ns, automatic, seed {}", seed));
+  }
+  EvtOptions given;
+  given.bootstrap = 30;
+  given.threshold_quantile = 0.975;  // not on the grid
+  given.block_size = 250;
+  ExpectStreamedEqual(x, given, "pareto ns, given 0.975");
+  // A bounded (uniform) tail: the PWM fallback with weights.
+  std::vector<double> flat(100'000);
+  for (auto& v : flat) v = std::round(5000 + 55'000 * u());
+  EvtOptions o;
+  o.bootstrap = 10;
+  ExpectStreamedEqual(flat, o, "uniform ns");
+  const EvtReport r = EstimateWorstCase(flat, o);
+  bool pwm = false;
+  for (const auto& d : r.pot.diagnostics) pwm |= d.fit.method == GpdMethod::kPwm;
+  EXPECT_TRUE(pwm) << "the fixture no longer reaches the weighted PWM fit";
+}
+
+TEST(EvtStreamingTest, APassErrorOrAChangedSeriesIsTheError) {
+  std::vector<double> x = Exponential(3);
+  x.resize(10'000);
+  int calls = 0;
+  const SeriesPass failing = [&](const std::function<void(double)>& sink) -> Status {
+    if (++calls == 2) return Failure("cannot read /nowhere/samples.bin");
+    for (const double v : x) sink(v);
+    return Status::Ok();
+  };
+  const auto a = EstimateWorstCase(failing, TestOptions());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message, "cannot read /nowhere/samples.bin");
+  calls = 0;
+  const SeriesPass growing = [&](const std::function<void(double)>& sink) -> Status {
+    for (const double v : x) sink(v);
+    if (++calls == 2) sink(1.0);
+    return Status::Ok();
+  };
+  const auto b = EstimateWorstCase(growing, TestOptions());
+  ASSERT_FALSE(b);
+  EXPECT_TRUE(b.error().message.find("changed between two passes (10000 samples, then 10001)") !=
+              std::string::npos)
+      << b.error().message;
+}
+
+TEST(EvtStreamingTest, LargeBootstrapResamplesAreCountedPerValueAndSaidSo) {
+  // 2.2 M whole-ns samples at the 0.5 quantile: about 1.1 M exceedances, above the 2^20 a
+  // resample holds exactly.
+  Uniform u(91);
+  std::vector<double> x(2'200'000);
+  for (auto& v : x) v = std::round(20'000 - 10'000 * std::log(u()));
+  EvtOptions o;
+  o.threshold_quantile = 0.5;
+  o.bootstrap = 4;
+  o.probabilities = {1e-6, 1e-7};
+  const EvtReport r = ExpectStreamedEqual(x, o, "1.1 M exceedances");
+  ASSERT_TRUE(r.pot_ok);
+  ASSERT_GT(r.pot.exceedances, size_t{1} << 20);
+  bool said = false;
+  for (const auto& w : r.warnings) said |= Contains(w, "drawn in whole nanoseconds");
+  EXPECT_TRUE(said);
+  EXPECT_EQ(r.pot.bootstrap_failures, 0);
+  for (const auto& l : r.pot.raw_levels) {
+    // An exponential tail (mean 10 us): the interval holds the estimate and the truth.
+    EXPECT_LT(l.ci_low_ns, l.estimate_ns);
+    EXPECT_GT(l.ci_high_ns, l.estimate_ns);
+    EXPECT_NEAR(l.estimate_ns, 20'000 + 10'000 * std::log(1 / l.probability), 0.05 * l.estimate_ns);
+  }
+  // Below the limit nothing is said.
+  x.resize(100'000);
+  for (const auto& w : EstimateWorstCase(x, o).warnings) {
+    EXPECT_FALSE(Contains(w, "whole nanoseconds")) << w;
+  }
 }
 
 }  // namespace
