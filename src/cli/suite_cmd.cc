@@ -343,7 +343,8 @@ int RunSuite(const SuiteOptions& o) {
                               journal);
   };
   services.tune_knob = [&](sys::TuneKnob knob, const std::string& journal) {
-    return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal);
+    return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal,
+                            plan.suite.out_dir + "/result.json");
   };
 
   const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);

@@ -111,6 +111,38 @@ double KilledSeconds(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0;
 }
 
+struct KilledCounts {
+  size_t restored = 0;
+  size_t failed = 0;
+};
+
+/// Marks every applied, not yet restored record of `records` that `report` names.
+void KilledMarkRecords(nlohmann::json& records, const GuardianReport& report,
+                       const std::string& when, KilledCounts& counts) {
+  if (!records.is_array()) return;
+  for (auto& record : records) {
+    if (!record.is_object() || record.value("status", std::string()) != "applied") continue;
+    if (record.value("restored", false)) continue;
+    const std::string path = record.value("path", std::string());
+    if (path.empty()) continue;
+    // The guardian's paths carry the FsRoot prefix; the records do not.
+    const auto file = std::find_if(report.files.begin(), report.files.end(), [&](const auto& f) {
+      return f.path.size() >= path.size() &&
+             f.path.compare(f.path.size() - path.size(), path.size(), path) == 0;
+    });
+    if (file == report.files.end()) continue;
+    if (file->error == 0) {
+      record["restored"] = true;
+      record["restored_by"] = report.restored_by;
+      record["restored_time"] = when;
+      ++counts.restored;
+    } else {
+      record["restore_error"] = std::strerror(file->error);
+      ++counts.failed;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> MarkKilledArgs(const std::string& result_path, pid_t pid) {
@@ -131,6 +163,13 @@ Expected<GuardianReport> ParseGuardianReport(std::string_view text) {
     }
     const std::string_view head = line.substr(0, tab);
     const std::string_view rest = line.substr(tab + 1);
+    if (head == "B") {
+      if (rest != "guardian" && rest != "rtpulse") {
+        return UsageError(fmt::format("guardian report line {}: bad restorer", line_number));
+      }
+      report.restored_by = std::string(rest);
+      continue;
+    }
     if (head == "T") {
       const auto [p, ec] =
           std::from_chars(rest.data(), rest.data() + rest.size(), report.restored_realtime_ns);
@@ -168,46 +207,44 @@ Expected<std::string> MarkKilled(const std::string& result_path, pid_t pid,
                        writer->value("pid", int64_t{0}), pid);
   }
   const std::string when = KilledIsoTime(report.restored_realtime_ns);
-  size_t restored = 0;
-  size_t failed = 0;
-  if (auto tuning = j.find("tuning"); tuning != j.end() && tuning->is_array()) {
-    for (auto& record : *tuning) {
-      if (!record.is_object() || record.value("status", std::string()) != "applied") continue;
-      if (record.value("restored", false)) continue;
-      const std::string path = record.value("path", std::string());
-      if (path.empty()) continue;
-      // The guardian's paths carry the FsRoot prefix; the records do not.
-      const auto file = std::find_if(report.files.begin(), report.files.end(), [&](const auto& f) {
-        return f.path.size() >= path.size() &&
-               f.path.compare(f.path.size() - path.size(), path.size(), path) == 0;
-      });
-      if (file == report.files.end()) continue;
-      if (file->error == 0) {
-        record["restored"] = true;
-        record["restored_by"] = "guardian";
-        record["restored_time"] = when;
-        ++restored;
-      } else {
-        record["restore_error"] = std::strerror(file->error);
-        ++failed;
+  KilledCounts counts;
+  if (auto tuning = j.find("tuning"); tuning != j.end()) {
+    KilledMarkRecords(*tuning, report, when, counts);
+  }
+  if (auto ab = j.find("tune_ab"); ab != j.end() && ab->is_object()) {
+    if (auto knobs = ab->find("knobs"); knobs != ab->end() && knobs->is_array()) {
+      for (auto& knob : *knobs) {
+        if (!knob.is_object() || !knob.contains("blocks") || !knob["blocks"].is_array()) continue;
+        for (auto& block : knob["blocks"]) {
+          if (block.is_object() && block.contains("tuning")) {
+            KilledMarkRecords(block["tuning"], report, when, counts);
+          }
+        }
       }
     }
   }
+  const size_t restored = counts.restored;
+  const size_t failed = counts.failed;
   j["status"] = "killed";
   j["updated_time"] = when;
-  j["killed"] = {{"detected_by", "tuning guardian"},
-                 {"pid", pid},
-                 {"time", when},
-                 {"tuning_restored", restored},
-                 {"tuning_not_restored", failed},
-                 {"note",
-                  "rtpulse ended without writing its final result (SIGKILL, a crash, the OOM "
-                  "killer); the scenarios hold the last checkpoint"}};
+  j["killed"] = {
+      {"detected_by", "tuning guardian"},
+      {"pid", pid},
+      {"time", when},
+      {"tuning_restored", restored},
+      {"tuning_not_restored", failed},
+      {"tuning_restored_by", report.restored_by},
+      {"note", report.restored_by == "rtpulse"
+                   ? "rtpulse restored its tunings itself, then ended before writing its "
+                     "final result (SIGKILL, a crash, the OOM killer); the scenarios hold the "
+                     "last checkpoint"
+                   : "rtpulse ended without writing its final result (SIGKILL, a crash, the "
+                     "OOM killer); the scenarios hold the last checkpoint"}};
   if (Status written = WriteFileAtomic(result_path, j.dump(1) + "\n"); !written) {
     return written.error();
   }
-  return fmt::format("marked {} killed ({} tuned file(s) restored, {} not)", result_path, restored,
-                     failed);
+  return fmt::format("marked {} killed ({} tuned file(s) restored by {}, {} not)", result_path,
+                     restored, report.restored_by, failed);
 }
 
 nlohmann::json CurrentWriter() {
@@ -257,9 +294,12 @@ std::string KilledNote(const nlohmann::json& result) {
   if (!result.is_object() || result.value("status", std::string()) != "killed") return "";
   const nlohmann::json killed = result.value("killed", nlohmann::json::object());
   return fmt::format(
-      "the run was killed (its tuning guardian marked it at {}, {} tuned file(s) restored); its "
+      "the run was killed (its tuning guardian marked it at {}, {} tuned file(s) restored{}); its "
       "scenarios hold the last checkpoint",
-      killed.value("time", std::string("?")), killed.value("tuning_restored", 0));
+      killed.value("time", std::string("?")), killed.value("tuning_restored", 0),
+      killed.value("tuning_restored_by", std::string()) == "rtpulse"
+          ? " by rtpulse itself before it died"
+          : "");
 }
 
 }  // namespace rtpulse::results

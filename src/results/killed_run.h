@@ -33,16 +33,20 @@ struct GuardianRestore {
 };
 struct GuardianReport {
   int64_t restored_realtime_ns = 0;  ///< When the restore ended.
+  /// Who wrote the files back: "guardian", or "rtpulse" when rtpulse restored them itself and
+  /// died before its final result (the guardian passes rtpulse's own report on).
+  std::string restored_by = "guardian";
   std::vector<GuardianRestore> files;
 };
-/// The guardian's stdin text ("T\tNS" then "ERRNO\tPATH" lines). Errors name the bad line.
+/// The guardian's stdin text ("T\tNS", optionally "B\tWHO", then "ERRNO\tPATH" lines).
+/// Errors name the bad line.
 Expected<GuardianReport> ParseGuardianReport(std::string_view text);
 
 /// Marks `result_path` killed: status "killed", updated_time and a `killed` record, and every
-/// applied `tuning` record the guardian restored gets `restored: true` with `restored_by` and
-/// `restored_time` (or its `restore_error`). Written atomically; a result that is no longer
-/// "running" (the run finished meanwhile) or that another process wrote is left alone.
-/// Returns what was done, one line.
+/// applied tuning record (`tuning`, and the blocks' of `tune_ab`) the report names gets
+/// `restored: true` with `restored_by` and `restored_time` (or its `restore_error`). Written
+/// atomically; a result that is no longer "running" (the run finished meanwhile) or that another
+/// process wrote is left alone. Returns what was done, one line.
 Expected<std::string> MarkKilled(const std::string& result_path, pid_t pid,
                                  const GuardianReport& report);
 

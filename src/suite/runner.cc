@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/file_owner.h"
 #include "core/parse.h"
+#include "core/test_stop.h"
 #include "results/cyclictest_format.h"
 #include "results/killed_run.h"
 
@@ -54,7 +55,7 @@ class Run {
   void MeasureScenario(size_t index);
   void StopLoads(size_t index, ScenarioLoads& loads);
   std::unique_ptr<SuiteTuning> ApplyBlockKnob(size_t index);
-  void RestoreBlockKnob(size_t index, std::unique_ptr<SuiteTuning> knob);
+  void RestoreBlockKnob(size_t index, SuiteTuning* knob);
   void UpdateTuneAb(size_t index);
   RunOutcome Finish();
 
@@ -295,8 +296,8 @@ std::unique_ptr<SuiteTuning> Run::ApplyBlockKnob(size_t index) {
   return std::move(*applied);
 }
 
-void Run::RestoreBlockKnob(size_t index, std::unique_ptr<SuiteTuning> knob) {
-  if (!knob) return;
+void Run::RestoreBlockKnob(size_t index, SuiteTuning* knob) {
+  if (knob == nullptr) return;
   if (Status s = knob->Restore(); !s) {
     result_.scenarios[index].warnings.push_back("tuning restore: " + s.error().message);
     Say("error: " + s.error().message);
@@ -340,6 +341,12 @@ void Run::RunScenario(size_t index) {
   // --tune-ab: the knob is on for the whole block, settle included, and off again before the
   // next block starts.
   std::unique_ptr<SuiteTuning> knob = ApplyBlockKnob(index);
+  if (knob) {
+    // On disk before the block runs: a guardian that restores the knob for a killed rtpulse
+    // finds the record it marks restored.
+    result_.tune_ab = TuneAbJson(*plan_.tune_ab, ab_values_, ab_tuning_);
+    WriteResult();
+  }
   if (r.status == ScenarioStatus::kSettling) {
     const std::unique_ptr<ScenarioLoads> loads = services_.loads(scenario);
     if (StartLoadsAndSettle(index, *loads)) {
@@ -347,7 +354,8 @@ void Run::RunScenario(size_t index) {
       StopLoads(index, *loads);
     }
   }
-  RestoreBlockKnob(index, std::move(knob));
+  RestoreBlockKnob(index, knob.get());
+  if (knob) TestStopAt("knob-restored");
   UpdateTuneAb(index);
   if (!r.error.empty() && r.status == ScenarioStatus::kFailed) {
     Say(fmt::format("scenario {}: {}", scenario.name, r.error));
@@ -357,6 +365,9 @@ void Run::RunScenario(size_t index) {
   if (monitor_) monitor_->SetScenario("");
   WriteScenarioFiles(r);
   WriteResult();
+  // The knob's guardian outlives its restore until this write records it: a death in between
+  // is marked killed (restored by rtpulse), never left "running" with the knob applied.
+  if (knob) knob->Release();
 }
 
 /// Wind down in the reverse order (monitor, tunings), then the final files.
@@ -373,12 +384,19 @@ RunOutcome Run::Finish() {
       Say("error: " + s.error().message);
     }
     result_.tuning = tuning_->ToJson();
+    TestStopAt("tunings-restored");
   }
   result_.status = interrupted_ ? "interrupted" : failed_ ? "failed" : "complete";
   Write(Path("statistical_summary.txt"), results::FormatStatisticalSummary(result_));
   if (plan_.tune_ab) Write(Path("tune_ab.txt"), FormatTuneAb(result_.tune_ab));
   Write(Path("statistical_summary.json"), results::StatisticalSummaryJson(result_).dump(2) + "\n");
   WriteResult();
+  // The guardian stayed (marking only) until the final result is on disk (WriteFileAtomic
+  // syncs before the rename): a SIGKILL at any moment leaves the final status or "killed".
+  if (tuning_) {
+    TestStopAt("final-written");
+    tuning_->Release();
+  }
   ExitCode code = ExitCode::kOk;
   if (interrupted_) {
     code = ExitCode::kInterrupted;

@@ -81,6 +81,7 @@ class AppliedTuning final : public SuiteTuning {
  public:
   explicit AppliedTuning(std::unique_ptr<sys::Tuning> tuning) : tuning_(std::move(tuning)) {}
   Status Restore() override { return tuning_->Restore(); }
+  void Release() override { tuning_->Release(); }
   nlohmann::json ToJson() const override { return tuning_->ToJson(); }
   std::string Describe() const override { return tuning_->Describe(); }
 
@@ -182,9 +183,12 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
 Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKnob knob,
                                                  const std::vector<int>& measured_cpus,
                                                  const std::vector<int>& online_cpus,
-                                                 const std::string& journal_path) {
+                                                 const std::string& journal_path,
+                                                 const std::string& result_path) {
   sys::TuneOptions tune = SuiteTuneOptions(measured_cpus, online_cpus, journal_path);
   tune.only = knob;
+  // As for --tune: a guardian that restores the knob for a killed rtpulse marks the result.
+  if (!result_path.empty()) tune.after_restore = results::MarkKilledArgs(result_path, ::getpid());
   return ApplySuiteTuneOptions(root, tune);
 }
 

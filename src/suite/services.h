@@ -33,11 +33,14 @@ Expected<std::unique_ptr<SuiteTuning>> ApplyTuning(const FsRoot& root,
                                                    bool rt_throttling_off,
                                                    const std::string& journal_path);
 
-/// One knob of sys::Tuning applied (suite --tune-ab), with its guardian.
+/// One knob of sys::Tuning applied (suite --tune-ab), with its guardian; that marks
+/// `result_path` killed (results::MarkKilled) if rtpulse dies while the knob is in force or
+/// before Release(). `result_path` "": nothing to mark (the knob trial before a run).
 Expected<std::unique_ptr<SuiteTuning>> ApplyKnob(const FsRoot& root, sys::TuneKnob knob,
                                                  const std::vector<int>& measured_cpus,
                                                  const std::vector<int>& online_cpus,
-                                                 const std::string& journal_path);
+                                                 const std::string& journal_path,
+                                                 const std::string& result_path = "");
 
 /// The services every command that runs the suite on this machine shares: `preflight` as
 /// found, the monitor on `root`, the scenarios' loads (their logs in the scenario folders), the

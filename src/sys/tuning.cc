@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/parse.h"
 #include "sys/boot_params.h"
 
@@ -295,7 +296,8 @@ Tuning::Tuning(FsRoot root, const TuneOptions& options, std::unique_ptr<TuneGuar
       write_file_(options.write_file != nullptr ? options.write_file : &WriteKernelFile),
       journal_path_(options.journal_path),
       guardian_(std::move(guardian)),
-      owner_pid_(::getpid()) {}
+      owner_pid_(::getpid()),
+      marks_(!options.after_restore.empty()) {}
 
 Expected<std::unique_ptr<Tuning>> Tuning::Apply(const FsRoot& root, const TuneOptions& options) {
   const auto online = OnlineCpus(root, options);
@@ -305,8 +307,11 @@ Expected<std::unique_ptr<Tuning>> Tuning::Apply(const FsRoot& root, const TuneOp
   if (!guardian) return guardian.error();
   std::unique_ptr<Tuning> tuning(new Tuning(root, options, std::move(*guardian)));
   if (!tuning->journal_path_.empty()) {
-    const Status written = WriteJournalFile(
-        tuning->journal_path_, {{"state", "applying"}, {"changes", nlohmann::json::array()}});
+    const Status written =
+        WriteJournalFile(tuning->journal_path_, {{"state", "applying"},
+                                                 {"rtpulse_pid", tuning->owner_pid_},
+                                                 {"guardian_pid", tuning->guardian_pid()},
+                                                 {"changes", nlohmann::json::array()}});
     if (!written) {
       tuning->journal_path_.clear();
       return Error{written.error().code,
@@ -356,7 +361,7 @@ void Tuning::ApplyOne(TuneChange change) {
 }
 
 Tuning::~Tuning() {
-  [[maybe_unused]] const Status ignored = Restore();
+  Release();
 }
 
 Status Tuning::Restore() {
@@ -364,18 +369,31 @@ Status Tuning::Restore() {
   if (restored_ || ::getpid() != owner_pid_) return restore_status_;
   restored_ = true;
   std::vector<std::string> failed;
+  // What the guardian reports for us should we die before Release() (TuneGuardian::Start).
+  std::string report;
   for (size_t i = changes_.size(); i-- > 0;) {
     TuneChange& c = changes_[i];
     if (c.status != TuneStatus::kApplied) continue;
-    if (const int error = write_file_(root_.Path(c.path).c_str(), originals_[i]); error != 0) {
+    const std::string full_path = root_.Path(c.path);
+    const int error = write_file_(full_path.c_str(), originals_[i]);
+    if (error != 0) {
       c.restore_error = std::strerror(error);
       failed.push_back(fmt::format("{} ({})", c.path, c.restore_error));
     } else {
       c.restored = true;
     }
+    if (full_path.find('\n') == std::string::npos) {
+      report += fmt::format("{}\t{}\n", error, full_path);
+    }
   }
-  if (Status finished = guardian_->Finish(); !finished) {
-    guardian_problem_ = finished.error().message;
+  if (marks_) {
+    report = fmt::format("T\t{}\nB\trtpulse\n", ClockNs(CLOCK_REALTIME)) + report;
+    if (Status handed = guardian_->Handover(report); !handed) {
+      guardian_problem_ = handed.error().message;
+      ReleaseGuardian();
+    }
+  } else {
+    ReleaseGuardian();
   }
   if (!failed.empty()) {
     std::string list;
@@ -388,8 +406,24 @@ Status Tuning::Restore() {
   return restore_status_;
 }
 
+void Tuning::ReleaseGuardian() {
+  if (released_) return;
+  released_ = true;
+  if (Status finished = guardian_->Finish(); !finished && guardian_problem_.empty()) {
+    guardian_problem_ = finished.error().message;
+  }
+}
+
+void Tuning::Release() {
+  if (::getpid() != owner_pid_) return;
+  [[maybe_unused]] const Status restored = Restore();
+  if (released_) return;
+  ReleaseGuardian();
+  WriteJournal(restore_status_ ? "restored" : "restore failed");
+}
+
 pid_t Tuning::guardian_pid() const {
-  return restored_ ? 0 : guardian_->pid();
+  return released_ ? 0 : guardian_->pid();
 }
 
 nlohmann::json Tuning::ToJson() const {
@@ -422,7 +456,7 @@ void Tuning::WriteJournal(std::string_view state) const {
   nlohmann::json journal = {
       {"state", state},
       {"rtpulse_pid", owner_pid_},
-      {"guardian_pid", restored_ ? 0 : guardian_->pid()},
+      {"guardian_pid", guardian_pid()},
       {"note",
        "rtpulse writes every 'before' value back when the run ends; if rtpulse is killed, its "
        "guardian process (guardian_pid) does"},

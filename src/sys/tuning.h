@@ -76,18 +76,25 @@ class Tuning {
   /// was changed.
   static Expected<std::unique_ptr<Tuning>> Apply(const FsRoot& root, const TuneOptions& options);
 
-  /// Restore() if not done (only in the process that applied: a forked child does nothing).
+  /// Release() (only in the process that applied: a forked child does nothing).
   ~Tuning();
   Tuning(const Tuning&) = delete;
   Tuning& operator=(const Tuning&) = delete;
 
-  /// Writes every original back, newest first, then lets the guardian go. Idempotent: later
-  /// calls return the first result. An error names the files that could not be restored.
+  /// Writes every original back, newest first. Without `after_restore` it then lets the
+  /// guardian go; with it, the guardian stays (writing nothing back) until Release(), so that
+  /// a death before the caller's last record of the run still gets recorded, "restored by
+  /// rtpulse". Idempotent: later calls return the first result. An error names the files that
+  /// could not be restored.
   Status Restore();
+  /// Restore() if not done, then lets the guardian go: call it once the run's record that says
+  /// so is written (durably). Idempotent.
+  void Release();
 
   const std::vector<TuneChange>& changes() const { return changes_; }
   bool restored() const { return restored_; }
-  /// The guardian process while the tunings are in force (0 after Restore()).
+  /// The guardian process while it watches (0 once it was let go: Restore() without
+  /// `after_restore`, else Release()).
   pid_t guardian_pid() const;
 
   /// The changes as a JSON array, for result.json's "tuning".
@@ -100,15 +107,18 @@ class Tuning {
   void Add(TuneChange change, std::string original);
   void ApplyOne(TuneChange change);
   void WriteJournal(std::string_view state) const;
+  void ReleaseGuardian();
 
   FsRoot root_;
   KernelFileWriter write_file_;
   std::string journal_path_;
   std::unique_ptr<TuneGuardian> guardian_;
   pid_t owner_pid_;
+  bool marks_;  ///< after_restore given: the guardian outlives Restore() until Release().
   std::vector<TuneChange> changes_;
   std::vector<std::string> originals_;  ///< Exact file content before, by index of changes_.
   bool restored_ = false;
+  bool released_ = false;
   Status restore_status_;
   std::string guardian_problem_;
 };

@@ -20,9 +20,12 @@
 namespace rtpulse::sys {
 namespace {
 
-// Protocol, parent to guardian: 'S' PATH '\0' ORIGINAL '\0' per changed file, then 'D' once
-// the parent has written the originals back itself. Guardian to parent: 'R' when ready.
+// Protocol, parent to guardian: 'S' PATH '\0' ORIGINAL '\0' per changed file; 'H' REPORT '\0'
+// once the parent has written the originals back itself but has not yet written its final
+// result (REPORT: what after_restore reads if the parent dies before 'D'); 'D' when the
+// guardian may go. Guardian to parent: 'R' when ready.
 constexpr char kRecord = 'S';
+constexpr char kHandover = 'H';
 constexpr char kDone = 'D';
 constexpr char kReady = 'R';
 
@@ -48,12 +51,23 @@ struct Received {
   uint32_t* offsets = nullptr;
   size_t count = 0;
   bool corrupt = false;
+  /// After 'H': the parent's own restore report (in `data`, NUL-terminated), else nullptr.
+  const char* handover = nullptr;
 };
 
 /// Indexes the complete records received so far; true once the parent said it is done.
 bool ParseRecords(Received& r) {
   while (!r.corrupt && r.parsed < r.length) {
     if (r.data[r.parsed] == kDone) return true;
+    if (r.data[r.parsed] == kHandover) {
+      const char* text = r.data + r.parsed + 1;
+      const auto* text_end = static_cast<const char*>(
+          std::memchr(text, '\0', static_cast<size_t>(r.data + r.length - text)));
+      if (text_end == nullptr) break;
+      r.handover = text;
+      r.parsed = static_cast<size_t>(text_end + 1 - r.data);
+      continue;
+    }
     if (r.data[r.parsed] != kRecord) {
       r.corrupt = true;  // cannot happen (one writer); keep what was indexed
       break;
@@ -172,6 +186,15 @@ void RestoreAll(const Received& r, KernelFileWriter writer, pid_t parent, int re
   [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, line.text, line.length);
 }
 
+/// The guardian's line on the inherited stderr when the parent died after its own restore.
+void SayHandedOver(pid_t parent) {
+  Line line;
+  line.Add("rtpulse: tuning guardian: rtpulse (pid ");
+  line.Add(static_cast<uint64_t>(parent));
+  line.Add(") ended after restoring its tunings itself, before its final result was written\n");
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, line.text, line.length);
+}
+
 /// Signals, scheduling, CPUs and descriptors of the new guardian. A Ctrl-C reaches the whole
 /// foreground process group: the guardian leaves it and ignores those signals, so the parent's
 /// orderly restore wins and the guardian only acts when the parent is really gone.
@@ -251,6 +274,24 @@ void ExecAfterRestore(int report_fd, char* const* argv) {
   }
   if (ParseRecords(r)) ::_exit(0);
   const int report_fd = after_restore != nullptr ? ::memfd_create("rtpulse-restored", 0) : -1;
+  if (r.handover != nullptr) {
+    // The parent restored every file itself and died before its final result: nothing to
+    // write back, only the result to mark, with the parent's own report.
+    SayHandedOver(parent);
+    if (report_fd >= 0) {
+      Line text;
+      for (const char* c = r.handover; *c != '\0'; ++c) {
+        if (text.length == sizeof(text.text)) {
+          WriteLine(report_fd, text);
+          text.length = 0;
+        }
+        text.text[text.length++] = *c;
+      }
+      WriteLine(report_fd, text);
+      ExecAfterRestore(report_fd, after_restore);
+    }
+    ::_exit(0);
+  }
   RestoreAll(r, writer, parent, report_fd);
   if (report_fd >= 0) ExecAfterRestore(report_fd, after_restore);
   ::_exit(0);
@@ -360,6 +401,8 @@ TuneGuardian::~TuneGuardian() {
 }
 
 Status TuneGuardian::Remember(const std::string& path, std::string_view original) {
+  if (handed_over_)
+    return Failure(fmt::format("tuning guardian handed over; '{}' left alone", path));
   if (path.find('\0') != std::string::npos || original.find('\0') != std::string_view::npos) {
     return Failure(fmt::format("'{}' holds a NUL byte; the guardian cannot keep it", path));
   }
@@ -378,6 +421,26 @@ Status TuneGuardian::Remember(const std::string& path, std::string_view original
   if (Status sent = Send(message); !sent) return sent;
   bytes_sent_ += message.size();
   ++records_sent_;
+  return Status::Ok();
+}
+
+Status TuneGuardian::Handover(std::string_view report) {
+  if (report.find('\0') != std::string_view::npos) {
+    return Failure("the restore report holds a NUL byte; the guardian cannot keep it");
+  }
+  if (handed_over_) return Failure("tuning guardian already handed over");
+  if (bytes_sent_ + report.size() + 3 > kDataBytes) {
+    return Failure(fmt::format("tuning guardian is full; its restore report ({} bytes) left out",
+                               report.size()));
+  }
+  std::string message;
+  message.reserve(report.size() + 2);
+  message += kHandover;
+  message += report;
+  message += '\0';
+  if (Status sent = Send(message); !sent) return sent;
+  bytes_sent_ += message.size();
+  handed_over_ = true;
   return Status::Ok();
 }
 

@@ -26,7 +26,10 @@ using KernelFileWriter = int (*)(const char* path, std::string_view content);
 
 /// A forked child holding the original content of every file the parent changed. It blocks on
 /// a socket; when that reaches end-of-file (or its parent is gone) without a "done" message
-/// first, it writes every original back, newest first, and exits.
+/// first, it writes every original back, newest first, and exits. After Handover() it writes
+/// nothing back any more but still outlives the parent until Finish(), so a death between the
+/// parent's own restore and its last result write is still recorded (after_restore runs then
+/// with the parent's report).
 class TuneGuardian {
  public:
   /// Forks the guardian and waits until it is ready. `housekeeping_cpus` (may be empty: leave
@@ -47,8 +50,13 @@ class TuneGuardian {
   /// file, so a death between the two cannot lose the original. An error means the guardian is
   /// gone or full: then do not change the file.
   Status Remember(const std::string& path, std::string_view original);
-  /// The parent has written the originals back: the guardian exits without writing, and is
-  /// reaped here. Idempotent. In a forked child of the parent it only closes the socket.
+  /// The parent has written the originals back itself; `report` is what after_restore is to
+  /// read (the same format, see Start) should the parent die before Finish(). The guardian
+  /// then writes no file back; Remember() is refused from here on. Once only.
+  Status Handover(std::string_view report);
+  /// The parent has written the originals back (and, after Handover(), its final result): the
+  /// guardian exits without writing, and is reaped here. Idempotent. In a forked child of the
+  /// parent it only closes the socket.
   Status Finish();
   pid_t pid() const { return pid_; }
 
@@ -62,6 +70,7 @@ class TuneGuardian {
   pid_t owner_pid_;  ///< The process that started it: only that one may say "done".
   size_t bytes_sent_ = 0;
   size_t records_sent_ = 0;
+  bool handed_over_ = false;
   bool finished_ = false;
 };
 

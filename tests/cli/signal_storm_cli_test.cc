@@ -149,14 +149,19 @@ StormOutcome RunStormProcess(const std::vector<std::string>& args, const std::st
   return outcome;
 }
 
-/// Waits (bounded) for every marked process to be gone: a SIGKILLed suite's guardian restores
-/// the settings first. Returns what is left.
-std::set<int> StormLeftovers(const std::string& marker) {
+/// Waits (bounded) for every process of a run to be gone: first the tuning guardians its
+/// journals name, by pid (a SIGKILLed suite's guardian restores, then execs `rtpulse
+/// __mark-killed`, and while it execs its environment reads empty: a scan for the marker alone
+/// can miss it and read result.json before the mark), then every marked process. Returns what
+/// is left.
+std::set<int> StormLeftovers(const std::string& marker, const std::string& dir = "") {
   const auto until = StormClock::now() + kStormLeftoverBound;
-  std::set<int> left = MarkedProcesses(marker);
+  std::set<int> left = testutil::WaitGone(testutil::JournalGuardians(dir), kStormLeftoverBound);
+  for (const int pid : MarkedProcesses(marker)) left.insert(pid);
   while (!left.empty() && StormClock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    left = MarkedProcesses(marker);
+    left = testutil::WaitGone(left, std::chrono::milliseconds(0));
+    for (const int pid : MarkedProcesses(marker)) left.insert(pid);
   }
   return left;
 }
@@ -218,18 +223,13 @@ std::map<std::string, std::string> ReadSettings(const std::set<std::string>& pat
   return values;
 }
 
-/// A SIGKILLed suite --tune: once anything was tuned its guardian outlives it, restores and
-/// marks result.json killed with what it restored (docs/result-json.md#killed-runs). Only a
-/// run killed before it tuned anything (no guardian yet) keeps "running" on disk (readers
-/// then read it as killed); one killed after its last write keeps what it wrote.
-/// Known gaps, so "running" with applied tunings is still accepted here (the settings
-/// themselves are checked restored by the caller, and readers read such a file as killed):
-/// - after a SIGINT/SIGTERM the suite lets its guardian go once it restored the settings
-///   itself, before its last result.json write: a SIGKILL in between leaves "running";
-/// - a CI run (seed 439766243, run 27: SIGKILL while measuring the second scenario) left
-///   "running" with the tunings applied although the guardian restored them: not yet
-///   explained. Tighten to `EXPECT_FALSE(applied)` once both are fixed.
-void ExpectKilledRunMarked(const json& result) {
+/// A SIGKILLed suite --tune: once its guardian runs (its journal exists) the guardian outlives
+/// it and marks result.json killed, with what was restored and by whom: the guardian when the
+/// kill came while the tunings were in force, rtpulse when it had restored them itself and
+/// the kill came before its final write (docs/result-json.md#killed-runs). Only a run killed
+/// before it started its guardian keeps "running" on disk (readers then read it as killed);
+/// one killed after its final write keeps that.
+void ExpectKilledRunMarked(const json& result, bool guardian_started) {
   const std::string status = result.value("status", "");
   bool applied = false;
   for (const auto& t : result["tuning"]) {
@@ -237,14 +237,20 @@ void ExpectKilledRunMarked(const json& result) {
     if (t.value("status", "") == "applied") applied = true;
   }
   if (status == "running") {
-    if (applied) std::printf("storm: a tuned run killed mid-run still says running (known gap)\n");
+    EXPECT_FALSE(applied) << "a tuned run killed mid-run says running: " << result["tuning"].dump();
+    EXPECT_FALSE(guardian_started) << "its guardian ran but did not mark it killed";
   } else if (status == "killed") {
-    EXPECT_TRUE(result.contains("killed")) << result.dump();
+    ASSERT_TRUE(result.contains("killed")) << result.dump();
+    const std::string by = result["killed"].value("tuning_restored_by", "");
+    EXPECT_TRUE(by == "guardian" || by == "rtpulse") << result["killed"].dump();
+    size_t restored = 0;
     for (const auto& t : result["tuning"]) {
       if (t.value("status", "") == "applied") {
         EXPECT_TRUE(t.value("restored", false)) << t.dump();
+        ++restored;
       }
     }
+    EXPECT_EQ(result["killed"].value("tuning_restored", size_t{0}), restored);
   } else {
     EXPECT_TRUE(status == "complete" || status == "interrupted" || status == "failed") << status;
   }
@@ -275,7 +281,7 @@ void ExpectSuiteOutputValid(const std::string& out, const StormOutcome& o) {
   ASSERT_NO_THROW(result = json::parse(ReadFile(out + "/result.json"))) << "atomic writes";
   EXPECT_EQ(result["schema"], "rtpulse.suite");
   if (killed) {
-    ExpectKilledRunMarked(result);
+    ExpectKilledRunMarked(result, fs::exists(out + "/tuning_journal.json"));
   } else if (o.killed_by_storm) {
     // SIGINT/SIGTERM by default action after result.json was written: the signal was not
     // blocked, and tunings and loads were left to chance.
@@ -487,7 +493,7 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
     EXPECT_TRUE(throttling) << "--no-rt-throttling applied: " << result["tuning"].dump();
     ExpectSuiteOutputValid(out, o);
     EXPECT_EQ(ReadFile("/proc/sys/kernel/sched_rt_runtime_us"), before);
-    EXPECT_TRUE(StormLeftovers(marker).empty());
+    EXPECT_TRUE(StormLeftovers(marker, dir.path()).empty());
   }
   {
     TempDir dir;
@@ -608,7 +614,7 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
       ++by_phase[shots[i].phase];
       ++by_signal[shots[i].sig];
     }
-    const auto left = StormLeftovers(marker);
+    const auto left = StormLeftovers(marker, dir.path());
     EXPECT_TRUE(left.empty()) << "left behind:" << StormDescribe(left);
     for (const int pid : left) kill(pid, SIGKILL);
     EXPECT_EQ(ReadSettings(tuned_paths), settings_before) << "a tuned setting was not restored";

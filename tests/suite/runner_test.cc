@@ -35,6 +35,8 @@ struct World {
   std::vector<json> checkpoints_seen;  ///< result.json as read inside each checkpoint.
   std::string out_dir;
   bool tune_restored = false;
+  /// result.json as on disk at each Release() of a tuning or knob (kept apart from `log`).
+  std::vector<json> released_with;
   /// Each SetScenario() on the monitor: the name and how long `log` was then (kept apart
   /// from `log`, whose exact sequence the phase tests compare).
   std::vector<std::pair<std::string, size_t>> monitor_scenarios;
@@ -100,6 +102,9 @@ class FakeTuning final : public SuiteTuning {
     w_.log.push_back("tune restore");
     w_.tune_restored = true;
     return Status::Ok();
+  }
+  void Release() override {
+    w_.released_with.push_back(json::parse(ReadFile(w_.out_dir + "/result.json"), nullptr, false));
   }
   json ToJson() const override { return json::array({{{"restored", w_.tune_restored}}}); }
   std::string Describe() const override { return "  governor: performance\n"; }
@@ -536,6 +541,9 @@ class FakeKnob final : public SuiteTuning {
     restored_ = true;
     return Status::Ok();
   }
+  void Release() override {
+    w_.released_with.push_back(json::parse(ReadFile(w_.out_dir + "/result.json"), nullptr, false));
+  }
   json ToJson() const override {
     return json::array(
         {{{"what", "RT throttling"}, {"status", "applied"}, {"restored", restored_}}});
@@ -546,6 +554,30 @@ class FakeKnob final : public SuiteTuning {
   World& w_;
   bool restored_ = false;
 };
+
+TEST_F(RunnerTest, TheGuardianIsReleasedOnlyOnceTheFinalResultIsOnDisk) {
+  // Releasing before the last write would let a SIGKILL in between leave "running" with the
+  // tunings applied on disk and no guardian to mark it killed.
+  plan_.tune = true;
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kOk);
+  ASSERT_EQ(world_.released_with.size(), 1u);
+  const json& on_disk = world_.released_with[0];
+  ASSERT_FALSE(on_disk.is_discarded());
+  EXPECT_EQ(on_disk["status"], "complete");
+  EXPECT_EQ(on_disk["tuning"][0]["restored"], true);
+  EXPECT_EQ(on_disk, ResultJson()) << "nothing written after the release";
+}
+
+TEST_F(RunnerTest, AnInterruptedRunReleasesItsGuardianAfterTheFinalWriteToo) {
+  plan_.tune = true;
+  world_.interrupt_measuring = "light";
+  const RunOutcome outcome = Run();
+  EXPECT_EQ(outcome.code, ExitCode::kInterrupted);
+  ASSERT_EQ(world_.released_with.size(), 1u);
+  EXPECT_EQ(world_.released_with[0]["status"], "interrupted");
+  EXPECT_EQ(world_.released_with[0]["tuning"][0]["restored"], true);
+}
 
 TEST_F(RunnerTest, TuneAbAppliesTheKnobForOnBlocksOnlyAndRestoresItBeforeTheNext) {
   plan_.config.scenarios.resize(1);  // idle
@@ -585,6 +617,21 @@ TEST_F(RunnerTest, TuneAbAppliesTheKnobForOnBlocksOnlyAndRestoresItBeforeTheNext
                         "measure idle-rt-throttling-02-off 10s",
                         "loads stop idle-rt-throttling-02-off"};
   EXPECT_EQ(seen, expected);
+  // Each knob's guardian goes only once result.json records that block's restore.
+  ASSERT_EQ(world_.released_with.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    const json& on_disk = world_.released_with[i];
+    ASSERT_FALSE(on_disk.is_discarded());
+    size_t restored_on = 0;
+    for (const auto& b : on_disk["tune_ab"]["knobs"][0]["blocks"]) {
+      if (b["condition"] == "on" && b["status"] != "pending") {
+        EXPECT_TRUE(b["tuning"][0]["restored"].get<bool>()) << b.dump();
+        ++restored_on;
+      }
+    }
+    EXPECT_EQ(restored_on, i + 1);
+  }
   const json tune_ab = ResultJson()["tune_ab"];
   ASSERT_EQ(tune_ab["knobs"][0]["blocks"].size(), 4u);
   for (const auto& b : tune_ab["knobs"][0]["blocks"]) {

@@ -236,4 +236,39 @@ std::set<int> MarkedProcesses(const std::string& marker) {
   return pids;
 }
 
+std::set<int> JournalGuardians(const std::string& dir) {
+  std::set<int> pids;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return pids;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().filename() != "tuning_journal.json") continue;
+    const std::string text = ReadFile(it->path().string());
+    const size_t key = text.find("\"guardian_pid\"");
+    if (key == std::string::npos) continue;
+    const size_t colon = text.find(':', key);
+    if (colon == std::string::npos) continue;
+    const int pid = std::atoi(text.c_str() + colon + 1);
+    if (pid > 0) pids.insert(pid);
+  }
+  return pids;
+}
+
+std::set<int> WaitGone(const std::set<int>& pids, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::set<int> alive = pids;
+  for (;;) {
+    for (auto it = alive.begin(); it != alive.end();) {
+      const std::string stat = ReadFile("/proc/" + std::to_string(*it) + "/stat");
+      const size_t paren = stat.rfind(')');
+      const bool zombie =
+          paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+      it = stat.empty() || zombie ? alive.erase(it) : std::next(it);
+    }
+    if (alive.empty() || std::chrono::steady_clock::now() > deadline) return alive;
+    usleep(10'000);
+  }
+}
+
 }  // namespace rtpulse::testutil

@@ -60,6 +60,17 @@ bool IsRoot();
 /// Every live process (zombies excluded, this one too) whose environment holds `marker`:
 /// a test puts a unique NAME=value into a child's environment and every process the child
 /// starts inherits it, so what is left after a stop is found however it was reparented.
+/// Beware: while a marked process execs (the tuning guardian running `rtpulse __mark-killed`),
+/// its environment reads empty for a moment, so one empty answer does not mean "all gone";
+/// wait for known pids with WaitGone() too.
 std::set<int> MarkedProcesses(const std::string& marker);
+
+/// The tuning guardians named by every tuning_journal.json under `dir` (`guardian_pid`, the
+/// pid they keep across their exec of `rtpulse __mark-killed`); 0 entries skipped.
+std::set<int> JournalGuardians(const std::string& dir);
+
+/// Waits up to `limit` for each of `pids` to be gone (no /proc entry, or a zombie); returns
+/// the ones still alive.
+std::set<int> WaitGone(const std::set<int>& pids, std::chrono::milliseconds limit);
 
 }  // namespace rtpulse::testutil

@@ -590,6 +590,60 @@ TEST(TuningTest, SigkillIsUndoneEvenWhenAForkedChildHoldsTheSocket) {
   EXPECT_EQ(Snapshot(tree.path()), before);
 }
 
+/// Options whose guardian runs something after a restore: this test binary listing no test
+/// (it execs /proc/self/exe), which only shows that the guardian got that far.
+TuneOptions MarkingOptions() {
+  TuneOptions options = Pi5Options();
+  options.after_restore = {"tuning_test", "--gtest_filter=-*"};
+  return options;
+}
+
+TEST(TuningTest, WithAfterRestoreTheGuardianStaysAfterRestoreUntilRelease) {
+  FakeTree tree = Pi5Tree();
+  const auto before = Snapshot(tree.path());
+  auto tuning = ApplyOrDie(tree.Root(), MarkingOptions());
+  ASSERT_TRUE(tuning);
+  const pid_t guardian = tuning->guardian_pid();
+  ASSERT_TRUE(tuning->Restore());
+  EXPECT_EQ(Snapshot(tree.path()), before);
+  EXPECT_EQ(tuning->guardian_pid(), guardian) << "still watching, marking only";
+  EXPECT_FALSE(Gone(guardian));
+  tuning->Release();
+  EXPECT_EQ(tuning->guardian_pid(), 0);
+  EXPECT_TRUE(Gone(guardian)) << "Release() waits for the guardian";
+  tuning->Release();  // idempotent
+}
+
+TEST(TuningTest, AGuardianHandedOverWritesNothingBackWhenRtpulseDiesBeforeRelease) {
+  // rtpulse restored the files itself; whatever they hold afterwards is not the guardian's to
+  // change (here: a later value the test writes, as another program might).
+  Subreaper subreaper;
+  if (!subreaper.ok())
+    GTEST_SKIP() << "PR_SET_CHILD_SUBREAPER unavailable: " << std::strerror(errno);
+  FakeTree tree = Pi5Tree();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    auto tuning = Tuning::Apply(tree.Root(), MarkingOptions());
+    const pid_t guardian = tuning && (*tuning)->Restore() ? (*tuning)->guardian_pid() : -1;
+    if (write(fds[1], &guardian, sizeof(guardian)) != sizeof(guardian)) _exit(1);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  pid_t guardian = -1;
+  ASSERT_EQ(read(fds[0], &guardian, sizeof(guardian)), static_cast<ssize_t>(sizeof(guardian)));
+  close(fds[0]);
+  ASSERT_GT(guardian, 0);
+  EXPECT_EQ(In(tree, kRtRuntime), "950000\n") << "restored by the process itself";
+  tree.Write(kRtRuntime, "123\n");
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_EQ(waitpid(pid, nullptr, 0), pid);
+  ASSERT_TRUE(WaitExit(guardian, std::chrono::seconds(10))) << "the guardian ends after it";
+  EXPECT_EQ(In(tree, kRtRuntime), "123\n") << "the guardian wrote nothing back";
+}
+
 TEST(TuningTest, AForkedChildDoesNotRestore) {
   FakeTree tree = Pi5Tree();
   auto tuning = ApplyOrDie(tree.Root(), Pi5Options());
