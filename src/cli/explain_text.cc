@@ -51,6 +51,10 @@ std::string FormatExplainTable(const results::ExplainResult& x, int64_t run_ns, 
       "ms\n",
       x.instance, x.event_set, x.events_read, x.events_lost, rate,
       static_cast<double>(x.reader_cpu_ns) / 1e6);
+  if (!x.syscall_filter.empty()) {
+    out += fmt::format("explain: the probe's syscalls traced (raw_syscalls filter: {})\n",
+                       x.syscall_filter);
+  }
   if (x.events_lost > 0) {
     out += "explain: the kernel dropped events: windows that lost some are marked incomplete\n";
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -112,11 +113,44 @@ void CreateThreads(const LatencyPlan& plan, WakePath path,
   }
 }
 
+constexpr int64_t kArmWaitNs = 200 * kNsPerMs;  ///< Bound on waiting for the helpers' tids.
+
+/// The probes' tids (and, with `helpers`, their wake sources' helper threads) for the sink.
+ProbeThreadIds ThreadIds(size_t path_index, const std::string& wake, int64_t from_ns,
+                         const PathThreads& threads, bool helpers) {
+  ProbeThreadIds ids;
+  ids.path_index = path_index;
+  ids.wake = wake;
+  ids.from_ns = from_ns;
+  for (const auto& p : threads.probes) {
+    ids.probe_tids.push_back(p->tid());
+    if (helpers && p->helper_tid() > 0) ids.helper_tids.push_back(p->helper_tid());
+  }
+  return ids;
+}
+
+/// The probes arm their wake sources after the grid origin (Arm needs it); a helper thread
+/// a source starts is known then. Waits (bounded, main thread) until every probe has armed,
+/// then tells the sink again if there are helpers. The probes are not held up.
+void PublishHelpers(size_t path_index, const std::string& wake, int64_t from_ns,
+                    const PathThreads& threads, SampleSink* sink) {
+  const int64_t limit_ns = MonotonicNs() + kArmWaitNs;
+  for (const auto& p : threads.probes) {
+    while (p->helper_tid() < 0 && MonotonicNs() < limit_ns) {
+      const timespec nap = ToTimespec(kNsPerMs / 2);
+      nanosleep(&nap, nullptr);
+    }
+  }
+  ProbeThreadIds ids = ThreadIds(path_index, wake, from_ns, threads, true);
+  if (!ids.helper_tids.empty()) sink->OnProbeThreads(ids);
+}
+
 /// Starts every thread, waits for their RT set-up and publishes the grid origin (and the
 /// end time, before it). A thread that cannot start fails the path (`out.all_failed`); set-up
 /// that takes longer than the readiness timeout starts the grid anyway, with a warning.
-void StartThreads(const LatencyPlan& plan, PathThreads& threads, PathOutcome& out,
-                  std::vector<std::string>& warnings) {
+/// `sink` (may be null) learns the probes' tids before the origin is published.
+void StartThreads(const LatencyPlan& plan, size_t path_index, PathThreads& threads,
+                  SampleSink* sink, PathOutcome& out, std::vector<std::string>& warnings) {
   const int expected_ready = static_cast<int>(threads.probes.size() + threads.injectors.size());
   int started = 0;
   for (auto& p : threads.probes) {
@@ -144,12 +178,21 @@ void StartThreads(const LatencyPlan& plan, PathThreads& threads, PathOutcome& ou
   }
   threads.start_failed = started < expected_ready;
   if (threads.start_failed) threads.shared.stop.store(true);
+  // Before the origin: no sample of this path exists yet, every one of the last path has
+  // been taken (its threads are joined).
+  const int64_t from_ns = MonotonicNs();
+  if (sink != nullptr && !threads.start_failed) {
+    sink->OnProbeThreads(ThreadIds(path_index, out.run.wake, from_ns, threads, false));
+  }
   threads.origin_ns = MonotonicNs() + kStartMarginNs;
   // end_ns is published by the release store of origin_ns: threads read it only after
   // AwaitOrigin's acquire load.
   threads.shared.end_ns = plan.duration_ns > 0 ? threads.origin_ns + plan.duration_ns : 0;
   threads.shared.origin_ns.store(threads.origin_ns, std::memory_order_release);
   threads.shared.origin_ns.notify_all();
+  if (sink != nullptr && !threads.start_failed) {
+    PublishHelpers(path_index, out.run.wake, from_ns, threads, sink);
+  }
   threads.start_ns = MonotonicNs();
 }
 
@@ -262,15 +305,15 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunR
 }
 
 PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
-                    std::vector<std::unique_ptr<SampleRing>>& rings, Tracer* tracer,
-                    RunObserver* observer, RunRecord& run) {
+                    std::vector<std::unique_ptr<SampleRing>>& rings, SampleSink* sink,
+                    Tracer* tracer, RunObserver* observer, RunRecord& run) {
   PathOutcome out;
   out.run.wake = std::string(WakePathName(path));
   PathThreads threads;
   CreateThreads(plan, path, rings, tracer, threads);
   if (observer != nullptr) observer->OnPathStart(path_index, path);
   out.run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  StartThreads(plan, threads, out, run.warnings);
+  StartThreads(plan, path_index, threads, sink, out, run.warnings);
   if (!threads.start_failed) Supervise(threads, path_index, observer, out);
   Collect(threads, observer, out, run);
   return out;
@@ -323,6 +366,7 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
 
   std::vector<std::unique_ptr<SampleRing>> rings;
   std::unique_ptr<SampleWriter> writer;
+  SampleSink* sink_seen = sink.get();  // owned by the writer below
   if (sink) {
     for (size_t i = 0; i < plan.threads.size(); ++i) {
       rings.push_back(std::make_unique<SampleRing>(plan.sample_ring_capacity));
@@ -336,7 +380,8 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
   std::optional<Error> failure;
   size_t paths_with_results = 0;
   for (size_t i = 0; i < plan.paths.size(); ++i) {
-    PathOutcome outcome = RunPath(plan, plan.paths[i], i, rings, tracer.get(), observer, run);
+    PathOutcome outcome =
+        RunPath(plan, plan.paths[i], i, rings, sink_seen, tracer.get(), observer, run);
     if (outcome.all_failed) {
       if (!failure) failure = outcome.all_failed;
     } else {

@@ -49,9 +49,11 @@ class GpioWake final : public WakeSource {
       if (!output) return output.error();
       output_ = std::move(*output);
       driver_ = std::thread([this, params] { DriveLoop(params); });
+      driver_tid_.wait(0, std::memory_order_acquire);
     }
     return Status::Ok();
   }
+  int HelperTid() const override { return driver_tid_.load(std::memory_order_acquire); }
 
   WakeResult Wait(int64_t deadline_ns) override {
     pollfd fds[2] = {{input_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
@@ -140,6 +142,8 @@ class GpioWake final : public WakeSource {
   }
 
   void DriveLoop(const WakeParams& params) {
+    driver_tid_.store(static_cast<int>(gettid()), std::memory_order_release);
+    driver_tid_.notify_all();
     // The driver runs at the probe's policy and priority on any CPU: it makes the edges,
     // it is not measured.
     (void)SetThreadScheduling(params.policy, params.priority);
@@ -169,6 +173,7 @@ class GpioWake final : public WakeSource {
   std::atomic<uint64_t> driven_{0};
   std::atomic<bool> done_{false};
   std::thread driver_;
+  std::atomic<int> driver_tid_{0};
   std::string read_error_;
 };
 

@@ -157,6 +157,7 @@ void Probe::ThreadMain() {
   SignalReady(shared_.ready);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   if (shared_.stop.load(std::memory_order_relaxed)) {
+    helper_tid_.store(0, std::memory_order_release);
     done_.store(true, std::memory_order_release);
     shared_.finished.fetch_add(1, std::memory_order_acq_rel);
     return;
@@ -174,9 +175,11 @@ void Probe::ThreadMain() {
   params.end_ns = shared_.end_ns;
   params.gpio_line = plan_.gpio_wake;
   params.gpio_drive = plan_.gpio_drive;
-  if (Status s = source_->Arm(params); !s) {
-    failure_ = Error{s.error().code, fmt::format("thread {} ({}): {}", thread_.index,
-                                                 WakePathName(path_), s.error().message)};
+  const Status armed = source_->Arm(params);
+  helper_tid_.store(armed ? source_->HelperTid() : 0, std::memory_order_release);
+  if (!armed) {
+    failure_ = Error{armed.error().code, fmt::format("thread {} ({}): {}", thread_.index,
+                                                     WakePathName(path_), armed.error().message)};
   } else {
     if (const char* note = source_->note()) result_.notes.emplace_back(note);
     Loop();

@@ -82,6 +82,11 @@ class Probe {
   bool done() const { return done_.load(std::memory_order_acquire); }
   /// CLOCK_MONOTONIC time of the last activation (0 if none); call after Join().
   int64_t last_wake_ns() const { return last_wake_ns_.load(std::memory_order_relaxed); }
+  /// The probe thread's tid (gettid), known once it reported ready; 0 before.
+  int tid() const { return tid_.load(std::memory_order_relaxed); }
+  /// The tid of the wake source's helper thread (WakeSource::HelperTid; 0 = none), or -1
+  /// while the probe has not armed its source yet (it does so after the grid origin).
+  int helper_tid() const { return helper_tid_.load(std::memory_order_acquire); }
   /// Set when the probe could not run at all (e.g. the wake path failed to arm).
   const std::optional<Error>& failure() const { return failure_; }
 
@@ -130,6 +135,7 @@ class Probe {
   uint64_t ring_dropped_base_ = 0;
 
   std::atomic<int> tid_{0};
+  std::atomic<int> helper_tid_{-1};
   /// Set (release) once SetUp() has written result_.policy and result_.priority.
   std::atomic<bool> set_up_{false};
   std::atomic<int64_t> cur_ns_{0};

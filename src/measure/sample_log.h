@@ -62,10 +62,29 @@ class SampleRing {
   alignas(64) std::atomic<uint64_t> tail_{0};  // next slot the consumer reads
 };
 
+/// The threads one wake path's probes run in, told to the run's sink before that path
+/// measures (--explain filters the trace's syscall events to them).
+struct ProbeThreadIds {
+  size_t path_index = 0;
+  std::string wake;  ///< The path's name (WakePathName).
+  /// CLOCK_MONOTONIC, taken before the path's grid origin and after the previous path's last
+  /// sample: a sample with expected_ns >= from_ns belongs to this path's threads.
+  int64_t from_ns = 0;
+  /// gettid() of probe thread i (SampleRecord::thread == i); 0 = that thread never started.
+  std::vector<int> probe_tids;
+  /// Threads the wake path runs for its probes, which take part in the wake chain: the
+  /// xthread waker, the gpio edge driver. Known only once the probes armed their sources.
+  std::vector<int> helper_tids;
+};
+
 /// Where drained records go: the binary samples file, or cyclictest -v text lines.
 class SampleSink {
  public:
   virtual ~SampleSink() = default;
+  /// Before each wake path measures (from the engine's non-RT main thread, possibly while
+  /// the writer thread is in Write()): its probe threads, then, when the path has helper
+  /// threads, once more with them once the probes have armed. Never from a probe.
+  virtual void OnProbeThreads(const ProbeThreadIds& /*threads*/) {}
   /// `count` may be 0: the writer's idle tick, so a buffering sink can flush on time.
   virtual Status Write(const SampleRecord* records, size_t count) = 0;
   /// Called once after the last Write. `dropped` is the total the rings could not hold.

@@ -321,8 +321,11 @@ class CrossThread final : public WakeSource {
     next_ns_ = params.start_ns + params.interval_ns;
     outer_stop_ = params.stop;
     waker_ = std::thread([this, params] { WakerLoop(params); });
+    // Its tid is part of the probe (--explain traces its syscalls): wait until it is known.
+    waker_tid_.wait(0, std::memory_order_acquire);
     return Status::Ok();
   }
+  int HelperTid() const override { return waker_tid_.load(std::memory_order_acquire); }
   WakeResult Wait(int64_t) override {
     uint64_t posts = 0;
     ssize_t n;
@@ -347,6 +350,8 @@ class CrossThread final : public WakeSource {
            (outer_stop_ != nullptr && outer_stop_->load(std::memory_order_relaxed));
   }
   void WakerLoop(const WakeParams& params) {
+    waker_tid_.store(static_cast<int>(gettid()), std::memory_order_release);
+    waker_tid_.notify_all();
     if (params.cpu >= 0) (void)SetThreadAffinity({params.cpu});
     if (!SetThreadScheduling(params.policy, params.priority)) {
       waker_note_ = "xthread: the waker could not get the probe's policy/priority";
@@ -369,6 +374,7 @@ class CrossThread final : public WakeSource {
   const std::atomic<bool>* outer_stop_ = nullptr;
   std::atomic<bool> done_{false};
   std::thread waker_;
+  std::atomic<int> waker_tid_{0};
   const char* waker_note_ = nullptr;
 };
 

@@ -72,6 +72,9 @@ class WakeSource {
   /// the grid (SCHED_DEADLINE's CBS): after an overrun, or a wake-up before the expected
   /// time, the engine re-anchors on the next wake-up and counts it in grid_restarts.
   virtual bool RestartsGridOnOverrun() const { return false; }
+  /// The tid of a thread this source runs for the probe (the xthread waker, the gpio edge
+  /// driver); 0 = none. Known when Arm() has returned.
+  virtual int HelperTid() const { return 0; }
   /// Extra remark for the result (e.g. how the deadline grid was anchored).
   virtual const char* note() const { return nullptr; }
   /// Remark known only after the loop (e.g. edges driven against edges seen); empty: none.

@@ -158,6 +158,27 @@ class ExplainFields {
     return Status::Ok();
   }
 
+  /// A list of positive tids.
+  Status Tids(const char* key, std::vector<int>* out) const {
+    auto m = Member(key);
+    if (!m) return m.error();
+    if (!(*m)->is_array()) {
+      return UsageError(
+          fmt::format("{}: {} is not a list of thread ids", At(key), Printable((*m)->dump())));
+    }
+    out->clear();
+    for (size_t i = 0; i < (*m)->size(); ++i) {
+      const json& v = (**m)[i];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<int64_t>() > std::numeric_limits<int>::max()) {
+        return UsageError(fmt::format("{}[{}]: {} is not a thread id (0 or more)", At(key), i,
+                                      Printable(v.dump())));
+      }
+      out->push_back(v.get<int>());
+    }
+    return Status::Ok();
+  }
+
   /// An array of objects, each handed to `each` with its own path.
   template <typename F>
   Status Objects(const char* key, F each) const {
@@ -268,6 +289,25 @@ Status ExplainTraceFromJson(const ExplainFields& f, ExplainResult* e, const json
   if (trace.contains("event_set")) {
     if (auto st = f.Name("event_set", kExplainEventSets, &e->event_set); !st) return st;
   }
+  // Written since the probes' tids are published; older files traced no syscall filter.
+  if (trace.contains("syscall_filter")) {
+    auto m = f.Member("syscall_filter");
+    if (!(*m)->is_object()) {
+      return UsageError(
+          fmt::format("{}: {} is not an object", f.At("syscall_filter"), Printable((*m)->dump())));
+    }
+    const ExplainFields sf(**m, f.At("syscall_filter"));
+    bool applied = false;
+    if (auto st = ExplainAll({sf.Bool("applied", &applied), sf.String("filter", &e->syscall_filter),
+                              sf.String("reason", &e->syscall_note)});
+        !st) {
+      return st;
+    }
+    if (applied == e->syscall_filter.empty()) {
+      return UsageError(fmt::format("{}: applied is {} but the filter is '{}'", sf.At("applied"),
+                                    applied, Printable(e->syscall_filter)));
+    }
+  }
   return ExplainAll(
       {f.String("instance", &e->instance), f.Strings("events_enabled", &e->events_enabled),
        f.Strings("events_missing", &e->events_missing), f.Integer("events_read", &e->events_read),
@@ -299,6 +339,14 @@ Status ExplainCountsCheck(const ExplainFields& f, const ExplainResult& e) {
 
 }  // namespace
 
+json ExplainProbeTidsJson(const std::vector<ExplainProbeThreads>& paths) {
+  json out = json::array();
+  for (const auto& p : paths) {
+    out.push_back({{"wake", p.wake}, {"tids", p.tids}, {"helper_tids", p.helper_tids}});
+  }
+  return out;
+}
+
 nlohmann::json ExplainToJson(const ExplainResult& e) {
   json spikes = json::array();
   for (const auto& s : e.spikes) spikes.push_back(ExplainSpikeJson(s));
@@ -325,7 +373,12 @@ nlohmann::json ExplainToJson(const ExplainResult& e) {
             {"events_missing", e.events_missing},
             {"events_read", e.events_read},
             {"events_lost", e.events_lost},
-            {"reader_cpu_ns", e.reader_cpu_ns}}},
+            {"reader_cpu_ns", e.reader_cpu_ns},
+            {"syscall_filter",
+             {{"applied", !e.syscall_filter.empty()},
+              {"filter", e.syscall_filter},
+              {"reason", e.syscall_note}}}}},
+          {"probe_tids", ExplainProbeTidsJson(e.probe_tids)},
           {"cost", std::move(cost)},
           {"notes", e.notes}};
 }
@@ -370,6 +423,19 @@ Expected<ExplainResult> ExplainFromJson(const nlohmann::json& j) {
   }
   if (auto st = ExplainTraceFromJson(ExplainFields(**trace, f.At("trace")), &e, **trace); !st) {
     return st.error();
+  }
+  if (j.contains("probe_tids")) {
+    auto tids = f.Objects("probe_tids", [&](const ExplainFields& pf) -> Status {
+      ExplainProbeThreads p;
+      if (auto st = ExplainAll({pf.String("wake", &p.wake), pf.Tids("tids", &p.tids),
+                                pf.Tids("helper_tids", &p.helper_tids)});
+          !st) {
+        return st;
+      }
+      e.probe_tids.push_back(std::move(p));
+      return Status::Ok();
+    });
+    if (!tids) return tids.error();
   }
   auto cost = f.Member("cost");
   if (!cost) return cost.error();

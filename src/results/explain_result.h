@@ -51,6 +51,13 @@ struct ExplainCostResult {
   int64_t p50_with_ns = 0, p99_with_ns = 0;
 };
 
+/// One wake path's probe threads as the engine published them (docs/explain.md#probe-tids).
+struct ExplainProbeThreads {
+  std::string wake;
+  std::vector<int> tids;         ///< Index = probe thread (T: N).
+  std::vector<int> helper_tids;  ///< The wake path's helper threads (xthread waker, ...).
+};
+
 struct ExplainResult {
   int64_t threshold_ns = 0;
   bool active = false;
@@ -67,6 +74,11 @@ struct ExplainResult {
   std::vector<std::string> events_enabled, events_missing;
   uint64_t events_read = 0, events_lost = 0;
   int64_t reader_cpu_ns = 0;
+  /// The raw_syscalls filter in force ("common_pid == 12 || ..."); "" = no syscall traced,
+  /// and syscall_note says why. Files from before these fields have neither.
+  std::string syscall_filter;
+  std::string syscall_note;
+  std::vector<ExplainProbeThreads> probe_tids;
   std::optional<ExplainCostResult> cost;
   std::vector<std::string> notes;
 };

@@ -77,6 +77,11 @@ results::ExplainResult ToExplainResult(const trace::ExplainSummary& summary,
   r.events_read = summary.trace.events_read;
   r.events_lost = summary.trace.events_lost;
   r.reader_cpu_ns = summary.trace.reader_cpu_ns;
+  r.syscall_filter = summary.trace.syscall_filter;
+  r.syscall_note = summary.trace.syscall_filter.empty() ? summary.syscall_note : "";
+  for (const auto& p : summary.probe_threads) {
+    r.probe_tids.push_back({p.wake, p.probe_tids, p.helper_tids});
+  }
   if (summary.cost) {
     const trace::ExplainCost& c = *summary.cost;
     r.cost = results::ExplainCostResult{c.samples_without, c.samples_with, c.p50_without_ns,

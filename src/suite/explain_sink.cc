@@ -16,6 +16,14 @@ Status ExplainSink::Write(const SampleRecord* records, size_t count) {
   return inner_->Write(records, count);
 }
 
+void ExplainSink::OnProbeThreads(const measure::ProbeThreadIds& threads) {
+  if (explainer_ != nullptr) {
+    explainer_->SetProbeThreads(
+        {threads.wake, threads.from_ns, threads.probe_tids, threads.helper_tids});
+  }
+  if (inner_ != nullptr) inner_->OnProbeThreads(threads);
+}
+
 Status ExplainSink::Finish(uint64_t dropped, bool interrupted) {
   dropped_.store(dropped, std::memory_order_relaxed);
   if (inner_ == nullptr) return Status::Ok();

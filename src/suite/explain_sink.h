@@ -23,6 +23,9 @@ class ExplainSink final : public measure::SampleSink {
   /// The explainer sees the batch first (it only queues), then the inner sink writes it;
   /// the inner sink's error is returned. An idle tick (count 0) reaches the inner sink only.
   Status Write(const SampleRecord* records, size_t count) override;
+  /// Hands the probes' tids to the explainer (which filters the trace's syscalls to them),
+  /// then to the inner sink.
+  void OnProbeThreads(const measure::ProbeThreadIds& threads) override;
   /// Finishes the inner sink. The explainer is finished by its owner, which needs its
   /// summary after the run.
   Status Finish(uint64_t dropped, bool interrupted) override;

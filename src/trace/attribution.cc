@@ -337,7 +337,25 @@ struct AttrChain {
   int deferring_pid = kAttrNone;
   std::string chain_thread;
   int64_t start_ns = std::numeric_limits<int64_t>::max();  // When the chain's IRQ arrived.
+  // The probe's own syscalls on the spike's CPU (raw_syscalls, full event set): its first
+  // sys_enter after the deadline (it went to wait only then: late to sleep) and its last
+  // sys_exit up to the clock read (the return from the wait). Never = not in the window.
+  int64_t late_enter_ns = std::numeric_limits<int64_t>::max();
+  int64_t exit_ns = std::numeric_limits<int64_t>::max();
 };
+
+void AttrFindProbeSyscalls(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                           AttrChain& chain) {
+  for (const TraceEvent& e : events) {
+    if (e.ts_ns > spike.actual_ns) break;
+    if (e.cpu != spike.cpu || e.pid != chain.probe_tid || e.ts_ns < spike.expected_ns) continue;
+    if (e.kind == EventKind::kSyscallEnter && e.ts_ns > spike.expected_ns &&
+        chain.late_enter_ns == std::numeric_limits<int64_t>::max()) {
+      chain.late_enter_ns = e.ts_ns;
+    }
+    if (e.kind == EventKind::kSyscallExit) chain.exit_ns = e.ts_ns;
+  }
+}
 
 std::optional<size_t> AttrLastSwitchInto(const std::vector<TraceEvent>& events, int cpu, int pid,
                                          int64_t from_ns, int64_t to_ns) {
@@ -385,6 +403,7 @@ AttrChain AttrFindChain(const std::vector<TraceEvent>& events, const SpikeInput&
     chain.probe_tid = last ? events[*last].next_pid : 0;
   }
   if (chain.probe_tid <= 0) return chain;
+  AttrFindProbeSyscalls(events, spike, chain);
   auto switch_in =
       AttrLastSwitchInto(events, spike.cpu, chain.probe_tid, spike.expected_ns, spike.actual_ns);
   if (switch_in) chain.probe_run = replay.RunOf(*switch_in);
@@ -480,6 +499,21 @@ AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
   const std::pair<int, int> instance{1, stretch.run};
   if (!run.known) return {CauseKind::kUnaccounted, "unaccounted", instance};
   if (run.pid == 0) return {CauseKind::kIdle, "idle", instance};
+  // The probe's syscalls, where the window has them: after its sys_exit it is on its way
+  // back to the clock read; before a late sys_enter it had not gone to wait yet (whoever ran
+  // held the CPU while it was runnable); between the two the wait returned at once.
+  const bool probe = run.pid == chain.probe_tid;
+  if (probe && stretch.from_ns >= chain.exit_ns) {
+    return {CauseKind::kWake, "return to user", instance};
+  }
+  if (stretch.from_ns < chain.late_enter_ns) {
+    if (chain.late_enter_ns != std::numeric_limits<int64_t>::max()) {
+      return {CauseKind::kThread, probe ? "probe late to sleep" : AttrThreadPartName(run),
+              instance};
+    }
+  } else if (probe) {
+    return {CauseKind::kWake, "syscall", instance};
+  }
   if (stretch.run == chain.probe_run) return {CauseKind::kWake, "switch-in", instance};
   if (stretch.from_ns >= chain.start_ns) {
     if (run.pid == chain.deferring_pid) return {CauseKind::kWake, "switch-in", instance};

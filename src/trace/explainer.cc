@@ -98,6 +98,18 @@ struct Explainer::Impl {
   uint64_t carried_explained = 0;
   uint64_t window_failures = 0;
   std::string window_error;
+  std::vector<ProbeThreads> probe_threads;  // SetProbeThreads, in order
+  std::string syscall_note;
+
+  /// The tid of probe thread `index` for a sample due at `expected_ns`: from the last
+  /// thread set published before it, else the plan's. Under `mutex`.
+  int ProbeTidLocked(size_t index, int64_t expected_ns) const {
+    for (auto it = probe_threads.rbegin(); it != probe_threads.rend(); ++it) {
+      if (it->from_ns > expected_ns) continue;
+      return index < it->probe_tids.size() ? it->probe_tids[index] : 0;
+    }
+    return index < plan.probe_tids.size() ? plan.probe_tids[index] : 0;
+  }
 
   // Analysis thread only.
   bool window_dir_ready = false;
@@ -359,6 +371,9 @@ void Explainer::Impl::AddNotes(ExplainSummary& summary) const {
                     " trace events (ring buffer overrun); windows that lost events are marked "
                     "incomplete");
   }
+  if (plan.session.events == EventSet::kFull && !summary.syscall_note.empty()) {
+    notes.push_back("the probe's syscalls were not traced: " + summary.syscall_note);
+  }
   if (window_failures > 0) {
     notes.push_back(ExplainerCount(window_failures, "raw window was", "raw windows were") +
                     " not saved: " + window_error);
@@ -463,12 +478,40 @@ void Explainer::OnSamples(const SampleRecord* records, size_t count) {
     spike.seq = record.seq;
     spike.expected_ns = record.expected_ns;
     spike.actual_ns = record.actual_ns;
-    if (record.thread < impl.plan.probe_tids.size()) {
-      spike.probe_tid = impl.plan.probe_tids[record.thread];
-    }
     std::lock_guard lock(impl.mutex);
+    spike.probe_tid = impl.ProbeTidLocked(record.thread, record.expected_ns);
     impl.IntakeLocked(spike, carried);
   }
+}
+
+void Explainer::SetProbeThreads(const ProbeThreads& threads) {
+  Impl& impl = *impl_;
+  if (impl.done.load()) return;
+  std::vector<int> tids;
+  for (int tid : threads.probe_tids) {
+    if (tid > 0) tids.push_back(tid);
+  }
+  for (int tid : threads.helper_tids) {
+    if (tid > 0) tids.push_back(tid);
+  }
+  std::string note;
+  if (!impl.active) {
+    note = "the trace was inactive";
+  } else if (impl.plan.session.events != EventSet::kFull) {
+    note =
+        "the lean event set traces no syscall (each would cost the probe a trace record per "
+        "wake-up; --explain-events full adds them)";
+  } else if (Status set = impl.source->SetSyscallPids(tids); !set) {
+    note = set.error().message;
+  }
+  std::lock_guard lock(impl.mutex);
+  // The helpers' call repeats the probes' set of the same path: it replaces it.
+  if (!impl.probe_threads.empty() && impl.probe_threads.back().from_ns == threads.from_ns) {
+    impl.probe_threads.back() = threads;
+  } else {
+    impl.probe_threads.push_back(threads);
+  }
+  impl.syscall_note = std::move(note);
 }
 
 void Explainer::OnSpike(const SpikeInput& spike) {
@@ -508,6 +551,14 @@ ExplainSummary Explainer::Finish() {
   if (impl.source) summary.trace = impl.source->stats();
   // The plan's set, also when the trace was inactive or a scripted source stands in.
   summary.trace.event_set = std::string(EventSetName(impl.plan.session.events));
+  summary.probe_threads = impl.probe_threads;
+  summary.syscall_note = impl.syscall_note;
+  if (summary.syscall_note.empty() && summary.trace.syscall_filter.empty()) {
+    summary.syscall_note = impl.probe_threads.empty()
+                               ? "the run published no probe thread (this workload does not "
+                                 "report its threads' tids)"
+                               : "no syscall filter was applied";
+  }
   if (impl.cost_tracking && impl.cost_without.count() > 0 && impl.cost_with.count() > 0) {
     ExplainCost cost;
     cost.samples_without = impl.cost_without.count();

@@ -52,6 +52,15 @@ struct ExplainPlan {
   SessionPlan session;
 };
 
+/// The threads of one wake path's probes (measure::ProbeThreadIds, handed over by the
+/// suite's sink so trace/ does not see measure/).
+struct ProbeThreads {
+  std::string wake;              ///< The wake path's name.
+  int64_t from_ns = 0;           ///< Samples with expected_ns >= from_ns are these threads'.
+  std::vector<int> probe_tids;   ///< Index = probe thread index.
+  std::vector<int> helper_tids;  ///< The wake path's helper threads (xthread waker, ...).
+};
+
 /// p50/p99 of the samples without and with the trace recording, from the same probes in
 /// one run (the cost phase, then the rest).
 struct ExplainCost {
@@ -74,6 +83,10 @@ struct ExplainSummary {
                                             ///< explanation ("within 1 s" is checked on it).
   CauseTable causes;
   SessionStats trace;
+  /// Each wake path's threads, in the order they ran (SetProbeThreads).
+  std::vector<ProbeThreads> probe_threads;
+  /// Why the probes' syscalls were not traced ("" when trace.syscall_filter is in force).
+  std::string syscall_note;
   std::optional<ExplainCost> cost;  ///< With a cost phase that saw samples in both phases.
   std::vector<std::string> notes;   ///< e.g. lost events, spikes not explained and why.
 };
@@ -108,6 +121,11 @@ class Explainer {
   /// a cost phase, its phase starts at the first spike's wake-up, and spikes before the
   /// recording was turned on are counted as not explained).
   void OnSpike(const SpikeInput& spike);
+  /// A wake path's probe threads, before it measures (from the engine's main thread, also
+  /// while OnSamples runs): spikes of those threads get their tid, and with the full event
+  /// set the trace's raw_syscalls are filtered to exactly those tids (and the helpers). Not
+  /// from a probe: it writes tracefs files.
+  void SetProbeThreads(const ProbeThreads& threads);
   /// Explains what is still queued (waiting at most ~1 s for the trace to catch up), stops
   /// the trace, removes the instance, and returns everything. Call once, after the last
   /// OnSamples(); later samples and spikes are ignored.

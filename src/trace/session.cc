@@ -341,6 +341,10 @@ struct TraceSession::Impl {
 
   ~Impl() { Teardown(); }
 
+  /// raw_syscalls sys_enter/sys_exit filtered to exactly `pids` (the filter written before
+  /// the event is enabled, so no unfiltered syscall is recorded); a later call replaces it.
+  Status ApplySyscallFilter(const std::vector<int>& pids);
+
   void Teardown() {
     StopReaderThread();
     for (SessionCpuStore& store : cpus) {
@@ -891,20 +895,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
     }
   }
   if (full && !plan.syscall_pids.empty()) {
-    std::string filter;
-    for (int pid : plan.syscall_pids) {
-      if (!filter.empty()) filter += " || ";
-      filter += fmt::format("common_pid == {}", pid);
-    }
-    for (const char* event : {"sys_enter", "sys_exit"}) {
-      const std::string path = s.instance_dir + "/events/raw_syscalls/" + event + "/filter";
-      if (SessionFileExists(path, nullptr)) {
-        if (auto st = write(std::string("events/raw_syscalls/") + event + "/filter", filter); !st) {
-          return st.error();
-        }
-      }
-      if (auto st = enable("raw_syscalls", event); !st) return st.error();
-    }
+    if (auto st = s.ApplySyscallFilter(plan.syscall_pids); !st) return st.error();
   }
   if (plan.timerlat) {
     if (auto st = write("current_tracer", "timerlat"); !st) return st.error();
@@ -1089,6 +1080,47 @@ void TraceSession::SetRecording(bool on) {
   (void)SessionWriteFile(impl_->instance_dir + "/tracing_on", on ? "1" : "0");
 }
 
+Status TraceSession::Impl::ApplySyscallFilter(const std::vector<int>& pids) {
+  if (plan.events != EventSet::kFull) {
+    return Failure(
+        "the lean event set traces no syscall (--explain-events full adds the probe's "
+        "raw_syscalls)");
+  }
+  std::string filter;
+  for (int pid : pids) {
+    if (pid <= 0) continue;
+    if (!filter.empty()) filter += " || ";
+    filter += fmt::format("common_pid == {}", pid);
+  }
+  if (filter.empty()) return Failure("no probe thread id was known");
+  for (const char* event : {"sys_enter", "sys_exit"}) {
+    const std::string id = std::string("raw_syscalls:") + event;
+    const std::string event_dir = instance_dir + "/events/raw_syscalls/" + event;
+    if (!SessionFileExists(dir + "/events/raw_syscalls/" + event + "/format", nullptr)) {
+      return ResourceError(
+          fmt::format("this kernel has no {} (fix: a kernel with CONFIG_FTRACE_SYSCALLS=y)", id));
+    }
+    if (const int error = SessionWriteFile(event_dir + "/filter", filter); error != 0) {
+      return SessionWriteError(event_dir + "/filter", filter, error);
+    }
+    if (const int error = SessionWriteFile(event_dir + "/enable", "1"); error != 0) {
+      return SessionWriteError(event_dir + "/enable", "1", error);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (std::find(stats.events_enabled.begin(), stats.events_enabled.end(), id) ==
+        stats.events_enabled.end()) {
+      stats.events_enabled.push_back(id);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  stats.syscall_filter = filter;
+  return Status::Ok();
+}
+
+Status TraceSession::SetSyscallPids(const std::vector<int>& pids) {
+  return impl_->ApplySyscallFilter(pids);
+}
+
 void TraceSession::SetTimerlatCallback(std::function<void(const TraceEvent&)> callback) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->timerlat_callback = std::move(callback);
@@ -1142,6 +1174,9 @@ std::string TraceSession::RenderWindow(int64_t, int64_t, const std::vector<int>&
   return {};
 }
 void TraceSession::SetRecording(bool) {}
+Status TraceSession::SetSyscallPids(const std::vector<int>&) {
+  return ResourceError("this rtpulse was built without libtracefs (RTPULSE_TRACE=OFF)");
+}
 void TraceSession::SetTimerlatCallback(std::function<void(const TraceEvent&)>) {}
 SessionStats TraceSession::stats() const {
   return {};

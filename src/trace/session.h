@@ -39,8 +39,9 @@ struct SessionPlan {
   /// their raw record); a window reaching back past what was dropped is marked lost.
   size_t max_events_per_cpu = 500'000;
   int64_t read_interval_ns = 20'000'000;  ///< The reader's period.
-  /// With EventSet::kFull: also trace raw_syscalls for these pids (the probes); empty = no
-  /// syscall events. Ignored by kLean (the attribution reads no syscall).
+  /// With EventSet::kFull: also trace raw_syscalls for these pids from the start; empty =
+  /// none until SetSyscallPids() (the probes' tids are known only once their threads run).
+  /// Ignored by kLean (docs/explain.md#events: lean does not pay for syscall records).
   std::vector<int> syscall_pids;
   /// Set the instance's current_tracer to "timerlat" (trace/timerlat.h sets osnoise/).
   bool timerlat = false;
@@ -60,6 +61,9 @@ struct SessionStats {
   uint64_t events_lost = 0;  ///< Kernel overruns reported by the ring buffer.
   uint64_t bytes_read = 0;
   int64_t reader_cpu_ns = 0;  ///< CPU time of the reader thread (CLOCK_THREAD_CPUTIME_ID).
+  /// The raw_syscalls filter in force at the end ("common_pid == 12 || common_pid == 13");
+  /// "" = no syscall traced (the explainer says why in its summary).
+  std::string syscall_filter;
 };
 
 /// A window's ftrace text asked of Window() beside its events: [from_ns, to_ns] rendered from
@@ -81,6 +85,12 @@ class EventSource {
                                          WindowText* text = nullptr) const = 0;
   /// Turns recording on or off in the instance (tracing_on), for the cost measurement.
   virtual void SetRecording(bool on) = 0;
+  /// Traces raw_syscalls sys_enter/sys_exit of exactly these tasks from now on (replacing an
+  /// earlier set); the error says why not (lean event set, no such events, tracefs refused).
+  virtual Status SetSyscallPids(const std::vector<int>& pids) {
+    (void)pids;
+    return Failure("this event source traces no syscall");
+  }
   virtual SessionStats stats() const = 0;
 };
 
@@ -121,6 +131,9 @@ class TraceSession final : public EventSource {
   /// for a kernel engineer; rendered by libtraceevent from the stored raw records.
   std::string RenderWindow(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus) const;
   void SetRecording(bool on) override;
+  /// Writes the common_pid filter of both raw_syscalls events, then enables them (kFull
+  /// only). Safe while the reader runs.
+  Status SetSyscallPids(const std::vector<int>& pids) override;
 
   /// Called for every ftrace:timerlat sample (trace/timerlat.h), from whichever thread reads
   /// (the reader, or a Flush caller) with the session's lock held: it must not call back

@@ -304,6 +304,15 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
     EXPECT_NE(r.out.find(std::string("(") + (full ? "full" : "lean") + " events)"),
               std::string::npos)
         << r.out;
+    // The probe's syscalls: traced with the full set only; lean says why not.
+    ASSERT_EQ(x["probe_tids"].size(), 1u) << x.dump();
+    EXPECT_EQ(x["trace"]["syscall_filter"]["applied"], full) << x["trace"].dump();
+    EXPECT_EQ(ExplainEnabled(x, "raw_syscalls:sys_exit"), full) << x["trace"].dump();
+    if (!full) {
+      EXPECT_NE(x["trace"]["syscall_filter"]["reason"].get<std::string>().find("lean"),
+                std::string::npos)
+          << x["trace"].dump();
+    }
     ExpectSpikesAddUp(x, exited_ns);
     size_t named = 0;
     size_t injected = 0;
@@ -321,6 +330,123 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
     EXPECT_GE(named * 3, injected * 2) << x.dump(1);
     EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u);
   }
+  EXPECT_TRUE(RtpulseInstances().empty());
+}
+
+/// The pids of the raw_syscalls lines of a saved window ("comm-PID [cpu] ... sys_enter: ...").
+std::vector<int> SyscallPids(const std::string& window) {
+  std::vector<int> pids;
+  std::istringstream lines(window);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.find(" sys_enter: ") == std::string::npos &&
+        line.find(" sys_exit: ") == std::string::npos) {
+      continue;
+    }
+    const size_t cpu = line.find(" [");
+    const size_t dash = line.rfind('-', cpu);
+    if (cpu == std::string::npos || dash == std::string::npos) {
+      ADD_FAILURE() << "unreadable line: " << line;
+      continue;
+    }
+    pids.push_back(std::stoi(line.substr(dash + 1, cpu - dash - 1)));
+  }
+  return pids;
+}
+
+// The probe's own syscalls (--explain-events full): before each wake path measures, the
+// engine publishes every probe thread's tid (and, for xthread, the waker's); the trace's
+// raw_syscalls are filtered to exactly those. The saved windows hold sys_enter/sys_exit of
+// those tids and of no other task, the spikes carry their path's tid, and the attribution that
+// reads the syscalls still gives exactly what the truth script computes from the windows.
+TEST_F(LatencyExplainTest, FullSetTracesExactlyTheProbesSyscallsWithTheirTids) {
+  TempDir dir;
+  const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
+  auto r = RunRtpulse({"latency",
+                       "-a",
+                       ExplainCpu(),
+                       "-t",
+                       "1",
+                       "-p",
+                       "80",
+                       "-i",
+                       "1000",
+                       "-D",
+                       "3s",
+                       "--wake",
+                       "abs,xthread",
+                       "--inject",
+                       "500us@10Hz",
+                       "--explain",
+                       "250",
+                       "--explain-cost",
+                       "0",
+                       "--explain-events",
+                       "full",
+                       "--explain-windows",
+                       dir.File("win"),
+                       "--json",
+                       dir.File("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
+  const auto& x = j["rtpulse"]["explain"];
+  ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
+  ASSERT_EQ(x["probe_tids"].size(), 2u) << x.dump();
+  const auto& abs = x["probe_tids"][0];
+  const auto& xthread = x["probe_tids"][1];
+  EXPECT_EQ(abs["wake"], "abs");
+  EXPECT_EQ(xthread["wake"], "xthread");
+  ASSERT_EQ(abs["tids"].size(), 1u);
+  ASSERT_EQ(xthread["tids"].size(), 1u);
+  EXPECT_TRUE(abs["helper_tids"].empty()) << abs.dump();
+  ASSERT_EQ(xthread["helper_tids"].size(), 1u) << xthread.dump();
+  const int abs_tid = abs["tids"][0].get<int>();
+  const int xthread_tid = xthread["tids"][0].get<int>();
+  const int waker_tid = xthread["helper_tids"][0].get<int>();
+  EXPECT_GT(abs_tid, 0);
+  EXPECT_GT(xthread_tid, 0);
+  EXPECT_GT(waker_tid, 0);
+  EXPECT_NE(abs_tid, xthread_tid);
+  EXPECT_NE(waker_tid, xthread_tid);
+  // The tids are the probes' own: the same as the run's per-thread record.
+  EXPECT_EQ(j["thread"]["0"]["wake"], "abs");
+  EXPECT_EQ(j["thread"]["0"]["tid"].get<int>(), abs_tid);
+  EXPECT_EQ(j["thread"]["1"]["wake"], "xthread");
+  EXPECT_EQ(j["thread"]["1"]["tid"].get<int>(), xthread_tid);
+  // In force at the end: the last path's set, exactly.
+  EXPECT_EQ(x["trace"]["syscall_filter"]["applied"], true) << x["trace"].dump();
+  EXPECT_EQ(x["trace"]["syscall_filter"]["filter"],
+            "common_pid == " + std::to_string(xthread_tid) +
+                " || common_pid == " + std::to_string(waker_tid));
+  EXPECT_TRUE(ExplainEnabled(x, "raw_syscalls:sys_enter")) << x["trace"].dump();
+  EXPECT_TRUE(ExplainEnabled(x, "raw_syscalls:sys_exit")) << x["trace"].dump();
+  EXPECT_NE(r.out.find("the probe's syscalls traced (raw_syscalls filter: common_pid == "),
+            std::string::npos)
+      << r.out;
+
+  const std::vector<int> ours = {abs_tid, xthread_tid, waker_tid};
+  std::map<int, size_t> spikes_of;  // probe tid -> spikes
+  size_t own_lines = 0;
+  size_t waker_lines = 0;
+  for (const auto& spike : x["spikes"]) {
+    const int tid = spike["probe_tid"].get<int>();
+    EXPECT_TRUE(tid == abs_tid || tid == xthread_tid) << spike.dump();
+    ++spikes_of[tid];
+    const std::string file = spike["window_file"].get<std::string>();
+    if (file.empty()) continue;
+    for (int pid : SyscallPids(ReadFile(file[0] == '/' ? file : dir.path() + "/" + file))) {
+      EXPECT_NE(std::find(ours.begin(), ours.end(), pid), ours.end())
+          << "a syscall of task " << pid << " in " << file;
+      if (pid == tid) ++own_lines;
+      if (pid == waker_tid) ++waker_lines;
+    }
+  }
+  EXPECT_GE(spikes_of[abs_tid], 10u) << x.dump(1);
+  EXPECT_GE(spikes_of[xthread_tid], 10u) << x.dump(1);
+  EXPECT_GT(own_lines, 0u);
+  EXPECT_GT(waker_lines, 0u);
+  EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u);
   EXPECT_TRUE(RtpulseInstances().empty());
 }
 

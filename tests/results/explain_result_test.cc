@@ -61,6 +61,8 @@ ExplainResult ExplainTestResult() {
   e.events_read = 123'456;
   e.events_lost = 7;
   e.reader_cpu_ns = 9'000'000;
+  e.syscall_filter = "common_pid == 4242 || common_pid == 4243";
+  e.probe_tids = {{"abs", {4240}, {}}, {"xthread", {4242}, {4243}}};
   e.cost = ExplainCostResult{1000, 2000, 5'000, 9'000, 5'100, 9'900};
   e.notes = {"3 spikes in the cost phase were not explained"};
   return e;
@@ -226,6 +228,16 @@ TEST(ExplainResult, EveryBadFieldIsNamedByItsPath) {
       {"/trace/events_read", -1, "explain.trace.events_read"},
       {"/trace/events_lost", missing, "explain.trace.events_lost"},
       {"/trace/reader_cpu_ns", -1, "explain.trace.reader_cpu_ns"},
+      {"/trace/syscall_filter", "common_pid == 1", "explain.trace.syscall_filter"},
+      {"/trace/syscall_filter/applied", false, "explain.trace.syscall_filter.applied"},
+      {"/trace/syscall_filter/filter", 3, "explain.trace.syscall_filter.filter"},
+      {"/trace/syscall_filter/reason", missing, "explain.trace.syscall_filter.reason"},
+      {"/probe_tids", 5, "explain.probe_tids"},
+      {"/probe_tids/1", "xthread", "explain.probe_tids[1]"},
+      {"/probe_tids/0/wake", 1, "explain.probe_tids[0].wake"},
+      {"/probe_tids/0/tids/0", -4, "explain.probe_tids[0].tids[0]"},
+      {"/probe_tids/1/tids", "4242", "explain.probe_tids[1].tids"},
+      {"/probe_tids/1/helper_tids", missing, "explain.probe_tids[1].helper_tids"},
       {"/cost", 3, "explain.cost"},
       {"/cost", missing, "explain.cost"},
       {"/cost/samples_without", -1, "explain.cost.samples_without"},
@@ -249,6 +261,28 @@ TEST(ExplainResult, EveryBadFieldIsNamedByItsPath) {
     });
     EXPECT_NE(message.find(c.path), std::string::npos) << message;
   }
+}
+
+TEST(ExplainResult, TheProbeTidsAndTheSyscallFilterRoundTripAndOlderFilesHaveNone) {
+  const json j = ExplainToJson(ExplainTestResult());
+  EXPECT_EQ(j["trace"]["syscall_filter"],
+            (json{{"applied", true},
+                  {"filter", "common_pid == 4242 || common_pid == 4243"},
+                  {"reason", ""}}));
+  EXPECT_EQ(j["probe_tids"][1],
+            (json{{"wake", "xthread"}, {"tids", {4242}}, {"helper_tids", {4243}}}));
+  json old = j;
+  old["trace"].erase("syscall_filter");
+  old.erase("probe_tids");
+  auto back = ExplainFromJson(old);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_TRUE(back->syscall_filter.empty());
+  EXPECT_TRUE(back->probe_tids.empty());
+  json lean = j;
+  lean["trace"]["syscall_filter"] = {{"applied", false}, {"filter", ""}, {"reason", "lean"}};
+  auto not_applied = ExplainFromJson(lean);
+  ASSERT_TRUE(not_applied) << not_applied.error().message;
+  EXPECT_EQ(not_applied->syscall_note, "lean");
 }
 
 TEST(ExplainResult, AFileFromBeforeTheEventSetTracedTheFullSet) {

@@ -110,6 +110,16 @@ class AttrScript {
     Add(ts, cpu, EventKind::kHrtimerExpireExit, current).address = 0xabcd;
     return *this;
   }
+  // raw_syscalls of task `current` (syscall 230: clock_nanosleep on arm64 and x86-64 alike
+  // is not assumed; the number is only printed).
+  AttrScript& SysEnter(int64_t ts, int cpu, int current) {
+    Add(ts, cpu, EventKind::kSyscallEnter, current).number = 230;
+    return *this;
+  }
+  AttrScript& SysExit(int64_t ts, int cpu, int current) {
+    Add(ts, cpu, EventKind::kSyscallExit, current).number = 230;
+    return *this;
+  }
   // An event the attribution does not use (the text keeps it, the script must skip it).
   AttrScript& Other(int64_t ts, int cpu, int current) {
     Add(ts, cpu, EventKind::kOther, current);
@@ -186,6 +196,10 @@ class AttrScript {
                " function=hrtimer_wakeup";
       case EventKind::kHrtimerExpireExit:
         return "hrtimer_expire_exit: hrtimer=00000000abcd";
+      case EventKind::kSyscallEnter:
+        return "sys_enter: NR " + n + " (1, 1, 7ffc2a5e1d30, 0, 0, 0)";
+      case EventKind::kSyscallExit:
+        return "sys_exit: NR " + n + " = 0";
       default:
         return "sched_stat_runtime: comm=x pid=" + std::to_string(e.pid) +
                " runtime=1234 [ns] vruntime=99 [ns]";
@@ -292,6 +306,56 @@ TEST(Attribution, DirectWakeOnAnIdleCpuWithTheTimerIrqLate) {
                                                {CauseKind::kWake, "timer irq", 5 * kUs, 1},
                                                {CauseKind::kWake, "switch-in", 2 * kUs, 1}}));
   EXPECT_EQ(Verdict(e), "+40 us: 33 us idle, 5.0 us wake timer irq, 2.0 us wake switch-in");
+}
+
+// The probe's syscalls (full event set): it went to wait before the deadline (sys_enter in
+// the history), so only its sys_exit after the switch-in splits its own time: the switch-in
+// up to sys_exit, then the return to user up to the clock read.
+TEST(Attribution, TheProbesSysExitEndsTheSwitchInAndStartsTheReturnToUser) {
+  AttrScript s;
+  s.SysEnter(kE - 1001 * kUs, 1, 500)
+      .Switch(kE - 1000 * kUs, 1, "probe", 500, 19, "swapper/1", 0, 120)
+      .IrqEntry(kE + 30 * kUs, 1, 0, 11, "arch_timer")
+      .Hrtimer(kE + 31 * kUs, 1, 0)
+      .Waking(kE + 32 * kUs, 1, 0, "probe", 500, 19, 1)
+      .IrqExit(kE + 35 * kUs, 1, 0, 11)
+      .Switch(kE + 37 * kUs, 1, "swapper/1", 0, 120, "probe", 500, 19)
+      .SysExit(kE + 39 * kUs, 1, 500);
+  for (int tid : {500, 0}) {  // given, or found from the switch-in
+    const Explanation e = AttributeAndCompare(s, Spike(1, 40 * kUs, tid));
+    EXPECT_EQ(e.chain, ChainKind::kDirect);
+    EXPECT_EQ(Tuples(e), (std::vector<PartTuple>{{CauseKind::kIdle, "idle", 32 * kUs, 1},
+                                                 {CauseKind::kWake, "timer irq", 5 * kUs, 1},
+                                                 {CauseKind::kWake, "switch-in", 2 * kUs, 1},
+                                                 {CauseKind::kWake, "return to user", kUs, 1}}));
+  }
+}
+
+// Preempted before it went to wait: the probe's sys_enter comes 22 us after the deadline.
+// Without its syscalls nothing shows the probe was runnable while the spinner ran (no wake-up,
+// no timer: unaccounted); with them the spinner held the CPU while the probe had not yet
+// slept, the probe's own run up to the sys_enter is "late to sleep", and the wait returned at
+// once (its deadline had passed).
+TEST(Attribution, ALateSysEnterShowsTheProbeWasPreemptedBeforeItSlept) {
+  auto script = [](bool syscalls) {
+    AttrScript s;
+    s.Switch(kE - 100 * kUs, 1, "swapper/1", 0, 120, "probe", 500, 19);
+    if (syscalls) s.SysExit(kE - 90 * kUs, 1, 500);
+    s.Switch(kE - 5 * kUs, 1, "probe", 500, 19, "spinner", 600, 9)
+        .Switch(kE + 20 * kUs, 1, "spinner", 600, 9, "probe", 500, 19);
+    if (syscalls) s.SysEnter(kE + 22 * kUs, 1, 500).SysExit(kE + 23 * kUs, 1, 500);
+    return s;
+  };
+  const Explanation with = AttributeAndCompare(script(true), Spike(1, 24 * kUs, 500));
+  EXPECT_EQ(Tuples(with),
+            (std::vector<PartTuple>{{CauseKind::kThread, "spinner 600 rt 90", 20 * kUs, 1},
+                                    {CauseKind::kThread, "probe late to sleep", 2 * kUs, 1},
+                                    {CauseKind::kWake, "return to user", kUs, 1},
+                                    {CauseKind::kWake, "syscall", kUs, 1}}));
+  const Explanation without = AttributeAndCompare(script(false), Spike(1, 24 * kUs, 500));
+  EXPECT_EQ(Tuples(without),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 20 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 4 * kUs, 1}}));
 }
 
 TEST(Attribution, AFifoThreadSpinningAfterTheWakeIsNamedWithItsExactTime) {
@@ -621,10 +685,12 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
                             "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
   std::mt19937 rng(20261201);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  // Rounds 40..79 leave out half the switches out of the idle task, as some kernels do.
+  // Rounds 40..79 leave out half the switches out of the idle task, as some kernels do;
+  // rounds 80..119 add the probe's syscalls (the full event set) to rounds like 0..39.
   int inferred_total = 0;
-  for (int round = 0; round < 80; ++round) {
-    const bool drop_idle_exits = round >= 40;
+  for (int round = 0; round < 120; ++round) {
+    const bool drop_idle_exits = round >= 40 && round < 80;
+    const bool syscalls = round >= 80;
     AttrScript s;
     int64_t t = kE - 40 * kUs;
     int current = pick(4);
@@ -704,6 +770,16 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
         default:
           if (!hard.empty()) s.Hrtimer(t, 1, pid);
           break;
+      }
+      // The probe's own syscalls, in task context (the probe's sys_enter before it sleeps,
+      // its sys_exit after it runs again), at a fresh instant.
+      if (syscalls && hard.empty() && tasks[current].pid == 500 && pick(2) == 0) {
+        t += kUs;
+        if (pick(2) == 0) {
+          s.SysEnter(t, 1, 500);
+        } else {
+          s.SysExit(t, 1, 500);
+        }
       }
     }
     const int64_t actual = kE + static_cast<int64_t>(pick(200)) * kUs;

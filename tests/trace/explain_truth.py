@@ -222,6 +222,14 @@ def context_at(t, runs, frames, run_at, owner, r=None):
     return inner(hard), inner(soft), r
 
 
+def name_of(r):
+    """A task run's part name: comm, pid, policy (from the kernel prio)."""
+    prio = r["prio"]
+    policy = ("policy unknown" if prio is None else "deadline" if prio == -1 else
+              "rt %d" % (99 - prio) if 0 <= prio < 100 else "other")
+    return "%s %d %s" % (r["comm"], r["pid"], policy)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("window")
@@ -297,8 +305,18 @@ def main():
                         if th:
                             chain.update(hard=th["id"], start=th["start"])
 
+    # The probe's own syscalls on its CPU (raw_syscalls, when the window has them): the first
+    # sys_enter after the deadline (it went to wait only then) and the last sys_exit up to the
+    # clock read (back from the wait).
+    mine = [e for e in events if e["cpu"] == cpu and tid > 0 and e["pid"] == tid
+            and expected <= e["ts"] <= actual]
+    late_enter = min((e["ts"] for e in mine if e["event"] == "sys_enter" and e["ts"] > expected),
+                     default=float("inf"))
+    sys_exit = max((e["ts"] for e in mine if e["event"] == "sys_exit"), default=float("inf"))
+
     # The sweep: every boundary inside the window, each elementary interval labelled.
     points = {expected, actual}
+    points.update(p for p in (late_enter, sys_exit) if p != float("inf"))
     for r in runs:
         points.update((r["start"], r["end"]))
     for fr in frames:
@@ -327,15 +345,18 @@ def main():
             label = ("unaccounted", "unaccounted", r["id"])
         elif r["pid"] == 0:
             label = ("idle", "idle", r["id"])
+        elif r["pid"] == tid and a >= sys_exit:
+            label = ("wake", "return to user", r["id"])
+        elif a < late_enter != float("inf"):
+            label = ("thread", "probe late to sleep" if r["pid"] == tid else name_of(r), r["id"])
+        elif late_enter <= a and r["pid"] == tid:
+            label = ("wake", "syscall", r["id"])
         elif r["id"] == chain["probe_run"]:
             label = ("wake", "switch-in", r["id"])
         elif a >= chain["start"] and r["pid"] == chain["deferring"]:
             label = ("wake", "switch-in", r["id"])
         elif a >= chain["start"]:
-            prio = r["prio"]
-            policy = ("policy unknown" if prio is None else "deadline" if prio == -1 else
-                      "rt %d" % (99 - prio) if 0 <= prio < 100 else "other")
-            label = ("thread", "%s %d %s" % (r["comm"], r["pid"], policy), r["id"])
+            label = ("thread", name_of(r), r["id"])
         else:
             label = ("unaccounted", "unaccounted", r["id"])
         part = parts.setdefault(label[:2], {"ns": 0, "stretches": set()})
