@@ -1,7 +1,7 @@
 #pragma once
 
 // Named moments where a test can freeze rtpulse to SIGKILL it at exactly that point (the
-// windows between a restore and the record of it, docs/testing.md). Only with the
+// windows between a restore and the record of it, docs/suite.md). Only with the
 // RTPULSE_TEST_STOP_AT environment variable set; otherwise nothing happens.
 
 #include <signal.h>
