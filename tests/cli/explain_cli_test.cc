@@ -159,31 +159,32 @@ size_t ExpectWindowsMatchTruth(const nlohmann::json& explain, const std::string&
   return compared;
 }
 
+/// `latency` with one SCHED_FIFO 80 probe on ExplainCpu() at 1 ms for `duration`, the
+/// 500 us @ 10 Hz injected blocker, --explain 250 with no cost phase, the raw windows saved
+/// to `windows` and the JSON to `json`; `extra` appended.
+std::vector<std::string> InjectedExplainArgs(const std::string& duration,
+                                             const std::string& windows, const std::string& json,
+                                             const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"latency",    "-a",
+                                   ExplainCpu(), "-t",
+                                   "1",          "-p",
+                                   "80",         "-i",
+                                   "1000",       "-D",
+                                   duration,     "--inject",
+                                   "500us@10Hz", "--explain",
+                                   "250",        "--explain-cost",
+                                   "0",          "--explain-windows",
+                                   windows,      "--json",
+                                   json};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 TEST_F(LatencyExplainTest, InjectedBlockerIsNamedWithItsDuration) {
   TempDir dir;
   constexpr int64_t kDelayNs = 500'000;
   const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
-  auto r = RunRtpulse({"latency",
-                       "-a",
-                       ExplainCpu(),
-                       "-t",
-                       "1",
-                       "-p",
-                       "80",
-                       "-i",
-                       "1000",
-                       "-D",
-                       "6s",
-                       "--inject",
-                       "500us@10Hz",
-                       "--explain",
-                       "250",
-                       "--explain-cost",
-                       "0",
-                       "--explain-windows",
-                       dir.File("win"),
-                       "--json",
-                       dir.File("r.json")});
+  auto r = RunRtpulse(InjectedExplainArgs("6s", dir.File("win"), dir.File("r.json")));
   const int64_t exited_ns = MonotonicNowNs();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
@@ -264,32 +265,10 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
   TempDir dir;
   const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
   for (const std::string set : {"", "full"}) {
-    std::vector<std::string> args = {"latency",
-                                     "-a",
-                                     ExplainCpu(),
-                                     "-t",
-                                     "1",
-                                     "-p",
-                                     "80",
-                                     "-i",
-                                     "1000",
-                                     "-D",
-                                     "4s",
-                                     "--inject",
-                                     "500us@10Hz",
-                                     "--explain",
-                                     "250",
-                                     "--explain-cost",
-                                     "0",
-                                     "--explain-windows",
-                                     dir.File("win-" + set),
-                                     "--json",
-                                     dir.File("r-" + set + ".json")};
-    if (!set.empty()) {
-      args.push_back("--explain-events");
-      args.push_back(set);
-    }
-    auto r = RunRtpulse(args);
+    std::vector<std::string> extra;
+    if (!set.empty()) extra = {"--explain-events", set};
+    auto r = RunRtpulse(
+        InjectedExplainArgs("4s", dir.File("win-" + set), dir.File("r-" + set + ".json"), extra));
     const int64_t exited_ns = MonotonicNowNs();
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(ReadFile(dir.File("r-" + set + ".json")));
@@ -363,31 +342,8 @@ std::vector<int> SyscallPids(const std::string& window) {
 TEST_F(LatencyExplainTest, FullSetTracesExactlyTheProbesSyscallsWithTheirTids) {
   TempDir dir;
   const ExplainCpuSpinner spinner(std::stoi(ExplainCpu()));
-  auto r = RunRtpulse({"latency",
-                       "-a",
-                       ExplainCpu(),
-                       "-t",
-                       "1",
-                       "-p",
-                       "80",
-                       "-i",
-                       "1000",
-                       "-D",
-                       "3s",
-                       "--wake",
-                       "abs,xthread",
-                       "--inject",
-                       "500us@10Hz",
-                       "--explain",
-                       "250",
-                       "--explain-cost",
-                       "0",
-                       "--explain-events",
-                       "full",
-                       "--explain-windows",
-                       dir.File("win"),
-                       "--json",
-                       dir.File("r.json")});
+  auto r = RunRtpulse(InjectedExplainArgs("3s", dir.File("win"), dir.File("r.json"),
+                                          {"--wake", "abs,xthread", "--explain-events", "full"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   const auto& x = j["rtpulse"]["explain"];
