@@ -553,7 +553,7 @@ std::string AttrPartPhrase(const Part& part) {
 }  // namespace
 
 Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& spike,
-                      bool lost_in_window) {
+                      const WindowLoss& loss) {
   Explanation out;
   out.spike = spike;
   out.lateness_ns = std::max<int64_t>(0, spike.actual_ns - spike.expected_ns);
@@ -617,9 +617,14 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
     reasons.push_back("no sched_switch on CPU " + std::to_string(spike.cpu) +
                       " before the window: the task running when it opened is unknown");
   }
-  if (lost_in_window) {
+  if (loss.kernel) {
     reasons.push_back("the kernel lost events on CPU " + std::to_string(spike.cpu) +
                       " in the window");
+  }
+  if (loss.trimmed) {
+    reasons.push_back(
+        "explained too late: rtpulse's trace store had already dropped the start of the "
+        "window");
   }
   if (!reasons.empty()) {
     out.complete = false;

@@ -101,10 +101,11 @@ struct Explanation {
 /// woke the probe) in timestamp order, including history before expected_ns (the last
 /// sched_switch on the CPU tells which task was running when the window opened) and, after
 /// actual_ns, at least the first event on the spike's CPU if there is one (it tells who ran at
-/// actual_ns when that switch went unrecorded). `lost_in_window` marks a window the kernel
-/// dropped events in.
+/// actual_ns when that switch went unrecorded). `loss` says whether the kernel dropped events
+/// in the window or rtpulse's store had dropped its start: either makes it incomplete, each
+/// with its own reason.
 Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& spike,
-                      bool lost_in_window = false);
+                      const WindowLoss& loss = {});
 
 /// One line: "+83 us: 61 us softirq NET_RX in ktimers/2, 15 us irq 45 eth0, 7 us
 /// unaccounted (likely the host)". Values in us with one decimal below 10 us, whole us

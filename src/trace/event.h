@@ -68,4 +68,15 @@ struct TraceEvent {
   std::string_view NextComm() const { return {next_comm.data()}; }
 };
 
+/// Why a trace window may not hold every event of its interval. `kernel`: the kernel's
+/// ring buffer overran (or a sub-buffer was unreadable) on one of its CPUs inside it, so
+/// events are missing mid-window. `trimmed`: rtpulse's own store had already dropped events
+/// from the window's start (it keeps a bounded time and event count per CPU) before the
+/// window was asked for: the explainer came to that spike too late.
+struct WindowLoss {
+  bool kernel = false;
+  bool trimmed = false;
+  bool any() const { return kernel || trimmed; }
+};
+
 }  // namespace rtpulse::trace

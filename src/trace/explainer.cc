@@ -96,6 +96,7 @@ struct Explainer::Impl {
   std::vector<int64_t> explained_after_ns;
   uint64_t flush_timeouts = 0;
   uint64_t carried_explained = 0;
+  uint64_t trimmed_windows = 0;  ///< Spikes whose window start the store had dropped.
   uint64_t window_failures = 0;
   std::string window_error;
   std::vector<ProbeThreads> probe_threads;  // SetProbeThreads, in order
@@ -224,7 +225,7 @@ struct Explainer::Impl {
     const SpikeInput& spike = queued.spike;
     const bool caught_up = CatchUp(spike);
     const std::vector<int> cpus = WindowCpus(spike.cpu);
-    bool lost = false;
+    WindowLoss loss;
     // The saved window's text comes with the events, from one state of the store.
     WindowText text{spike.expected_ns - plan.margin_ns, spike.actual_ns + plan.margin_ns, {}};
     const bool save = !plan.window_dir.empty() && !window_dir_failed;
@@ -232,8 +233,8 @@ struct Explainer::Impl {
     // first event on the CPU after actual_ns to see who was switched in unrecorded.
     const std::vector<TraceEvent> events =
         source->Window(spike.expected_ns - plan.history_ns, spike.actual_ns + plan.margin_ns, cpus,
-                       &lost, save ? &text : nullptr);
-    Explanation explanation = Attribute(events, spike, lost);
+                       &loss, save ? &text : nullptr);
+    Explanation explanation = Attribute(events, spike, loss);
     std::string verdict = Verdict(explanation);
     if (save) {
       explanation.window_file =
@@ -244,6 +245,7 @@ struct Explainer::Impl {
       std::lock_guard lock(mutex);
       if (!caught_up) ++flush_timeouts;
       if (queued.carried) ++carried_explained;
+      if (loss.trimmed) ++trimmed_windows;
       explanations.push_back(explanation);
       verdicts.push_back(verdict);
       explained_after_ns.push_back(after_ns);
@@ -365,6 +367,15 @@ void Explainer::Impl::AddNotes(ExplainSummary& summary) const {
     notes.push_back(ExplainerCount(incomplete, "explanation is", "explanations are") +
                     " incomplete (the trace does not cover the whole window): the gap is "
                     "reported as unaccounted");
+  }
+  if (trimmed_windows > 0) {
+    notes.push_back(
+        ExplainerCount(trimmed_windows, "spike was", "spikes were") +
+        " explained after rtpulse's trace store had dropped the start of its window (it keeps " +
+        ExplainerSeconds(plan.session.retention_ns) + " and " +
+        std::to_string(plan.session.max_events_per_cpu) +
+        " events per CPU): the explainer fell behind the spikes, so those explanations are "
+        "incomplete; a higher --explain threshold gives it fewer to explain");
   }
   if (summary.trace.events_lost > 0) {
     notes.push_back("the kernel dropped " + std::to_string(summary.trace.events_lost) +

@@ -970,14 +970,15 @@ bool TraceSession::Flush(int cpu, int64_t until_ns) {
 }
 
 // The stored events of `cpus` (all when empty) with from_ns <= ts <= to_ns, each CPU's last
-// sched_switch before from_ns first, all in timestamp order; `lost` (if given) says whether
-// a lost-events span or the store bound touches the interval. Window() and RenderWindow()
+// sched_switch before from_ns first, all in timestamp order; `loss` (if given) says whether
+// a lost-events span (kernel) or the store bound (trimmed) touches the interval. Window() and
+// RenderWindow()
 // both cut their windows here. Call with the session's lock held.
 std::vector<SessionWindowLine> SessionSelectWindow(const std::vector<SessionCpuStore>& stores,
                                                    int64_t from_ns, int64_t to_ns,
-                                                   const std::vector<int>& cpus, bool* lost) {
+                                                   const std::vector<int>& cpus, WindowLoss* loss) {
   std::vector<SessionWindowLine> lines;
-  bool any_lost = false;
+  WindowLoss found;
   for (const SessionCpuStore& store : stores) {
     if (!cpus.empty() && std::find(cpus.begin(), cpus.end(), store.cpu) == cpus.end()) continue;
     const auto& events = store.events;
@@ -995,25 +996,25 @@ std::vector<SessionWindowLine> SessionSelectWindow(const std::vector<SessionCpuS
       lines.push_back({&store, &*it});
     }
     for (const SessionLostSpan& span : store.lost) {
-      if (span.to_ns >= from_ns && span.from_ns <= to_ns) any_lost = true;
+      if (span.to_ns >= from_ns && span.from_ns <= to_ns) found.kernel = true;
     }
-    if (store.dropped_newest_ns >= from_ns) any_lost = true;
+    if (store.dropped_newest_ns >= from_ns) found.trimmed = true;
   }
   std::stable_sort(lines.begin(), lines.end(),
                    [](const SessionWindowLine& a, const SessionWindowLine& b) {
                      return a.event->ev.ts_ns < b.event->ev.ts_ns;
                    });
-  if (lost != nullptr) *lost = any_lost;
+  if (loss != nullptr) *loss = found;
   return lines;
 }
 
 std::vector<TraceEvent> TraceSession::Window(int64_t from_ns, int64_t to_ns,
-                                             const std::vector<int>& cpus, bool* lost,
+                                             const std::vector<int>& cpus, WindowLoss* loss,
                                              WindowText* text) const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   std::vector<TraceEvent> out;
-  for (const SessionWindowLine& line : SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, lost)) {
+  for (const SessionWindowLine& line : SessionSelectWindow(s.cpus, from_ns, to_ns, cpus, loss)) {
     out.push_back(line.event->ev);
   }
   if (text != nullptr) text->text = s.RenderWindowLocked(text->from_ns, text->to_ns, cpus);
@@ -1029,9 +1030,9 @@ std::string TraceSession::RenderWindow(int64_t from_ns, int64_t to_ns,
 std::string TraceSession::Impl::RenderWindowLocked(int64_t from_ns, int64_t to_ns,
                                                    const std::vector<int>& wanted_cpus) const {
   const Impl& s = *this;
-  bool any_lost = false;
+  WindowLoss loss;
   const std::vector<SessionWindowLine> lines =
-      SessionSelectWindow(s.cpus, from_ns, to_ns, wanted_cpus, &any_lost);
+      SessionSelectWindow(s.cpus, from_ns, to_ns, wanted_cpus, &loss);
   std::string cpu_list;
   for (const SessionCpuStore& store : s.cpus) {
     if (!wanted_cpus.empty() &&
@@ -1044,7 +1045,12 @@ std::string TraceSession::Impl::RenderWindowLocked(int64_t from_ns, int64_t to_n
       "# the first line per CPU may be the last sched_switch before the window\n",
       s.name, cpu_list, from_ns / 1'000'000'000, from_ns % 1'000'000'000, to_ns / 1'000'000'000,
       to_ns % 1'000'000'000);
-  if (any_lost) text += "# LOST EVENTS: the kernel dropped events in this window\n";
+  if (loss.kernel) text += "# LOST EVENTS: the kernel dropped events in this window\n";
+  if (loss.trimmed) {
+    text +=
+        "# LOST EVENTS: rtpulse's trace store had already dropped the start of this window "
+        "(explained too late)\n";
+  }
   text += "# comm-pid [cpu] seconds: event: fields\n";
   std::vector<char> raw;
   trace_seq seq;
@@ -1164,9 +1170,9 @@ void TraceSession::StopReader() {}
 bool TraceSession::Flush(int, int64_t) {
   return false;
 }
-std::vector<TraceEvent> TraceSession::Window(int64_t, int64_t, const std::vector<int>&, bool* lost,
-                                             WindowText* text) const {
-  if (lost != nullptr) *lost = false;
+std::vector<TraceEvent> TraceSession::Window(int64_t, int64_t, const std::vector<int>&,
+                                             WindowLoss* loss, WindowText* text) const {
+  if (loss != nullptr) *loss = {};
   if (text != nullptr) text->text.clear();
   return {};
 }

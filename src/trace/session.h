@@ -81,7 +81,7 @@ class EventSource {
   virtual ~EventSource() = default;
   virtual bool Flush(int cpu, int64_t until_ns) = 0;
   virtual std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns,
-                                         const std::vector<int>& cpus, bool* lost = nullptr,
+                                         const std::vector<int>& cpus, WindowLoss* loss = nullptr,
                                          WindowText* text = nullptr) const = 0;
   /// Turns recording on or off in the instance (tracing_on), for the cost measurement.
   virtual void SetRecording(bool on) = 0;
@@ -119,13 +119,15 @@ class TraceSession final : public EventSource {
 
   /// A copy of the stored events with from_ns <= ts <= to_ns on `cpus` (all when empty),
   /// in timestamp order, plus for each of those CPUs the last sched_switch before from_ns
-  /// (the task running when the window opened), if still retained. `lost` is set when the
-  /// kernel reported lost events on one of those CPUs between from_ns and to_ns, or when the
-  /// store no longer holds the start of the window (retention, max_events_per_cpu).
+  /// (the task running when the window opened), if still retained. `loss` (if given) says
+  /// whether the kernel reported lost events on one of those CPUs between from_ns and to_ns
+  /// (`kernel`), and whether the store no longer holds the start of the window (`trimmed`:
+  /// retention_ns, max_events_per_cpu).
   /// `text` (if given): its interval on the same CPUs as RenderWindow() renders it, under
   /// the same lock as the events.
   std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus,
-                                 bool* lost = nullptr, WindowText* text = nullptr) const override;
+                                 WindowLoss* loss = nullptr,
+                                 WindowText* text = nullptr) const override;
 
   /// The same window as ftrace's text ("comm-pid [cpu] ts: event: fields", ns timestamps),
   /// for a kernel engineer; rendered by libtraceevent from the stored raw records.

@@ -428,13 +428,24 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
       "  except BlockingIOError: pass\n";
   const std::string script = dir.File("udp_sender.py");
   std::ofstream(script) << sender;
+  // The threshold is not a guess at this host's latencies: a 2 s run under the same flood,
+  // traced the same way (its own threshold too high to explain anything), measures them
+  // first, and the explained run takes its p99 rounded up to whole us, so about one wake in
+  // a hundred is a spike however fast or noisy the host is. With a fixed 60 us a quiet host
+  // gave one spike in 5 s, and that one fell outside the softirq. (p90 gave the explainer
+  // more spikes than it keeps up with under this flood: windows trimmed before explained.)
   const std::string marker = "RTPULSE_EXPLAIN_TEST=" + std::to_string(getpid());
+  const std::string rtpulse = std::string(RTPULSE_BINARY) + " latency -a " + ExplainCpu() +
+                              " -t 1 -p 80 -i 1000 -q --explain-cost 0 ";
+  const std::string p99 =
+      "python3 -c \"import json, math; s = json.load(open('" + dir.File("cal.json") +
+      "'))['thread']['0']['stats']; print(max(1, math.ceil(s['p99_ns'] / 1000)))\"";
   std::vector<std::string> shell = {
       "/bin/sh", "-c",
-      "python3 " + script + " & p=$!; sleep 1; " + std::string(RTPULSE_BINARY) + " latency -a " +
-          ExplainCpu() + " -t 1 -p 80 -i 1000 -D 5s -q --explain 60 --explain-cost 0 " +
-          "--explain-windows " + dir.File("win") + " --json " + dir.File("n.json") +
-          "; rc=$?; kill $p; wait; exit $rc"};
+      "python3 " + script + " & p=$!; sleep 1; " + rtpulse + "-D 2s --explain 100000 --json " +
+          dir.File("cal.json") + " && th=$(" + p99 + ") && echo $th > " + dir.File("th") +
+          " && " + rtpulse + "-D 5s --explain $th --explain-windows " + dir.File("win") +
+          " --json " + dir.File("n.json") + "; rc=$?; kill $p; wait; exit $rc"};
   ProcessOptions options;
   options.extra_env = {marker};
   auto r = RunProcess(shell, options);
@@ -453,6 +464,9 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
       }
     }
   }
+  std::string threshold_us = ReadFile(dir.File("th"));
+  threshold_us.erase(threshold_us.find_last_not_of('\n') + 1);
+  RecordProperty("threshold_us", threshold_us);
   RecordProperty("net_rx_spikes", static_cast<int>(net_rx));
   RecordProperty("spikes_explained", static_cast<int>(x["spikes_explained"].get<uint64_t>()));
 #if defined(__SANITIZE_THREAD__)
@@ -467,9 +481,18 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   }
 #endif
   // Whatever the kernel made of the load, every softirq (and every other) part must be what
-  // the raw window shows.
-  EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u) << x.dump(1);
-  EXPECT_GT(net_rx, 0u) << "no spike names NET_RX under a loopback flood: " << x.dump(1);
+  // the raw window shows: the first 20 windows naming NET_RX and the first 20 others (a
+  // noisy host can give hundreds of spikes, and each comparison is a python3 run).
+  nlohmann::json checked = {{"spikes", nlohmann::json::array()}};
+  size_t with_net_rx = 0;
+  size_t without = 0;
+  for (const auto& s : x["spikes"]) {
+    const bool names = s["verdict"].get<std::string>().find("softirq NET_RX") != std::string::npos;
+    if ((names ? with_net_rx : without)++ < 20) checked["spikes"].push_back(s);
+  }
+  EXPECT_GT(ExpectWindowsMatchTruth(checked, dir.path()), 0u) << x.dump(1);
+  EXPECT_GT(net_rx, 0u) << "no spike names NET_RX under a loopback flood at the p99 threshold "
+                        << threshold_us << " us: " << x.dump(1);
 }
 
 TEST_F(LatencyExplainTest, NoTracefsWarnsAndMeasuresWithoutAttribution) {

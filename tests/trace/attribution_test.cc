@@ -233,7 +233,7 @@ std::vector<PartTuple> Tuples(const Explanation& explanation) {
 // Attributes the script, checks the exact partition, and checks python's independent answer.
 Explanation AttributeAndCompare(const AttrScript& script, const SpikeInput& spike,
                                 bool lost = false) {
-  const Explanation got = Attribute(script.events(), spike, lost);
+  const Explanation got = Attribute(script.events(), spike, WindowLoss{lost, false});
   int64_t sum = 0;
   for (const Part& part : got.parts) {
     EXPECT_GT(part.ns, 0) << part.name;
@@ -506,6 +506,24 @@ TEST(Attribution, LostEventsMakeItIncompleteButKeepThePartition) {
   EXPECT_FALSE(e.complete);
   EXPECT_NE(e.incomplete_reason.find("lost events on CPU 1"), std::string::npos);
   EXPECT_EQ(e.parts.size(), 3U);
+}
+
+TEST(Attribution, ATrimmedWindowIsIncompleteForItsOwnReasonNotTheKernels) {
+  const AttrScript script = IdleDirectScript();
+  const SpikeInput spike = Spike(1, 40 * kUs);
+  const Explanation whole = Attribute(script.events(), spike);
+  const Explanation e = Attribute(script.events(), spike, WindowLoss{false, true});
+  EXPECT_TRUE(whole.complete);
+  EXPECT_FALSE(e.complete);
+  EXPECT_EQ(e.incomplete_reason,
+            "explained too late: rtpulse's trace store had already dropped the start of the "
+            "window");
+  EXPECT_EQ(Tuples(e), Tuples(whole)) << "the partition does not depend on why it is incomplete";
+  const Explanation both = Attribute(script.events(), spike, WindowLoss{true, true});
+  EXPECT_NE(both.incomplete_reason.find("the kernel lost events on CPU 1 in the window; "
+                                        "explained too late"),
+            std::string::npos)
+      << both.incomplete_reason;
 }
 
 TEST(Attribution, AWindowWithNoEventsAtAllIsUnaccounted) {

@@ -133,7 +133,7 @@ struct Script {
   mutable std::mutex mutex;
   std::vector<TraceEvent> events;
   bool flush_succeeds = true;
-  bool report_lost = false;
+  WindowLoss report_loss;
   int64_t window_delay_ns = 0;  // a slow analysis
   uint64_t events_lost = 0;
   std::vector<std::pair<int, int64_t>> flushes;  // (cpu, until)
@@ -161,7 +161,7 @@ class ScriptedSource final : public EventSource {
     return script_->flush_succeeds;
   }
   std::vector<TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>& cpus,
-                                 bool* lost, WindowText* text) const override {
+                                 WindowLoss* loss, WindowText* text) const override {
     int64_t delay_ns = 0;
     std::vector<TraceEvent> out;
     {
@@ -174,7 +174,7 @@ class ScriptedSource final : public EventSource {
       for (const TraceEvent& e : script_->events) {
         if (e.ts_ns >= from_ns && e.ts_ns <= to_ns && ScriptCpuIn(cpus, e.cpu)) out.push_back(e);
       }
-      if (lost != nullptr) *lost = script_->report_lost;
+      if (loss != nullptr) *loss = script_->report_loss;
       delay_ns = script_->window_delay_ns;
     }
     if (delay_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(delay_ns));
@@ -775,7 +775,7 @@ TEST(ExplainerTest, LostEventsAndAnUnwritableWindowFolderAreNoted) {
   auto script = std::make_shared<Script>();
   const Scenario s = HogScenario(1, kBase + 10'000'000, 80'000);
   script->events = s.events;
-  script->report_lost = true;
+  script->report_loss.kernel = true;
   script->events_lost = 12;
   ExplainPlan plan;
   plan.threshold_ns = kThreshold;
@@ -792,12 +792,36 @@ TEST(ExplainerTest, LostEventsAndAnUnwritableWindowFolderAreNoted) {
       window.push_back(e);
     }
   }
-  ExpectSameExplanation(summary.explanations[0], Attribute(window, s.spike, true));
+  ExpectSameExplanation(summary.explanations[0], Attribute(window, s.spike, {true, false}));
   EXPECT_EQ(summary.explanations[0].window_file, "");
   EXPECT_EQ(summary.trace.events_lost, 12U);
   EXPECT_TRUE(HasNote(summary, "the kernel dropped 12 trace events")) << AllNotes(summary);
   EXPECT_TRUE(HasNote(summary, "1 raw window was not saved: ")) << AllNotes(summary);
   EXPECT_TRUE(HasNote(summary, "a-file")) << AllNotes(summary);
+}
+
+TEST(ExplainerTest, AWindowTheStoreHadTrimmedIsNotBlamedOnTheKernel) {
+  auto script = std::make_shared<Script>();
+  const Scenario s = HogScenario(1, kBase + 10'000'000, 80'000);
+  script->events = s.events;
+  script->report_loss.trimmed = true;
+  ExplainPlan plan;
+  plan.threshold_ns = kThreshold;
+  auto explainer = StartScripted(plan, script);
+  const SampleRecord r = RecordOf(s.spike);
+  explainer->OnSamples(&r, 1);
+  const ExplainSummary summary = explainer->Finish();
+  ASSERT_EQ(summary.explanations.size(), 1U);
+  const Explanation& e = summary.explanations[0];
+  EXPECT_FALSE(e.complete);
+  EXPECT_NE(e.incomplete_reason.find("explained too late"), std::string::npos)
+      << e.incomplete_reason;
+  EXPECT_EQ(e.incomplete_reason.find("kernel"), std::string::npos) << e.incomplete_reason;
+  EXPECT_TRUE(HasNote(summary,
+                      "1 spike was explained after rtpulse's trace store had dropped the start "
+                      "of its window (it keeps 3 s and 500000 events per CPU)"))
+      << AllNotes(summary);
+  EXPECT_FALSE(HasNote(summary, "the kernel dropped")) << AllNotes(summary);
 }
 
 }  // namespace
