@@ -443,9 +443,9 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   std::vector<std::string> shell = {
       "/bin/sh", "-c",
       "python3 " + script + " & p=$!; sleep 1; " + rtpulse + "-D 2s --explain 100000 --json " +
-          dir.File("cal.json") + " && th=$(" + p99 + ") && echo $th > " + dir.File("th") +
-          " && " + rtpulse + "-D 5s --explain $th --explain-windows " + dir.File("win") +
-          " --json " + dir.File("n.json") + "; rc=$?; kill $p; wait; exit $rc"};
+          dir.File("cal.json") + " && th=$(" + p99 + ") && echo $th > " + dir.File("th") + " && " +
+          rtpulse + "-D 5s --explain $th --explain-windows " + dir.File("win") + " --json " +
+          dir.File("n.json") + "; rc=$?; kill $p; wait; exit $rc"};
   ProcessOptions options;
   options.extra_env = {marker};
   auto r = RunProcess(shell, options);
