@@ -190,6 +190,7 @@ void ApplyControlPolicy(ControlThread& t) {
 void SetUpControlThread(ControlThread& t) {
   ControlRunRecord& rec = t.record;
   rec.tid = static_cast<int>(gettid());
+  if (t.live != nullptr) t.live->tid.store(rec.tid, std::memory_order_release);
   // The POSIX timer and ITIMER signals are taken with sigwaitinfo by their sources.
   sigset_t set;
   sigemptyset(&set);

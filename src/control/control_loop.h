@@ -141,8 +141,11 @@ struct ControlRunRecord {
 /// max_response_ns are relaxed (progress only). `jobs` is stored with release order after
 /// job jobs-1's slot is written, and `job_log` (the record's pre-sized job log) is stored
 /// before the first job: JobsSoFar() reads them with acquire and copies a data-race-free
-/// snapshot of the jobs so far (a slot below the count is never written again).
+/// snapshot of the jobs so far (a slot below the count is never written again). `tid` is the
+/// loop thread's kernel tid, stored (release) as the thread starts, before its set-up and its
+/// first job; 0 until then.
 struct ControlLive {
+  std::atomic<int> tid{0};
   std::atomic<uint64_t> jobs{0};
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> misses{0};

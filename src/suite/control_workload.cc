@@ -71,14 +71,24 @@ control::ControlLoopPlan LoopPlan(const ControlSettings& settings,
 /// The late jobs of a running loop for the explainer: every ~100 ms the watching thread
 /// (never the loop's) reads the jobs published since the last look, with the acquire order
 /// control::JobsSoFar uses, and hands each whose start - release exceeds the threshold to
-/// Explainer::OnSpike, so its window is still in the trace's retention.
+/// Explainer::OnSpike, so its window is still in the trace's retention. The first look that
+/// sees the loop thread's tid hands it to the explainer as the probe (so with the full event
+/// set its syscalls are traced from then on, at most ~100 ms after the loop started), and
+/// every spike carries it.
 class ControlSpikeFeed {
  public:
-  ControlSpikeFeed(trace::Explainer* explainer, int64_t threshold_ns, int cpu)
-      : explainer_(explainer), threshold_ns_(threshold_ns), cpu_(cpu) {}
+  ControlSpikeFeed(trace::Explainer* explainer, int64_t threshold_ns, int cpu, std::string wake)
+      : explainer_(explainer), threshold_ns_(threshold_ns), cpu_(cpu), wake_(std::move(wake)) {}
 
   void Poll(const control::ControlLive& live) {
     if (explainer_ == nullptr) return;
+    if (const int tid = live.tid.load(std::memory_order_acquire); tid > 0 && tid_ == 0) {
+      tid_ = tid;
+      trace::ProbeThreads threads;
+      threads.wake = wake_;
+      threads.probe_tids = {tid};
+      explainer_->SetProbeThreads(threads);
+    }
     const uint64_t n = live.jobs.load(std::memory_order_acquire);
     const control::JobTiming* const log = live.job_log.load(std::memory_order_acquire);
     if (log == nullptr) return;
@@ -89,6 +99,7 @@ class ControlSpikeFeed {
       spike.cpu = cpu_;
       spike.thread = 0;
       spike.seq = seen_;
+      spike.probe_tid = tid_;
       spike.expected_ns = j.release_ns;
       spike.actual_ns = j.start_ns;
       explainer_->OnSpike(spike);
@@ -101,6 +112,8 @@ class ControlSpikeFeed {
   trace::Explainer* explainer_;
   int64_t threshold_ns_;
   int cpu_;
+  std::string wake_;
+  int tid_ = 0;  ///< The loop thread's, once seen.
   uint64_t seen_ = 0;
   uint64_t fed_ = 0;
 };
@@ -447,7 +460,7 @@ Expected<Measured> ControlWorkload::Measure(
         });
   }
   ControlSpikeFeed feed(explainer.get(), settings_.explain ? settings_.explain->threshold_ns : 0,
-                        settings_.cpu);
+                        settings_.cpu, std::string(measure::WakePathName(plan.path)));
   const auto tick = [&](const control::ControlLive& live) {
     feed.Poll(live);
     if (progress.WantsTicks()) verdicts.SayAll(progress);
@@ -490,6 +503,7 @@ Expected<Measured> ControlWorkload::Measure(
   if (ran && explainer) {
     // The jobs of the last tick, then what is still queued (the instance goes either way).
     control::ControlLive done;
+    done.tid.store(ran->tid, std::memory_order_release);
     done.job_log.store(ran->jobs.data(), std::memory_order_release);
     done.jobs.store(ran->jobs.size(), std::memory_order_release);
     feed.Poll(done);

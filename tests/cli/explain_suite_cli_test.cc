@@ -20,6 +20,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -273,6 +274,52 @@ TEST_F(ExplainSuiteCliTest, ControlExplainsLateJobsWhileTheLoopRuns) {
   // The live verdict lines (without -q).
   EXPECT_NE(run.err.find("explain: T:0 cpu " + std::to_string(cpu)), std::string::npos) << run.err;
   ExpectReportShows(out, scenario, e);
+}
+
+// With the full event set the control loop's thread is the probe: its tid is published, the
+// raw_syscalls filter is exactly it, every spike carries it, and the saved windows hold the
+// syscalls of that thread and of no other task.
+TEST_F(ExplainSuiteCliTest, ControlFullSetTracesTheLoopThreadsSyscalls) {
+  const int cpu = ExplainCliCpu();
+  TempDir dir;
+  const std::string out = dir.File("run");
+  ExplainCliHog hog(cpu, 3'000'000, kExplainCliHogEveryNs);
+  auto run =
+      RunRtpulse({"control", "--policy", "fifo:50", "--jobs", "500", "--cpu", std::to_string(cpu),
+                  "--no-stress", "--explain", "1000", "--explain-events", "full", "-o", out, "-q"});
+  hog.Stop();
+  ASSERT_TRUE(hog.fifo()) << "SCHED_FIFO refused";
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json result = json::parse(ReadFile(out + "/result.json"));
+  ASSERT_EQ(result["scenarios"].size(), 1u);
+  const json& latency = result["scenarios"][0]["latency"];
+  const json& e = latency["rtpulse"]["explain"];
+  ExpectExplainHolds(e, out);
+  ExpectTheHogIsNamed(e, hog.tid(), hog.spins());
+  const int tid = latency["thread"]["0"]["tid"].get<int>();
+  ASSERT_GT(tid, 0) << latency["thread"]["0"].dump();
+  ASSERT_EQ(e["probe_tids"].size(), 1u) << e.dump();
+  EXPECT_EQ(e["probe_tids"][0]["wake"], latency["thread"]["0"]["wake"]) << e["probe_tids"].dump();
+  EXPECT_EQ(e["probe_tids"][0]["tids"], json::array({tid})) << e["probe_tids"].dump();
+  EXPECT_EQ(e["trace"]["syscall_filter"]["applied"], true) << e["trace"].dump();
+  EXPECT_EQ(e["trace"]["syscall_filter"]["filter"], "common_pid == " + std::to_string(tid));
+  ASSERT_FALSE(e["spikes"].empty()) << e.dump();
+  const std::regex syscall_line(R"(^\s*.*-([0-9]+)\s+\[[0-9]+\].* sys_(enter|exit): )");
+  size_t own = 0;
+  for (const auto& s : e["spikes"]) {
+    EXPECT_EQ(s["probe_tid"].get<int>(), tid) << s.dump();
+    const std::string file = s["window_file"].get<std::string>();
+    if (file.empty()) continue;
+    std::istringstream lines(ReadFile(file[0] == '/' ? file : out + "/" + file));
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::smatch m;
+      if (line.empty() || line[0] == '#' || !std::regex_search(line, m, syscall_line)) continue;
+      EXPECT_EQ(std::stoi(m[1]), tid) << "a syscall of another task in " << file << ": " << line;
+      ++own;
+    }
+  }
+  EXPECT_GT(own, 0u) << "no syscall of the loop thread in any saved window";
 }
 
 TEST_F(ExplainSuiteCliTest, WithoutTracefsTheRunGoesOnAndSaysWhy) {
