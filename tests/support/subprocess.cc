@@ -137,7 +137,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   while (open_fds > 0) {
     const double elapsed_ms = Since(start) * 1000.0;
     if (options.signal != 0 && !signalled &&
-        elapsed_ms >= static_cast<double>(options.signal_after.count())) {
+        elapsed_ms >= static_cast<double>(options.signal_after.count()) &&
+        (!options.signal_when || options.signal_when())) {
       kill(pid, options.signal);
       signalled = true;
       signal_time = Clock::now();

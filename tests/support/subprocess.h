@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,9 +20,12 @@ struct ProcessResult {
 
 struct ProcessOptions {
   std::chrono::milliseconds timeout{120'000};
-  /// Send this signal after `signal_after` (0 = none).
+  /// Send this signal after `signal_after` (0 = none), and once `signal_when` (if set,
+  /// polled about every 20 ms from then on) returns true: a test that must hit a state
+  /// signals on the state, not on a guess of how long the child takes to reach it.
   int signal = 0;
   std::chrono::milliseconds signal_after{0};
+  std::function<bool()> signal_when;
   /// Run as this uid/gid (e.g. nobody) when set; the test must be root to use it. When that
   /// user cannot reach argv[0] (a checkout under a 0700 home), a copy of it in a fresh 0755
   /// folder under /tmp runs instead.
