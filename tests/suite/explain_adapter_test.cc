@@ -58,8 +58,9 @@ class HogSource final : public trace::EventSource {
   explicit HogSource(std::vector<SampleRecord> spikes) : spikes_(std::move(spikes)) {}
   bool Flush(int, int64_t) override { return true; }
   std::vector<trace::TraceEvent> Window(int64_t from_ns, int64_t to_ns, const std::vector<int>&,
-                                        bool* lost, trace::WindowText* text) const override {
-    if (lost != nullptr) *lost = false;
+                                        trace::WindowLoss* loss,
+                                        trace::WindowText* text) const override {
+    if (loss != nullptr) *loss = {};
     if (text != nullptr) text->text = "# scripted\n";
     std::vector<trace::TraceEvent> out;
     for (const auto& s : spikes_) {
