@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/explain_window_support.h"
 #include "support/subprocess.h"
 
 namespace rtpulse {
@@ -29,6 +30,7 @@ using testutil::ProcessOptions;
 using testutil::ReadFile;
 using testutil::RunProcess;
 using testutil::RunRtpulse;
+using testutil::SyscallPids;
 using testutil::TempDir;
 
 constexpr const char* kTracing = "/sys/kernel/tracing";
@@ -310,28 +312,6 @@ TEST_F(LatencyExplainTest, EventSetLeanByDefaultFullOnRequest) {
     EXPECT_GT(ExpectWindowsMatchTruth(x, dir.path()), 0u);
   }
   EXPECT_TRUE(RtpulseInstances().empty());
-}
-
-/// The pids of the raw_syscalls lines of a saved window ("comm-PID [cpu] ... sys_enter: ...").
-std::vector<int> SyscallPids(const std::string& window) {
-  std::vector<int> pids;
-  std::istringstream lines(window);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.find(" sys_enter: ") == std::string::npos &&
-        line.find(" sys_exit: ") == std::string::npos) {
-      continue;
-    }
-    const size_t cpu = line.find(" [");
-    const size_t dash = line.rfind('-', cpu);
-    if (cpu == std::string::npos || dash == std::string::npos) {
-      ADD_FAILURE() << "unreadable line: " << line;
-      continue;
-    }
-    pids.push_back(std::stoi(line.substr(dash + 1, cpu - dash - 1)));
-  }
-  return pids;
 }
 
 // The probe's own syscalls (--explain-events full): before each wake path measures, the

@@ -20,12 +20,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "cli/explain_window_support.h"
 #include "support/subprocess.h"
 
 namespace rtpulse {
@@ -36,6 +36,7 @@ using nlohmann::json;
 using testutil::ProcessOptions;
 using testutil::ReadFile;
 using testutil::RunRtpulse;
+using testutil::SyscallPids;
 using testutil::TempDir;
 
 int64_t ExplainCliNowNs() {
@@ -304,18 +305,13 @@ TEST_F(ExplainSuiteCliTest, ControlFullSetTracesTheLoopThreadsSyscalls) {
   EXPECT_EQ(e["trace"]["syscall_filter"]["applied"], true) << e["trace"].dump();
   EXPECT_EQ(e["trace"]["syscall_filter"]["filter"], "common_pid == " + std::to_string(tid));
   ASSERT_FALSE(e["spikes"].empty()) << e.dump();
-  const std::regex syscall_line(R"(^\s*.*-([0-9]+)\s+\[[0-9]+\].* sys_(enter|exit): )");
   size_t own = 0;
   for (const auto& s : e["spikes"]) {
     EXPECT_EQ(s["probe_tid"].get<int>(), tid) << s.dump();
     const std::string file = s["window_file"].get<std::string>();
     if (file.empty()) continue;
-    std::istringstream lines(ReadFile(file[0] == '/' ? file : out + "/" + file));
-    std::string line;
-    while (std::getline(lines, line)) {
-      std::smatch m;
-      if (line.empty() || line[0] == '#' || !std::regex_search(line, m, syscall_line)) continue;
-      EXPECT_EQ(std::stoi(m[1]), tid) << "a syscall of another task in " << file << ": " << line;
+    for (int pid : SyscallPids(ReadFile(file[0] == '/' ? file : out + "/" + file))) {
+      EXPECT_EQ(pid, tid) << "a syscall of another task in " << file;
       ++own;
     }
   }
