@@ -158,18 +158,14 @@ TEST_F(ControlTest, SigintMidRunExits130WithMarkedValidPartialFilesAndNoStressNg
   // shows the second started (settling, with --settle 0 its loads start and its loop is set
   // up), in the middle of its 4 s: watched, not a guessed time (a slow start under a
   // sanitizer or a loaded host shifts it).
-  std::chrono::steady_clock::time_point second_at{};
-  options.signal_when = [&] {
-    const auto now = std::chrono::steady_clock::now();
-    if (second_at != std::chrono::steady_clock::time_point{}) {
-      return now - second_at >= std::chrono::milliseconds(1500);
-    }
-    const json j = json::parse(ReadFile(run + "/result.json"), nullptr, false);
-    if (j.is_discarded() || !j.contains("scenarios") || j["scenarios"].size() < 2) return false;
-    const std::string second = j["scenarios"][1].value("status", "");
-    if (second == "settling" || second == "measuring") second_at = now;
-    return false;
-  };
+  options.signal_when = testutil::WhenStateHeldFor(
+      [&] {
+        const json j = json::parse(ReadFile(run + "/result.json"), nullptr, false);
+        if (j.is_discarded() || !j.contains("scenarios") || j["scenarios"].size() < 2) return false;
+        const std::string second = j["scenarios"][1].value("status", "");
+        return second == "settling" || second == "measuring";
+      },
+      std::chrono::milliseconds(1500));
   const ProcessResult r =
       RunRtpulse({"control", "--policy", "fifo:99", "--jobs", "1000", "--settle", "0", "--load",
                   kLightStress, "--quiet", "--out", run},

@@ -520,10 +520,7 @@ TEST_F(SuiteTest, SigkillLosesAtMostTheLastCheckpointInterval) {
   // must be on disk by then: the kill loses at most the last interval.
   const std::string path = dir.File("run/result.json");
   std::map<std::string, uint64_t> seen;  // thread -> cycles of the first such checkpoint
-  std::chrono::steady_clock::time_point seen_at{};
-  const auto when = [&] {
-    if (!seen.empty())
-      return std::chrono::steady_clock::now() - seen_at >= std::chrono::milliseconds(1500);
+  const auto checkpointed = [&] {
     const json j = json::parse(ReadFile(path), nullptr, false);  // absent or torn: not yet
     if (j.is_discarded() || !j.contains("scenarios") || j["scenarios"].empty()) return false;
     const json& s = j["scenarios"][0];
@@ -535,12 +532,12 @@ TEST_F(SuiteTest, SigkillLosesAtMostTheLastCheckpointInterval) {
     }
     if (cycles.empty()) return false;
     seen = cycles;
-    seen_at = std::chrono::steady_clock::now();
-    return false;
+    return true;
   };
   // 6 s per scenario: the kill comes at most ~3.5 s into the first one's measuring.
   const auto r =
-      RunAndSignal(dir.File("run"), SIGKILL, std::chrono::milliseconds(0), marker, when, "6s");
+      RunAndSignal(dir.File("run"), SIGKILL, std::chrono::milliseconds(0), marker,
+                   testutil::WhenStateHeldFor(checkpointed, std::chrono::milliseconds(1500)), "6s");
   ASSERT_EQ(r.exit_code, 128 + SIGKILL) << "the suite ended before the kill: " << r.err;
   ASSERT_FALSE(seen.empty());
   const json result = ReadJson(path);

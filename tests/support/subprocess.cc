@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -205,6 +206,18 @@ std::vector<std::string> TempDir::List() const {
     names.push_back(e.path().filename().string());
   }
   return names;
+}
+
+std::function<bool()> WhenStateHeldFor(std::function<bool()> state,
+                                       std::chrono::milliseconds delay) {
+  auto since = std::make_shared<std::optional<Clock::time_point>>();
+  return [state = std::move(state), delay, since] {
+    if (!*since) {
+      if (!state()) return false;
+      *since = Clock::now();
+    }
+    return Clock::now() - **since >= delay;
+  };
 }
 
 std::string ReadFile(const std::string& path) {

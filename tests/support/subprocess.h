@@ -39,6 +39,11 @@ struct ProcessOptions {
 /// on timeout the group is killed and exit_code is -1.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+/// A ProcessOptions::signal_when that turns true `delay` after `state` first returned true
+/// (`state` is not asked again once it has): "signal 1.5 s after the run reached X".
+std::function<bool()> WhenStateHeldFor(std::function<bool()> state,
+                                       std::chrono::milliseconds delay);
+
 /// Convenience: runs the rtpulse binary built with the tests.
 ProcessResult RunRtpulse(const std::vector<std::string>& args, const ProcessOptions& options = {});
 
