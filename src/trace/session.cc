@@ -972,8 +972,7 @@ bool TraceSession::Flush(int cpu, int64_t until_ns) {
 // The stored events of `cpus` (all when empty) with from_ns <= ts <= to_ns, each CPU's last
 // sched_switch before from_ns first, all in timestamp order; `loss` (if given) says whether
 // a lost-events span (kernel) or the store bound (trimmed) touches the interval. Window() and
-// RenderWindow()
-// both cut their windows here. Call with the session's lock held.
+// RenderWindow() both cut their windows here. Call with the session's lock held.
 std::vector<SessionWindowLine> SessionSelectWindow(const std::vector<SessionCpuStore>& stores,
                                                    int64_t from_ns, int64_t to_ns,
                                                    const std::vector<int>& cpus, WindowLoss* loss) {
