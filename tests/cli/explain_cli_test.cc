@@ -436,14 +436,14 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   const auto& x = j["rtpulse"]["explain"];
   ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
   ExpectSpikesAddUp(x, exited_ns);
-  size_t net_rx = 0;
-  for (const auto& s : x["spikes"]) {
-    for (const auto& p : s["parts"]) {
-      if (p["kind"] == "softirq" && p["name"].get<std::string>().rfind("NET_RX", 0) == 0) {
-        ++net_rx;
-      }
-    }
-  }
+  const auto names_net_rx = [](const nlohmann::json& spike) {
+    return std::any_of(spike["parts"].begin(), spike["parts"].end(), [](const auto& p) {
+      return p["kind"] == "softirq" &&
+             p["name"].template get<std::string>().rfind("NET_RX", 0) == 0;
+    });
+  };
+  const auto net_rx =
+      static_cast<size_t>(std::count_if(x["spikes"].begin(), x["spikes"].end(), names_net_rx));
   std::string threshold_us = ReadFile(dir.File("th"));
   threshold_us.erase(threshold_us.find_last_not_of('\n') + 1);
   RecordProperty("threshold_us", threshold_us);
@@ -467,8 +467,7 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
   size_t with_net_rx = 0;
   size_t without = 0;
   for (const auto& s : x["spikes"]) {
-    const bool names = s["verdict"].get<std::string>().find("softirq NET_RX") != std::string::npos;
-    if ((names ? with_net_rx : without)++ < 20) checked["spikes"].push_back(s);
+    if ((names_net_rx(s) ? with_net_rx : without)++ < 20) checked["spikes"].push_back(s);
   }
   EXPECT_GT(ExpectWindowsMatchTruth(checked, dir.path()), 0u) << x.dump(1);
   EXPECT_GT(net_rx, 0u) << "no spike names NET_RX under a loopback flood at the p99 threshold "
