@@ -183,15 +183,18 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     EXPECT_LE(p.injections, 30u);
     // Each injection lands on deadline seq 100k-1 and delays that sample by >= 2 ms. One
     // injection must make exactly one late sample: the next sample (after the periods it
-    // skipped) is on time again. Anything else >= 2 ms is a host stall (this VM: 1-6 per CPU
-    // per 3 s, measured with cyclictest; up to 12 seen in this test), counted apart and
-    // bounded with that margin.
+    // skipped) is on time again. Anything else >= 2 ms is a host stall, whose rate this VM
+    // does not bound (CI saw 41 in 3 s on one CPU), so the bounds below are structural: an
+    // injection counted twice spills after nearly every hit, and a probe knocked off its grid
+    // makes nearly every sample late.
     uint64_t hit = 0;
     uint64_t spill = 0;
     uint64_t noise = 0;
+    uint64_t samples = 0;
     bool after_hit = false;
     for (const auto& r : records) {
       if (r.thread != p.index) continue;
+      ++samples;
       const int64_t latency = r.actual_ns - r.expected_ns;
       const bool late = latency >= kDelay;
       if (late && r.seq % 100 == 99) {
@@ -206,9 +209,12 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     // Allow a few injections to coincide with a host stall that skipped their deadline.
     EXPECT_GE(hit, p.injections * 9 / 10);
     EXPECT_LE(hit, p.injections);
-    // A spill would be an injection counted twice; only a host stall right after one may do it.
-    EXPECT_LE(spill, 2u) << "samples right after an injection that were also >= 2 ms";
-    EXPECT_LE(noise, 20u) << "host stalls >= 2 ms outside the injections: " << noise;
+    // A spill would be an injection counted twice: that bug spills after every hit.
+    EXPECT_LE(spill * 4, hit) << "samples right after an injection that were also >= 2 ms: "
+                              << spill << " of " << hit;
+    // Host stalls stay a small share of the samples (41 is 1.4 % of 3000).
+    EXPECT_LE(noise * 10, samples)
+        << "late samples outside the injections: " << noise << " of " << samples;
   }
 }
 
