@@ -163,25 +163,37 @@ void ExpectExplainHolds(const json& e, const std::string& run_dir) {
 }
 
 /// At least one spike names the hog, with a share no larger than the hog's spins inside the
-/// spike's window (its own clock readings) plus 100 us, and at least half of that overlap.
+/// spike's window (its own clock readings) plus 100 us. The hog's clock also runs while the
+/// host holds the vCPU, and a timer interrupt the host delays arrives late with the hog still
+/// running: the trace rightly calls the time before it unaccounted. So each spike's hog share
+/// plus its unaccounted time covers at least half the overlap, and at least one spike (most,
+/// when the host keeps still) has the hog's share alone cover it.
 void ExpectTheHogIsNamed(const json& e, int hog_tid,
                          const std::vector<std::pair<int64_t, int64_t>>& spins) {
   const std::string hog_name = "rtpx-hog " + std::to_string(hog_tid) + " ";
   int named = 0;
+  int covered_by_the_hog = 0;
   for (const auto& s : e["spikes"]) {
     const int64_t from = s["expected_ns"], to = from + s["latency_ns"].get<int64_t>();
     int64_t overlap = 0;
     for (const auto& [a, b] : spins)
       overlap += std::max<int64_t>(0, std::min(b, to) - std::max(a, from));
+    int64_t unaccounted = 0;
+    for (const auto& p : s["parts"]) {
+      if (p["kind"] == "unaccounted") unaccounted += p["ns"].get<int64_t>();
+    }
     for (const auto& p : s["parts"]) {
       if (p["kind"] != "thread" || p["name"].get<std::string>().rfind(hog_name, 0) != 0) continue;
       ++named;
-      EXPECT_LE(p["ns"].get<int64_t>(), overlap + 100'000) << s.dump();
-      EXPECT_GE(p["ns"].get<int64_t>(), overlap / 2) << s.dump();
+      const int64_t hog_ns = p["ns"].get<int64_t>();
+      EXPECT_LE(hog_ns, overlap + 100'000) << s.dump();
+      EXPECT_GE(hog_ns + unaccounted, overlap / 2) << s.dump();
+      if (hog_ns >= overlap / 2) ++covered_by_the_hog;
     }
   }
   EXPECT_GT(named, 0) << "no spike names the hog " << hog_name << ": "
                       << e["causes_by_time"].dump();
+  EXPECT_GT(covered_by_the_hog, 0) << "no spike gives the hog half its overlap: " << e.dump();
 }
 
 /// `report` on the folder: the "why late" HTML tables and the text file carry result.json's

@@ -238,6 +238,7 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
   std::map<int, uint64_t> hits;
   std::map<int, uint64_t> noise;
   std::map<int, uint64_t> logged;
+  std::map<int, uint64_t> on_injection_seq;
   std::istringstream lines(csv.out);
   std::string line;
   std::getline(lines, line);  // header
@@ -249,6 +250,7 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
     ASSERT_EQ(f.size(), 8u) << line;
     const int thread = std::stoi(f[0]);
     ++logged[thread];
+    if (std::stoull(f[2]) % 100 == 99) ++on_injection_seq[thread];
     if (std::stoll(f[5]) < 2'000'000) continue;
     if (std::stoull(f[2]) % 100 == 99) {
       ++hits[thread];
@@ -264,9 +266,14 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
     // The log holds exactly the samples the JSON counts.
     EXPECT_EQ(t["cycles"].get<uint64_t>(), logged[thread]);
     // Every injection shows as one delayed sample, bar one coinciding with a host stall
-    // that skipped its deadline; no more delayed samples on injection deadlines than that.
+    // that skipped its deadline. An injection deadline reached without an injection (the
+    // last one, as the run ends) can hold a host stall too, so the delayed samples on
+    // injection deadlines are at most those deadlines, which exceed the injections by at
+    // most that end effect.
     EXPECT_GE(hits[thread], injections * 9 / 10);
-    EXPECT_LE(hits[thread], injections);
+    EXPECT_LE(hits[thread], on_injection_seq[thread]);
+    EXPECT_LE(on_injection_seq[thread], injections + 2)
+        << "samples on injection deadlines that were not injected";
   }
 }
 
