@@ -250,9 +250,10 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
     ASSERT_EQ(f.size(), 8u) << line;
     const int thread = std::stoi(f[0]);
     ++logged[thread];
-    if (std::stoull(f[2]) % 100 == 99) ++on_injection_seq[thread];
+    const bool injection_seq = std::stoull(f[2]) % 100 == 99;
+    if (injection_seq) ++on_injection_seq[thread];
     if (std::stoll(f[5]) < 2'000'000) continue;
-    if (std::stoull(f[2]) % 100 == 99) {
+    if (injection_seq) {
       ++hits[thread];
     } else {
       ++noise[thread];

@@ -210,8 +210,8 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
     EXPECT_GE(hit, p.injections * 9 / 10);
     EXPECT_LE(hit, p.injections);
     // A spill would be an injection counted twice: that bug spills after every hit. The host
-    // stalls more often right after the 2 ms spin than elsewhere (CI saw 8 spills after 27
-    // hits while 1-4 % of other samples were late), so the bound is three quarters.
+    // stalls right after the 2 ms spin more often than its overall rate (CI saw 8 spills
+    // after 27 hits in one run), so the bound is three quarters.
     EXPECT_LE(spill * 4, hit * 3) << "samples right after an injection that were also >= 2 ms: "
                                   << spill << " of " << hit;
     // Host stalls stay a small share of the samples (41 is 1.4 % of 3000).
