@@ -53,6 +53,10 @@ constexpr std::array kCommands = {
             &SetupWcet},
     Command{"import", "turn cyclictest/jitterdebugger/rt-app/value files into a results folder",
             &SetupImport},
+    Command{"serve",
+            "measure without end and serve /metrics to Prometheus: latency histograms, misses, "
+            "temperature, throttling, check results",
+            &SetupServe},
 };
 
 constexpr const char* kExitCodes =
@@ -61,7 +65,7 @@ constexpr const char* kExitCodes =
     "            130 interrupted (partial results written).\n"
     "Docs: docs/ in the source tree (cli.md, suite.md, control.md, e2e.md, latency.md, report.md,\n"
     "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md,\n"
-    "      result-json.md, budget.md).";
+    "      result-json.md, budget.md, fleet.md).";
 
 std::string g_invocation;
 

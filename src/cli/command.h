@@ -53,5 +53,6 @@ Runner SetupCompare(CLI::App& sub);
 Runner SetupImport(CLI::App& sub);
 Runner SetupReport(CLI::App& sub);
 Runner SetupWcet(CLI::App& sub);
+Runner SetupServe(CLI::App& sub);
 
 }  // namespace rtpulse::cli

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/explain_text.h"
@@ -14,6 +15,7 @@
 #include "core/clock.h"
 #include "core/fs_root.h"
 #include "core/version.h"
+#include "export/textfile.h"
 #include "measure/engine.h"
 #include "measure/gpio.h"
 #include "measure/sample_log.h"
@@ -80,6 +82,46 @@ void AddExplainToRun(const trace::ExplainSummary& summary, const LatencyOptions&
   }
   run.explain = std::move(result);
 }
+
+/// --textfile: the live view's observer plus rtpulse.prom rewritten from every checkpoint
+/// (each wake path's latest snapshot), so a long run is visible to node_exporter before it
+/// ends and a killed one leaves its last checkpoint.
+class TextfileObserver final : public measure::RunObserver {
+ public:
+  static constexpr int64_t kIntervalNs = 10 * kNsPerSec;
+
+  TextfileObserver(measure::RunObserver& inner, std::string dir, results::LatencyRun facts)
+      : inner_(inner), dir_(std::move(dir)), run_(std::move(facts)) {}
+  void OnPathStart(size_t path_index, measure::WakePath path) override {
+    inner_.OnPathStart(path_index, path);
+  }
+  bool WantsTicks() const override { return inner_.WantsTicks(); }
+  void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override {
+    inner_.OnTick(probes, elapsed_ns);
+  }
+  void OnStatsRequest(const std::vector<measure::LiveProbe>& probes) override {
+    inner_.OnStatsRequest(probes);
+  }
+  int64_t CheckpointIntervalNs() const override { return kIntervalNs; }
+  void OnCheckpoint(size_t path_index, const measure::PathRecord& snapshot) override {
+    if (run_.paths.size() <= path_index) run_.paths.resize(path_index + 1);
+    run_.paths[path_index] = suite::ToPathRun(snapshot);  // a copy: the engine reuses it
+    const double now = static_cast<double>(ClockNs(CLOCK_REALTIME)) / 1e9;
+    const exporter::RunInfo info{"latency", "running",
+                                 static_cast<double>(run_.start_realtime_ns) / 1e9, now};
+    if (Status s = exporter::WriteTextfile(dir_, exporter::LatencyRunFamilies(run_, info));
+        !s && !warned_) {
+      warned_ = true;
+      fmt::print(stderr, "rtpulse: warning: --textfile: {} (the run goes on)\n", s.error().message);
+    }
+  }
+
+ private:
+  measure::RunObserver& inner_;
+  std::string dir_;
+  results::LatencyRun run_;
+  bool warned_ = false;
+};
 
 int64_t MeasuredNs(const results::LatencyRun& run) {
   int64_t ns = 0;
@@ -161,8 +203,24 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   }
   measure::RunRecord record;
   Status ran = Status::Ok();
+  const int64_t start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  std::optional<TextfileObserver> textfile;
+  if (!o.textfile.empty()) {
+    results::LatencyRun facts;
+    facts.rtpulse_version = kVersion;
+    facts.start_realtime_ns = start_realtime_ns;
+    suite::FillSystem(probe, facts);
+    if (plan->inject) {
+      facts.inject =
+          results::InjectSettings{plan->inject->delay_ns, plan->inject->rate_hz,
+                                  results::InjectDetectionThreshold(plan->inject->delay_ns)};
+    }
+    textfile.emplace(view, o.textfile, std::move(facts));
+  }
+  measure::RunObserver* observer =
+      textfile ? static_cast<measure::RunObserver*>(&*textfile) : &view;
   if (run_wake_paths) {
-    auto measured = measure::RunLatency(*plan, &view, std::move(sink));
+    auto measured = measure::RunLatency(*plan, observer, std::move(sink));
     if (measured) {
       record = std::move(*measured);
     } else {
@@ -221,6 +279,16 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   document["verdict"] = results::VerdictJson(verdict);
   const bool budget_not_met = exit_code == ToInt(ExitCode::kOk) && budget && !verdict.Met();
   if (budget_not_met) document["return_code"] = ToInt(ExitCode::kBudgetNotMet);
+  if (!o.textfile.empty()) {
+    if (run.start_realtime_ns == 0) run.start_realtime_ns = start_realtime_ns;
+    const exporter::RunInfo info{"latency", run.interrupted ? "interrupted" : "complete",
+                                 static_cast<double>(run.start_realtime_ns) / 1e9,
+                                 static_cast<double>(ClockNs(CLOCK_REALTIME)) / 1e9};
+    if (Status s = exporter::WriteTextfile(o.textfile, exporter::LatencyRunFamilies(run, info));
+        !s) {
+      exit_code = ReportError(s.error());
+    }
+  }
   if (json_stdout) {
     std::fputs((document.dump(2) + "\n").c_str(), stdout);
   } else if (!o.json.empty()) {

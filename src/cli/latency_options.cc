@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "export/textfile.h"
 #include "measure/gpio.h"
 
 namespace rtpulse::cli {
@@ -22,35 +23,6 @@ namespace {
 using measure::LatencyPlan;
 using measure::Policy;
 using measure::WakePath;
-
-Expected<measure::InjectPlan> ParseInject(const std::string& text) {
-  const size_t at = text.find('@');
-  if (at == std::string::npos) {
-    return UsageError(fmt::format("invalid --inject '{}': use DELAY@RATE, e.g. 2ms@10Hz", text));
-  }
-  auto delay = ParseTimeNs(text.substr(0, at));
-  if (!delay) return UsageError("--inject: " + delay.error().message);
-  auto rate = ParseRateHz(text.substr(at + 1));
-  if (!rate) return UsageError("--inject: " + rate.error().message);
-  if (*delay <= 0) return UsageError(fmt::format("--inject '{}': the delay must be above 0", text));
-  if (static_cast<double>(*delay) * *rate >= 1e9) {
-    return UsageError(fmt::format(
-        "--inject '{}': a {} ns spin at {} Hz would never stop; lower the delay or the rate", text,
-        *delay, *rate));
-  }
-  return measure::InjectPlan{*delay, *rate};
-}
-
-Status CheckCpusOnline(const std::vector<int>& cpus, const std::vector<int>& online,
-                       const char* flag) {
-  for (int cpu : cpus) {
-    if (std::find(online.begin(), online.end(), cpu) == online.end()) {
-      return UsageError(fmt::format("{}: CPU {} is offline or does not exist (online: {})", flag,
-                                    cpu, FormatCpuList(online)));
-    }
-  }
-  return Status::Ok();
-}
 
 /// Policy and priority from -p/--policy with cyclictest's meaning; rtpulse's default when
 /// neither is given is SCHED_FIFO 80 (cyclictest's is SCHED_OTHER).
@@ -160,10 +132,40 @@ Status CheckOutputs(const LatencyOptions& o) {
   if (!o.json.empty() && !o.samples.empty() && o.json == o.samples) {
     return UsageError(fmt::format("--json and --samples both name '{}': give two files", o.json));
   }
+  if (!o.textfile.empty()) return exporter::CheckTextfileDir(o.textfile);
   return Status::Ok();
 }
 
 }  // namespace
+
+Expected<measure::InjectPlan> ParseInject(const std::string& text) {
+  const size_t at = text.find('@');
+  if (at == std::string::npos) {
+    return UsageError(fmt::format("invalid --inject '{}': use DELAY@RATE, e.g. 2ms@10Hz", text));
+  }
+  auto delay = ParseTimeNs(text.substr(0, at));
+  if (!delay) return UsageError("--inject: " + delay.error().message);
+  auto rate = ParseRateHz(text.substr(at + 1));
+  if (!rate) return UsageError("--inject: " + rate.error().message);
+  if (*delay <= 0) return UsageError(fmt::format("--inject '{}': the delay must be above 0", text));
+  if (static_cast<double>(*delay) * *rate >= 1e9) {
+    return UsageError(fmt::format(
+        "--inject '{}': a {} ns spin at {} Hz would never stop; lower the delay or the rate", text,
+        *delay, *rate));
+  }
+  return measure::InjectPlan{*delay, *rate};
+}
+
+Status CheckCpusOnline(const std::vector<int>& cpus, const std::vector<int>& online,
+                       const char* flag) {
+  for (int cpu : cpus) {
+    if (std::find(online.begin(), online.end(), cpu) == online.end()) {
+      return UsageError(fmt::format("{}: CPU {} is offline or does not exist (online: {})", flag,
+                                    cpu, FormatCpuList(online)));
+    }
+  }
+  return Status::Ok();
+}
 
 void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   // cyclictest uses -h for its histogram, so help is --help only.
@@ -212,6 +214,9 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
                  "with --wake gpio: toggle this output line (gpio:CHIP:LINE) at the interval; "
                  "a wire to the input line makes the edges");
   sub.add_option("--samples", o.samples, "log every sample to FILE (binary; see rtpulse samples)");
+  sub.add_option("--textfile", o.textfile,
+                 "also write DIR/rtpulse.prom (node_exporter's textfile collector) every 10 s and "
+                 "at the end (docs/fleet.md)");
   sub.add_option("--inject", o.inject,
                  "ground truth: spin DELAY at RATE above the probes on each CPU, e.g. 2ms@10Hz");
   sub.add_option("--budget", o.budget,

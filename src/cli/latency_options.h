@@ -18,6 +18,13 @@ namespace rtpulse::cli {
 /// cyclictest's default -d: thread N's interval is -i + N x 500 us, unless -h/-H is given.
 inline constexpr int64_t kDefaultDistanceUs = 500;
 
+/// --inject DELAY@RATE ("2ms@10Hz"); usage errors name the value (shared with `serve`).
+Expected<measure::InjectPlan> ParseInject(const std::string& text);
+
+/// Usage error naming `flag` and the first CPU of `cpus` that is not in `online`.
+Status CheckCpusOnline(const std::vector<int>& cpus, const std::vector<int>& online,
+                       const char* flag);
+
 /// `rtpulse latency` options as typed on the command line (cyclictest spelling).
 struct LatencyOptions {
   bool affinity_given = false;
@@ -54,6 +61,7 @@ struct LatencyOptions {
   std::string wake;        ///< --wake a,b,... or gpio:CHIP:LINE
   std::string wake_drive;  ///< --wake-drive gpio:CHIP:LINE (with --wake gpio)
   std::string samples;     ///< --samples FILE
+  std::string textfile;    ///< --textfile DIR (node_exporter's textfile collector)
   std::string inject;      ///< --inject DELAY@RATE
   std::string budget;      ///< --budget LATENCY[@PERCENTILE] (docs/budget.md)
   std::optional<int64_t> dl_runtime_us;

@@ -23,6 +23,7 @@
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "core/version.h"
+#include "export/textfile.h"
 #include "measure/engine.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
@@ -63,6 +64,7 @@ struct SuiteOptions {
   bool quiet = false;
   bool list = false;
   std::string budget;
+  std::string textfile;  ///< --textfile DIR
 };
 
 /// The runner's plan plus what the latency workload needs.
@@ -208,6 +210,10 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
     auto budget = stats::ParseBudget(o.budget);
     if (!budget) return UsageError("--budget: " + budget.error().message);
     p.budget = *budget;
+  }
+  if (!o.textfile.empty()) {
+    if (Status s = exporter::CheckTextfileDir(o.textfile); !s) return s.error();
+    p.textfile_dir = o.textfile;
   }
   p.strict = o.strict;
   p.tune = o.tune;
@@ -420,6 +426,9 @@ Runner SetupSuite(CLI::App& sub) {
   sub.add_option("--budget", o->budget,
                  "judge every scenario: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the "
                  "max); exit 4 when not met (docs/budget.md)");
+  sub.add_option("--textfile", o->textfile,
+                 "also write DIR/rtpulse.prom (node_exporter's textfile collector) at every "
+                 "checkpoint and at the end (docs/fleet.md)");
   sub.allow_extras(false);
   sub.footer(
       "Exit codes: 0 every scenario complete, 1 a scenario failed (or --strict refused),\n"

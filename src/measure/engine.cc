@@ -51,14 +51,29 @@ SignalEvent WaitSignal(int64_t timeout_ns) {
   return SignalEvent::kNone;
 }
 
+/// The injections of `inj` that landed on deadlines probe `r` (on its CPU) covered so far:
+/// that probe's ground truth, in a checkpoint as in the final result.
+uint64_t CoveredInjections(const ProbeRecord& r, const Injector& inj) {
+  const auto covered = static_cast<uint64_t>(
+      (static_cast<int64_t>(r.periods_elapsed) * r.interval_ns) / inj.period_ns());
+  return std::min(inj.injections(), covered);
+}
+
 /// Fills `snapshot` (whose histograms are reused after the first call) from the running
 /// probes. Main thread only: the allocations happen here, never in a probe.
-void TakeCheckpoint(const std::vector<std::unique_ptr<Probe>>& probes, int64_t origin_ns,
+void TakeCheckpoint(const std::vector<std::unique_ptr<Probe>>& probes,
+                    const std::vector<std::unique_ptr<Injector>>& injectors, int64_t origin_ns,
                     PathRecord& snapshot) {
   snapshot.end_realtime_ns = ClockNs(CLOCK_REALTIME);
   snapshot.duration_ns = std::max<int64_t>(0, MonotonicNs() - origin_ns);
   snapshot.probes.resize(probes.size());
-  for (size_t i = 0; i < probes.size(); ++i) probes[i]->LiveResultTo(snapshot.probes[i]);
+  for (size_t i = 0; i < probes.size(); ++i) {
+    ProbeRecord& r = snapshot.probes[i];
+    probes[i]->LiveResultTo(r);
+    for (const auto& inj : injectors) {
+      if (inj->cpu() == r.cpu) r.injections = CoveredInjections(r, *inj);
+    }
+  }
 }
 
 /// Injector period: the requested rate, rounded to a whole number of probe periods so each
@@ -236,7 +251,7 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, P
       // Counted from this snapshot, not from the schedule: after a stalled main thread the
       // next one is a full interval later instead of a burst of catch-up checkpoints.
       next_checkpoint = now + checkpoint_ns;
-      TakeCheckpoint(probes, threads.origin_ns, checkpoint);
+      TakeCheckpoint(probes, threads.injectors, threads.origin_ns, checkpoint);
       observer->OnCheckpoint(path_index, checkpoint);
     }
   }
@@ -269,10 +284,7 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunR
     }
     for (const auto& inj : threads.injectors) {
       if (inj->cpu() == r.cpu) {
-        // Only injections on deadlines this probe covered count as its ground truth.
-        const auto covered = static_cast<uint64_t>(
-            (static_cast<int64_t>(r.periods_elapsed) * r.interval_ns) / inj->period_ns());
-        r.injections = std::min(inj->injections(), covered);
+        r.injections = CoveredInjections(r, *inj);
         if (!inj->problem().empty()) {
           r.notes.push_back("injector: " + inj->problem() + " (ground truth not reliable)");
         }

@@ -55,6 +55,11 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const std::string& csv_path,
     widths.push_back(found.size());
     for (auto& c : found) columns.push_back(std::move(c));
   }
+  if (csv_path.empty()) {
+    return std::unique_ptr<Sampler>(new Sampler(nullptr, std::move(options), std::move(sources),
+                                                std::move(widths), std::move(columns),
+                                                std::move(notes)));
+  }
   std::FILE* csv = std::fopen(csv_path.c_str(), "w");
   if (csv == nullptr) {
     const Error e = WriteError("cannot create", csv_path, errno);
@@ -87,12 +92,17 @@ Sampler::Sampler(std::FILE* csv, SamplerOptions options,
 
 Sampler::~Sampler() {
   (void)Stop();
-  std::fclose(csv_);
+  if (csv_ != nullptr) std::fclose(csv_);
 }
 
 std::vector<std::string> Sampler::notes() const {
   std::lock_guard lock(mutex_);
   return notes_;
+}
+
+std::vector<double> Sampler::Latest() const {
+  std::lock_guard lock(latest_mutex_);
+  return latest_.empty() ? std::vector<double>(columns_.size(), kNaN) : latest_;
 }
 
 uint64_t Sampler::rows() const {
@@ -110,6 +120,11 @@ Status Sampler::SampleAt(int64_t monotonic_ns, int64_t realtime_ns) {
   }
   if (first_ns_ < 0) first_ns_ = monotonic_ns;
   stats_.Add(monotonic_ns, row_);
+  {
+    std::lock_guard latest(latest_mutex_);
+    latest_ = row_;
+  }
+  if (csv_ == nullptr) return Status::Ok();
   std::string line = fmt::format("{},{:.3f}", IsoUtc(realtime_ns),
                                  static_cast<double>(monotonic_ns - first_ns_) / 1e9);
   for (size_t i = 0; i < row_.size(); ++i) line += "," + FormatValue(row_[i], columns_[i].kind);

@@ -34,6 +34,8 @@ class Sampler {
  public:
   /// Starts every source (a missing one only adds a note), creates `csv_path` and writes the
   /// header. Errors: interval <= 0 (usage), the file cannot be created (usage: nothing run).
+  /// An empty `csv_path` logs nothing: the readings are kept for Latest() and the statistics
+  /// only (`rtpulse serve`, which runs for months).
   static Expected<std::unique_ptr<Sampler>> Open(const std::string& csv_path,
                                                  SamplerOptions options,
                                                  std::vector<std::unique_ptr<Source>> sources);
@@ -67,6 +69,10 @@ class Sampler {
   /// Writes StatsText() atomically.
   Status WriteStats(const std::string& path, bool interrupted = false) const;
   uint64_t rows() const;
+  /// The latest reading of every column, in columns() order; NaN where a value was not
+  /// available, and everywhere before the first sample. Thread-safe, and never blocked by a
+  /// sample in progress.
+  std::vector<double> Latest() const;
 
  private:
   Sampler(std::FILE* csv, SamplerOptions options, std::vector<std::unique_ptr<Source>> sources,
@@ -83,6 +89,10 @@ class Sampler {
   std::vector<std::string> notes_;
   StatsAccumulator stats_;
   std::vector<double> row_;
+  /// row_ after the last complete sample, under its own lock: a reader (a /metrics scrape)
+  /// never waits for a sample in progress, whose vcgencmd calls may take seconds.
+  mutable std::mutex latest_mutex_;
+  std::vector<double> latest_;
   int64_t first_ns_ = -1;
   std::string scenario_;
   std::optional<Error> write_error_;

@@ -10,6 +10,7 @@
 #include "core/file_owner.h"
 #include "core/parse.h"
 #include "core/test_stop.h"
+#include "export/textfile.h"
 #include "results/cyclictest_format.h"
 #include "results/killed_run.h"
 
@@ -89,6 +90,12 @@ void Run::WriteResult() {
   if (Status s = WriteFileAtomic(Path("result.json"), results::ToJson(result_).dump(1) + "\n");
       !s) {
     NoteWriteError(s.error());
+  }
+  if (!plan_.textfile_dir.empty()) {
+    if (Status s = exporter::WriteTextfile(plan_.textfile_dir, exporter::SuiteRunFamilies(result_));
+        !s) {
+      NoteWriteError(s.error());
+    }
   }
 }
 

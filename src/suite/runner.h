@@ -167,6 +167,9 @@ struct SuitePlan {
   std::string version;     ///< rtpulse version, for result files.
   /// --budget: result.json's verdict judges it (docs/budget.md).
   std::optional<stats::Budget> budget;
+  /// --textfile DIR: rtpulse.prom for node_exporter's textfile collector, rewritten with
+  /// every result.json (docs/fleet.md#batch-runs); "" = none.
+  std::string textfile_dir;
 };
 
 /// How the runner reaches the machine. `tune` may be empty when the plan has no tuning.

@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -296,6 +299,62 @@ TEST(SamplerRealMachine, MissingSysfsIsNotesNotErrors) {
   const double value = std::stod(cells[index]);
   EXPECT_GE(value, 0.0);
   EXPECT_LE(value, 100.0);
+}
+
+}  // namespace
+}  // namespace rtpulse::monitor
+
+namespace rtpulse::monitor {
+namespace {
+
+/// A source whose second sample blocks until released: a stand-in for a vcgencmd call that
+/// hangs for its whole timeout.
+class GateSource final : public Source {
+ public:
+  std::string_view name() const override { return "gate"; }
+  std::vector<Column> Start(std::vector<std::string>& /*notes*/) override {
+    return {{"gate_v", "V", ColumnKind::kGauge}};
+  }
+  void Sample(int64_t /*monotonic_ns*/, std::span<double> values) override {
+    std::unique_lock<std::mutex> lock(mu);
+    ++calls;
+    entered.notify_all();
+    if (calls == 2) released.wait(lock, [this] { return open; });
+    values[0] = static_cast<double>(calls);
+  }
+  std::mutex mu;
+  std::condition_variable entered;
+  std::condition_variable released;
+  int calls = 0;
+  bool open = false;
+};
+
+TEST(SamplerLatestTest, NaNBeforeTheFirstSampleThenTheLastWholeOneEvenWhileASampleHangs) {
+  auto gate = std::make_unique<GateSource>();
+  GateSource* g = gate.get();
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::move(gate));
+  auto sampler = Sampler::Open("", SamplerOptions{}, std::move(sources));  // no CSV
+  ASSERT_TRUE(sampler) << sampler.error().message;
+  ASSERT_EQ((*sampler)->Latest().size(), 1U);
+  EXPECT_TRUE(std::isnan((*sampler)->Latest()[0]));
+  ASSERT_TRUE((*sampler)->SampleAt(kT0, kT0Realtime));
+  EXPECT_DOUBLE_EQ((*sampler)->Latest()[0], 1.0);
+  // The second sample hangs inside the source; Latest() still answers, with the first.
+  std::thread hanging([&] { (void)(*sampler)->SampleAt(kT0 + kStep, kT0Realtime + kStep); });
+  {
+    std::unique_lock<std::mutex> lock(g->mu);
+    g->entered.wait(lock, [g] { return g->calls == 2; });
+  }
+  EXPECT_DOUBLE_EQ((*sampler)->Latest()[0], 1.0);
+  {
+    std::lock_guard<std::mutex> lock(g->mu);
+    g->open = true;
+  }
+  g->released.notify_all();
+  hanging.join();
+  EXPECT_DOUBLE_EQ((*sampler)->Latest()[0], 2.0);
+  EXPECT_EQ((*sampler)->rows(), 2U);
 }
 
 }  // namespace

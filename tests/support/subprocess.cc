@@ -181,6 +181,26 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   return result;
 }
 
+BackgroundProcess::BackgroundProcess(std::vector<std::string> argv, ProcessOptions options) {
+  if (options.signal == 0) options.signal = SIGTERM;
+  options.signal_after = std::chrono::milliseconds{0};
+  options.signal_when = [this] { return stop_.load(); };
+  thread_ = std::thread([this, argv = std::move(argv), options = std::move(options)] {
+    result_ = RunProcess(argv, options);
+    done_ = true;
+  });
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (thread_.joinable()) (void)Stop();
+}
+
+ProcessResult BackgroundProcess::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  return result_;
+}
+
 ProcessResult RunRtpulse(const std::vector<std::string>& args, const ProcessOptions& options) {
   std::vector<std::string> argv{RTPULSE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rtpulse::testutil {
@@ -46,6 +48,27 @@ std::function<bool()> WhenStateHeldFor(std::function<bool()> state,
 
 /// Convenience: runs the rtpulse binary built with the tests.
 ProcessResult RunRtpulse(const std::vector<std::string>& args, const ProcessOptions& options = {});
+
+/// RunProcess on a thread of its own, for a server the test talks to while it runs (rtpulse
+/// serve, Prometheus, node_exporter). Stop() sends `options.signal` (SIGTERM when 0) and waits
+/// for the exit; the destructor stops a process still running.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(std::vector<std::string> argv, ProcessOptions options = {});
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  /// True once the process has exited (on its own, or after Stop()).
+  bool Exited() const { return done_; }
+  /// Signals the process (unless it exited already) and returns what it did.
+  ProcessResult Stop();
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> done_{false};
+  ProcessResult result_;
+  std::thread thread_;
+};
 
 /// A fresh empty folder under /tmp, removed with everything in it on destruction.
 class TempDir {
