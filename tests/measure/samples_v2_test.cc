@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -354,6 +355,45 @@ TEST_F(SamplesV2Test, VersionOneFixtureReads) {
     EXPECT_EQ(got[i].cpu, 2u);
   }
   EXPECT_EQ(got[2].flags, SampleRecord::kMissed);
+}
+
+}  // namespace
+}  // namespace rtpulse::measure
+
+namespace rtpulse::measure {
+namespace {
+
+uint64_t Fnv1a(const std::vector<std::byte>& bytes) {
+  uint64_t h = 1469598103934665603ULL;
+  for (std::byte b : bytes) {
+    h ^= std::to_integer<uint64_t>(b);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// The encoder's exact bytes for fixed inputs: realistic runs (regular runs, gaps, CPU
+// changes, interleaved threads), garbage (raw blocks), short blocks, one thread in a run of
+// many. Any change in what AppendBlockV2 writes (a new format) fails here; a faster encoder
+// must write the same bytes.
+TEST(SamplesV2GoldenTest, BlockBytesAreUnchanged) {
+  std::vector<std::byte> out;
+  for (const auto& [n, threads, seed] : {std::tuple<size_t, uint16_t, uint32_t>{4096, 3, 7},
+                                         {4096, 1, 8}, {1000, 4, 9}, {1, 1, 10}, {77, 2, 11}}) {
+    const auto records = RealisticRecords(n, threads, seed);
+    samples_format::AppendBlockV2(records.data(), records.size(), out);
+  }
+  const auto garbage = GarbageRecords(500, 12);
+  samples_format::AppendBlockV2(garbage.data(), garbage.size(), out);
+  // Imported values: seq 0, 1, 2, ..., deadline 0, thread 0, cpu 0xFFFF.
+  std::vector<SampleRecord> values(4096);
+  std::mt19937_64 rng(13);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = SampleRecord{i, 0, static_cast<int64_t>(20'000 + rng() % 9'000), 0, 0xFFFF, 0, 0, 0};
+  }
+  samples_format::AppendBlockV2(values.data(), values.size(), out);
+  EXPECT_EQ(out.size(), 45726U);
+  EXPECT_EQ(Fnv1a(out), 7986051822693688497ULL);
 }
 
 }  // namespace
