@@ -25,6 +25,7 @@
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
+#include "core/cpus.h"
 #include "core/exit_code.h"
 #include "core/file_owner.h"
 #include "core/fs_root.h"
@@ -461,7 +462,7 @@ Status BuildInterference(const ControlOptions& o, const FsRoot& root,
 Expected<ControlPlan> BuildControlPlan(const ControlOptions& o) {
   ControlPlan plan;
   const FsRoot& root = FsRoot::System();
-  const std::vector<int> online = sys::OnlineCpus(root);
+  const std::vector<int> online = OnlineCpus(root);
   if (Status s = BuildSettings(o, root, online, plan.settings); !s) return s.error();
   if (Status s = BuildConfigurations(o, plan.settings); !s) return s.error();
   if (o.interference) {

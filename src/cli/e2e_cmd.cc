@@ -25,6 +25,7 @@
 #include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
+#include "core/cpus.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
@@ -420,7 +421,7 @@ Status BuildE2eSuite(const E2eOptions& o, const std::vector<int>& online, E2ePla
 
 Expected<E2ePlan> BuildE2ePlan(const E2eOptions& o) {
   E2ePlan plan;
-  const std::vector<int> online = sys::OnlineCpus(FsRoot::System());
+  const std::vector<int> online = OnlineCpus(FsRoot::System());
   if (online.empty()) return ResourceError("no online CPU found (/sys/devices/system/cpu/online)");
   if (Status s = BuildE2ePipeline(o, online, plan.settings); !s) return s.error();
   if (Status s = BuildE2eStages(o, plan.settings); !s) return s.error();

@@ -65,6 +65,19 @@ class SamplesFileConsumer final : public importers::SampleConsumer {
     batch_.push_back(r);
     if (batch_.size() == kBatch) Flush();
   }
+  void AddLatencies(const int64_t* latency_ns, size_t n, uint64_t first_seq) override {
+    for (size_t done = 0; done < n;) {
+      const size_t take = std::min(n - done, kBatch - batch_.size());
+      const size_t at = batch_.size();
+      batch_.resize(at + take);
+      for (size_t i = 0; i < take; ++i) {
+        batch_[at + i] = measure::SampleRecord{
+            first_seq + done + i, 0, latency_ns[done + i], 0, 0xFFFF, 0, 0, 0};
+      }
+      done += take;
+      if (batch_.size() == kBatch) Flush();
+    }
+  }
   Status Finish() {
     Flush();
     if (!status_) return status_;
@@ -254,7 +267,9 @@ int RunImport(const ImportCliOptions& o) {
         Undo(o.out, created_out);
         return ReportError(sink.error());
       }
-      consumer = std::make_unique<SamplesFileConsumer>(std::move(*sink));
+      // Encoding and writing on a thread of their own, beside the parse.
+      consumer =
+          std::make_unique<SamplesFileConsumer>(measure::MakeBackgroundSink(std::move(*sink)));
     }
     auto imported = importers::ImportFile(file, file_options, consumer.get());
     if (!imported) {
@@ -276,7 +291,11 @@ int RunImport(const ImportCliOptions& o) {
                       {"source_numbers", imported->source_numbers},
                       {"warnings", imported->warnings}});
     suite.scenarios.push_back(Scenario(names[i], file, *imported, samples_rel));
-    if (consumer) AddExactPercentiles(suite.scenarios.back(), samples_path);
+    if (imported->exact_percentiles) {
+      suite.scenarios.back().exact_percentiles = imported->exact_percentiles;
+    } else if (consumer) {
+      AddExactPercentiles(suite.scenarios.back(), samples_path);
+    }
   }
   suite.config = {{"name", "import"}, {"source", "import"}, {"inputs", inputs}};
   suite.updated_realtime_ns = ClockNs(CLOCK_REALTIME);

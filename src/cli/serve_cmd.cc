@@ -90,7 +90,7 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
     return UsageError(fmt::format("--max-connections {}: use 1..4096", o.max_connections));
   }
   plan.http.max_connections = static_cast<unsigned>(o.max_connections);
-  plan.http.cpus = suite::HousekeepingCpus(plan.latency, online);
+  plan.http.cpus = suite::ServerCpus(plan.latency, online);
   auto refresh = ParseTimeNs(o.refresh, kNsPerSec);
   if (!refresh) return UsageError("--refresh: " + refresh.error().message);
   if (*refresh < 100 * kNsPerMs) {

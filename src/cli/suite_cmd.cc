@@ -19,6 +19,7 @@
 #include "cli/scenario_progress.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
+#include "core/cpus.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
@@ -171,7 +172,7 @@ Expected<std::vector<int>> MeasuredCpus(const SuiteOptions& o, const std::vector
 Expected<Plan> BuildPlan(const SuiteOptions& o) {
   Plan plan;
   suite::SuitePlan& p = plan.suite;
-  p.online = sys::OnlineCpus(FsRoot::System());
+  p.online = OnlineCpus(FsRoot::System());
   auto config = BuildConfig(o, p.online);
   if (!config) return config.error();
   p.config = std::move(*config);

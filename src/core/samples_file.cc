@@ -251,12 +251,15 @@ uint64_t UnZigZag(uint64_t v) {
   return (v >> 1) ^ (0 - (v & 1));
 }
 
-void PutVarint(std::vector<std::byte>& out, uint64_t v) {
+// LEB128 into memory the caller sized for it (at most kMaxVarintBytes); returns the end.
+constexpr size_t kMaxVarintBytes = 10;
+std::byte* PutVarint(std::byte* p, uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
+    *p++ = static_cast<std::byte>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<std::byte>(v));
+  *p++ = static_cast<std::byte>(v);
+  return p;
 }
 
 // Per-thread prediction state, the same in encoder and decoder.
@@ -313,18 +316,33 @@ bool V2IsRegular(const V2ThreadState& s, const SampleRecord& r) {
          r.cpu == s.cpu && r.wake_path == s.wake && r.flags == 0 && r.reserved == 0;
 }
 
-// The predicted payload of `records` (docs/samples-format.md, "Block payload").
+// The predicted payload of `records` (docs/samples-format.md, "Block payload"), appended to
+// `out`. Written through raw pointers into scratch buffers sized for the worst case and kept
+// by the thread, so a block costs no allocation once they have grown: the encoder is the
+// writer's (and import's) inner loop.
 void V2EncodePredicted(const SampleRecord* records, size_t count, std::vector<std::byte>& out) {
+  // Worst case per record: it closes a run (two varints) and is explicit (six varints and two
+  // bytes).
+  constexpr size_t kWorstPerRecord = 8 * kMaxVarintBytes + 2;
+  thread_local std::vector<std::byte> payload_buffer;
+  thread_local std::vector<std::byte> run_buffer;  // deltas of the open run
+  if (payload_buffer.size() < count * kWorstPerRecord)
+    payload_buffer.resize(count * kWorstPerRecord);
+  if (run_buffer.size() < count * kMaxVarintBytes) run_buffer.resize(count * kMaxVarintBytes);
+  std::byte* p = payload_buffer.data();
+  std::byte* const run = run_buffer.data();
+  std::byte* run_end = run;
   V2States states;
-  std::vector<std::byte> run;  // deltas of the open run
   uint16_t run_thread = 0;
   uint64_t run_count = 0;
   auto close_run = [&] {
     if (run_count == 0) return;
-    PutVarint(out, uint64_t{run_thread} << 1);
-    PutVarint(out, run_count);
-    out.insert(out.end(), run.begin(), run.end());
-    run.clear();
+    p = PutVarint(p, uint64_t{run_thread} << 1);
+    p = PutVarint(p, run_count);
+    const auto bytes = static_cast<size_t>(run_end - run);
+    std::memcpy(p, run, bytes);
+    p += bytes;
+    run_end = run;
     run_count = 0;
   };
   for (size_t i = 0; i < count; ++i) {
@@ -335,7 +353,7 @@ void V2EncodePredicted(const SampleRecord* records, size_t count, std::vector<st
       run_thread = r.thread;
       ++run_count;
       const uint64_t latency = static_cast<uint64_t>(r.actual_ns) - s->expected - s->period;
-      PutVarint(run, ZigZag(latency - s->latency));
+      run_end = PutVarint(run_end, ZigZag(latency - s->latency));
       s->seq = r.seq;
       s->expected += s->period;
       s->latency = latency;
@@ -348,17 +366,18 @@ void V2EncodePredicted(const SampleRecord* records, size_t count, std::vector<st
     const uint64_t pred_expected = had ? s->expected + s->period : 0;
     const uint64_t pred_latency = had ? s->latency : 0;
     const auto expected = static_cast<uint64_t>(r.expected_ns);
-    PutVarint(out, (uint64_t{r.thread} << 1) | 1);
-    PutVarint(out, ZigZag(r.seq - pred_seq));
-    PutVarint(out, ZigZag(expected - pred_expected));
-    PutVarint(out, ZigZag(static_cast<uint64_t>(r.actual_ns) - expected - pred_latency));
-    PutVarint(out, r.cpu);
-    out.push_back(static_cast<std::byte>(r.wake_path));
-    out.push_back(static_cast<std::byte>(r.flags));
-    PutVarint(out, r.reserved);
+    p = PutVarint(p, (uint64_t{r.thread} << 1) | 1);
+    p = PutVarint(p, ZigZag(r.seq - pred_seq));
+    p = PutVarint(p, ZigZag(expected - pred_expected));
+    p = PutVarint(p, ZigZag(static_cast<uint64_t>(r.actual_ns) - expected - pred_latency));
+    p = PutVarint(p, r.cpu);
+    *p++ = static_cast<std::byte>(r.wake_path);
+    *p++ = static_cast<std::byte>(r.flags);
+    p = PutVarint(p, r.reserved);
     V2Update(*s, had, r);
   }
   close_run();
+  out.insert(out.end(), payload_buffer.data(), p);
 }
 
 class V2Cursor {

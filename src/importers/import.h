@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "results/latency_result.h"
+#include "results/suite_result.h"
 
 namespace rtpulse::importers {
 
@@ -44,6 +45,12 @@ class SampleConsumer {
  public:
   virtual ~SampleConsumer() = default;
   virtual void Add(const TimedSample& sample) = 0;
+  /// `n` samples of a source without deadlines or threads (one value per line): sample i is
+  /// TimedSample{0, 0xFFFF, first_seq + i, 0, latency_ns[i]}. The default calls Add() for
+  /// each; a consumer may take the run at once (the values importer's hot path).
+  virtual void AddLatencies(const int64_t* latency_ns, size_t n, uint64_t first_seq) {
+    for (size_t i = 0; i < n; ++i) Add(TimedSample{0, 0xFFFF, first_seq + i, 0, latency_ns[i]});
+  }
 };
 
 struct ImportOptions {
@@ -65,6 +72,9 @@ struct Imported {
   std::vector<std::string> warnings;  ///< Plain statements: clipped overflows, units, ...
   nlohmann::json source_numbers = nlohmann::json::array();  ///< The tool's own per-thread numbers.
   uint64_t samples_streamed = 0;
+  /// One-value-per-line files with a samples log: results::kSummaryPercentiles exactly, from
+  /// the parse itself (nothing when it could not keep them: then the log is read back).
+  std::optional<results::ExactPercentileValues> exact_percentiles;
   int parse_threads = 1;  ///< Threads that parsed the file (one-value-per-line files: up to 4).
 };
 

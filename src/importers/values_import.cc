@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -106,8 +107,13 @@ inline size_t ParseShortLine(const char* p, uint64_t& number, size_t& frac_digit
 /// Digits after the point in a short line: at most 6 (7 bytes, one of them the point).
 constexpr size_t kShortFractionDigits = 6;
 
-/// Values (ns) counted in a direct table when order does not matter: 0 .. 1.05 ms, 4 MiB.
+/// Values (ns) counted in a direct table: 0 .. 1.05 ms, 4 MiB. Their order does not matter to
+/// the histogram, and the table is where exact percentiles come from.
 constexpr size_t kSmallValues = size_t{1} << 20;
+/// With a samples log, the values outside the table (negative, or 1.05 ms and more) are kept
+/// as well, up to this many (8 MiB), so the percentiles are exact without reading the log
+/// back; beyond it the caller reads the log.
+constexpr size_t kMaxExactOutside = size_t{1} << 20;
 
 class ValuesParser {
  public:
@@ -120,16 +126,41 @@ class ValuesParser {
       scale_[d] = scale;
       exact_[d] = unit % scale == 0 ? unit / scale : 0;
     }
-    if (samples == nullptr) {
-      // mmap, not calloc: glibc may serve a later calloc from the heap and zero it, which
-      // would make all 4 MiB resident; fresh anonymous pages stay unmapped until touched.
-      void* table = mmap(nullptr, kSmallValues * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (table != MAP_FAILED) {
-        small_.reset(static_cast<uint32_t*>(table));
-        small_limit_ = kSmallValues;
-      }
+    // mmap, not calloc: glibc may serve a later calloc from the heap and zero it, which
+    // would make all 4 MiB resident; fresh anonymous pages stay unmapped until touched.
+    void* table = mmap(nullptr, kSmallValues * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (table != MAP_FAILED) {
+      small_.reset(static_cast<uint32_t*>(table));
+      small_limit_ = kSmallValues;
     }
+    keeps_all_ = samples != nullptr;
+  }
+
+  /// With a samples log: the values at the nearest ranks of `percentiles` (ascending),
+  /// exactly, from the table and the values kept beside it; nothing when they were not all
+  /// kept (more than kMaxExactOutside outside the table, or a table folded early). Call
+  /// before Finish(), which empties the table.
+  std::optional<std::vector<int64_t>> ExactPercentiles(std::span<const double> percentiles) {
+    FlushEmitted();
+    if (!keeps_all_ || emitted_ == 0) return std::nullopt;
+    std::sort(outside_.begin(), outside_.end());
+    std::vector<uint64_t> ranks;
+    for (double p : percentiles) ranks.push_back(Histogram::NearestRank(p, emitted_));
+    std::vector<int64_t> values;
+    uint64_t seen = 0;
+    const auto visit = [&](int64_t value, uint64_t count) {
+      seen += count;
+      while (values.size() < ranks.size() && ranks[values.size()] <= seen) values.push_back(value);
+    };
+    const auto zero = std::lower_bound(outside_.begin(), outside_.end(), int64_t{0});
+    for (auto it = outside_.begin(); it != zero; ++it) visit(*it, 1);
+    for (size_t v = 0; v < small_limit_ && values.size() < ranks.size(); ++v) {
+      if (small_[v] != 0) visit(static_cast<int64_t>(v), small_[v]);
+    }
+    for (auto it = zero; it != outside_.end(); ++it) visit(*it, 1);
+    if (values.size() != ranks.size()) return std::nullopt;
+    return values;
   }
 
   /// Lines completed so far.
@@ -137,6 +168,7 @@ class ValuesParser {
 
   /// Puts everything still held back into the histogram; call after the last Parse().
   void Finish() {
+    if (samples_ != nullptr) FlushEmitted();
     FoldSmall();
     Flush();
   }
@@ -149,11 +181,15 @@ class ValuesParser {
     const char* const end = p + run.size();
     const auto unit = static_cast<uint64_t>(unit_ns_);
     // A run holds at most run.size() lines, so no small count can wrap within it.
-    if (small_total_ > UINT32_MAX - run.size()) FoldSmall();
+    if (small_total_ > UINT32_MAX - run.size()) {
+      FoldSmall();
+      keeps_all_ = false;  // the table no longer holds every value (beyond 4e9 lines)
+    }
     small_total_ += static_cast<uint32_t>(run.size());
     // Locals, not members: stores into small[] could otherwise alias them.
     uint32_t* const small = small_.get();
     const uint64_t small_limit = small_limit_;
+    SampleConsumer* const samples = samples_;
     uint64_t lines = line_;
     while (p < end) {
       const char* const line_start = p;
@@ -170,6 +206,7 @@ class ValuesParser {
           p += len + 1;
           if (value < small_limit) {
             ++small[value];
+            if (samples != nullptr) Emit(static_cast<int64_t>(value));
           } else {
             Add(static_cast<int64_t>(value));
           }
@@ -197,21 +234,37 @@ class ValuesParser {
   }
 
  private:
-  /// Without a sample consumer the order does not matter, so values below kSmallValues
-  /// are only counted (one increment each) and folded into the histogram at the end with
-  /// RecordN, which gives the same buckets, extremes and exact sums; the rest is batched.
+  /// The histogram does not need the order, so values below kSmallValues are only counted
+  /// (one increment each) and folded into it at the end with RecordN, which gives the same
+  /// buckets, extremes and exact sums; the rest is batched. The samples log, when there is
+  /// one, gets every value in order as it is read.
   void Add(int64_t ns) {
-    if (samples_ == nullptr) [[likely]] {
-      if (static_cast<uint64_t>(ns) < small_limit_) {  // Parse() keeps small_total_
-        ++small_[static_cast<size_t>(ns)];
-        return;
-      }
+    if (static_cast<uint64_t>(ns) < small_limit_) {  // Parse() keeps small_total_
+      ++small_[static_cast<size_t>(ns)];
+    } else {
       pending_[pending_count_++] = ns;
       if (pending_count_ == pending_.size()) Flush();
-      return;
+      if (keeps_all_) {
+        if (outside_.size() < kMaxExactOutside) {
+          outside_.push_back(ns);
+        } else {
+          keeps_all_ = false;
+          outside_ = {};
+        }
+      }
     }
-    probe_.histogram.Record(ns);
-    samples_->Add(TimedSample{0, 0xFFFF, probe_.histogram.count() - 1, 0, ns});
+    if (samples_ != nullptr) Emit(ns);
+  }
+  /// Hands the samples log its values a batch at a time.
+  void Emit(int64_t ns) {
+    emit_[emit_count_++] = ns;
+    if (emit_count_ == emit_.size()) FlushEmitted();
+  }
+  void FlushEmitted() {
+    if (emit_count_ == 0) return;
+    samples_->AddLatencies(emit_.data(), emit_count_, emitted_);
+    emitted_ += emit_count_;
+    emit_count_ = 0;
   }
   void Flush() {
     probe_.histogram.RecordMany(pending_.data(), pending_count_);
@@ -283,8 +336,13 @@ class ValuesParser {
     void operator()(uint32_t* p) const { munmap(p, kSmallValues * sizeof(uint32_t)); }
   };
   std::unique_ptr<uint32_t[], Unmap> small_;
-  uint64_t small_limit_ = 0;  // kSmallValues once small_ is allocated
-  uint32_t small_total_ = 0;  // bound on the counts added since the last fold
+  uint64_t small_limit_ = 0;          // kSmallValues once small_ is allocated
+  uint32_t small_total_ = 0;          // bound on the counts added since the last fold
+  std::array<int64_t, 4096> emit_{};  // values not yet passed to samples_
+  size_t emit_count_ = 0;
+  uint64_t emitted_ = 0;          // values passed to samples_ (their seq)
+  bool keeps_all_ = false;        // every value is in small_ or outside_ (with samples_ only)
+  std::vector<int64_t> outside_;  // the values not in small_, while keeps_all_
 };
 
 /// Bytes below which one thread does the whole file (threads cost more than they save).
@@ -292,9 +350,12 @@ constexpr uint64_t kParallelMinBytes = uint64_t{16} << 20;
 /// Ranges per thread start after a '\n' found within this many bytes of the split point.
 constexpr size_t kSplitSearchBytes = size_t{64} << 10;
 
+/// Parses bytes [begin, end) of `path` into `probe`'s histogram (and `samples`, in order);
+/// with `samples`, `exact` receives the exact results::kSummaryPercentiles when the parse
+/// could keep them. Returns the lines read.
 Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t end,
-                              int64_t unit_ns, SampleConsumer* samples,
-                              results::ProbeResult& probe) {
+                              int64_t unit_ns, SampleConsumer* samples, results::ProbeResult& probe,
+                              std::optional<results::ExactPercentileValues>* exact = nullptr) {
   auto reader = ChunkReader::Open(path, begin, end);
   if (!reader) return reader.error();
   ValuesParser parser(path, unit_ns, samples, probe);
@@ -302,6 +363,11 @@ Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t 
     auto run = (*reader)->NextLines(parser.lines() + 1);
     if (!run) return run.error();
     if (run->empty()) {
+      if (exact != nullptr) {
+        if (const auto v = parser.ExactPercentiles(results::kSummaryPercentiles)) {
+          *exact = results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+        }
+      }
       parser.Finish();
       return parser.lines();
     }
@@ -409,7 +475,8 @@ Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, Sample
     out.probes.push_back(std::move(*merged));
   } else {
     out.probes.push_back(NewProbe(0, -1));
-    auto lines = ParseRange(path, 0, UINT64_MAX, unit_ns, samples, out.probes.front());
+    auto lines = ParseRange(path, 0, UINT64_MAX, unit_ns, samples, out.probes.front(),
+                            &out.exact_percentiles);
     if (!lines) return lines.error();
     if (out.probes.front().histogram.count() == 0) {
       return At(path, *lines + 1, 1, "no values in the file",

@@ -385,7 +385,11 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
     }
     std::vector<SampleRing*> raw;
     for (auto& r : rings) raw.push_back(r.get());
-    writer = std::make_unique<SampleWriter>(raw, std::move(sink));
+    std::vector<int> measured;
+    for (const ThreadPlan& t : plan.threads) {
+      if (t.cpu >= 0) measured.push_back(t.cpu);
+    }
+    writer = std::make_unique<SampleWriter>(raw, std::move(sink), std::move(measured));
     writer->Start();
   }
 

@@ -11,16 +11,21 @@
 #include <bit>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/cpus.h"
 #include "core/file_owner.h"
 
 namespace rtpulse::measure {
@@ -163,6 +168,18 @@ class FileSink final : public SampleSink {
   // Version 2: records gather into a block; a full block is encoded (here, in the writer
   // thread), encoded blocks are written once 1 MiB is buffered or a second has passed.
   Status WriteV2(const SampleRecord* records, size_t count) {
+    // Whole blocks straight from the caller's records (import's large batches): no copy
+    // through pending_.
+    constexpr size_t kBlock = samples_format::kV2MaxBlockRecords;
+    while (pending_.empty() && count >= kBlock) {
+      EncodeBlock(records, kBlock);
+      records += kBlock;
+      count -= kBlock;
+      records_ += kBlock;
+      if (encoded_.size() >= kFileBufferBytes) {
+        if (Status s = Flush(); !s) return s;
+      }
+    }
     while (count > 0) {
       const size_t n =
           std::min(count, size_t{samples_format::kV2MaxBlockRecords} - pending_.size());
@@ -185,12 +202,16 @@ class FileSink final : public SampleSink {
   // Encodes the gathered records as one block and notes it for the index.
   void EncodePending() {
     if (pending_.empty()) return;
-    const size_t before = encoded_.size();
-    samples_format::AppendBlockV2(pending_.data(), pending_.size(), encoded_);
-    blocks_.push_back(SamplesBlock{file_offset_, pending_[0].seq, pending_[0].expected_ns,
-                                   static_cast<uint32_t>(pending_.size())});
-    file_offset_ += encoded_.size() - before;
+    EncodeBlock(pending_.data(), pending_.size());
     pending_.clear();
+  }
+
+  void EncodeBlock(const SampleRecord* records, size_t count) {
+    const size_t before = encoded_.size();
+    samples_format::AppendBlockV2(records, count, encoded_);
+    blocks_.push_back(SamplesBlock{file_offset_, records[0].seq, records[0].expected_ns,
+                                   static_cast<uint32_t>(count)});
+    file_offset_ += encoded_.size() - before;
   }
 
   Status WriteAll(const std::byte* data, size_t bytes) {
@@ -233,6 +254,83 @@ class FileSink final : public SampleSink {
   std::optional<Error> error_;  // sticky: after a failed write nothing more is written
 };
 
+// ---- background sink ---------------------------------------------------------------------
+
+class BackgroundSink final : public SampleSink {
+ public:
+  BackgroundSink(std::unique_ptr<SampleSink> inner, size_t depth)
+      : inner_(std::move(inner)), depth_(std::max<size_t>(depth, 1)), thread_([this] { Loop(); }) {}
+  BackgroundSink(const BackgroundSink&) = delete;
+  BackgroundSink& operator=(const BackgroundSink&) = delete;
+  ~BackgroundSink() override { Stop(); }
+
+  Status Write(const SampleRecord* records, size_t count) override {
+    std::vector<SampleRecord> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      space_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
+      if (error_) return *error_;
+      if (!spare_.empty()) {
+        batch = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    batch.assign(records, records + count);
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(batch));
+    ready_.notify_one();
+    return Status::Ok();
+  }
+
+  Status Finish(uint64_t dropped, bool interrupted) override {
+    Stop();
+    if (error_) return *error_;
+    return inner_->Finish(dropped, interrupted);
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::vector<SampleRecord> batch;
+      bool failed = false;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_.wait(lock, [this] { return !queue_.empty() || closing_; });
+        if (queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+        failed = error_.has_value();
+      }
+      // After an error nothing more is written (the file stops at the last good batch).
+      Status s = failed ? Status::Ok() : inner_->Write(batch.data(), batch.size());
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!s && !error_) error_ = s.error();
+      spare_.push_back(std::move(batch));
+      space_.notify_all();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+      ready_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::unique_ptr<SampleSink> inner_;
+  size_t depth_;
+  std::mutex mu_;
+  std::condition_variable ready_;  // a batch is queued, or closing
+  std::condition_variable space_;  // a batch was taken, or an error
+  std::deque<std::vector<SampleRecord>> queue_;
+  std::vector<std::vector<SampleRecord>> spare_;  // buffers to reuse
+  std::optional<Error> error_;
+  bool closing_ = false;
+  std::thread thread_;  // last: starts once everything above exists
+};
+
 // ---- cyclictest -v text sink ----------------------------------------------------------
 
 class VerboseSink final : public SampleSink {
@@ -268,10 +366,8 @@ class VerboseSink final : public SampleSink {
 
 // Threads inherit their creator's policy: a writer started from a SCHED_FIFO thread would
 // compete with the probes it serves. Lowering to SCHED_OTHER never needs a privilege.
-void BecomeBackgroundThread() {
-  sched_param param{};
-  param.sched_priority = 0;
-  (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+void BecomeBackgroundThread(const std::vector<int>& measured_cpus) {
+  (void)LeaveMeasuredCpus(measured_cpus);  // SCHED_OTHER even when started from an RT thread
   (void)pthread_setname_np(pthread_self(), "rtpulse-samples");
 }
 
@@ -367,14 +463,22 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
   return std::unique_ptr<SampleSink>(std::move(sink));
 }
 
+std::unique_ptr<SampleSink> MakeBackgroundSink(std::unique_ptr<SampleSink> inner, size_t depth) {
+  return std::make_unique<BackgroundSink>(std::move(inner), depth);
+}
+
 std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out) {
   return std::make_unique<VerboseSink>(out);
 }
 
 // ---- SampleWriter -----------------------------------------------------------------------
 
-SampleWriter::SampleWriter(std::vector<SampleRing*> rings, std::unique_ptr<SampleSink> sink)
-    : rings_(std::move(rings)), sink_(std::move(sink)), buffer_(kWriterBatchRecords) {}
+SampleWriter::SampleWriter(std::vector<SampleRing*> rings, std::unique_ptr<SampleSink> sink,
+                           std::vector<int> measured_cpus)
+    : rings_(std::move(rings)),
+      sink_(std::move(sink)),
+      measured_cpus_(std::move(measured_cpus)),
+      buffer_(kWriterBatchRecords) {}
 
 SampleWriter::~SampleWriter() {
   if (thread_.joinable()) {
@@ -413,7 +517,7 @@ uint64_t SampleWriter::dropped() const {
 }
 
 void SampleWriter::Loop() {
-  BecomeBackgroundThread();
+  BecomeBackgroundThread(measured_cpus_);
   while (!stop_.load(std::memory_order_acquire)) {
     if (DrainOnce() == 0 && error_.ok()) {
       // Nothing new: still give the sink its chance to flush what it buffers.

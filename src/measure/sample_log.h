@@ -102,6 +102,13 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
                                                       const SamplesFileInfo& info,
                                                       SamplesFormat format = SamplesFormat::kV2);
 
+/// `inner`'s work (encoding, writing) on a thread of its own, for a producer that is not a
+/// real-time probe (rtpulse import): Write() copies the batch and returns at once unless
+/// `depth` batches are already waiting. The first error of `inner` is returned by the next
+/// Write() or by Finish(), which drains the queue and finishes `inner`. Records keep their
+/// order.
+std::unique_ptr<SampleSink> MakeBackgroundSink(std::unique_ptr<SampleSink> inner, size_t depth = 3);
+
 /// cyclictest -v compatible text ("%8d:%8lu:%8ld" = thread:cycle:latency_us) to a FILE*,
 /// which stays owned by the caller. cycle = seq; latency_us truncates toward zero.
 std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out);
@@ -110,8 +117,11 @@ std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out);
 /// into one sink every 5 ms. Records of one ring keep their order; rings interleave in batches.
 class SampleWriter {
  public:
-  /// `rings` are not owned and must outlive the writer.
-  SampleWriter(std::vector<SampleRing*> rings, std::unique_ptr<SampleSink> sink);
+  /// `rings` are not owned and must outlive the writer. Its thread runs off `measured_cpus`
+  /// (the probes' CPUs) where other CPUs are online (core/cpus.h LeaveMeasuredCpus): waking
+  /// every 5 ms on a probe's CPU would be the measurement's own interference.
+  SampleWriter(std::vector<SampleRing*> rings, std::unique_ptr<SampleSink> sink,
+               std::vector<int> measured_cpus = {});
   SampleWriter(const SampleWriter&) = delete;
   SampleWriter& operator=(const SampleWriter&) = delete;
   /// Joins the thread if Stop() was not called; the sink is then destroyed unfinished.
@@ -133,6 +143,7 @@ class SampleWriter {
 
   std::vector<SampleRing*> rings_;
   std::unique_ptr<SampleSink> sink_;
+  std::vector<int> measured_cpus_;
   std::vector<SampleRecord> buffer_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

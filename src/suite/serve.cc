@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/clock.h"
+#include "core/cpus.h"
 #include "export/latency_metrics.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
@@ -63,14 +64,10 @@ class ServeObserver final : public measure::RunObserver {
 
 }  // namespace
 
-std::vector<int> HousekeepingCpus(const measure::LatencyPlan& plan,
-                                  const std::vector<int>& online) {
-  std::vector<int> free;
-  for (int cpu : online) {
-    bool probed = false;
-    for (const auto& t : plan.threads) probed = probed || t.cpu == cpu;
-    if (!probed) free.push_back(cpu);
-  }
+std::vector<int> ServerCpus(const measure::LatencyPlan& plan, const std::vector<int>& online) {
+  std::vector<int> measured;
+  for (const auto& t : plan.threads) measured.push_back(t.cpu);
+  std::vector<int> free = HousekeepingCpus(online, measured);
   if (free.empty() && !online.empty()) free.push_back(online.front());
   return free;
 }

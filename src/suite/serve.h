@@ -40,7 +40,7 @@ struct ServeMachine {
 /// The CPUs for the server's thread (HttpServerOptions::cpus): the online CPUs without a
 /// probe, or the first online CPU when every one has a probe (at SCHED_OTHER it still yields
 /// to them).
-std::vector<int> HousekeepingCpus(const measure::LatencyPlan& plan, const std::vector<int>& online);
+std::vector<int> ServerCpus(const measure::LatencyPlan& plan, const std::vector<int>& online);
 
 /// What a serve run measured, for its closing lines and --json.
 struct ServeOutcome {

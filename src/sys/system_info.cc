@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "core/cpus.h"
 #include "core/parse.h"
 #include "sys/boot_params.h"
 
@@ -159,16 +160,6 @@ void DetectPreemption(const FsRoot& root, SystemInfo& info) {
 }
 
 }  // namespace
-
-std::vector<int> OnlineCpus(const FsRoot& root) {
-  if (auto line = root.ReadLine("/sys/devices/system/cpu/online")) {
-    if (auto cpus = ParseCpuList(*line)) return *cpus;
-  }
-  std::vector<int> cpus;
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  for (int i = 0; i < n; ++i) cpus.push_back(i);
-  return cpus;
-}
 
 SystemInfo ProbeSystem(const FsRoot& root) {
   SystemInfo info;

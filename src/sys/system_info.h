@@ -46,7 +46,4 @@ SystemInfo ProbeSystem(const FsRoot& root);
 /// governor not 'performance').
 std::vector<std::string> EnvironmentWarnings(const SystemInfo& info);
 
-/// Online CPUs from /sys/devices/system/cpu/online, falling back to sysconf().
-std::vector<int> OnlineCpus(const FsRoot& root);
-
 }  // namespace rtpulse::sys

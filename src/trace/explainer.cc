@@ -18,6 +18,7 @@
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/cpus.h"
 #include "core/file_owner.h"
 #include "core/histogram.h"
 
@@ -304,22 +305,7 @@ struct Explainer::Impl {
   /// The analysis is no real-time work: SCHED_OTHER whatever the starting thread had (a
   /// command may start it from a SCHED_FIFO thread), and off the traced CPUs where others
   /// are online. Best effort: a cpuset that allows only the probe CPUs keeps them.
-  void LeaveTheProbes() const {
-    sched_param other{};
-    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
-    const std::vector<int>& traced = plan.session.cpus;
-    if (traced.empty()) return;
-    const auto online = static_cast<int>(std::thread::hardware_concurrency());
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int count = 0;
-    for (int cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) {
-      if (std::find(traced.begin(), traced.end(), cpu) != traced.end()) continue;
-      CPU_SET(static_cast<size_t>(cpu), &set);
-      ++count;
-    }
-    if (count > 0) (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-  }
+  void LeaveTheProbes() const { (void)LeaveMeasuredCpus(plan.session.cpus); }
 
   void AddNotes(ExplainSummary& summary) const;
 };

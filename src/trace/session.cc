@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/cpus.h"
 #include "core/parse.h"
 
 #if RTPULSE_HAVE_TRACEFS
@@ -43,8 +44,9 @@ struct tracefs_instance* tracefs_instance_alloc(const char* tracing_dir, const c
 void tracefs_instance_free(struct tracefs_instance* instance);
 int tracefs_event_file_write(struct tracefs_instance* instance, const char* system,
                              const char* event, const char* file, const char* str);
-struct tep_handle* tracefs_local_events_system(const char* tracing_dir,
-                                               const char* const* sys_names);
+char** tracefs_system_events(const char* tracing_dir, const char* system);
+void tracefs_list_free(char** list);
+int tracefs_load_cmdlines(const char* tracing_dir, struct tep_handle* tep);
 struct tracefs_cpu* tracefs_cpu_alloc_fd(int fd, int subbuf_size, bool nonblock);
 void tracefs_cpu_close(struct tracefs_cpu* tcpu);
 int tracefs_cpu_read(struct tracefs_cpu* tcpu, void* buffer, bool nonblock);
@@ -111,6 +113,40 @@ std::optional<std::string> SessionReadFile(const std::string& path) {
   return out.str();
 }
 
+#if RTPULSE_HAVE_TRACEFS
+/// What libtracefs' tracefs_local_events_system() loads for decoding (the ring buffer's header
+/// page, the formats of `systems`' events, the kernel's symbols, the saved comms), but with
+/// /proc/kallsyms read in one go: libtracefs grows its buffer 4 KiB at a time, and under the
+/// sanitizers every realloc copies, so its 5 MB took 14 s (ASan) to over a minute (TSan) per
+/// session start. Nullptr when the header page cannot be read.
+tep_handle* SessionLoadEvents(const std::string& dir, const char* const* systems) {
+  tep_handle* tep = tep_alloc();
+  if (tep == nullptr) return nullptr;
+  auto header = SessionReadFile(dir + "/events/header_page");
+  if (!header) {
+    tep_free(tep);
+    return nullptr;
+  }
+  (void)tep_parse_header_page(tep, header->data(), header->size(), sizeof(long));
+  for (const char* const* system = systems; *system != nullptr; ++system) {
+    char** events = tracefs_system_events(dir.c_str(), *system);
+    if (events == nullptr) continue;  // not in this kernel
+    for (char** event = events; *event != nullptr; ++event) {
+      const auto format =
+          SessionReadFile(fmt::format("{}/events/{}/{}/format", dir, *system, *event));
+      // A format the parser does not know only loses that event, as in libtracefs.
+      if (format) (void)tep_parse_event(tep, format->data(), format->size(), *system);
+    }
+    tracefs_list_free(events);
+  }
+  if (const auto symbols = SessionReadFile("/proc/kallsyms")) {
+    (void)tep_parse_kallsyms(tep, symbols->c_str());
+  }
+  (void)tracefs_load_cmdlines(dir.c_str(), tep);
+  return tep;
+}
+#endif
+
 /// Writes `value` to a tracefs control file; returns errno (0 = ok).
 int SessionWriteFile(const std::string& path, std::string_view value) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -127,17 +163,6 @@ bool SessionPermissionError(int error) {
 
 std::string SessionPermissionFix() {
   return "run rtpulse as root (or with CAP_SYS_ADMIN): tracefs is only open to root";
-}
-
-std::vector<int> SessionOnlineCpus() {
-  if (auto text = SessionReadFile("/sys/devices/system/cpu/online")) {
-    while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
-    if (auto cpus = ParseCpuList(*text)) return *cpus;
-  }
-  std::vector<int> cpus;
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  for (int i = 0; i < n; ++i) cpus.push_back(i);
-  return cpus;
 }
 
 /// tracing_cpumask's format: 32-bit hex groups, most significant first, comma separated.
@@ -661,18 +686,7 @@ struct TraceSession::Impl {
 
   void ReaderLoop() {
     pthread_setname_np(pthread_self(), "rtpulse-trace");
-    sched_param param{};
-    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
-    std::vector<int> online = SessionOnlineCpus();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int allowed = 0;
-    for (int cpu : online) {
-      if (std::find(plan.cpus.begin(), plan.cpus.end(), cpu) != plan.cpus.end()) continue;
-      CPU_SET(static_cast<size_t>(cpu), &set);
-      ++allowed;
-    }
-    if (allowed > 0) (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    (void)LeaveMeasuredCpus(plan.cpus);
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(stop_mu);
@@ -843,7 +857,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   if (auto st = write("buffer_size_kb", std::to_string(plan.buffer_kb_per_cpu)); !st) {
     return st.error();
   }
-  std::vector<int> cpus = plan.cpus.empty() ? SessionOnlineCpus() : plan.cpus;
+  std::vector<int> cpus = plan.cpus.empty() ? OnlineCpus(FsRoot()) : plan.cpus;
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   if (!plan.cpus.empty()) {
@@ -904,7 +918,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   // Formats of the kernel's events (and the header page, kallsyms) for decoding.
   const char* systems[] = {"sched",     "irq",   "irq_vectors",  "timer",  "ipi",
                            "workqueue", "power", "raw_syscalls", "ftrace", nullptr};
-  s.tep = tracefs_local_events_system(s.dir.c_str(), systems);
+  s.tep = SessionLoadEvents(s.dir, systems);
   if (s.tep == nullptr) {
     return ResourceError(fmt::format("cannot read the event formats under {}/events", s.dir));
   }

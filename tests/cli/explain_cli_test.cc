@@ -22,6 +22,7 @@
 
 #include "cli/explain_window_support.h"
 #include "support/subprocess.h"
+#include "support/tracefs.h"
 
 namespace rtpulse {
 namespace {
@@ -37,10 +38,6 @@ constexpr const char* kTracing = "/sys/kernel/tracing";
 
 std::string ExplainSource(const std::string& relative) {
   return std::string(RTPULSE_SOURCE_DIR) + "/" + relative;
-}
-
-bool TracefsUsable() {
-  return testutil::IsRoot() && std::filesystem::is_directory(std::string(kTracing) + "/instances");
 }
 
 /// rtpulse-PID instances whose process is gone: what a run that cleaned up leaves none of.
@@ -66,7 +63,7 @@ std::string ExplainCpu() {
 class LatencyExplainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!TracefsUsable()) GTEST_SKIP() << "needs root and tracefs at " << kTracing;
+    if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   }
 };
 

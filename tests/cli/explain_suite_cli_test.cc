@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 
 #include "cli/explain_window_support.h"
 #include "support/subprocess.h"
+#include "support/tracefs.h"
 
 namespace rtpulse {
 namespace {
@@ -43,12 +43,6 @@ int64_t ExplainCliNowNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-bool ExplainCliTracefs() {
-  if (fs::exists("/sys/kernel/tracing/instances")) return true;
-  (void)mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr);
-  return fs::exists("/sys/kernel/tracing/instances");
 }
 
 int ExplainCliCpu() {
@@ -117,8 +111,7 @@ constexpr int64_t kExplainCliHogEveryNs = 301'000'000;
 class ExplainSuiteCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testutil::IsRoot()) GTEST_SKIP() << "needs root for tracefs and SCHED_FIFO";
-    if (!ExplainCliTracefs()) GTEST_SKIP() << "tracefs cannot be mounted";
+    if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   }
 };
 

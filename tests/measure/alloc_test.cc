@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/clock.h"
+#include "core/cpus.h"
 #include "measure/engine.h"
 #include "measure/sample_log.h"
 #include "support/alloc_counter.h"
@@ -54,7 +55,7 @@ class AllocTest : public ::testing::TestWithParam<WakePath> {
 
 TEST_P(AllocTest, ProbeLoopAllocatesNothing) {
   LatencyPlan plan;
-  for (int cpu : sys::OnlineCpus(FsRoot::System())) {
+  for (int cpu : OnlineCpus(FsRoot::System())) {
     ThreadPlan t;
     t.index = static_cast<int>(plan.threads.size());
     t.cpu = cpu;

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "core/clock.h"
+#include "core/cpus.h"
 #include "measure/sample_log.h"
 #include "support/printers.h"
 #include "support/subprocess.h"
@@ -21,7 +22,7 @@ namespace rtpulse::measure {
 namespace {
 
 std::vector<int> Cpus() {
-  return sys::OnlineCpus(FsRoot::System());
+  return OnlineCpus(FsRoot::System());
 }
 
 LatencyPlan PinnedPlan(int64_t interval_ns, int64_t duration_ns) {

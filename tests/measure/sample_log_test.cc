@@ -1,6 +1,8 @@
 #include "measure/sample_log.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,9 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/cpus.h"
 
 namespace rtpulse::measure {
 namespace {
@@ -618,6 +623,52 @@ TEST(VerboseSinkTest, MatchesCyclictestVerboseFormat) {
             "       0:       2:      -1\n"
             "       2:123456789:       0\n"
             "      10:       3:12345678\n");
+}
+
+}  // namespace
+}  // namespace rtpulse::measure
+
+namespace rtpulse::measure {
+namespace {
+
+/// Records the writer thread's CPUs from inside its first Write().
+class AffinitySink : public SampleSink {
+ public:
+  Status Write(const SampleRecord*, size_t) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!seen) {
+      CPU_ZERO(&set);
+      pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+      seen = true;
+    }
+    return Status::Ok();
+  }
+  Status Finish(uint64_t, bool) override { return Status::Ok(); }
+  std::mutex mu;
+  bool seen = false;
+  cpu_set_t set{};
+};
+
+TEST(SampleWriterTest, ItsThreadRunsOffTheProbesCpus) {
+  const std::vector<int> online = OnlineCpus(FsRoot());
+  if (online.size() < 2) GTEST_SKIP() << "needs two online CPUs";
+  const int probe_cpu = online.back();
+  SampleRing ring(4);
+  auto sink = std::make_unique<AffinitySink>();
+  AffinitySink* seen = sink.get();
+  SampleWriter writer({&ring}, std::move(sink), {probe_cpu});
+  writer.Start();
+  for (int i = 0; i < 2000; ++i) {  // the thread writes (an idle tick) within 5 ms
+    {
+      std::lock_guard<std::mutex> lock(seen->mu);
+      if (seen->seen) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  (void)writer.Stop(false);  // the thread is gone: its sink's record can be read
+  ASSERT_TRUE(seen->seen);
+  EXPECT_FALSE(CPU_ISSET(static_cast<size_t>(probe_cpu), &seen->set));
+  EXPECT_TRUE(CPU_ISSET(static_cast<size_t>(online.front()), &seen->set));
 }
 
 }  // namespace

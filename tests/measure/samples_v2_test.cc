@@ -11,8 +11,8 @@
 #include <iterator>
 #include <limits>
 #include <random>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/samples_file.h"
@@ -379,7 +379,10 @@ uint64_t Fnv1a(const std::vector<std::byte>& bytes) {
 TEST(SamplesV2GoldenTest, BlockBytesAreUnchanged) {
   std::vector<std::byte> out;
   for (const auto& [n, threads, seed] : {std::tuple<size_t, uint16_t, uint32_t>{4096, 3, 7},
-                                         {4096, 1, 8}, {1000, 4, 9}, {1, 1, 10}, {77, 2, 11}}) {
+                                         {4096, 1, 8},
+                                         {1000, 4, 9},
+                                         {1, 1, 10},
+                                         {77, 2, 11}}) {
     const auto records = RealisticRecords(n, threads, seed);
     samples_format::AppendBlockV2(records.data(), records.size(), out);
   }
@@ -389,7 +392,8 @@ TEST(SamplesV2GoldenTest, BlockBytesAreUnchanged) {
   std::vector<SampleRecord> values(4096);
   std::mt19937_64 rng(13);
   for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = SampleRecord{i, 0, static_cast<int64_t>(20'000 + rng() % 9'000), 0, 0xFFFF, 0, 0, 0};
+    values[i] =
+        SampleRecord{i, 0, static_cast<int64_t>(20'000 + rng() % 9'000), 0, 0xFFFF, 0, 0, 0};
   }
   samples_format::AppendBlockV2(values.data(), values.size(), out);
   EXPECT_EQ(out.size(), 45726U);

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,16 +18,11 @@
 
 #include "core/clock.h"
 #include "support/subprocess.h"
+#include "support/tracefs.h"
 #include "trace/explainer.h"
 
 namespace rtpulse::trace {
 namespace {
-
-constexpr const char* kExplainRtTracefs = "/sys/kernel/tracing";
-
-bool ExplainRtTracefsMounted() {
-  return std::filesystem::exists(std::string(kExplainRtTracefs) + "/tracing_on");
-}
 
 bool ExplainRtPinFifo(int cpu, int priority) {
   cpu_set_t set;
@@ -41,11 +35,7 @@ bool ExplainRtPinFifo(int cpu, int priority) {
 }
 
 TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root for tracefs and SCHED_FIFO";
-  if (!ExplainRtTracefsMounted()) {
-    (void)mount("nodev", kExplainRtTracefs, "tracefs", 0, nullptr);
-  }
-  if (!ExplainRtTracefsMounted()) GTEST_SKIP() << "tracefs cannot be mounted";
+  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   const int cpu = std::thread::hardware_concurrency() > 1 ? 1 : 0;
   testutil::TempDir dir;
 
@@ -198,7 +188,7 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_NE(text.find("rtp-hog"), std::string::npos);
   EXPECT_NE(text.find("rtp-probe"), std::string::npos);
   EXPECT_EQ(summary.trace.instance, "rtpulse-" + std::to_string(getpid()));
-  EXPECT_FALSE(std::filesystem::exists(std::string(kExplainRtTracefs) + "/instances/" +
+  EXPECT_FALSE(std::filesystem::exists(std::string(testutil::kTracefsDir) + "/instances/" +
                                        summary.trace.instance))
       << "Finish removes the instance";
 }

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/tracefs.h"
 
 namespace rtpulse::trace {
 namespace {
@@ -49,16 +49,12 @@ std::string ReadText(const std::string& path) {
   return out.str();
 }
 
-bool TracefsMounted() {
-  return std::filesystem::exists(std::string(kTracefs) + "/tracing_on");
-}
-
-/// Root, and tracefs mounted (mounted here if it is not yet: the VM boots without it).
-#define SKIP_UNLESS_TRACEFS()                                                           \
-  do {                                                                                  \
-    if (geteuid() != 0) GTEST_SKIP() << "needs root for tracefs";                       \
-    if (!TracefsMounted()) (void)mount("nodev", kTracefs, "tracefs", 0, nullptr);       \
-    if (!TracefsMounted()) GTEST_SKIP() << "tracefs cannot be mounted at " << kTracefs; \
+/// Root, and tracefs mounted (tests/support/tracefs.h mounts it if it is not yet).
+#define SKIP_UNLESS_TRACEFS()                                                   \
+  do {                                                                          \
+    if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) { \
+      GTEST_SKIP() << why;                                                      \
+    }                                                                           \
   } while (0)
 
 int ProbeCpu() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/tracefs.h"
 
 namespace rtpulse::trace {
 namespace {
@@ -171,8 +172,8 @@ TEST(FindTimerlatTracefs, AnIdleTracerIsFound) {
 }
 
 TEST(FindTimerlatTracefs, ThisMachine) {
+  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   auto tracers = TimerlatTestRead("/sys/kernel/tracing/available_tracers");
-  if (tracers.empty()) GTEST_SKIP() << "no readable /sys/kernel/tracing here";
   auto found = FindTimerlatTracefs("");
   if (tracers.find("timerlat") != std::string::npos) {
     GTEST_SKIP() << "this kernel has the timerlat tracer: the guest test covers it";
@@ -224,8 +225,8 @@ TEST(LatencyWakeTimerlat, UsageErrorsNameTheValueAndTheFix) {
 }
 
 TEST(LatencyWakeTimerlat, AKernelWithoutTheTracerIsExit3NamingTheOptionAndCheck) {
+  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   const std::string tracers = TimerlatTestRead("/sys/kernel/tracing/available_tracers");
-  if (tracers.empty()) GTEST_SKIP() << "no readable /sys/kernel/tracing here";
   if (tracers.find("timerlat") != std::string::npos) {
     GTEST_SKIP() << "this kernel has the timerlat tracer: the guest test covers the run";
   }
