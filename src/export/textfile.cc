@@ -32,8 +32,6 @@ void AppendRunInfo(const RunInfo& run, std::vector<MetricFamily>& out) {
 
 namespace {
 
-constexpr double kNsPerSecond = 1e9;
-
 void AppendSystem(const results::LatencyRun& run, std::vector<MetricFamily>& out) {
   AppendSystemInfo(
       {{"version", run.rtpulse_version},
@@ -70,8 +68,8 @@ std::vector<MetricFamily> LatencyRunFamilies(const results::LatencyRun& run, con
 
 std::vector<MetricFamily> SuiteRunFamilies(const results::SuiteResult& suite) {
   std::vector<MetricFamily> out;
-  AppendRunInfo({"suite", suite.status, static_cast<double>(suite.start_realtime_ns) / kNsPerSecond,
-                 static_cast<double>(suite.updated_realtime_ns) / kNsPerSecond},
+  AppendRunInfo({"suite", suite.status, static_cast<double>(suite.start_realtime_ns) / 1e9,
+                 static_cast<double>(suite.updated_realtime_ns) / 1e9},
                 out);
   std::vector<ProbeSeries> series;
   bool injecting = false;
