@@ -49,33 +49,33 @@ std::string ScenarioName(const std::string& file) {
   return name.empty() || name[0] == '.' ? "import" + name : name;
 }
 
-/// Streams imported samples into a samples file in 2 MiB batches.
+/// Streams imported samples into a samples file in 2 MiB batches, built in place (no
+/// value-initialised growth: this is import's per-sample path).
 class SamplesFileConsumer final : public importers::SampleConsumer {
  public:
-  explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink) : sink_(std::move(sink)) {
-    batch_.reserve(kBatch);
-  }
+  explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink)
+      : sink_(std::move(sink)), batch_(kBatch) {}
   void Add(const importers::TimedSample& s) override {
-    measure::SampleRecord r{};
+    measure::SampleRecord& r = batch_[used_++];
+    r = measure::SampleRecord{};
     r.seq = s.seq;
     r.expected_ns = s.expected_ns;
     r.actual_ns = s.expected_ns + s.latency_ns;
     r.thread = s.thread;
     r.cpu = s.cpu;
-    batch_.push_back(r);
-    if (batch_.size() == kBatch) Flush();
+    if (used_ == kBatch) Flush();
   }
   void AddLatencies(const int64_t* latency_ns, size_t n, uint64_t first_seq) override {
     for (size_t done = 0; done < n;) {
-      const size_t take = std::min(n - done, kBatch - batch_.size());
-      const size_t at = batch_.size();
-      batch_.resize(at + take);
+      const size_t take = std::min(n - done, kBatch - used_);
+      measure::SampleRecord* out = batch_.data() + used_;
       for (size_t i = 0; i < take; ++i) {
-        batch_[at + i] = measure::SampleRecord{
+        out[i] = measure::SampleRecord{
             first_seq + done + i, 0, latency_ns[done + i], 0, 0xFFFF, 0, 0, 0};
       }
+      used_ += take;
       done += take;
-      if (batch_.size() == kBatch) Flush();
+      if (used_ == kBatch) Flush();
     }
   }
   Status Finish() {
@@ -87,11 +87,12 @@ class SamplesFileConsumer final : public importers::SampleConsumer {
  private:
   static constexpr size_t kBatch = 65536;
   void Flush() {
-    if (status_ && !batch_.empty()) status_ = sink_->Write(batch_.data(), batch_.size());
-    batch_.clear();
+    if (status_ && used_ > 0) status_ = sink_->Write(batch_.data(), used_);
+    used_ = 0;
   }
   std::unique_ptr<measure::SampleSink> sink_;
-  std::vector<measure::SampleRecord> batch_;
+  std::vector<measure::SampleRecord> batch_;  // kBatch records, the first used_ of them filled
+  size_t used_ = 0;
   Status status_;
 };
 

@@ -15,6 +15,8 @@
 #include <system_error>
 #include <thread>
 
+#include "core/printable.h"
+
 namespace rtpulse::exporter {
 
 struct MetricsServer::Impl {
@@ -85,9 +87,11 @@ MHD_Result Handle(void* cls, MHD_Connection* connection, const char* url, const 
                  "text/plain; charset=utf-8");
 }
 
+/// "HOST:PORT" ("[V6]:PORT"), the host quoted as printable text (it comes from --listen).
 std::string Authority(const std::string& host, uint16_t port) {
-  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
-                                             : fmt::format("{}:{}", host, port);
+  const std::string shown = Printable(host);
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", shown, port)
+                                             : fmt::format("{}:{}", shown, port);
 }
 
 /// Creates, binds and listens a socket for `address`; the errors name the address and say
@@ -104,7 +108,7 @@ Expected<int> BindListen(const ListenAddress& address) {
     return UsageError(
         fmt::format("--listen {}: cannot resolve '{}': {} (give an address of this "
                     "machine, e.g. 127.0.0.1:{} or 0.0.0.0:{})",
-                    where, address.host, gai_strerror(rc), address.port, address.port));
+                    where, Printable(address.host), gai_strerror(rc), address.port, address.port));
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(found, &freeaddrinfo);
   const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);

@@ -3,12 +3,13 @@
 
 #include <charconv>
 
+#include "core/printable.h"
 #include "export/http_server.h"
 
 namespace rtpulse::exporter {
 
 Expected<ListenAddress> ParseListenAddress(std::string_view text) {
-  const std::string given(text);
+  const std::string given = Printable(text);
   const auto bad = [&given](std::string_view why) {
     return UsageError(fmt::format(
         "--listen '{}': {} (give HOST:PORT, e.g. 127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464)",
@@ -47,7 +48,7 @@ Expected<ListenAddress> ParseListenAddress(std::string_view text) {
     const auto [end, ec] =
         std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (ec != std::errc{} || end != port_text.data() + port_text.size() || port > 65535) {
-      return bad(fmt::format("port '{}' is not a number from 0 to 65535", port_text));
+      return bad(fmt::format("port '{}' is not a number from 0 to 65535", Printable(port_text)));
     }
     address.port = static_cast<uint16_t>(port);
   }
