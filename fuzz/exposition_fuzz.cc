@@ -43,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   family.name = "fuzz_metric";
   family.help = std::string(text);
   family.samples.push_back({"", {{"label", std::string(text)}}, 1});
-  for (const auto format : {exporter::ExpositionFormat::kText, exporter::ExpositionFormat::kOpenMetrics}) {
+  for (const auto format :
+       {exporter::ExpositionFormat::kText, exporter::ExpositionFormat::kOpenMetrics}) {
     const std::string out = exporter::Render({family}, format);
     // HELP, TYPE, the sample (and OpenMetrics' EOF): no input byte may start a line of its own.
     size_t lines = 0;
