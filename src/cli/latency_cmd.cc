@@ -106,8 +106,15 @@ class TextfileObserver final : public measure::RunObserver {
   void OnCheckpoint(size_t path_index, const measure::PathRecord& snapshot) override {
     if (run_.paths.size() <= path_index) run_.paths.resize(path_index + 1);
     run_.paths[path_index] = suite::ToPathRun(snapshot);  // a copy: the engine reuses it
+    Write("running");
+  }
+  /// A run that failed: the last checkpoint's figures, marked failed (not left "running").
+  void Failed() { Write("failed"); }
+
+ private:
+  void Write(const char* status) {
     const double now = static_cast<double>(ClockNs(CLOCK_REALTIME)) / 1e9;
-    const exporter::RunInfo info{"latency", "running",
+    const exporter::RunInfo info{"latency", status,
                                  static_cast<double>(run_.start_realtime_ns) / 1e9, now};
     if (Status s = exporter::WriteTextfile(dir_, exporter::LatencyRunFamilies(run_, info));
         !s && !warned_) {
@@ -116,7 +123,6 @@ class TextfileObserver final : public measure::RunObserver {
     }
   }
 
- private:
   measure::RunObserver& inner_;
   std::string dir_;
   results::LatencyRun run_;
@@ -248,7 +254,10 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   }
   std::optional<trace::ExplainSummary> explained;
   if (explainer) explained = explainer->Finish();  // the instance goes, whatever happened
-  if (!ran) return ReportError(ran.error());
+  if (!ran) {
+    if (textfile) textfile->Failed();
+    return ReportError(ran.error());
+  }
   results::LatencyRun run = suite::ToLatencyRun(std::move(record));
   if (explain_only_ring) NoSamplesLogClaimed(run);
   if (explained) AddExplainToRun(*explained, o, **explain_plan, run);

@@ -105,6 +105,21 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
   return plan;
 }
 
+/// The server's CPUs that also carry a probe (when every online CPU is probed, the server
+/// has no housekeeping CPU of its own).
+std::vector<int> SharedServerCpus(const suite::ServePlan& plan) {
+  std::vector<int> shared;
+  for (int cpu : plan.http.cpus) {
+    for (const auto& t : plan.latency.threads) {
+      if (t.cpu == cpu) {
+        shared.push_back(cpu);
+        break;
+      }
+    }
+  }
+  return shared;
+}
+
 exporter::Labels SystemLabels(const sys::SystemInfo& info) {
   return {{"version", kVersion},
           {"kernel_release", info.release},
@@ -128,6 +143,12 @@ int RunServeCommand(const ServeOptions& o) {
   suite::ServeMachine machine;
   machine.system_labels = SystemLabels(info);
   machine.warnings = sys::EnvironmentWarnings(info);
+  if (std::vector<int> shared = SharedServerCpus(*plan); !shared.empty()) {
+    machine.warnings.push_back(fmt::format(
+        "the /metrics server runs on CPU {}, beside a probe (every CPU given to --cpus is "
+        "probed): leave one CPU out of --cpus so scrapes never run next to a probe",
+        FormatCpuList(shared)));
+  }
   const SystemCommandRunner commands;
   const sys::CheckContext context(FsRoot::System(), commands, sys::ProbeProcess());
   for (const sys::CheckResult& c : sys::RunChecks(context)) {
@@ -149,25 +170,28 @@ int RunServeCommand(const ServeOptions& o) {
   const auto& threads = plan->latency.threads;
   std::vector<int> cpus;
   for (const auto& t : threads) cpus.push_back(t.cpu);
+  // With --json - the JSON alone goes to stdout; the banner and summary to stderr.
+  std::FILE* text = o.json == "-" ? stderr : stdout;
   // The warnings once the address is bound: a port in use is one error line and nothing else.
   auto outcome = suite::RunServe(*plan, std::move(machine), [&](const std::string& where) {
     for (const auto& w : warnings) fmt::print(stderr, "rtpulse: warning: {}\n", w);
     if (o.quiet) return;
-    fmt::print(stdout,
+    fmt::print(text,
                "rtpulse serve: http://{}/metrics  (probes on CPU {} every {} us, SCHED_FIFO {}, "
                "wake {}; server on CPU {}; Ctrl-C or SIGTERM stops)\n",
                where, FormatCpuList(cpus), o.interval_us, o.priority, o.wake,
                FormatCpuList(plan->http.cpus));
-    std::fflush(stdout);
+    std::fflush(text);
   });
   if (!outcome) return ReportError(outcome.error());
   results::LatencyRun& run = outcome->run;
   run.rtpulse_version = kVersion;
   run.cmdline = Invocation();
   suite::FillSystem(info, run);
+  run.warnings.insert(run.warnings.end(), warnings.begin(), warnings.end());
   if (!o.quiet) {
-    fmt::print(stdout, "{}", results::FormatSummary(run));
-    fmt::print(stdout, "# serve: {} scrapes of /metrics answered, {} snapshots published\n",
+    fmt::print(text, "{}", results::FormatSummary(run));
+    fmt::print(text, "# serve: {} scrapes of /metrics answered, {} snapshots published\n",
                outcome->http.metrics_served, outcome->snapshots);
   }
   int exit_code = ToInt(ExitCode::kOk);

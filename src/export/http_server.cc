@@ -127,7 +127,9 @@ Expected<int> BindListen(const ListenAddress& address) {
       return UsageError(fmt::format(
           "--listen {}: the address is in use (another rtpulse serve or exporter?): stop it or "
           "give another port, e.g. --listen {}",
-          where, Authority(address.host, static_cast<uint16_t>(address.port + 1))));
+          where,
+          Authority(address.host,
+                    static_cast<uint16_t>(address.port == 65535 ? 65534 : address.port + 1))));
     }
     if (err == EACCES) {
       return ResourceError(fmt::format(
@@ -179,7 +181,9 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::Start(const HttpServerOp
     if (!options.cpus.empty()) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      for (int cpu : options.cpus) CPU_SET(static_cast<size_t>(cpu), &set);
+      for (int cpu : options.cpus) {
+        if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(static_cast<size_t>(cpu), &set);
+      }
       (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
     impl->daemon = MHD_start_daemon(

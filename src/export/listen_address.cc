@@ -43,6 +43,12 @@ Expected<ListenAddress> ParseListenAddress(std::string_view text) {
     }
   }
   if (address.host.empty()) return bad("the host is empty");
+  if (address.host.find_first_not_of("0123456789") == std::string::npos) {
+    return bad(
+        fmt::format("'{}' alone is a host, not a port; for a port on every address give "
+                    ":{}",
+                    address.host, address.host));
+  }
   if (!port_text.empty()) {
     unsigned port = 0;
     const auto [end, ec] =

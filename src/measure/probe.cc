@@ -125,6 +125,11 @@ void* Probe::ThreadEntry(void* self) {
   return nullptr;
 }
 
+void Probe::MarkDegraded() {
+  result_.degraded = true;
+  degraded_.store(true, std::memory_order_relaxed);
+}
+
 void Probe::SetUp() {
   tid_.store(static_cast<int>(gettid()), std::memory_order_relaxed);
   PrefaultStack(kStackPrefaultBytes);
@@ -132,13 +137,13 @@ void Probe::SetUp() {
   // pinned; every other path is pinned before its policy is set.
   if (thread_.cpu >= 0 && path_ != WakePath::kDeadline) {
     if (Status s = SetThreadAffinity({thread_.cpu}); !s) {
-      result_.degraded = true;
+      MarkDegraded();
       result_.notes.push_back(s.error().message);
     }
   }
   if (path_ != WakePath::kDeadline) {
     if (Status s = SetThreadScheduling(thread_.policy, thread_.priority); !s) {
-      result_.degraded = true;
+      MarkDegraded();
       result_.notes.push_back(s.error().message + "; ran as SCHED_OTHER instead");
       result_.policy = "other";
       result_.priority = 0;
@@ -186,7 +191,7 @@ void Probe::ThreadMain() {
     bool problem = false;
     if (std::string end_note = source_->EndNote(problem); !end_note.empty()) {
       result_.notes.push_back(std::move(end_note));
-      if (problem) result_.degraded = true;
+      if (problem) MarkDegraded();
     }
   }
   source_->Disarm();
@@ -210,7 +215,7 @@ void Probe::EnterLoop() {
 void Probe::LeaveLoop() {
   if (g_hooks.exit != nullptr) g_hooks.exit();
   if (wait_error_ != 0) {
-    result_.degraded = true;
+    MarkDegraded();
     result_.notes.push_back(
         fmt::format("wait failed: {}; this thread stopped early", std::strerror(wait_error_)));
   }
@@ -250,6 +255,7 @@ void Probe::LiveResultTo(ProbeRecord& out) const {
   out.priority = set_up ? result_.priority : (path_ == WakePath::kDeadline ? 0 : thread_.priority);
   out.interval_ns = thread_.interval_ns;
   out.wake = result_.wake;
+  out.degraded = degraded_.load(std::memory_order_relaxed);
   result_.histogram.LiveCopyTo(out.histogram);
   result_.skipped_histogram.LiveCopyTo(out.skipped_histogram);
   out.missed_activations = missed_.load(std::memory_order_relaxed);

@@ -73,8 +73,9 @@ class Probe {
   /// checkpoints): a consistent live copy of the histogram (Histogram::LiveCopyTo) and the
   /// counters, read with relaxed atomics; periods_elapsed is samples + skipped + grid
   /// restarts. Reuses `out`'s histogram, so a second call allocates nothing. Leaves out the
-  /// -h histogram, spikes, injections, notes and `degraded`: the loop or its epilogue
-  /// writes those without atomics. Non-RT threads only.
+  /// -h histogram, spikes, injections and notes: the loop or its epilogue writes those
+  /// without atomics. `degraded` is live (a probe that lost its policy or pinning says so at
+  /// once, not only at the end). Non-RT threads only.
   void LiveResultTo(ProbeRecord& out) const;
   /// The result; call after Join().
   ProbeRecord TakeResult();
@@ -103,6 +104,8 @@ class Probe {
   static void* ThreadEntry(void* self);
   void ThreadMain();
   void SetUp();
+  /// Sets result_.degraded and its live copy.
+  void MarkDegraded();
   void Loop();
   /// Around the loop: the test hooks (SetLoopHooks), then, on leaving, the counters and notes
   /// the loop kept in atomics or locals copied into the result.
@@ -144,6 +147,8 @@ class Probe {
   std::atomic<uint64_t> grid_restarts_{0};
   std::atomic<int64_t> last_wake_ns_{0};
   std::atomic<bool> done_{false};
+  /// result_.degraded as other threads may read it while the probe runs (MarkDegraded()).
+  std::atomic<bool> degraded_{false};
 };
 
 }  // namespace rtpulse::measure

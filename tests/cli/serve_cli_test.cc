@@ -4,11 +4,8 @@
 // documented bucket error, injected delays seen as such; and the batch runs' --textfile read
 // by a real node_exporter and recomputed from the run's samples (docs/fleet.md).
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -278,12 +276,95 @@ TEST(ServeCli, RealPrometheusScrapesItAndItsNumbersAgree) {
   EXPECT_LT(result.signal_to_exit_seconds, 10.0);
   const json run = json::parse(std::ifstream(s.pi.out() + "/serve.json"));
   EXPECT_FALSE(run["thread"].empty()) << run.dump().substr(0, 400);
+  // Every CPU probed (the default): the server has no CPU of its own, and says so on stderr,
+  // in /metrics and in the JSON.
+  EXPECT_NE(result.err.find("beside a probe"), std::string::npos) << result.err;
+  EXPECT_NE(text.body.find("beside a probe"), std::string::npos);
+  EXPECT_NE(run.dump().find("beside a probe"), std::string::npos);
   // The port is free for the next serve at once (the scrapes' connections in TIME_WAIT do not
   // hold it: serve binds with SO_REUSEADDR).
   const auto again = testutil::RunRtpulse(
       {"serve", "--listen", "127.0.0.1:" + metrics_port, "-D", "1s", "-q"}, PiEnvironment(s.pi));
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(prom_result.exit_code, 0) << prom_result.err;
+}
+
+/// The pid of the running process whose command line holds `needle`, or 0.
+int FindProcess(const std::string& needle) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = testutil::ReadFile(entry.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos && cmdline.find("rtpulse") != std::string::npos)
+      return std::stoi(name);
+  }
+  return 0;
+}
+
+struct TaskFacts {
+  std::string comm;
+  std::string cpus_allowed;  ///< Cpus_allowed_list of /proc/PID/task/TID/status.
+  int policy = -1;           ///< Field 41 of its stat: 0 SCHED_OTHER, 1 SCHED_FIFO.
+};
+
+std::vector<TaskFacts> Tasks(int pid) {
+  std::vector<TaskFacts> tasks;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    TaskFacts t;
+    t.comm = testutil::ReadFile(entry.path().string() + "/comm");
+    if (!t.comm.empty() && t.comm.back() == '\n') t.comm.pop_back();
+    std::smatch m;
+    const std::string status = testutil::ReadFile(entry.path().string() + "/status");
+    if (std::regex_search(status, m, std::regex(R"(Cpus_allowed_list:\s*(\S+))"))) {
+      t.cpus_allowed = m[1];
+    }
+    const std::string stat = testutil::ReadFile(entry.path().string() + "/stat");
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 41 && fields >> field; ++i) {
+      if (i == 41) t.policy = std::stoi(field);
+    }
+    tasks.push_back(t);
+  }
+  return tasks;
+}
+
+TEST(ServeCli, TheServerThreadRunsSchedOtherOffTheProbesCpu) {
+  if (!testutil::IsRoot()) GTEST_SKIP() << "needs root (SCHED_FIFO probes)";
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
+  const uint16_t port = testutil::FreeLoopbackPort();
+  const std::string where = "127.0.0.1:" + std::to_string(port);
+  testutil::BackgroundProcess serve(
+      {RTPULSE_BINARY, "serve", "--listen", where, "--cpus", "1", "-D", "30s", "--json", "-"});
+  ASSERT_TRUE(
+      WaitFor([&] { return HttpGet(port, "/metrics").status == 200 || serve.Exited(); }, 60s));
+  ASSERT_FALSE(serve.Exited()) << serve.Stop().err;
+  const int pid = FindProcess(where);
+  ASSERT_GT(pid, 0);
+  int servers = 0;
+  int probes = 0;
+  for (const TaskFacts& t : Tasks(pid)) {
+    if (t.comm.rfind("MHD", 0) == 0) {  // libmicrohttpd's thread
+      ++servers;
+      EXPECT_EQ(t.policy, 0) << t.comm;
+      EXPECT_EQ(t.cpus_allowed.find('1'), std::string::npos) << t.comm << " " << t.cpus_allowed;
+    }
+    if (t.policy == 1) {
+      ++probes;
+      EXPECT_EQ(t.cpus_allowed, "1") << t.comm;
+    }
+  }
+  EXPECT_EQ(servers, 1);
+  EXPECT_EQ(probes, 1);
+  // A CPU of its own: no warning. With --json -, stdout is the JSON alone.
+  const testutil::ProcessResult result = serve.Stop();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("beside a probe"), std::string::npos) << result.err;
+  const json run = json::parse(result.out, nullptr, false);
+  ASSERT_TRUE(run.is_object()) << result.out.substr(0, 400);
+  EXPECT_NE(result.err.find("# serve: "), std::string::npos) << result.err;
 }
 
 TEST(ServeCli, BadListenAndAPortInUseAreOneLineExit2) {
@@ -309,22 +390,17 @@ TEST(ServeCli, BadListenAndAPortInUseAreOneLineExit2) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   // A port another program listens on.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string where = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  uint16_t port = 0;
+  const int fd = testutil::ListenOnLoopback(&port);
+  ASSERT_GE(fd, 0);
+  const std::string where = "127.0.0.1:" + std::to_string(port);
   auto r = testutil::RunRtpulse({"serve", "--listen", where, "-D", "5s"});
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "rtpulse: error: --listen " + where +
                        ": the address is in use (another rtpulse serve or exporter?): stop it or "
                        "give another port, e.g. --listen 127.0.0.1:" +
-                       std::to_string(ntohs(addr.sin_port) + 1) + "\n");
+                       std::to_string(port + 1) + "\n");
 }
 
 }  // namespace

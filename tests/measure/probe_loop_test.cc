@@ -449,5 +449,25 @@ TEST_F(ProbeLoopTest, LiveResultCountsMatchTheFinalOnes) {
   EXPECT_EQ(probe_->TakeResult().periods_elapsed, 4u);
 }
 
+TEST_F(ProbeLoopTest, LiveResultSaysDegradedWhileTheRunGoesOn) {
+  // serve exports `degraded` from live results: a probe that stopped early (or lost its
+  // policy or pinning) must say so before the run ends, and a healthy one must not.
+  plan_.loops = 2;
+  ScriptedSource healthy({{1'001'010}, {1'002'010}}, shared_);
+  probe_ = std::make_unique<Probe>(plan_, thread_, WakePath::kAbs, shared_, nullptr, nullptr);
+  probe_->RunLoop(healthy, ScriptedClock{&healthy});
+  ProbeRecord live;
+  probe_->LiveResultTo(live);
+  EXPECT_FALSE(live.degraded);
+
+  plan_.loops = 0;  // until the failed wait
+  ScriptedSource failing({{1'001'010}, {1'002'000, -1, 0, EINVAL}}, shared_);
+  probe_ = std::make_unique<Probe>(plan_, thread_, WakePath::kAbs, shared_, nullptr, nullptr);
+  probe_->RunLoop(failing, ScriptedClock{&failing});
+  probe_->LiveResultTo(live);
+  EXPECT_TRUE(live.degraded);
+  EXPECT_TRUE(probe_->TakeResult().degraded);
+}
+
 }  // namespace
 }  // namespace rtpulse::measure

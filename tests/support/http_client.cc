@@ -101,19 +101,36 @@ HttpReply HttpGet(uint16_t port, const std::string& target, const std::string& a
   return HttpExchange(port, request + "\r\n");
 }
 
-uint16_t FreeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+/// Binds `fd` to an ephemeral port on 127.0.0.1: the port, or 0.
+uint16_t BindLoopback(int fd) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return 0;
-  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 0;
   socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
   return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+uint16_t FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const uint16_t port = BindLoopback(fd);
+  ::close(fd);
+  return port;
+}
+
+int ListenOnLoopback(uint16_t* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  *port = BindLoopback(fd);
+  if (*port == 0 || ::listen(fd, 1) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 std::string UrlEncode(const std::string& text) {

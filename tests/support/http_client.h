@@ -29,6 +29,9 @@ HttpReply HttpExchange(uint16_t port, const std::string& request);
 HttpReply HttpGet(uint16_t port, const std::string& target, const std::string& accept = "");
 /// A port that was free on 127.0.0.1 a moment ago (bound to port 0, then closed).
 uint16_t FreeLoopbackPort();
+/// A socket listening on an ephemeral 127.0.0.1 port, its number in `*port`; -1 on failure.
+/// What another program holding a port looks like to a server that wants it.
+int ListenOnLoopback(uint16_t* port);
 /// `text` percent-encoded for a URL query value.
 std::string UrlEncode(const std::string& text);
 
