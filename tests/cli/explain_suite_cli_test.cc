@@ -51,7 +51,8 @@ int ExplainCliCpu() {
 }
 
 /// A SCHED_FIFO 60 thread pinned to `cpu`, spinning `spin_ns` every `every_ns` until
-/// stopped; it keeps its spins' [from, to] (CLOCK_MONOTONIC, its own readings).
+/// stopped; it keeps its spins' [from, to] (CLOCK_MONOTONIC, its own readings, to taken after
+/// its record is written).
 class ExplainCliHog {
  public:
   ExplainCliHog(int cpu, int64_t spin_ns, int64_t every_ns) {
@@ -81,10 +82,14 @@ class ExplainCliHog {
         const int64_t from = ExplainCliNowNs();
         while (ExplainCliNowNs() - from < spin_ns) {
         }
-        const int64_t to = ExplainCliNowNs();
         {
+          // The spin ends after its own record: the bookkeeping is the hog's time on the CPU
+          // too, up to the clock_nanosleep below.
           std::lock_guard<std::mutex> lock(mutex_);
-          if (spins_.size() < kMaxSpins) spins_.emplace_back(from, to);
+          if (spins_.size() < kMaxSpins) {
+            spins_.emplace_back(from, 0);
+            spins_.back().second = ExplainCliNowNs();
+          }
         }
         next += every_ns;
       }
