@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -105,21 +106,6 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
   return plan;
 }
 
-/// The server's CPUs that also carry a probe (when every online CPU is probed, the server
-/// has no housekeeping CPU of its own).
-std::vector<int> SharedServerCpus(const suite::ServePlan& plan) {
-  std::vector<int> shared;
-  for (int cpu : plan.http.cpus) {
-    for (const auto& t : plan.latency.threads) {
-      if (t.cpu == cpu) {
-        shared.push_back(cpu);
-        break;
-      }
-    }
-  }
-  return shared;
-}
-
 exporter::Labels SystemLabels(const sys::SystemInfo& info) {
   return {{"version", kVersion},
           {"kernel_release", info.release},
@@ -143,7 +129,14 @@ int RunServeCommand(const ServeOptions& o) {
   suite::ServeMachine machine;
   machine.system_labels = SystemLabels(info);
   machine.warnings = sys::EnvironmentWarnings(info);
-  if (std::vector<int> shared = SharedServerCpus(*plan); !shared.empty()) {
+  std::vector<int> cpus;  // the probes'
+  for (const auto& t : plan->latency.threads) cpus.push_back(t.cpu);
+  // With every CPU probed, the server has no housekeeping CPU of its own.
+  std::vector<int> shared;
+  for (int cpu : plan->http.cpus) {
+    if (std::ranges::find(cpus, cpu) != cpus.end()) shared.push_back(cpu);
+  }
+  if (!shared.empty()) {
     machine.warnings.push_back(fmt::format(
         "the /metrics server runs on CPU {}, beside a probe (every CPU given to --cpus is "
         "probed): leave one CPU out of --cpus so scrapes never run next to a probe",
@@ -167,9 +160,6 @@ int RunServeCommand(const ServeOptions& o) {
   machine.monitor = std::move(*sampler);
   const std::vector<std::string> warnings = machine.warnings;
 
-  const auto& threads = plan->latency.threads;
-  std::vector<int> cpus;
-  for (const auto& t : threads) cpus.push_back(t.cpu);
   // With --json - the JSON alone goes to stdout; the banner and summary to stderr.
   std::FILE* text = o.json == "-" ? stderr : stdout;
   // The warnings once the address is bound: a port in use is one error line and nothing else.

@@ -16,11 +16,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "e2e/worker_threads.h"
 #include "monitor/monitor_test_util.h"
 #include "support/http_client.h"
 #include "support/subprocess.h"
@@ -302,31 +302,15 @@ int FindProcess(const std::string& needle) {
   return 0;
 }
 
-struct TaskFacts {
-  std::string comm;
-  std::string cpus_allowed;  ///< Cpus_allowed_list of /proc/PID/task/TID/status.
-  int policy = -1;           ///< Field 41 of its stat: 0 SCHED_OTHER, 1 SCHED_FIFO.
-};
-
-std::vector<TaskFacts> Tasks(int pid) {
-  std::vector<TaskFacts> tasks;
+/// Every thread of process `pid` as e2e::ParseTaskSched reads /proc/PID/task/TID.
+std::vector<e2e::TaskSched> Tasks(int pid) {
+  std::vector<e2e::TaskSched> tasks;
   for (const auto& entry :
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    TaskFacts t;
-    t.comm = testutil::ReadFile(entry.path().string() + "/comm");
-    if (!t.comm.empty() && t.comm.back() == '\n') t.comm.pop_back();
-    std::smatch m;
-    const std::string status = testutil::ReadFile(entry.path().string() + "/status");
-    if (std::regex_search(status, m, std::regex(R"(Cpus_allowed_list:\s*(\S+))"))) {
-      t.cpus_allowed = m[1];
-    }
-    const std::string stat = testutil::ReadFile(entry.path().string() + "/stat");
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i <= 41 && fields >> field; ++i) {
-      if (i == 41) t.policy = std::stoi(field);
-    }
-    tasks.push_back(t);
+    auto task = e2e::ParseTaskSched(testutil::ReadFile(entry.path().string() + "/stat"),
+                                    testutil::ReadFile(entry.path().string() + "/status"));
+    EXPECT_TRUE(task) << entry.path();
+    if (task) tasks.push_back(*task);
   }
   return tasks;
 }
@@ -345,15 +329,15 @@ TEST(ServeCli, TheServerThreadRunsSchedOtherOffTheProbesCpu) {
   ASSERT_GT(pid, 0);
   int servers = 0;
   int probes = 0;
-  for (const TaskFacts& t : Tasks(pid)) {
-    if (t.comm.rfind("MHD", 0) == 0) {  // libmicrohttpd's thread
+  for (const e2e::TaskSched& t : Tasks(pid)) {
+    if (t.name.rfind("MHD", 0) == 0) {  // libmicrohttpd's thread
       ++servers;
-      EXPECT_EQ(t.policy, 0) << t.comm;
-      EXPECT_EQ(t.cpus_allowed.find('1'), std::string::npos) << t.comm << " " << t.cpus_allowed;
+      EXPECT_EQ(t.policy, "other") << t.name;
+      EXPECT_EQ(t.cpus.find('1'), std::string::npos) << t.name << " " << t.cpus;
     }
-    if (t.policy == 1) {
+    if (t.policy == "fifo") {
       ++probes;
-      EXPECT_EQ(t.cpus_allowed, "1") << t.comm;
+      EXPECT_EQ(t.cpus, "1") << t.name;
     }
   }
   EXPECT_EQ(servers, 1);
