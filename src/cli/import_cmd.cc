@@ -49,8 +49,8 @@ std::string ScenarioName(const std::string& file) {
   return name.empty() || name[0] == '.' ? "import" + name : name;
 }
 
-/// Streams imported samples into a samples file in 2 MiB batches, built in place (no
-/// value-initialised growth: this is import's per-sample path).
+/// Streams imported samples into a samples file: records in 2 MiB batches, built in place;
+/// one-value-per-line latencies as they are (the sink encodes them without records).
 class SamplesFileConsumer final : public importers::SampleConsumer {
  public:
   explicit SamplesFileConsumer(std::unique_ptr<measure::SampleSink> sink)
@@ -66,17 +66,8 @@ class SamplesFileConsumer final : public importers::SampleConsumer {
     if (used_ == kBatch) Flush();
   }
   void AddLatencies(const int64_t* latency_ns, size_t n, uint64_t first_seq) override {
-    for (size_t done = 0; done < n;) {
-      const size_t take = std::min(n - done, kBatch - used_);
-      measure::SampleRecord* out = batch_.data() + used_;
-      for (size_t i = 0; i < take; ++i) {
-        out[i] = measure::SampleRecord{
-            first_seq + done + i, 0, latency_ns[done + i], 0, 0xFFFF, 0, 0, 0};
-      }
-      used_ += take;
-      done += take;
-      if (used_ == kBatch) Flush();
-    }
+    Flush();  // records added before keep their place
+    if (status_) status_ = sink_->WriteLatencies(latency_ns, n, first_seq);
   }
   Status Finish() {
     Flush();

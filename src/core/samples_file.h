@@ -72,6 +72,11 @@ void EncodeHeaderV2(const SamplesFileInfo& info, std::byte* out);
 /// Appends one block (header + payload) holding `records[0..count)` to `out`; 1 <= count <=
 /// kV2MaxBlockRecords. Any field values round-trip exactly.
 void AppendBlockV2(const SampleRecord* records, size_t count, std::vector<std::byte>& out);
+/// The same bytes as AppendBlockV2 for the records {first_seq + i, 0, latency_ns[i], thread 0,
+/// cpu 0xFFFF, wake_path 0, flags 0} (a source without deadlines or threads: import's one value
+/// per line), written from the latencies alone: the first record explicit, the rest one run.
+void AppendLatencyBlockV2(const int64_t* latency_ns, size_t count, uint64_t first_seq,
+                          std::vector<std::byte>& out);
 /// Appends the block index and the 48-byte trailer; `index_offset` is the file offset at
 /// which the index starts (the end of the last block).
 void AppendIndexAndTrailerV2(const std::vector<SamplesBlock>& blocks, uint64_t records,

@@ -52,6 +52,14 @@ std::string ErrnoText(int err) {
 
 // ---- Binary file sink ----------------------------------------------------------------
 
+/// The records WriteLatencies() stands for, `count` of them from `first_seq`.
+void FillLatencyRecords(const int64_t* latency_ns, size_t count, uint64_t first_seq,
+                        SampleRecord* out) {
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = SampleRecord{first_seq + i, 0, latency_ns[i], 0, 0xFFFF, 0, 0, 0};
+  }
+}
+
 class FileSink final : public SampleSink {
  public:
   FileSink(std::string path, std::string tmp_path, int fd, SamplesFormat format)
@@ -111,6 +119,42 @@ class FileSink final : public SampleSink {
     records_ += count;
     if (used_ > 0 && MonotonicNs() - last_flush_ns_ >= kFlushIntervalNs) return Flush();
     return Status::Ok();
+  }
+
+  Status WriteLatencies(const int64_t* latency_ns, size_t count, uint64_t first_seq) override {
+    if (error_) return *error_;
+    if (format_ != SamplesFormat::kV2) {
+      return SampleSink::WriteLatencies(latency_ns, count, first_seq);
+    }
+    // Whole blocks straight from the latencies while no block is being gathered; the rest
+    // gathers as records: the same blocks, the same bytes as Write() would give.
+    constexpr size_t kBlock = samples_format::kV2MaxBlockRecords;
+    while (count > 0) {
+      if (pending_.empty() && count >= kBlock) {
+        const size_t before = encoded_.size();
+        samples_format::AppendLatencyBlockV2(latency_ns, kBlock, first_seq, encoded_);
+        blocks_.push_back(SamplesBlock{file_offset_, first_seq, 0, static_cast<uint32_t>(kBlock)});
+        file_offset_ += encoded_.size() - before;
+        latency_ns += kBlock;
+        first_seq += kBlock;
+        count -= kBlock;
+        records_ += kBlock;
+      } else {
+        const size_t n = std::min(count, kBlock - pending_.size());
+        const size_t before = pending_.size();
+        pending_.resize(before + n);
+        FillLatencyRecords(latency_ns, n, first_seq, pending_.data() + before);
+        latency_ns += n;
+        first_seq += n;
+        count -= n;
+        records_ += n;
+        if (pending_.size() == kBlock) EncodePending();
+      }
+      if (encoded_.size() >= kFileBufferBytes) {
+        if (Status s = Flush(); !s) return s;
+      }
+    }
+    return WriteV2(nullptr, 0);  // the flush at least once a second
   }
 
   Status Finish(uint64_t dropped, bool interrupted) override {
@@ -265,33 +309,88 @@ class BackgroundSink final : public SampleSink {
   ~BackgroundSink() override { Stop(); }
 
   Status Write(const SampleRecord* records, size_t count) override {
-    std::vector<SampleRecord> batch;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      space_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
-      if (error_) return *error_;
-      if (!spare_.empty()) {
-        batch = std::move(spare_.back());
-        spare_.pop_back();
+    if (Status s = QueueLatencies(); !s) return s;  // keeps the order
+    Batch batch = TakeSpare();
+    if (error_now_) return *error_now_;
+    batch.records.assign(records, records + count);
+    return Queue(std::move(batch));
+  }
+
+  /// Gathers the latencies (8 bytes a sample, not a 32-byte record) into batches of
+  /// kLatencyBatch; the thread behind encodes them.
+  Status WriteLatencies(const int64_t* latency_ns, size_t count, uint64_t first_seq) override {
+    if (!open_.latencies.empty() && first_seq != open_.first_seq + open_.latencies.size()) {
+      if (Status s = QueueLatencies(); !s) return s;
+    }
+    while (count > 0) {
+      if (open_.latencies.empty()) {
+        open_.first_seq = first_seq;
+        open_.latencies.reserve(kLatencyBatch);
+      }
+      const size_t n = std::min(count, kLatencyBatch - open_.latencies.size());
+      open_.latencies.insert(open_.latencies.end(), latency_ns, latency_ns + n);
+      latency_ns += n;
+      first_seq += n;
+      count -= n;
+      if (open_.latencies.size() == kLatencyBatch) {
+        if (Status s = QueueLatencies(); !s) return s;
       }
     }
-    batch.assign(records, records + count);
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(batch));
-    ready_.notify_one();
     return Status::Ok();
   }
 
   Status Finish(uint64_t dropped, bool interrupted) override {
+    (void)QueueLatencies();  // an error stays in error_
     Stop();
     if (error_) return *error_;
     return inner_->Finish(dropped, interrupted);
   }
 
  private:
+  // 512 KiB of latencies: 16 whole blocks of the file format.
+  static constexpr size_t kLatencyBatch = size_t{16} * samples_format::kV2MaxBlockRecords;
+
+  // Records (from Write) or latencies (from WriteLatencies), in the order they came.
+  struct Batch {
+    std::vector<SampleRecord> records;
+    std::vector<int64_t> latencies;
+    uint64_t first_seq = 0;
+  };
+
+  // A spare buffer pair once the queue has room; error_now_ set when the thread failed.
+  Batch TakeSpare() {
+    Batch batch;
+    std::unique_lock<std::mutex> lock(mu_);
+    space_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
+    error_now_ = error_;
+    if (!spare_.empty()) {
+      batch = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    batch.records.clear();
+    batch.latencies.clear();
+    return batch;
+  }
+
+  Status Queue(Batch batch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(batch));
+    ready_.notify_one();
+    return Status::Ok();
+  }
+
+  // Hands the gathered latencies to the thread, swapping in a spare buffer.
+  Status QueueLatencies() {
+    if (open_.latencies.empty()) return Status::Ok();
+    Batch next = TakeSpare();
+    if (error_now_) return *error_now_;
+    std::swap(next, open_);
+    return Queue(std::move(next));
+  }
+
   void Loop() {
     for (;;) {
-      std::vector<SampleRecord> batch;
+      Batch batch;
       bool failed = false;
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -302,7 +401,13 @@ class BackgroundSink final : public SampleSink {
         failed = error_.has_value();
       }
       // After an error nothing more is written (the file stops at the last good batch).
-      Status s = failed ? Status::Ok() : inner_->Write(batch.data(), batch.size());
+      Status s = Status::Ok();
+      if (!failed) {
+        s = batch.latencies.empty()
+                ? inner_->Write(batch.records.data(), batch.records.size())
+                : inner_->WriteLatencies(batch.latencies.data(), batch.latencies.size(),
+                                         batch.first_seq);
+      }
       std::lock_guard<std::mutex> lock(mu_);
       if (!s && !error_) error_ = s.error();
       spare_.push_back(std::move(batch));
@@ -321,11 +426,13 @@ class BackgroundSink final : public SampleSink {
 
   std::unique_ptr<SampleSink> inner_;
   size_t depth_;
+  Batch open_;                      // latencies being gathered (the producer's own)
+  std::optional<Error> error_now_;  // the producer's copy of error_ from TakeSpare()
   std::mutex mu_;
   std::condition_variable ready_;  // a batch is queued, or closing
   std::condition_variable space_;  // a batch was taken, or an error
-  std::deque<std::vector<SampleRecord>> queue_;
-  std::vector<std::vector<SampleRecord>> spare_;  // buffers to reuse
+  std::deque<Batch> queue_;
+  std::vector<Batch> spare_;  // buffers to reuse
   std::optional<Error> error_;
   bool closing_ = false;
   std::thread thread_;  // last: starts once everything above exists
@@ -461,6 +568,17 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
     }
   }
   return std::unique_ptr<SampleSink>(std::move(sink));
+}
+
+Status SampleSink::WriteLatencies(const int64_t* latency_ns, size_t count, uint64_t first_seq) {
+  std::vector<SampleRecord> records(std::min<size_t>(count, 4096));
+  for (size_t done = 0; done < count;) {
+    const size_t n = std::min(count - done, records.size());
+    FillLatencyRecords(latency_ns + done, n, first_seq + done, records.data());
+    if (Status s = Write(records.data(), n); !s) return s;
+    done += n;
+  }
+  return Status::Ok();
 }
 
 std::unique_ptr<SampleSink> MakeBackgroundSink(std::unique_ptr<SampleSink> inner, size_t depth) {

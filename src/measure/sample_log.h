@@ -87,6 +87,11 @@ class SampleSink {
   virtual void OnProbeThreads(const ProbeThreadIds& /*threads*/) {}
   /// `count` may be 0: the writer's idle tick, so a buffering sink can flush on time.
   virtual Status Write(const SampleRecord* records, size_t count) = 0;
+  /// `count` samples of a source without deadlines or threads (rtpulse import of one value
+  /// per line): record i is {first_seq + i, expected 0, actual latency_ns[i], thread 0, cpu
+  /// 0xFFFF}. The default builds the records and calls Write(); the file sink encodes them
+  /// from the latencies alone, the same bytes.
+  virtual Status WriteLatencies(const int64_t* latency_ns, size_t count, uint64_t first_seq);
   /// Called once after the last Write. `dropped` is the total the rings could not hold.
   virtual Status Finish(uint64_t dropped, bool interrupted) = 0;
 };
