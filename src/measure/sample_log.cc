@@ -133,8 +133,7 @@ class FileSink final : public SampleSink {
       if (pending_.empty() && count >= kBlock) {
         const size_t before = encoded_.size();
         samples_format::AppendLatencyBlockV2(latency_ns, kBlock, first_seq, encoded_);
-        blocks_.push_back(SamplesBlock{file_offset_, first_seq, 0, static_cast<uint32_t>(kBlock)});
-        file_offset_ += encoded_.size() - before;
+        NoteBlock(before, first_seq, 0, kBlock);
         latency_ns += kBlock;
         first_seq += kBlock;
         count -= kBlock;
@@ -253,8 +252,13 @@ class FileSink final : public SampleSink {
   void EncodeBlock(const SampleRecord* records, size_t count) {
     const size_t before = encoded_.size();
     samples_format::AppendBlockV2(records, count, encoded_);
-    blocks_.push_back(SamplesBlock{file_offset_, records[0].seq, records[0].expected_ns,
-                                   static_cast<uint32_t>(count)});
+    NoteBlock(before, records[0].seq, records[0].expected_ns, count);
+  }
+
+  // The block just appended to encoded_ at `before`, for the index.
+  void NoteBlock(size_t before, uint64_t first_seq, int64_t first_expected_ns, size_t count) {
+    blocks_.push_back(
+        SamplesBlock{file_offset_, first_seq, first_expected_ns, static_cast<uint32_t>(count)});
     file_offset_ += encoded_.size() - before;
   }
 
@@ -310,10 +314,11 @@ class BackgroundSink final : public SampleSink {
 
   Status Write(const SampleRecord* records, size_t count) override {
     if (Status s = QueueLatencies(); !s) return s;  // keeps the order
-    Batch batch = TakeSpare();
-    if (error_now_) return *error_now_;
+    Batch batch;
+    if (Status s = TakeSpare(batch); !s) return s;
     batch.records.assign(records, records + count);
-    return Queue(std::move(batch));
+    Queue(std::move(batch));
+    return Status::Ok();
   }
 
   /// Gathers the latencies (8 bytes a sample, not a 32-byte record) into batches of
@@ -357,35 +362,35 @@ class BackgroundSink final : public SampleSink {
     uint64_t first_seq = 0;
   };
 
-  // A spare buffer pair once the queue has room; error_now_ set when the thread failed.
-  Batch TakeSpare() {
-    Batch batch;
+  // Waits until the queue has room, then gives `batch` a spare (emptied) buffer pair; the
+  // thread's error instead once it failed.
+  Status TakeSpare(Batch& batch) {
     std::unique_lock<std::mutex> lock(mu_);
     space_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
-    error_now_ = error_;
+    if (error_) return *error_;
     if (!spare_.empty()) {
       batch = std::move(spare_.back());
       spare_.pop_back();
     }
     batch.records.clear();
     batch.latencies.clear();
-    return batch;
+    return Status::Ok();
   }
 
-  Status Queue(Batch batch) {
+  void Queue(Batch batch) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(batch));
     ready_.notify_one();
-    return Status::Ok();
   }
 
   // Hands the gathered latencies to the thread, swapping in a spare buffer.
   Status QueueLatencies() {
     if (open_.latencies.empty()) return Status::Ok();
-    Batch next = TakeSpare();
-    if (error_now_) return *error_now_;
+    Batch next;
+    if (Status s = TakeSpare(next); !s) return s;
     std::swap(next, open_);
-    return Queue(std::move(next));
+    Queue(std::move(next));
+    return Status::Ok();
   }
 
   void Loop() {
@@ -426,8 +431,7 @@ class BackgroundSink final : public SampleSink {
 
   std::unique_ptr<SampleSink> inner_;
   size_t depth_;
-  Batch open_;                      // latencies being gathered (the producer's own)
-  std::optional<Error> error_now_;  // the producer's copy of error_ from TakeSpare()
+  Batch open_;  // latencies being gathered (the producer's own)
   std::mutex mu_;
   std::condition_variable ready_;  // a batch is queued, or closing
   std::condition_variable space_;  // a batch was taken, or an error
