@@ -1,6 +1,7 @@
 #include "cli/app.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -28,25 +29,25 @@ namespace {
 
 constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
-            &SetupLatency},
+            &SetupLatency, OnStop::kPartial},
     Command{"suite", "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
-            &SetupSuite},
+            &SetupSuite, OnStop::kPartial},
     Command{"control",
             "run a 250 Hz flight-control job under scheduling policies and loads: response "
             "times, deadline misses, control cost",
-            &SetupControl},
+            &SetupControl, OnStop::kPartial},
     Command{"e2e",
             "time a camera -> depth network -> decision -> alert pipeline per frame: stages, "
             "deadline misses, thread sweep",
-            &SetupE2e},
+            &SetupE2e, OnStop::kPartial},
     Command{"report", "figures, LaTeX tables and an HTML page from a run's results", &SetupReport},
     Command{"samples", "read a per-sample log written by 'latency --samples'", &SetupSamples},
     Command{"check", "audit the machine for real-time use: pass/warn/fail with fixes", &SetupCheck},
     Command{"monitor", "log temperatures, frequencies, throttling, power and load over time",
-            &SetupMonitor},
+            &SetupMonitor, OnStop::kPartial},
     Command{"load",
             "run built-in loads, stress-ng or your own program and report what they achieved",
-            &SetupLoad},
+            &SetupLoad, OnStop::kPartial},
     Command{"kernel", "verify a kernel config against the PREEMPT_RT fragment", &SetupKernel},
     Command{"compare", "compare runs side by side: ratios, bootstrap CIs, KS test", &SetupCompare},
     Command{"wcet", "worst-case latency estimates (extreme value statistics) from samples",
@@ -56,7 +57,7 @@ constexpr std::array kCommands = {
     Command{"serve",
             "measure without end and serve /metrics to Prometheus: latency histograms, misses, "
             "temperature, throttling, check results",
-            &SetupServe},
+            &SetupServe, OnStop::kPartial},
 };
 
 constexpr const char* kExitCodes =
@@ -68,6 +69,25 @@ constexpr const char* kExitCodes =
     "      result-json.md, budget.md, fleet.md).";
 
 std::string g_invocation;
+
+/// The signal mask the process started with, before Main held SIGINT and SIGTERM.
+sigset_t g_mask_at_start;
+
+/// SIGINT and SIGTERM, which Main holds from its first line: a command that writes partial
+/// results (OnStop::kPartial) takes them in its own wait, so one sent while it parses, probes
+/// the machine or opens its files ends in the same valid, interrupted result as one sent
+/// mid-run. Any other command gets them back before it runs, and a pending one then acts.
+void HoldStopSignals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, &g_mask_at_start);
+}
+
+void ReleaseStopSignals() {
+  pthread_sigmask(SIG_SETMASK, &g_mask_at_start, nullptr);
+}
 
 std::vector<std::string> CommandNames() {
   std::vector<std::string> names;
@@ -161,6 +181,12 @@ std::unique_ptr<CLI::App> BuildApp(Runner& runner) {
     CLI::App* sub = app->add_subcommand(command.name, command.summary);
     sub->footer(kExitCodes);
     Runner run = command.setup(*sub);
+    if (command.on_stop == OnStop::kDie) {
+      run = [run] {
+        ReleaseStopSignals();
+        return run();
+      };
+    }
     sub->callback([&runner, run] { runner = run; });
   }
   return app;
@@ -198,6 +224,7 @@ int Main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == results::kMarkKilledCommand) {
     return MarkKilledMain(argc, argv);
   }
+  HoldStopSignals();
   for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "" : " ") + std::string(argv[i]);
   if (const int code = CheckCommandName(argc, argv); code != 0) return code;
 

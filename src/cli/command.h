@@ -17,6 +17,12 @@ namespace rtpulse::cli {
 /// What a subcommand runs once its options are parsed; returns the process exit code.
 using Runner = std::function<int()>;
 
+/// How a command ends on SIGINT or SIGTERM.
+enum class OnStop {
+  kDie,      ///< the default action: nothing of value is half-written
+  kPartial,  ///< taken synchronously; partial results are written, exit 130
+};
+
 /// One row of the command table (the ninja "tool table"): adding a command touches its own
 /// file and one line in app.cc.
 struct Command {
@@ -24,6 +30,7 @@ struct Command {
   const char* summary;
   /// Declares the subcommand's options on `sub` and returns what to run after parsing.
   Runner (*setup)(CLI::App& sub);
+  OnStop on_stop = OnStop::kDie;
 };
 
 /// Prints "rtpulse: error: <message>" to stderr and returns the error's exit code.
