@@ -22,6 +22,7 @@
 #include "core/gzip.h"
 #include "core/version.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 #include "sys/check.h"
 
 extern char** environ;

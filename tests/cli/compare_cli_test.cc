@@ -18,6 +18,7 @@
 
 #include "results/suite_result.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::cli {
 namespace {

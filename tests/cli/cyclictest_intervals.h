@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
+
 namespace rtpulse::testutil {
 
 struct IntervalRow {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace {
 

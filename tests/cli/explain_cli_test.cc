@@ -22,6 +22,7 @@
 
 #include "cli/explain_window_support.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 #include "support/tracefs.h"
 
 namespace rtpulse {

@@ -21,6 +21,7 @@
 
 #include "cli/cyclictest_intervals.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

@@ -24,6 +24,7 @@
 #include "monitor/monitor_test_util.h"
 #include "support/http_client.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

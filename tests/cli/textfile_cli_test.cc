@@ -15,6 +15,7 @@
 
 #include "support/http_client.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::cli {
 namespace {

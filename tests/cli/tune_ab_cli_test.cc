@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

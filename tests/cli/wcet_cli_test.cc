@@ -17,6 +17,7 @@
 
 #include "measure/sample_log.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::cli {
 namespace {

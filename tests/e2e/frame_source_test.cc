@@ -14,11 +14,12 @@
 
 #include "e2e/sources.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {
 
-constexpr const char* kTruth = RTPULSE_SOURCE_DIR "/tests/e2e/source_truth.py";
+const std::string kTruth = std::string(RTPULSE_SOURCE_DIR) + "/tests/e2e/source_truth.py";
 
 testutil::ProcessResult RunTruth(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/usr/bin/python3", kTruth};

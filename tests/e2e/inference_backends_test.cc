@@ -12,6 +12,7 @@
 
 #include "e2e/inference.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {

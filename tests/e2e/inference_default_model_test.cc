@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "e2e/inference.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {

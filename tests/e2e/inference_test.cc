@@ -9,6 +9,7 @@
 
 #include "e2e/onnx_info.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {

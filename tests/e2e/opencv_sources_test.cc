@@ -8,11 +8,12 @@
 
 #include "e2e/frame_source.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {
 
-constexpr const char* kTruth = RTPULSE_SOURCE_DIR "/tests/e2e/source_truth.py";
+const std::string kTruth = std::string(RTPULSE_SOURCE_DIR) + "/tests/e2e/source_truth.py";
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

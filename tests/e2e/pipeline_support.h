@@ -15,6 +15,7 @@
 #include "e2e/inference.h"
 #include "e2e/pipeline.h"
 #include "e2e/processing.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e::pipetest {
 

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::e2e {
 namespace {

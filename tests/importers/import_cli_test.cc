@@ -11,6 +11,7 @@
 #include "results/suite_reader.h"
 #include "results/suite_result.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

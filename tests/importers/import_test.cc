@@ -12,6 +12,7 @@
 
 #include "cli/cyclictest_intervals.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::importers {
 namespace {

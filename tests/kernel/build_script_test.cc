@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernel/run_command.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

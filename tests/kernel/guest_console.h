@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/test_paths.h"
+
 namespace rtpulse::guest {
 
 constexpr const char* kPrefix = "RTPULSE-GUEST: ";
@@ -53,7 +55,7 @@ inline GuestConsole Parse(const std::string& text) {
 
 inline const GuestConsole& Console() {
   static const GuestConsole kConsole = [] {
-    std::ifstream in(RTPULSE_QEMU_DIR "/console.log", std::ios::binary);
+    std::ifstream in(std::string(RTPULSE_QEMU_DIR) + "/console.log", std::ios::binary);
     if (!in) return GuestConsole{};
     std::stringstream text;
     text << in.rdbuf();

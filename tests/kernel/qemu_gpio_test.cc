@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "guest_console.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

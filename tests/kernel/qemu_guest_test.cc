@@ -11,6 +11,7 @@
 #include <string>
 
 #include "guest_console.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {
@@ -19,7 +20,7 @@ using guest::Console;
 using guest::GuestConsole;
 
 std::string ManifestValue(const std::string& key) {
-  std::ifstream in(RTPULSE_QEMU_DIR "/manifest.txt");
+  std::ifstream in(std::string(RTPULSE_QEMU_DIR) + "/manifest.txt");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);

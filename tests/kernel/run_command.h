@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "support/test_paths.h"
+
 namespace rtpulse::testing {
 
 /// The checkout these tests run the scripts of.

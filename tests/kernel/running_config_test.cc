@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/gzip.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::kernel {
 namespace {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kernel/running_config.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::kernel {
 namespace {

@@ -20,6 +20,7 @@
 #include "load/registry.h"
 #include "load/spec.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse {
 namespace {

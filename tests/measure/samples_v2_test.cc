@@ -17,6 +17,7 @@
 
 #include "core/samples_file.h"
 #include "measure/sample_log.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::measure {
 namespace {

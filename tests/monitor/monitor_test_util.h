@@ -7,6 +7,7 @@
 #include <string>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::monitor::testing {
 

@@ -23,6 +23,7 @@
 #include "core/fs_root.h"
 #include "monitor/monitor_test_util.h"
 #include "monitor/sources.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::monitor {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "core/command_runner.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::report {
 namespace {

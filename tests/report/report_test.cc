@@ -23,6 +23,7 @@
 #include "report/run_figures.h"
 #include "results/suite_result.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::report {
 namespace {

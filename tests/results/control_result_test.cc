@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::results {
 namespace {

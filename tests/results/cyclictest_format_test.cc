@@ -24,6 +24,7 @@
 
 #include "core/clock.h"
 #include "stats/summary.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::results {
 namespace {

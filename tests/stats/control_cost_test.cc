@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::stats {
 namespace {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/float_compare.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::stats {
 

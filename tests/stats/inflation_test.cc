@@ -11,6 +11,7 @@
 
 #include "core/float_compare.h"
 #include "support/subprocess.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::stats {
 namespace {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
+
 namespace rtpulse::suite {
 namespace {
 
@@ -392,7 +394,8 @@ TEST(SuiteExamples, EveryExampleParses) {
 }
 
 TEST(SuiteExamples, DefaultTomlIsTheBuiltInSuiteOnAPi5) {
-  auto file = LoadSuiteFile(RTPULSE_SOURCE_DIR "/examples/suites/default.toml", kPi5);
+  auto file =
+      LoadSuiteFile(std::string(RTPULSE_SOURCE_DIR) + "/examples/suites/default.toml", kPi5);
   ASSERT_TRUE(file) << file.error().message;
   const auto defaults = DefaultSuite(kPi5);
   ASSERT_TRUE(defaults) << defaults.error().message;
@@ -412,7 +415,7 @@ TEST(SuiteExamples, DefaultTomlIsTheBuiltInSuiteOnAPi5) {
 }
 
 TEST(SuiteExamples, UavStressKeepsStressNgArgumentsVerbatim) {
-  auto c = LoadSuiteFile(RTPULSE_SOURCE_DIR "/examples/suites/uav.toml", kPi5);
+  auto c = LoadSuiteFile(std::string(RTPULSE_SOURCE_DIR) + "/examples/suites/uav.toml", kPi5);
   if (!c && c.error().code == ExitCode::kResource) GTEST_SKIP() << c.error().message;
   ASSERT_TRUE(c) << c.error().message;
   const Scenario& stress = c->scenarios.at(1);

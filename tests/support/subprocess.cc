@@ -18,6 +18,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "support/test_paths.h"
+
 extern char** environ;
 
 namespace rtpulse::testutil {
