@@ -80,7 +80,7 @@ inline void ExpectTruth(const std::string& run, const std::string& stdout_text) 
   const std::string summary = run + ".stdout";
   std::ofstream(summary) << stdout_text;
   const ProcessResult truth =
-      RunProcess({"/usr/bin/env", "python3", Source("tests/cli/control_truth.py"), run, summary});
+      RunProcess({"/usr/bin/python3", Source("tests/cli/control_truth.py"), run, summary});
   EXPECT_EQ(truth.exit_code, 0) << truth.err << truth.out;
 }
 

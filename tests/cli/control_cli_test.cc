@@ -67,10 +67,9 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
   ExpectTruth(run_, result_->out);
   // statistical_report.txt against Python's statistics module over response_times.txt.
   const json control = json::parse(ReadFile(s + "/control.json"));
-  const ProcessResult truth =
-      RunProcess({"/usr/bin/env", "python3", Source("tests/results/control_truth.py"),
-                  s + "/response_times.txt", s + "/jobs.csv",
-                  std::to_string(control["skipped_after_last"].get<uint32_t>())});
+  const ProcessResult truth = RunProcess(
+      {"/usr/bin/python3", Source("tests/results/control_truth.py"), s + "/response_times.txt",
+       s + "/jobs.csv", std::to_string(control["skipped_after_last"].get<uint32_t>())});
   ASSERT_EQ(truth.exit_code, 0) << truth.err;
   const std::string report = ReadFile(s + "/statistical_report.txt");
   size_t from = 0;

@@ -39,9 +39,9 @@ void ExpectE2eTruth(const std::string& run, const std::string& stdout_text,
                     const std::string& csv = "", const std::string& json = "") {
   const std::string summary = run + ".stdout";
   std::ofstream(summary) << stdout_text;
-  std::vector<std::string> argv = {
-      "/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/e2e_truth.py", run,
-      "--stdout",     summary};
+  std::vector<std::string> argv = {"/usr/bin/python3",
+                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/e2e_truth.py", run,
+                                   "--stdout", summary};
   if (!csv.empty()) argv.insert(argv.end(), {"--csv", csv});
   if (!json.empty()) argv.insert(argv.end(), {"--json", json});
   const ProcessResult truth = RunProcess(argv);

@@ -135,8 +135,8 @@ size_t ExpectWindowsMatchTruth(const nlohmann::json& explain, const std::string&
     const std::string path = file[0] == '/' ? file : base + "/" + file;
     const int64_t expected = s["expected_ns"].get<int64_t>();
     const int64_t actual = expected + s["latency_ns"].get<int64_t>();
-    auto r = RunProcess({"/usr/bin/env", "python3", ExplainSource("tests/trace/explain_truth.py"),
-                         path, "--cpu", std::to_string(s["cpu"].get<int>()), "--expected",
+    auto r = RunProcess({"/usr/bin/python3", ExplainSource("tests/trace/explain_truth.py"), path,
+                         "--cpu", std::to_string(s["cpu"].get<int>()), "--expected",
                          std::to_string(expected), "--actual", std::to_string(actual), "--tid",
                          std::to_string(s["probe_tid"].get<int>())});
     EXPECT_EQ(r.exit_code, 0) << r.err;

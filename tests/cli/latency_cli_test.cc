@@ -836,7 +836,7 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
                std::to_string(t["periods_elapsed"].get<uint64_t>());
   }
   // python3 over the raw file, nothing of rtpulse: sorted latencies, nearest ranks.
-  auto py = testutil::RunProcess({"/usr/bin/env", "python3",
+  auto py = testutil::RunProcess({"/usr/bin/python3",
                                   std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
                                   dir.File("e.bin"), "--threads", threads, "--wake", "0"});
   ASSERT_EQ(py.exit_code, 0) << py.err;
@@ -919,7 +919,7 @@ TEST_F(LatencyRunTest, ReportAndCompareShowPerPeriodRowsOfAnInjectedStallBesideP
                std::to_string(t["periods_elapsed"].get<uint64_t>());
   }
   auto py = testutil::RunProcess(
-      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
        dir.File("s.bin"), "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
   ASSERT_EQ(py.exit_code, 0) << py.err;
   const auto truth = nlohmann::json::parse(py.out);
@@ -1000,8 +1000,7 @@ TEST_F(LatencyRunTest, BudgetVerdictMatchesThePerPeriodSamplesAndSetsTheExitCode
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   std::ofstream(dir.File("b.csv")) << csv.out;
   const std::string check = std::string(RTPULSE_TEST_DATA) + "/budget/verdict_check.py";
-  auto checked =
-      testutil::RunProcess({"/usr/bin/env", "python3", check, json_file, dir.File("b.csv")});
+  auto checked = testutil::RunProcess({"/usr/bin/python3", check, json_file, dir.File("b.csv")});
   EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   EXPECT_EQ(checked.out.rfind("checked p99 ", 0), 0u) << checked.out;
 

@@ -196,8 +196,8 @@ json SamplesTruth(const std::string& samples, const json& latency) {
                std::to_string(t["periods_elapsed"].get<uint64_t>());
   }
   auto py = testutil::RunProcess(
-      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py",
-       samples, "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/samples_truth.py", samples,
+       "--threads", threads, "--percentiles", "50,95,99,99.9,99.99"});
   EXPECT_EQ(py.exit_code, 0) << py.err;
   return py.exit_code == 0 ? json::parse(py.out) : json::object();
 }

@@ -45,7 +45,7 @@ TEST(TextfileCli, LatencyFileAgreesWithTheSamplesRecomputedInPython) {
   for (const auto& name : dir.List())
     EXPECT_FALSE(name.find(".prom.tmp") != std::string::npos) << name;
   const auto truth = testutil::RunProcess(
-      {"/usr/bin/env", "python3", kTruth, dir.File("run.smp"), dir.File("rtpulse.prom")});
+      {"/usr/bin/python3", kTruth, dir.File("run.smp"), dir.File("rtpulse.prom")});
   EXPECT_EQ(truth.exit_code, 0) << truth.out << truth.err;
   EXPECT_NE(truth.out.find("2 threads"), std::string::npos) << truth.out;
 
@@ -56,7 +56,7 @@ TEST(TextfileCli, LatencyFileAgreesWithTheSamplesRecomputedInPython) {
   ASSERT_NE(tampered, prom);
   std::ofstream(dir.File("tampered.prom")) << tampered;
   const auto caught = testutil::RunProcess(
-      {"/usr/bin/env", "python3", kTruth, dir.File("run.smp"), dir.File("tampered.prom")});
+      {"/usr/bin/python3", kTruth, dir.File("run.smp"), dir.File("tampered.prom")});
   EXPECT_EQ(caught.exit_code, 1) << caught.out;
 }
 

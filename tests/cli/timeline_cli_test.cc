@@ -27,7 +27,7 @@ testutil::ProcessResult TimelineTruth(const TempDir& dir, const std::string& bin
   EXPECT_EQ(csv.exit_code, 0) << csv.err;
   const std::string csv_path = dir.File("samples.csv");
   std::ofstream(csv_path) << csv.out;
-  return RunProcess({"/usr/bin/env", "python3",
+  return RunProcess({"/usr/bin/python3",
                      std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/timeline_truth.py", csv_path,
                      dat});
 }

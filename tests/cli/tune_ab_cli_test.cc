@@ -43,7 +43,7 @@ std::string CheckWithPython(const std::string& run, const std::string& out) {
   TempDir tmp;
   const std::string printed = tmp.File("stdout.txt");
   std::ofstream(printed) << out;
-  const auto r = testutil::RunProcess({"/usr/bin/env", "python3",
+  const auto r = testutil::RunProcess({"/usr/bin/python3",
                                        std::string(RTPULSE_TEST_DATA) + "/tune_ab/check_tune_ab.py",
                                        run, printed});
   return r.out + r.err;

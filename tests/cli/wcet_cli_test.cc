@@ -129,7 +129,7 @@ TEST(WcetCommandTest, TextTableAndSameSeedSameResult) {
 
 /// Runs a python3 script from tests/data/wcet, returning its stdout.
 std::string Python(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/env", "python3"};
+  std::vector<std::string> argv = {"/usr/bin/python3"};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto r = testutil::RunProcess(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;

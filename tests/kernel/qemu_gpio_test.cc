@@ -84,8 +84,8 @@ class QemuGpioTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(Console().loaded)
-        << "no " RTPULSE_QEMU_DIR
-           "/console.log: run through ctest, whose fixture kernel_qemu_boot builds and boots "
+        << "no " << RTPULSE_QEMU_DIR
+        << "/console.log: run through ctest, whose fixture kernel_qemu_boot builds and boots "
            "the guest (ctest -R kernel_qemu)";
     ASSERT_EQ(GuestValue("guest.d-exit gpio"), "0") << "guest.d/gpio.sh did not finish:\n"
                                                     << Console().raw;

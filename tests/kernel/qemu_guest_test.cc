@@ -32,8 +32,8 @@ class QemuGuestTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(Console().loaded)
-        << "no " RTPULSE_QEMU_DIR
-           "/console.log: run through ctest, whose fixture "
+        << "no " << RTPULSE_QEMU_DIR
+        << "/console.log: run through ctest, whose fixture "
            "kernel_qemu_boot builds and boots the guest (ctest -R kernel_qemu)";
     ASSERT_EQ(Console().values.count("done"), 1u) << "the guest did not reach its end:\n"
                                                   << Console().raw;

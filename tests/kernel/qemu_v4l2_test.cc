@@ -73,8 +73,8 @@ void CollectStrings(const nlohmann::json& j, std::vector<std::string>& out) {
 class QemuV4l2Test : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(Console().loaded) << "no " RTPULSE_QEMU_DIR
-                                     "/console.log: run through ctest, whose fixture "
+    ASSERT_TRUE(Console().loaded) << "no " << RTPULSE_QEMU_DIR
+                                  << "/console.log: run through ctest, whose fixture "
                                      "kernel_qemu_boot boots the guest (ctest -R kernel_qemu)";
     ASSERT_EQ(Console().values.count("done"), 1u) << "the guest did not reach its end";
     ASSERT_NE(Value("guest.d-exit v4l2"), "<absent>") << "guest.d/v4l2.sh did not run";

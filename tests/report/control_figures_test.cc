@@ -69,7 +69,7 @@ TEST(ControlFiguresTest, DataFilesHoldExactlyThePlottedValuesOfJobsCsv) {
                                    {"rr-50-stress", "rr:50", true, 700, 4, 400'000}};
   std::vector<ControlFigureInput> inputs;
   std::vector<std::string> argv = {
-      "/usr/bin/env", "python3",
+      "/usr/bin/python3",
       std::string(RTPULSE_SOURCE_DIR) + "/tests/report/control_figures_truth.py",
       run.File("figures")};
   for (const auto& s : specs) {

@@ -231,7 +231,7 @@ TEST(ReportTest, HistogramRangeRuleOnAFarOutlier) {
   auto out = WriteReport(dir.path(), options);
   ASSERT_TRUE(out) << out.error().message;
 
-  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+  std::vector<std::string> argv = {"/usr/bin/python3",
                                    std::string(RTPULSE_TEST_DATA) + "/report/histogram_range.py",
                                    dir.path() + "/figures", "histogram_spiky"};
   argv.insert(argv.end(), value_files.begin(), value_files.end());

@@ -325,10 +325,9 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
     const std::string report = testutil::ReadFile(dir.File("statistical_report.txt"));
     EXPECT_EQ(report.find("WARNING"), std::string::npos) << report;
 
-    const auto truth =
-        testutil::RunProcess({"/usr/bin/env", "python3",
-                              std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
-                              dir.File("response_times.txt"), dir.File("jobs.csv")});
+    const auto truth = testutil::RunProcess(
+        {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
+         dir.File("response_times.txt"), dir.File("jobs.csv")});
     ASSERT_EQ(truth.exit_code, 0) << truth.err;
     size_t blocks = 0;
     size_t from = 0;
@@ -347,10 +346,9 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
     std::string times = testutil::ReadFile(dir.File("response_times.txt"));
     times.insert(0, "1");
     ControlWriteText(dir.File("response_times.txt"), times);
-    const auto off =
-        testutil::RunProcess({"/usr/bin/env", "python3",
-                              std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
-                              dir.File("response_times.txt"), dir.File("jobs.csv")});
+    const auto off = testutil::RunProcess(
+        {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/results/control_truth.py",
+         dir.File("response_times.txt"), dir.File("jobs.csv")});
     EXPECT_NE(off.exit_code, 0) << off.out;
   }
 }

@@ -247,8 +247,7 @@ Explanation AttributeAndCompare(const AttrScript& script, const SpikeInput& spik
   const std::string window = dir.File("window.txt");
   std::ofstream(window) << script.Text(lost);
   std::vector<std::string> argv = {
-      "/usr/bin/env",
-      "python3",
+      "/usr/bin/python3",
       std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
       window,
       "--cpu",
@@ -896,7 +895,7 @@ TEST(ExplainTruthScript, ReadsKernelShapedLinesAgainstHandWorkedParts) {
          "prev_comm=memfd:sealed-91 prev_pid=32765 prev_prio=120 prev_state=R ==> next_comm=my "
          "probe next_pid=4000 next_prio=19\n";
   const testutil::ProcessResult py = testutil::RunProcess(
-      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
        window, "--cpu", "0", "--expected", "48088246000000", "--actual", "48088246050000"});
   ASSERT_EQ(py.exit_code, 0) << py.err;
   const json truth = json::parse(py.out);
@@ -916,7 +915,7 @@ TEST(ExplainTruthScript, ReadsKernelShapedLinesAgainstHandWorkedParts) {
   text.replace(text.find("CPU:1 [LOST"), 5, "CPU:0");
   std::ofstream(dir.File("lost.txt")) << text;
   const testutil::ProcessResult lost = testutil::RunProcess(
-      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
        dir.File("lost.txt"), "--cpu", "0", "--expected", "48088246000000", "--actual",
        "48088246050000"});
   ASSERT_EQ(lost.exit_code, 0) << lost.err;
@@ -926,7 +925,7 @@ TEST(ExplainTruthScript, ReadsKernelShapedLinesAgainstHandWorkedParts) {
   std::ofstream(dir.File("noted.txt"))
       << "# LOST EVENTS: the kernel dropped events in this window\n" + testutil::ReadFile(window);
   const testutil::ProcessResult noted = testutil::RunProcess(
-      {"/usr/bin/env", "python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tests/trace/explain_truth.py",
        dir.File("noted.txt"), "--cpu", "0", "--expected", "48088246000000", "--actual",
        "48088246050000"});
   ASSERT_EQ(noted.exit_code, 0) << noted.err;
