@@ -199,22 +199,18 @@ INSTANTIATE_TEST_SUITE_P(IntTerm, SignalTest, ::testing::Values(SIGINT, SIGTERM)
                            return std::string(param_info.param == SIGINT ? "SIGINT" : "SIGTERM");
                          });
 
-/// True once a process whose command line contains `marker` holds both SIGINT and SIGTERM
+/// True once a process with `marker` in its environment holds both SIGINT and SIGTERM
 /// blocked (SigBlk in /proc/PID/status): rtpulse's first line for a command that writes
 /// partial results.
 bool HoldsStopSignals(const std::string& marker) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    std::string cmdline = ReadFile((entry.path() / "cmdline").string());
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(marker) == std::string::npos) continue;
-    std::istringstream status(ReadFile((entry.path() / "status").string()));
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("SigBlk:", 0) != 0) continue;
-      const uint64_t mask = std::stoull(line.substr(7), nullptr, 16);
-      const uint64_t stop = (1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1));
-      return (mask & stop) == stop;
+  const uint64_t stop = (1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1));
+  for (const int pid : testutil::MarkedProcesses(marker)) {
+    std::istringstream status(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("SigBlk:", 0) == 0 &&
+          (std::stoull(line.substr(7), nullptr, 16) & stop) == stop) {
+        return true;
+      }
     }
   }
   return false;
@@ -227,9 +223,11 @@ TEST_F(LatencyRunTest, StopDuringStartUpStillWritesAnInterruptedResult) {
   ProcessOptions options;
   options.signal = SIGTERM;
   options.signal_after = std::chrono::milliseconds(1);
+  const std::string marker = "RTPULSE_TEST_STARTUP_STOP=" + dir.path();
+  options.extra_env = {marker};
   // The first ask spins until the hold shows, so the signal lands within microseconds of
   // Main's first line, while the command line is still being parsed.
-  options.signal_when = [marker = dir.File("r.json")] {
+  options.signal_when = [marker] {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!HoldsStopSignals(marker) && std::chrono::steady_clock::now() < give_up) {
     }
