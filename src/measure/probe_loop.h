@@ -86,37 +86,42 @@ void Probe::LoopImpl(Source& source, Clock clock) {
 
     last_wake = now;
     const int64_t latency = now - wake.expected_ns;
+    const uint64_t skipped =
+        wake.expirations > 0
+            ? wake.expirations - 1
+            : (latency >= interval ? static_cast<uint64_t>(latency / interval) : 0);
+    // Per period: a late wake-up serves the deadline `wake.expected_ns`; the skipped
+    // deadlines after it (d + T, ..., d + kT) were each as late as the time from them to
+    // this wake-up. Only stalls pay for this, one O(1) record per period they swallowed.
+    auto count_skipped = [&] {
+      missed_.store(missed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped, std::memory_order_relaxed);
+      int64_t lateness = latency;
+      for (uint64_t j = 0; j < skipped; ++j) {
+        lateness -= interval;
+        skipped_histogram.Record(lateness);
+      }
+    };
     if (kExtras && restarts_grid && (resync || latency < 0)) {
       // SCHED_DEADLINE: after an overrun the kernel may have restarted its period (CBS)
       // where we cannot see it; a wake-up before our grid proves it did. The activation
       // that follows is where the kernel's grid shows again: re-anchor on it, count it in
-      // grid_restarts, and record no latency for it rather than an invented one.
+      // grid_restarts, and record no latency for it rather than an invented one. The periods
+      // of our grid that passed before it without an activation (the kernel postpones a
+      // period that overran its runtime: a host stall while the thread ran can cost tens of
+      // them) are missed periods like any other, counted as skipped with their lateness.
       grid_restarts_.store(grid_restarts_.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
+      if (skipped > 0) count_skipped();
       resync = false;
-      ++seq;
+      seq += 1 + skipped;
       next = now + interval;
       if (cycles >= loops || now >= end_ns) break;
       continue;
     }
     histogram.Record(latency);
     cur_ns_.store(latency, std::memory_order_relaxed);
-    const uint64_t skipped =
-        wake.expirations > 0
-            ? wake.expirations - 1
-            : (latency >= interval ? static_cast<uint64_t>(latency / interval) : 0);
-    if (skipped > 0) {
-      missed_.store(missed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      skipped_.store(skipped_.load(std::memory_order_relaxed) + skipped, std::memory_order_relaxed);
-      // Per period: the late wake-up served the deadline `wake.expected_ns`; the skipped
-      // deadlines after it (d + T, ..., d + kT) were each as late as the time from them to
-      // this wake-up. Only stalls pay for this, one O(1) record per period they swallowed.
-      int64_t lateness = latency;
-      for (uint64_t j = 0; j < skipped; ++j) {
-        lateness -= interval;
-        skipped_histogram.Record(lateness);
-      }
-    }
+    if (skipped > 0) count_skipped();
     if constexpr (kExtras) {
       if (result_.linear) RecordLinear(latency, cycles);
       if (spike_ns > 0 && latency > spike_ns) RecordSpike(seq, wake.expected_ns, latency);

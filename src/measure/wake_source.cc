@@ -300,7 +300,8 @@ class DeadlineWait final : public WakeSource {
     return "deadline: grid anchored at the clock read before sched_setattr(); after an overrun "
            "the kernel may restart its period, so rtpulse re-anchors on the next wake-up and "
            "counts it in grid_restarts without a latency (later samples may read low by at "
-           "most that wake-up's own latency)";
+           "most that wake-up's own latency); the periods that passed before it count as "
+           "skipped";
   }
 
  private:

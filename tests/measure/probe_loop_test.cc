@@ -338,6 +338,38 @@ TEST_F(ProbeLoopTest, GridRestartsReanchorWithoutRecordingALatency) {
   EXPECT_EQ(records[3].seq, 6u);
 }
 
+TEST_F(ProbeLoopTest, PeriodsTheKernelPostponedBeforeARestartAreSkippedNotLost) {
+  // SCHED_DEADLINE throttles a thread that overran its runtime (a host stall while it ran
+  // counts as runtime) and postpones its next period by as many periods as the overrun
+  // needs: 23 of our periods pass without an activation. They are missed periods, counted
+  // as skipped with their lateness, so the periods elapsed match the wall time.
+  plan_.loops = 3;
+  ScriptedSource source({{1'001'010},   // 10 ns
+                         {1'004'500},   // 2500 ns: 2 skipped; the kernel may restart
+                         {1'028'300},   // re-anchor 23'300 ns after our deadline 1'005'000
+                         {1'029'310}},  // 10 ns on the grid anchored at 1'028'300
+                        shared_);
+  source.restarts_grid = true;
+  const ProbeRecord r = Run(source, WakePath::kDeadline);
+  EXPECT_EQ(source.deadlines(),
+            (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'029'300}));
+  EXPECT_EQ(r.histogram.count(), 3u);  // 10, 2500, 10: the re-anchoring wake-up has none
+  EXPECT_EQ(r.grid_restarts, 1u);
+  EXPECT_EQ(r.missed_activations, 2u);
+  EXPECT_EQ(r.skipped_periods, 2u + 23u);
+  // 3 samples + 25 skipped + 1 restart; the wall time from the origin to the last wake-up
+  // is 29.31 periods.
+  EXPECT_EQ(r.periods_elapsed, 29u);
+  // Each skipped period as late as the time from its deadline to the wake-up that ended it:
+  // 1500 and 500 ns, then 22'300 down to 300 ns.
+  EXPECT_EQ(r.skipped_histogram.count(), 25u);
+  EXPECT_EQ(r.skipped_histogram.min(), 300);
+  EXPECT_EQ(r.skipped_histogram.max(), 22'300);
+  int64_t sum = 1500 + 500;
+  for (int64_t lateness = 22'300; lateness >= 300; lateness -= 1000) sum += lateness;
+  EXPECT_EQ(r.skipped_histogram.sum(), sum);
+}
+
 TEST_F(ProbeLoopTest, TheGridStartsAtTheSourcesOwnOrigin) {
   plan_.loops = 2;
   ScriptedSource source({{1'000'510}, {1'001'500}}, shared_);
