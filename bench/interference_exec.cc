@@ -125,7 +125,7 @@ int Main(int argc, char** argv) {
   }
   plan.jobs_per_run = o.jobs;
   plan.repetitions = o.reps;
-  plan.llc_bytes = static_cast<size_t>(load::LastLevelCacheBytes());
+  plan.llc_bytes = static_cast<size_t>(load::LoadCacheBytes());
   plan.work_set_bytes = 2 * plan.llc_bytes;
   if (Status s = suite::ValidateInterferencePlan(plan); !s) {
     std::fprintf(stderr, "rtpulse_interference_exec: %s\n", s.error().message.c_str());

@@ -88,7 +88,7 @@ int64_t IntArg(std::string_view text, std::string_view what, int64_t min, int64_
 
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  o.mb = std::max<int64_t>(64, 4 * load::LastLevelCacheBytes() / (1024 * 1024));
+  o.mb = std::max<int64_t>(64, 4 * load::LoadCacheBytes() / (1024 * 1024));
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -270,7 +270,7 @@ std::string LoadAverage() {
 void PrintEnvironment(const Options& o) {
   std::printf("buffer: %lld MiB (last-level cache %lld KiB), CPU %d, %d round(s) of %.1f s each\n",
               static_cast<long long>(o.mb),
-              static_cast<long long>(load::LastLevelCacheBytes() / 1024), o.cpu, o.rounds,
+              static_cast<long long>(load::LoadCacheBytes() / 1024), o.cpu, o.rounds,
               static_cast<double>(o.duration_ns) / 1e9);
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;

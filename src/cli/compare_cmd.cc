@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/compare_figures.h"
-#include "cli/compare_report.h"
 #include "core/atomic_file.h"
 #include "core/exit_code.h"
+#include "report/compare.h"
+#include "report/compare_figures.h"
 #include "results/suite_reader.h"
 
 namespace rtpulse::cli {
@@ -111,7 +111,7 @@ Expected<std::vector<std::string>> Labels(const CompareOptions& o) {
   return labels;
 }
 
-Expected<std::vector<CompareRun>> ReadRuns(const CompareOptions& o) {
+Expected<std::vector<report::CompareRun>> ReadRuns(const CompareOptions& o) {
   if (o.runs.size() < 2) {
     return UsageError(
         fmt::format("compare needs at least two runs (got {}); the first is the baseline, e.g. "
@@ -120,7 +120,7 @@ Expected<std::vector<CompareRun>> ReadRuns(const CompareOptions& o) {
   }
   auto labels = Labels(o);
   if (!labels) return labels.error();
-  std::vector<CompareRun> runs;
+  std::vector<report::CompareRun> runs;
   for (size_t i = 0; i < o.runs.size(); ++i) {
     auto suite = results::ReadSuiteResult(o.runs[i]);
     if (!suite) return suite.error();
@@ -151,23 +151,23 @@ int RunCompare(const CompareOptions& o) {
   stats::BootstrapOptions bootstrap;
   bootstrap.replicates = o.bootstrap;
   bootstrap.seed = o.seed;
-  auto comparison = BuildComparison(std::move(*runs), bootstrap);
+  auto comparison = report::BuildComparison(std::move(*runs), bootstrap);
   if (!comparison) return ReportError(comparison.error());
 
   std::vector<std::string> figures_svg;
   if (!o.figures.empty()) {
-    auto written = WriteCompareFigures(*comparison, o.figures);
+    auto written = report::WriteCompareFigures(*comparison, o.figures);
     if (!written) return ReportError(written.error());
     figures_svg = std::move(*written);
   }
-  if (o.json != "-") std::fputs(FormatCompareText(*comparison).c_str(), stdout);
+  if (o.json != "-") std::fputs(report::FormatCompareText(*comparison).c_str(), stdout);
   if (!o.json.empty()) {
-    if (Status s = Emit(o.json, CompareJson(*comparison).dump(2) + "\n"); !s) {
+    if (Status s = Emit(o.json, report::CompareJson(*comparison).dump(2) + "\n"); !s) {
       return ReportError(s.error());
     }
   }
   if (!o.html.empty()) {
-    if (Status s = Emit(o.html, CompareHtml(*comparison, figures_svg)); !s) {
+    if (Status s = Emit(o.html, report::CompareHtml(*comparison, figures_svg)); !s) {
       return ReportError(s.error());
     }
   }

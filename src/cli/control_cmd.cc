@@ -9,7 +9,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +28,9 @@
 #include "core/exit_code.h"
 #include "core/file_owner.h"
 #include "core/fs_root.h"
+#include "core/memory_facts.h"
 #include "core/parse.h"
+#include "core/timestamp.h"
 #include "core/version.h"
 #include "load/spec.h"
 #include "measure/engine.h"
@@ -86,15 +87,6 @@ std::string StudyStressSpec(size_t cpus) {
       "stress-ng:--cpu {} --cpu-method matrixprod --vm {} --vm-bytes 75% --hdd 1 --pipe {} --mq {} "
       "--sock {} --switch {}",
       n, half, n, half, half, half);
-}
-
-std::string ControlStamp() {
-  const time_t now = time(nullptr);
-  tm local{};
-  localtime_r(&now, &local);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &local);
-  return buf;
 }
 
 /// "64M", "32MiB", "1G", "4096" (bytes), "512K": binary units.
@@ -254,13 +246,7 @@ Status BuildSettings(const ControlOptions& o, const FsRoot& root, const std::vec
     auto bytes = ParseControlBytes("--work-set", o.work_set);
     if (!bytes) return bytes.error();
     s.work_set_bytes = *bytes;
-    const auto available = suite::MemAvailableBytes(root);
-    if (available && *bytes > *available) {
-      return UsageError(fmt::format(
-          "--work-set {} ({} bytes) is larger than the memory available ({} MiB, MemAvailable); "
-          "give a smaller work set",
-          o.work_set, *bytes, *available / (1024 * 1024)));
-    }
+    if (Status fits = control::CheckWorkSetFits(*bytes, root, o.work_set); !fits) return fits;
   }
   if (!o.exec.empty()) {
     auto exec = ParseTimeNs(o.exec, kNsPerUs);
@@ -405,7 +391,7 @@ Status BuildSuite(const ControlOptions& o, const std::vector<int>& online, Contr
   }
   p.invocation = Invocation();
   p.version = kVersion;
-  p.out_dir = o.out.empty() ? "rtpulse_control_" + ControlStamp() : o.out;
+  p.out_dir = o.out.empty() ? "rtpulse_control_" + RunFolderStamp() : o.out;
   return CheckOutputFolder(p.out_dir);
 }
 
@@ -440,7 +426,7 @@ Status BuildInterference(const ControlOptions& o, const FsRoot& root,
   }
   ip.jobs_per_run = o.jobs_given ? o.jobs : ip.jobs_per_run;
   ip.repetitions = o.repetitions;
-  ip.llc_bytes = suite::LastLevelCacheBytes(root);
+  ip.llc_bytes = LastLevelCacheBytes(root);
   if (plan.settings.work_set_bytes == 0) {
     // Twice the last-level cache, rounded up to whole MiB (8 MiB when it is unknown).
     const size_t mib = 1024 * 1024;
@@ -454,7 +440,7 @@ Status BuildInterference(const ControlOptions& o, const FsRoot& root,
   }
   ip.work_set_bytes = plan.settings.work_set_bytes;
   plan.interference = ip;
-  const std::string out = o.out.empty() ? "rtpulse_interference_" + ControlStamp() : o.out;
+  const std::string out = o.out.empty() ? "rtpulse_interference_" + RunFolderStamp() : o.out;
   plan.suite.out_dir = out;
   return CheckOutputFolder(out);
 }

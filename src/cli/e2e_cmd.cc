@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -30,6 +29,7 @@
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "core/timestamp.h"
 #include "core/version.h"
 #include "e2e/actuation.h"
 #include "e2e/frame_source.h"
@@ -119,15 +119,6 @@ Status ParseE2eNumbers(E2eOptions& o) {
   if (Status s = whole("--warmup", o.warmup_text, "10", o.warmup); !s) return s;
   if (Status s = metres("--near", o.near_text, o.near_m); !s) return s;
   return metres("--clear", o.clear_text, o.clear_m);
-}
-
-std::string E2eStamp() {
-  const time_t now = time(nullptr);
-  tm local{};
-  localtime_r(&now, &local);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &local);
-  return buf;
 }
 
 /// The generated default model: beside the binary in the build tree (build/src/rtpulse ->
@@ -415,7 +406,7 @@ Status BuildE2eSuite(const E2eOptions& o, const std::vector<int>& online, E2ePla
   }
   p.invocation = Invocation();
   p.version = kVersion;
-  p.out_dir = o.out.empty() ? "rtpulse_e2e_" + E2eStamp() : o.out;
+  p.out_dir = o.out.empty() ? "rtpulse_e2e_" + RunFolderStamp() : o.out;
   return CheckOutputFolder(p.out_dir);
 }
 

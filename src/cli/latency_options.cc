@@ -461,19 +461,14 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   auto uses = [&](WakePath p) {
     return std::find(plan.paths.begin(), plan.paths.end(), p) != plan.paths.end();
   };
-  if (o.wake.find("all") != std::string::npos && uses(WakePath::kItimer) &&
-      plan.threads.size() > 1) {
-    std::erase(plan.paths, WakePath::kItimer);
-    plan.notes.push_back(
-        "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
-        "-t 1)");
+  if (o.wake.find("all") != std::string::npos) {
+    measure::DropOnePerProcessPaths(plan.paths, plan.threads.size(), plan.notes);
   }
   if (Status s = ResolveGpioWake(o, plan); !s) return s.error();
-  if (uses(WakePath::kItimer) && plan.threads.size() > 1) {
-    return UsageError(fmt::format(
-        "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} threads "
-        "were asked for: add -t 1, or use --wake posix",
-        plan.threads.size()));
+  if (Status s = measure::CheckOnePerProcess(plan.paths, plan.threads.size(),
+                                             "threads were asked for", "add -t 1");
+      !s) {
+    return s.error();
   }
 
   if (!o.duration.empty()) {

@@ -8,13 +8,13 @@
 #include <string>
 
 #include "cli/command.h"
-#include "cli/series.h"
 #include "core/file_owner.h"
 #include "report/e2e_figures.h"
 #include "report/html_page.h"
 #include "report/report.h"
 #include "results/budget_verdict.h"
 #include "results/e2e_result.h"
+#include "results/sample_series.h"
 #include "results/suite_reader.h"
 #include "stats/budget.h"
 #include "stats/evt.h"
@@ -41,7 +41,7 @@ std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& s
   size_t analysed = 0;
   for (const auto& s : suite.scenarios) {
     if (s.samples_file.empty()) continue;
-    auto series = OpenSeriesLog(folder + "/" + s.samples_file);
+    auto series = results::OpenSampleSeries(folder + "/" + s.samples_file);
     if (!series) {
       html += "<p>" + report::HtmlEscape(s.name + ": " + series.error().message) + "</p>\n";
       continue;

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "cli/command.h"
 #include "core/clock.h"
+#include "core/timestamp.h"
 #include "measure/sample_log.h"
 #include "measure/wake_path.h"
 
@@ -105,13 +105,8 @@ class CsvPrinter {
 };
 
 std::string FormatRealtime(int64_t realtime_ns) {
-  if (realtime_ns == 0) return "unknown";
-  const std::time_t seconds = static_cast<std::time_t>(realtime_ns / kNsPerSec);
-  std::tm utc{};
-  if (gmtime_r(&seconds, &utc) == nullptr) return "unknown";
-  char text[32];
-  if (std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc) == 0) return "unknown";
-  return text;
+  const std::string text = UtcIsoSeconds(realtime_ns);
+  return text.empty() ? "unknown" : text;
 }
 
 void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSummary& s,

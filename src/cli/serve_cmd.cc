@@ -62,9 +62,9 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
                     o.interval_us));
   }
   const auto wake = measure::WakePathFromName(o.wake);
-  using measure::WakePath;
-  if (!wake || *wake == WakePath::kGpio || *wake == WakePath::kDeadline ||
-      *wake == WakePath::kItimer || *wake == WakePath::kBusy) {
+  const measure::WakePathTraits* traits = wake ? measure::FindWakePathTraits(*wake) : nullptr;
+  if (traits == nullptr || traits->needs_device || traits->owns_policy ||
+      !traits->one_per_process.empty() || traits->spins) {
     return UsageError(fmt::format(
         "--wake '{}': serve takes one of abs, rel, timerfd, posix, epoll, xthread (busy spins a "
         "whole CPU; deadline, itimer and gpio: use rtpulse latency)",

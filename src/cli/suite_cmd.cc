@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +22,7 @@
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/timestamp.h"
 #include "core/version.h"
 #include "export/textfile.h"
 #include "measure/engine.h"
@@ -74,15 +74,6 @@ struct Plan {
   suite::LatencySettings latency;
   measure::LatencyPlan latency_plan;
 };
-
-std::string LocalStamp() {
-  const time_t now = time(nullptr);
-  tm local{};
-  localtime_r(&now, &local);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &local);
-  return buf;
-}
 
 Expected<int64_t> PositiveTime(const std::string& option, const std::string& text, bool zero_ok) {
   auto ns = ParseDurationNs(text);
@@ -241,17 +232,14 @@ Expected<Plan> BuildPlan(const SuiteOptions& o) {
     l.explain = std::move(explain);
     l.verdict_line = ExplainVerdictLine;
   }
-  if (o.wake.find("all") != std::string::npos && l.cpus.size() > 1 &&
-      std::erase(l.wake, measure::WakePath::kItimer) > 0) {
-    l.notes.push_back(
-        "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs "
-        "-t 1)");
+  if (o.wake.find("all") != std::string::npos) {
+    measure::DropOnePerProcessPaths(l.wake, l.cpus.size(), l.notes);
   }
   auto latency = suite::SuiteLatencyPlan(l);
   if (!latency) return latency.error();
   plan.latency_plan = std::move(*latency);
 
-  p.out_dir = o.out.empty() ? "rtpulse_" + LocalStamp() : o.out;
+  p.out_dir = o.out.empty() ? "rtpulse_" + RunFolderStamp() : o.out;
   if (Status s = CheckOutputFolder(p.out_dir); !s) return s.error();
   return plan;
 }

@@ -8,151 +8,24 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/series.h"
 #include "core/atomic_file.h"
 #include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/file_owner.h"
 #include "core/version.h"
-#include "measure/sample_log.h"
+#include "results/sample_series.h"
 #include "results/suite_reader.h"
 #include "stats/evt.h"
 
 namespace rtpulse::cli {
-
-namespace {
-
-/// The old way, for a file whose threads' deadlines go back somewhere (never written by
-/// rtpulse; a hand-made or corrupt file): every record in memory, a stable sort.
-Expected<SeriesLog> WcetSortedSeries(const std::string& path) {
-  struct Item {
-    int64_t expected_ns;
-    uint16_t thread;
-    int64_t latency_ns;
-  };
-  std::vector<Item> items;
-  std::set<uint16_t> threads;
-  auto summary = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
-    items.push_back({r.expected_ns, r.thread, measure::LatencyNs(r)});
-    threads.insert(r.thread);
-  });
-  if (!summary) return summary.error();
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.expected_ns != b.expected_ns ? a.expected_ns < b.expected_ns : a.thread < b.thread;
-  });
-  auto latency = std::make_shared<std::vector<double>>();
-  latency->reserve(items.size());
-  for (const auto& i : items) latency->push_back(static_cast<double>(i.latency_ns));
-  SeriesLog s;
-  s.pass = [latency](const std::function<void(double)>& sink) {
-    for (const double v : *latency) sink(v);
-    return Status::Ok();
-  };
-  s.threads = threads.size();
-  s.dropped = summary->dropped;
-  s.has_trailer = summary->has_trailer;
-  return s;
-}
-
-/// One thread's records read but not yet merged, and how many it has still to come.
-struct WcetMergeQueue {
-  std::deque<std::pair<int64_t, int64_t>> pending;  ///< (expected_ns, latency_ns)
-  uint64_t unread = 0;
-  bool ordered = true;
-  int64_t last_expected_ns = 0;
-};
-
-/// One merge pass over the file: every record, merged by deadline, through `sink`. `counts`
-/// holds each thread's records as the first pass found them.
-Status MergePass(const std::string& path, const std::map<uint16_t, uint64_t>& counts,
-                 const std::function<void(double)>& sink) {
-  std::map<uint16_t, WcetMergeQueue> queues;
-  for (const auto& [thread, n] : counts) queues[thread].unread = n;
-  // A thread blocks the merge while it has records to come and none waiting: one of them
-  // could be the smallest.
-  size_t blocked = queues.size();
-  auto merge = [&] {
-    while (blocked == 0) {
-      WcetMergeQueue* best = nullptr;
-      for (auto& [thread, q] : queues) {  // ascending thread: ties go to the lower one
-        if (!q.pending.empty() &&
-            (best == nullptr || q.pending.front().first < best->pending.front().first)) {
-          best = &q;
-        }
-      }
-      if (best == nullptr) return;
-      sink(static_cast<double>(best->pending.front().second));
-      best->pending.pop_front();
-      if (best->pending.empty() && best->unread > 0) ++blocked;
-    }
-  };
-  bool changed = false;
-  auto read = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
-    auto it = queues.find(r.thread);
-    if (it == queues.end() || it->second.unread == 0) {
-      changed = true;
-      return;
-    }
-    WcetMergeQueue& q = it->second;
-    if (q.pending.empty()) --blocked;
-    --q.unread;
-    q.pending.emplace_back(r.expected_ns, measure::LatencyNs(r));
-    merge();
-  });
-  if (!read) return read.error();
-  if (changed || blocked != 0) {
-    return Failure(
-        fmt::format("{} changed while it was read (its records differ between two passes); read it "
-                    "again once the run that writes it has ended",
-                    path));
-  }
-  merge();
-  return Status::Ok();
-}
-
-}  // namespace
-
-/// Every record of every probe thread, merged by deadline: one activation after another, as
-/// they happened (the file interleaves threads in batches, docs/samples-format.md). The
-/// order is a stable sort's by (expected_ns, thread), but made by a k-way merge: a first
-/// pass counts each thread's records and checks its deadlines never go back, then every
-/// pass the analysis asks for merges the file again, holding only the threads' skew in the
-/// file, never the series.
-Expected<SeriesLog> OpenSeriesLog(const std::string& path) {
-  std::map<uint16_t, WcetMergeQueue> queues;
-  auto first = measure::ReadSamplesFile(path, [&](const measure::SampleRecord& r) {
-    WcetMergeQueue& q = queues[r.thread];
-    if (q.unread > 0 && r.expected_ns < q.last_expected_ns) q.ordered = false;
-    q.last_expected_ns = r.expected_ns;
-    ++q.unread;
-  });
-  if (!first) return first.error();
-  std::map<uint16_t, uint64_t> counts;
-  for (const auto& [thread, q] : queues) {
-    if (!q.ordered) return WcetSortedSeries(path);
-    counts[thread] = q.unread;
-  }
-  SeriesLog s;
-  s.pass = [path, counts](const std::function<void(double)>& sink) {
-    return MergePass(path, counts, sink);
-  };
-  s.threads = queues.size();
-  s.dropped = first->dropped;
-  s.has_trailer = first->has_trailer;
-  return s;
-}
 
 namespace {
 
@@ -341,7 +214,7 @@ int RunWcet(const WcetOptions& o) {
                         {"scenarios", nlohmann::json::array()}};
   std::vector<std::string> notes;
   for (const auto& [scenario, path] : with_samples) {
-    auto series = OpenSeriesLog(path);
+    auto series = results::OpenSampleSeries(path);
     if (!series) return ReportError(series.error());
     std::vector<std::string> input_warnings;
     if (series->dropped > 0) {

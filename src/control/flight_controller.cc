@@ -6,16 +6,17 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <new>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 
 #include "core/clock.h"
+#include "core/memory_facts.h"
 
 namespace rtpulse::control {
 namespace {
@@ -219,25 +220,15 @@ ControllerConfig ControllerConfig::Defaults(double dt_s) {
 
 // --- Work set -------------------------------------------------------------------------------
 
-Status CheckWorkSetFits(size_t bytes, const FsRoot& root) {
-  auto meminfo = root.Read("/proc/meminfo");
-  if (!meminfo) return Status::Ok();
-  std::string_view text = *meminfo;
-  constexpr std::string_view kKey = "MemAvailable:";
-  size_t at = text.find(kKey);
-  if (at == std::string_view::npos) return Status::Ok();
-  std::string_view rest = text.substr(at + kKey.size());
-  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
-  uint64_t kib = 0;
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
-  if (ec != std::errc()) return Status::Ok();
-  (void)end;
-  uint64_t available = kib * 1024;
-  if (bytes <= available) return Status::Ok();
+Status CheckWorkSetFits(size_t bytes, const FsRoot& root, std::string_view as_given) {
+  const auto available = MeminfoBytes(root, "MemAvailable");
+  if (!available || bytes <= *available) return Status::Ok();
+  const std::string asked = as_given.empty() ? fmt::format("{} bytes", bytes)
+                                             : fmt::format("{} ({} bytes)", as_given, bytes);
   return UsageError(fmt::format(
-      "--work-set {} bytes is larger than the memory available ({} bytes, MemAvailable in "
+      "--work-set {} is larger than the memory available ({} bytes = {} MiB, MemAvailable in "
       "/proc/meminfo); give a work set below {} bytes",
-      bytes, available, available));
+      asked, *available, *available / (1024 * 1024), *available));
 }
 
 FlightController::State::State(const ControllerConfig& c, uint64_t seed)

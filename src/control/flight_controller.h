@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -157,8 +158,9 @@ struct Calibration {
 
 /// Checks that a work set of `bytes` fits in the memory the kernel says is available
 /// (MemAvailable in /proc/meminfo under `root`): a usage error naming both numbers if not.
-/// Ok when /proc/meminfo cannot be read (then only the allocation can tell).
-Status CheckWorkSetFits(size_t bytes, const FsRoot& root);
+/// Ok when /proc/meminfo cannot be read (then only the allocation can tell). `as_given` is
+/// the option's text ("2G"), quoted in the message beside the bytes when not empty.
+Status CheckWorkSetFits(size_t bytes, const FsRoot& root, std::string_view as_given = "");
 
 /// Unmaps a work set's mapping of `bytes` (FlightController's).
 struct WorkSetUnmap {

@@ -1,10 +1,10 @@
 #include "core/fs_root.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace rtpulse {
 
@@ -24,13 +24,25 @@ std::string FsRoot::Path(std::string_view absolute) const {
   return root_ + std::string(absolute);
 }
 
+std::optional<std::string> ReadWholeFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return std::nullopt;
+  std::string text;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int error = errno;
+  std::fclose(f);
+  if (failed) {
+    errno = error;
+    return std::nullopt;
+  }
+  return text;
+}
+
 std::optional<std::string> FsRoot::Read(std::string_view absolute) const {
-  std::ifstream in(Path(absolute), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return out.str();
+  return ReadWholeFile(Path(absolute));
 }
 
 std::optional<std::string> FsRoot::ReadLine(std::string_view absolute) const {

@@ -7,6 +7,10 @@
 
 namespace rtpulse {
 
+/// The whole file at `path` as given (a user's file; no root is prefixed), binary-safe;
+/// nullopt when it cannot be opened or read, errno saying why.
+std::optional<std::string> ReadWholeFile(const std::string& path);
+
 /// Every read of /sys, /proc and /dev goes through one of these, so tests can point the
 /// same code path at a fixture tree (a Raspberry Pi 5's /sys on an x86 VM).
 class FsRoot {

@@ -10,9 +10,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "core/fs_root.h"
 #include "importers/import_internal.h"
 
 namespace rtpulse::importers {
@@ -324,14 +323,12 @@ void RecordTool(results::ProbeResult& probe, const ToolThread& t) {
 }
 
 Expected<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = ReadWholeFile(path);
+  if (!text) {
     return UsageError(
         fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return std::move(*text);
 }
 
 std::vector<std::pair<std::string_view, size_t>> Fields(std::string_view line) {

@@ -18,8 +18,9 @@ LoadDescriptor NetLoad();
 LoadDescriptor StressNgLoad();
 LoadDescriptor CommandLoad();
 
-/// Size of the largest CPU cache (sysfs cache/index*/size of CPU 0), or 8 MiB if unknown.
-int64_t LastLevelCacheBytes();
+/// Size of the largest CPU cache (core/memory_facts.h), or 8 MiB if unknown: what the cache
+/// and memory loads size their buffers by.
+int64_t LoadCacheBytes();
 
 /// A whole-number option `key` in [min, max], or `fallback` when absent.
 Expected<int64_t> IntOption(const LoadParams& params, const std::string& key, int64_t fallback,

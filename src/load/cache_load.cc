@@ -11,7 +11,7 @@ namespace {
 constexpr size_t kLine = 64;
 
 int64_t DefaultKb() {
-  return 2 * LastLevelCacheBytes() / 1024;
+  return 2 * LoadCacheBytes() / 1024;
 }
 
 class CacheWork final : public Work {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/fs_root.h"
+#include "core/memory_facts.h"
 #include "load/builtins.h"
 #include "load/worker.h"
 
@@ -16,7 +17,7 @@ namespace {
 constexpr size_t kBlockBytes = 256 * 1024;  // One step: read and write 256 KiB.
 
 int64_t DefaultMb() {
-  return std::max<int64_t>(64, 4 * LastLevelCacheBytes() / (1024 * 1024));
+  return std::max<int64_t>(64, 4 * LoadCacheBytes() / (1024 * 1024));
 }
 
 class MemoryWork final : public Work {
@@ -44,24 +45,9 @@ class MemoryWork final : public Work {
 
 }  // namespace
 
-int64_t LastLevelCacheBytes() {
-  int64_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    auto text = FsRoot::System().ReadLine("/sys/devices/system/cpu/cpu0/cache/index" +
-                                          std::to_string(i) + "/size");
-    if (!text || text->empty()) continue;
-    int64_t value = 0;
-    try {
-      value = std::stoll(*text);
-    } catch (...) {
-      continue;
-    }
-    const char unit = text->back();
-    if (unit == 'K') value *= 1024;
-    if (unit == 'M') value *= 1024 * 1024;
-    best = std::max(best, value);
-  }
-  return best > 0 ? best : 8 * 1024 * 1024;
+int64_t LoadCacheBytes() {
+  const uint64_t bytes = rtpulse::LastLevelCacheBytes(FsRoot::System());
+  return bytes > 0 ? static_cast<int64_t>(bytes) : int64_t{8} * 1024 * 1024;
 }
 
 LoadDescriptor MemoryLoad() {

@@ -66,4 +66,29 @@ Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
   return paths;
 }
 
+void DropOnePerProcessPaths(std::vector<WakePath>& paths, size_t threads,
+                            std::vector<std::string>& notes) {
+  if (threads <= 1) return;
+  std::erase_if(paths, [&](WakePath p) {
+    const WakePathTraits* t = FindWakePathTraits(p);
+    if (t == nullptr || t->one_per_process.empty()) return false;
+    notes.push_back(
+        fmt::format("--wake all: {} skipped ({}; it needs -t 1)", t->name, t->one_per_process));
+    return true;
+  });
+}
+
+Status CheckOnePerProcess(const std::vector<WakePath>& paths, size_t threads,
+                          std::string_view counted, std::string_view fix) {
+  if (threads <= 1) return Status::Ok();
+  for (const WakePath p : paths) {
+    const WakePathTraits* t = FindWakePathTraits(p);
+    if (t == nullptr || t->one_per_process.empty()) continue;
+    return UsageError(
+        fmt::format("--wake {} needs a single thread ({}), but {} {}: {}, or use --wake posix",
+                    t->name, t->one_per_process, threads, counted, fix));
+  }
+  return Status::Ok();
+}
+
 }  // namespace rtpulse::measure

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -68,5 +69,17 @@ size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads);
 /// `--wake a,b,...` (or `all`): the wake paths in the order given. An unknown name (with
 /// "did you mean"), a name given twice or an empty list is a usage error.
 Expected<std::vector<WakePath>> ParseWakeList(const std::string& text);
+
+/// `--wake all` with more than one probe thread: drops the paths whose timer is one per
+/// process (itimer, kWakePathTable) and says so in `notes`. A path named on its own is kept
+/// for CheckOnePerProcess to refuse.
+void DropOnePerProcessPaths(std::vector<WakePath>& paths, size_t threads,
+                            std::vector<std::string>& notes);
+
+/// A path whose timer is one per process with more than one thread: a usage error saying
+/// how many (`counted`: "threads were asked for") and the fix (`fix`: "add -t 1"). Every
+/// command that builds a latency plan (latency, suite, serve) calls it.
+Status CheckOnePerProcess(const std::vector<WakePath>& paths, size_t threads,
+                          std::string_view counted, std::string_view fix);
 
 }  // namespace rtpulse::measure

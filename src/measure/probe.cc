@@ -80,9 +80,9 @@ Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, R
       tracer_(tracer),
       source_(MakeWakeSource(path)) {
   result_.index = thread.index;
-  result_.cpu = path == WakePath::kDeadline ? -1 : thread.cpu;
-  result_.policy = path == WakePath::kDeadline ? "deadline" : PolicyName(thread.policy);
-  result_.priority = path == WakePath::kDeadline ? 0 : thread.priority;
+  result_.cpu = OwnsPolicy(path) ? -1 : thread.cpu;
+  result_.policy = OwnsPolicy(path) ? "deadline" : PolicyName(thread.policy);
+  result_.priority = OwnsPolicy(path) ? 0 : thread.priority;
   result_.interval_ns = thread.interval_ns;
   result_.wake = std::string(WakePathName(path));
   if (plan.linear_histogram_us > 0) {
@@ -135,13 +135,13 @@ void Probe::SetUp() {
   PrefaultStack(kStackPrefaultBytes);
   // SCHED_DEADLINE refuses a CPU mask smaller than its root domain, so that path is never
   // pinned; every other path is pinned before its policy is set.
-  if (thread_.cpu >= 0 && path_ != WakePath::kDeadline) {
+  if (thread_.cpu >= 0 && !OwnsPolicy(path_)) {
     if (Status s = SetThreadAffinity({thread_.cpu}); !s) {
       MarkDegraded();
       result_.notes.push_back(s.error().message);
     }
   }
-  if (path_ != WakePath::kDeadline) {
+  if (!OwnsPolicy(path_)) {
     if (Status s = SetThreadScheduling(thread_.policy, thread_.priority); !s) {
       MarkDegraded();
       result_.notes.push_back(s.error().message + "; ran as SCHED_OTHER instead");
@@ -250,9 +250,9 @@ void Probe::LiveResultTo(ProbeRecord& out) const {
   out.tid = tid_.load(std::memory_order_relaxed);
   // SetUp() may still be downgrading the policy; until it is done, report the plan.
   const bool set_up = set_up_.load(std::memory_order_acquire);
-  out.policy = set_up ? result_.policy
-                      : (path_ == WakePath::kDeadline ? "deadline" : PolicyName(thread_.policy));
-  out.priority = set_up ? result_.priority : (path_ == WakePath::kDeadline ? 0 : thread_.priority);
+  out.policy =
+      set_up ? result_.policy : (OwnsPolicy(path_) ? "deadline" : PolicyName(thread_.policy));
+  out.priority = set_up ? result_.priority : (OwnsPolicy(path_) ? 0 : thread_.priority);
   out.interval_ns = thread_.interval_ns;
   out.wake = result_.wake;
   out.degraded = degraded_.load(std::memory_order_relaxed);

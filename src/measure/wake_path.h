@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -29,30 +31,59 @@ inline constexpr WakePath kAllWakePaths[] = {
     WakePath::kAbs,   WakePath::kRel,  WakePath::kTimerfd,  WakePath::kPosix,  WakePath::kItimer,
     WakePath::kEpoll, WakePath::kBusy, WakePath::kDeadline, WakePath::kXthread};
 
-constexpr std::string_view WakePathName(WakePath path) {
-  switch (path) {
-    case WakePath::kAbs:
-      return "abs";
-    case WakePath::kRel:
-      return "rel";
-    case WakePath::kTimerfd:
-      return "timerfd";
-    case WakePath::kPosix:
-      return "posix";
-    case WakePath::kItimer:
-      return "itimer";
-    case WakePath::kEpoll:
-      return "epoll";
-    case WakePath::kBusy:
-      return "busy";
-    case WakePath::kDeadline:
-      return "deadline";
-    case WakePath::kXthread:
-      return "xthread";
-    case WakePath::kGpio:
-      return "gpio";
+/// What each wake path is, in one row: the checks and outputs that treat paths alike read
+/// this table instead of naming paths. A new path is an enum value, a row here (in enum
+/// order) and its wait in wake_source.cc.
+struct WakePathTraits {
+  WakePath path;
+  std::string_view name;
+  /// The period comes from a kernel periodic timer, which reports overruns itself.
+  bool kernel_periodic = false;
+  /// Why the path's timer is one per process (ITIMER_REAL), or empty: such a path takes one
+  /// probe thread, and `--wake all` leaves it out when there are more.
+  std::string_view one_per_process = {};
+  /// The path sets the thread's scheduling policy itself (SCHED_DEADLINE): no CPU pin, no
+  /// FIFO priority of its own.
+  bool owns_policy = false;
+  /// Needs a device line (gpio): given alone, never part of `--wake all`.
+  bool needs_device = false;
+  /// Keeps its CPU busy the whole run (busy): no path for a continuous service.
+  bool spins = false;
+};
+
+inline constexpr WakePathTraits kWakePathTable[] = {
+    {.path = WakePath::kAbs, .name = "abs"},
+    {.path = WakePath::kRel, .name = "rel"},
+    {.path = WakePath::kTimerfd, .name = "timerfd", .kernel_periodic = true},
+    {.path = WakePath::kPosix, .name = "posix", .kernel_periodic = true},
+    {.path = WakePath::kItimer,
+     .name = "itimer",
+     .kernel_periodic = true,
+     .one_per_process = "ITIMER_REAL is one per process"},
+    {.path = WakePath::kEpoll, .name = "epoll"},
+    {.path = WakePath::kBusy, .name = "busy", .spins = true},
+    {.path = WakePath::kDeadline, .name = "deadline", .owns_policy = true},
+    {.path = WakePath::kXthread, .name = "xthread"},
+    {.path = WakePath::kGpio, .name = "gpio", .needs_device = true},
+};
+
+constexpr bool WakePathTableInEnumOrder() {
+  for (size_t i = 0; i < std::size(kWakePathTable); ++i) {
+    if (static_cast<size_t>(kWakePathTable[i].path) != i) return false;
   }
-  return "unknown";
+  return true;
+}
+static_assert(WakePathTableInEnumOrder(), "kWakePathTable: one row per WakePath, in enum order");
+
+/// The row of `path`; nullptr for a value outside the enum (a corrupt samples file).
+constexpr const WakePathTraits* FindWakePathTraits(WakePath path) {
+  const auto i = static_cast<size_t>(path);
+  return i < std::size(kWakePathTable) ? &kWakePathTable[i] : nullptr;
+}
+
+constexpr std::string_view WakePathName(WakePath path) {
+  const WakePathTraits* t = FindWakePathTraits(path);
+  return t != nullptr ? t->name : "unknown";
 }
 
 inline std::optional<WakePath> WakePathFromName(std::string_view name) {
@@ -62,9 +93,17 @@ inline std::optional<WakePath> WakePathFromName(std::string_view name) {
   return std::nullopt;
 }
 
+/// Paths that set the thread's scheduling policy themselves (SCHED_DEADLINE): not pinned,
+/// no FIFO priority.
+constexpr bool OwnsPolicy(WakePath path) {
+  const WakePathTraits* t = FindWakePathTraits(path);
+  return t != nullptr && t->owns_policy;
+}
+
 /// Paths whose period comes from a kernel periodic timer, which reports overruns itself.
 constexpr bool IsKernelPeriodic(WakePath path) {
-  return path == WakePath::kTimerfd || path == WakePath::kPosix || path == WakePath::kItimer;
+  const WakePathTraits* t = FindWakePathTraits(path);
+  return t != nullptr && t->kernel_periodic;
 }
 
 }  // namespace rtpulse::measure

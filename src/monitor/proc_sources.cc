@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "core/memory_facts.h"
 #include "monitor/sources.h"
 
 namespace rtpulse::monitor {
@@ -179,12 +180,11 @@ class MemorySource : public Source {
   /// MemTotal and MemAvailable in MiB (meminfo prints kB).
   void Read(double& total, double& available) const {
     const std::string text = root_.Read("/proc/meminfo").value_or("");
-    for (const auto line : SplitLines(text)) {
-      const auto fields = SplitFields(line);
-      uint64_t kb = 0;
-      if (fields.size() < 2 || !ParseCount(fields[1], kb)) continue;
-      if (fields[0] == "MemTotal:") total = static_cast<double>(kb) / 1024.0;
-      if (fields[0] == "MemAvailable:") available = static_cast<double>(kb) / 1024.0;
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (const auto bytes = MeminfoBytes(text, "MemTotal"))
+      total = static_cast<double>(*bytes) / kMiB;
+    if (const auto bytes = MeminfoBytes(text, "MemAvailable")) {
+      available = static_cast<double>(*bytes) / kMiB;
     }
   }
   const FsRoot& root_;

@@ -9,23 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 
 #include "core/atomic_file.h"
 #include "core/file_owner.h"
+#include "core/timestamp.h"
 
 namespace rtpulse::monitor {
 namespace {
-
-/// "2024-05-01T12:00:00.123Z".
-std::string IsoUtc(int64_t realtime_ns) {
-  const auto seconds = static_cast<std::time_t>(realtime_ns / kNsPerSec);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  return fmt::format("{}.{:03}Z", text, (realtime_ns % kNsPerSec) / kNsPerMs);
-}
 
 /// SCHED_IDLE runs only when a CPU has nothing else to do, below every nice level, so the
 /// sampler (and the vcgencmd it spawns, which inherit it) never competes with a probe.
@@ -125,7 +115,7 @@ Status Sampler::SampleAt(int64_t monotonic_ns, int64_t realtime_ns) {
     latest_ = row_;
   }
   if (csv_ == nullptr) return Status::Ok();
-  std::string line = fmt::format("{},{:.3f}", IsoUtc(realtime_ns),
+  std::string line = fmt::format("{},{:.3f}", UtcIsoMillis(realtime_ns),
                                  static_cast<double>(monotonic_ns - first_ns_) / 1e9);
   for (size_t i = 0; i < row_.size(); ++i) line += "," + FormatValue(row_[i], columns_[i].kind);
   line += "," + scenario_ + "\n";

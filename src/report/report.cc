@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "core/file_owner.h"
+#include "core/fs_root.h"
 #include "report/explain_section.h"
 #include "report/latex_table.h"
 #include "report/monitor_log.h"
@@ -17,17 +18,6 @@ namespace rtpulse::report {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadText(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "";
-  std::string text;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
 
 Status MakeDir(const std::string& dir) {
   return CreateFolders(dir);
@@ -127,7 +117,8 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
     // What the plot says in its labels (samples beyond the x range), the caption says too.
     std::string text = caption;
     for (const auto& label : figure.labels) text += " " + label + ".";
-    HtmlFigure f{figure.name, text, files->svg.empty() ? "" : ReadText(files->svg), {}};
+    HtmlFigure f{
+        figure.name, text, files->svg.empty() ? "" : ReadWholeFile(files->svg).value_or(""), {}};
     for (const auto& path : files->images) {
       f.files.push_back("../figures/" + fs::path(path).filename().string());
     }

@@ -9,10 +9,11 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/fs_root.h"
+#include "core/timestamp.h"
 
 namespace rtpulse::results {
 namespace {
@@ -21,16 +22,6 @@ constexpr int64_t kKilledNsPerSec = 1'000'000'000;
 /// Beyond the checkpoint interval and the settle: a run this much later than its last
 /// checkpoint is not writing any more.
 constexpr int64_t kStaleMarginNs = 60 * kKilledNsPerSec;
-
-std::string KilledIsoTime(int64_t realtime_ns) {
-  if (realtime_ns <= 0) return "";
-  const time_t secs = static_cast<time_t>(realtime_ns / kKilledNsPerSec);
-  tm utc{};
-  gmtime_r(&secs, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
 
 /// "2026-01-02T03:04:05Z" as UTC ns; nullopt when malformed.
 std::optional<int64_t> KilledParseIsoTime(const std::string& text) {
@@ -46,16 +37,8 @@ std::optional<int64_t> KilledParseIsoTime(const std::string& text) {
   return static_cast<int64_t>(timegm(&utc)) * kKilledNsPerSec;
 }
 
-std::optional<std::string> KilledReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string KilledBootId() {
-  auto text = KilledReadText("/proc/sys/kernel/random/boot_id");
+  auto text = ReadWholeFile("/proc/sys/kernel/random/boot_id");
   if (!text) return "";
   while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
   return *text;
@@ -64,7 +47,7 @@ std::string KilledBootId() {
 /// Field 22 of /proc/PID/stat (start time in clock ticks since boot); nullopt when no such
 /// process. The command name (field 2) may hold spaces and ')': parse after the last ')'.
 std::optional<uint64_t> KilledStartTicks(const std::string& stat_path) {
-  auto text = KilledReadText(stat_path);
+  auto text = ReadWholeFile(stat_path);
   if (!text) return std::nullopt;
   const size_t close = text->rfind(')');
   if (close == std::string::npos) return std::nullopt;
@@ -191,7 +174,7 @@ Expected<GuardianReport> ParseGuardianReport(std::string_view text) {
 
 Expected<std::string> MarkKilled(const std::string& result_path, pid_t pid,
                                  const GuardianReport& report) {
-  const auto text = KilledReadText(result_path);
+  const auto text = ReadWholeFile(result_path);
   if (!text) return Failure(fmt::format("{}: cannot read it; not marked killed", result_path));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
@@ -206,7 +189,7 @@ Expected<std::string> MarkKilled(const std::string& result_path, pid_t pid,
     return fmt::format("{} was written by process {}, not {}: left alone", result_path,
                        writer->value("pid", int64_t{0}), pid);
   }
-  const std::string when = KilledIsoTime(report.restored_realtime_ns);
+  const std::string when = UtcIsoSeconds(report.restored_realtime_ns);
   KilledCounts counts;
   if (auto tuning = j.find("tuning"); tuning != j.end()) {
     KilledMarkRecords(*tuning, report, when, counts);

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "core/fs_root.h"
 #include "core/printable.h"
 #include "results/killed_run.h"
 
@@ -146,14 +145,12 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
 }
 
 Expected<json> ParseFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const auto text = ReadWholeFile(path);
+  if (!text) {
     return UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
   }
-  std::stringstream text;
-  text << in.rdbuf();
   try {
-    return json::parse(text.str());
+    return json::parse(*text);
   } catch (const json::parse_error& e) {
     return UsageError(fmt::format("{}: not valid JSON at byte {}: {}", Printable(path), e.byte,
                                   Printable(e.what())));

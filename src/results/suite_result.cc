@@ -5,22 +5,13 @@
 #include <cmath>
 
 #include "core/histogram.h"
+#include "core/timestamp.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
 #include "stats/summary.h"
 
 namespace rtpulse::results {
 namespace {
-
-std::string IsoTime(int64_t realtime_ns) {
-  if (realtime_ns <= 0) return "";
-  const time_t secs = static_cast<time_t>(realtime_ns / 1'000'000'000);
-  tm utc{};
-  gmtime_r(&secs, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
 
 double Us(double ns) {
   return ns / 1000.0;
@@ -294,8 +285,8 @@ nlohmann::json ToJson(const SuiteResult& suite) {
   j["rtpulse_version"] = suite.rtpulse_version;
   j["cmdline"] = suite.cmdline;
   j["status"] = suite.status;
-  j["start_time"] = IsoTime(suite.start_realtime_ns);
-  j["updated_time"] = IsoTime(suite.updated_realtime_ns);
+  j["start_time"] = UtcIsoSeconds(suite.start_realtime_ns);
+  j["updated_time"] = UtcIsoSeconds(suite.updated_realtime_ns);
   if (!suite.writer.is_null()) j["writer"] = suite.writer;
   j["config"] = suite.config;
   j["system"] = suite.system;
@@ -315,8 +306,8 @@ nlohmann::json ToJson(const SuiteResult& suite) {
     if (!s.error.empty()) o["error"] = s.error;
     o["settle_s"] = static_cast<double>(s.settle_ns) / 1e9;
     o["planned_s"] = static_cast<double>(s.planned_ns) / 1e9;
-    o["start_time"] = IsoTime(s.start_realtime_ns);
-    o["end_time"] = IsoTime(s.end_realtime_ns);
+    o["start_time"] = UtcIsoSeconds(s.start_realtime_ns);
+    o["end_time"] = UtcIsoSeconds(s.end_realtime_ns);
     o["start_realtime_ns"] = s.start_realtime_ns;
     o["end_realtime_ns"] = s.end_realtime_ns;
     o["load_reports"] = s.loads;

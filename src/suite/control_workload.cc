@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,7 +13,6 @@
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
-#include "core/parse.h"
 #include "load/spec.h"
 #include "measure/perf_counters.h"
 #include "measure/sample_log.h"
@@ -307,40 +305,6 @@ std::vector<stats::ReplayJob> ReplayJobsFromRows(const std::vector<results::Cont
         {rows[i].start_ns - rows[i].release_ns, rows[i].end_ns - rows[i].release_ns, true});
   }
   return jobs;
-}
-
-size_t LastLevelCacheBytes(const FsRoot& root) {
-  size_t largest = 0;
-  const std::string base = "/sys/devices/system/cpu/cpu0/cache";
-  for (const std::string& entry : root.List(base)) {
-    if (!entry.starts_with("index")) continue;
-    const auto text = root.ReadLine(base + "/" + entry + "/size");
-    if (!text || text->empty()) continue;
-    std::string_view t = TrimBlanks(*text);
-    uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
-    if (ec != std::errc{}) continue;
-    const std::string_view unit(end, static_cast<size_t>(t.data() + t.size() - end));
-    uint64_t scale = 1;
-    if (unit == "K") scale = 1024;
-    if (unit == "M") scale = 1024 * 1024;
-    if (unit == "G") scale = 1024ULL * 1024 * 1024;
-    largest = std::max<size_t>(largest, n * scale);
-  }
-  return largest;
-}
-
-std::optional<uint64_t> MemAvailableBytes(const FsRoot& root) {
-  const auto text = root.Read("/proc/meminfo");
-  if (!text) return std::nullopt;
-  const auto at = text->find("MemAvailable:");
-  if (at == std::string::npos) return std::nullopt;
-  uint64_t kb = 0;
-  const char* p = text->data() + at + 13;
-  while (*p == ' ' || *p == '\t') ++p;
-  const auto [end, ec] = std::from_chars(p, text->data() + text->size(), kb);
-  if (ec != std::errc{}) return std::nullopt;
-  return kb * 1024;
 }
 
 Expected<control::Calibration> CalibrateOnCpu(const ControlSettings& settings) {

@@ -10,7 +10,6 @@
 #include "control/control_loop.h"
 #include "control/flight_controller.h"
 #include "core/error.h"
-#include "core/fs_root.h"
 #include "measure/wake_path.h"
 #include "results/control_result.h"
 #include "stats/control_cost.h"
@@ -81,11 +80,6 @@ struct ControlOutcome {
 /// The replay's input from a job log: one entry per release, skipped releases (those before
 /// a job, `skipped_before`) as executed = false, sample offset s - r, actuation c - r.
 std::vector<stats::ReplayJob> ReplayJobsFromRows(const std::vector<results::ControlJobRow>& rows);
-
-/// The largest cache of CPU 0 (/sys/devices/system/cpu/cpu0/cache/index*/size); 0 when unknown.
-size_t LastLevelCacheBytes(const FsRoot& root);
-/// MemAvailable of /proc/meminfo in bytes; nullopt when unknown.
-std::optional<uint64_t> MemAvailableBytes(const FsRoot& root);
 
 /// --exec: calibrates a controller built as `settings` says on `settings.cpu` (the calling
 /// thread is moved there for it and back). A target below one pass is a usage error.

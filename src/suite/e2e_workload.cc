@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
-#include <iterator>
 #include <thread>
 #include <utility>
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/fs_root.h"
 #include "core/histogram.h"
 #include "measure/sample_log.h"
 #include "results/log_percentiles.h"
@@ -161,8 +160,7 @@ std::string E2eSourceRanOutNote(uint64_t recorded, uint64_t asked, uint64_t warm
 }
 
 std::string ModelLabel(const std::string& model_path) {
-  std::ifstream in(model_path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = ReadWholeFile(model_path).value_or("");
   if (bytes.find(kE2eModelLabel) != std::string::npos) return kE2eModelLabel;
   return "as given (its training is not known to rtpulse)";
 }

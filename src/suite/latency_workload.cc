@@ -102,13 +102,10 @@ Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings)
   plan.threads = measure::PinnedThreads(settings.cpus, measure::Policy::kFifo, settings.priority,
                                         settings.interval_ns);
   plan.paths = settings.wake;
-  if (std::find(plan.paths.begin(), plan.paths.end(), measure::WakePath::kItimer) !=
-          plan.paths.end() &&
-      plan.threads.size() > 1) {
-    return UsageError(fmt::format(
-        "--wake itimer needs a single thread (ITIMER_REAL is one per process), but {} CPUs are "
-        "measured: add --cpus N, or use --wake posix",
-        plan.threads.size()));
+  if (Status s = measure::CheckOnePerProcess(plan.paths, plan.threads.size(), "CPUs are measured",
+                                             "add --cpus N");
+      !s) {
+    return s.error();
   }
   plan.linear_histogram_us = kLinearHistogramUs;
   // --explain reads the samples as the writer drains the rings, so it needs them too.

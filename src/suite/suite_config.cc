@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "core/fs_root.h"
 #include "core/parse.h"
 #include "core/printable.h"
 #include "core/suggest.h"
@@ -33,16 +32,14 @@ bool IsValidName(std::string_view name) {
 }
 
 Expected<SuiteConfig> LoadSuiteFile(const std::string& path, const std::vector<int>& online_cpus) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const auto text = ReadWholeFile(path);
+  if (!text) {
     return UsageError(
         fmt::format("cannot read suite file '{}': {}; give the path of a suite "
                     "TOML file (examples in examples/suites/)",
                     path, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseSuiteToml(text.str(), path, online_cpus);
+  return ParseSuiteToml(*text, path, online_cpus);
 }
 
 Expected<std::vector<Scenario>> SelectScenarios(const std::vector<Scenario>& all,

@@ -16,7 +16,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -26,6 +25,7 @@
 #include <utility>
 
 #include "core/cpus.h"
+#include "core/fs_root.h"
 #include "core/parse.h"
 
 #if RTPULSE_HAVE_TRACEFS
@@ -104,15 +104,6 @@ bool SessionFileExists(const std::string& path, int* error_out) {
   return false;
 }
 
-/// Reads a whole (small) tracefs file; nullopt when it cannot be opened.
-std::optional<std::string> SessionReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 #if RTPULSE_HAVE_TRACEFS
 /// What libtracefs' tracefs_local_events_system() loads for decoding (the ring buffer's header
 /// page, the formats of `systems`' events, the kernel's symbols, the saved comms), but with
@@ -122,7 +113,7 @@ std::optional<std::string> SessionReadFile(const std::string& path) {
 tep_handle* SessionLoadEvents(const std::string& dir, const char* const* systems) {
   tep_handle* tep = tep_alloc();
   if (tep == nullptr) return nullptr;
-  auto header = SessionReadFile(dir + "/events/header_page");
+  auto header = ReadWholeFile(dir + "/events/header_page");
   if (!header) {
     tep_free(tep);
     return nullptr;
@@ -133,13 +124,13 @@ tep_handle* SessionLoadEvents(const std::string& dir, const char* const* systems
     if (events == nullptr) continue;  // not in this kernel
     for (char** event = events; *event != nullptr; ++event) {
       const auto format =
-          SessionReadFile(fmt::format("{}/events/{}/{}/format", dir, *system, *event));
+          ReadWholeFile(fmt::format("{}/events/{}/{}/format", dir, *system, *event));
       // A format the parser does not know only loses that event, as in libtracefs.
       if (format) (void)tep_parse_event(tep, format->data(), format->size(), *system);
     }
     tracefs_list_free(events);
   }
-  if (const auto symbols = SessionReadFile("/proc/kallsyms")) {
+  if (const auto symbols = ReadWholeFile("/proc/kallsyms")) {
     (void)tep_parse_kallsyms(tep, symbols->c_str());
   }
   (void)tracefs_load_cmdlines(dir.c_str(), tep);
@@ -712,7 +703,7 @@ struct TraceSession::Impl {
 
   /// The kernel's own count of events it could not keep (per_cpu/cpuN/stats).
   uint64_t KernelOverruns(int cpu) const {
-    const auto text = SessionReadFile(fmt::format("{}/per_cpu/cpu{}/stats", instance_dir, cpu));
+    const auto text = ReadWholeFile(fmt::format("{}/per_cpu/cpu{}/stats", instance_dir, cpu));
     if (!text) return 0;
     uint64_t total = 0;
     std::istringstream lines(*text);
@@ -796,7 +787,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   s.stats.tracefs_dir = s.dir;
 
   if (plan.timerlat) {
-    const auto tracers = SessionReadFile(s.dir + "/available_tracers").value_or("");
+    const auto tracers = ReadWholeFile(s.dir + "/available_tracers").value_or("");
     std::istringstream words(tracers);
     std::string word;
     bool found = false;
@@ -840,7 +831,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   };
   if (auto st = write("tracing_on", "0"); !st) return st.error();
 
-  const std::string clocks = SessionReadFile(s.instance_dir + "/trace_clock").value_or("");
+  const std::string clocks = ReadWholeFile(s.instance_dir + "/trace_clock").value_or("");
   {
     std::istringstream words(clocks);
     std::string word;
@@ -923,7 +914,7 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
     return ResourceError(fmt::format("cannot read the event formats under {}/events", s.dir));
   }
   s.subbuf_size = std::max(tep_get_sub_buffer_size(s.tep), 4096);
-  if (auto kb = SessionReadFile(s.instance_dir + "/buffer_subbuf_size_kb")) {
+  if (auto kb = ReadWholeFile(s.instance_dir + "/buffer_subbuf_size_kb")) {
     int value = 0;
     std::from_chars(kb->data(), kb->data() + kb->size(), value);
     s.subbuf_size = std::max(s.subbuf_size, value * 1024);

@@ -12,7 +12,7 @@
 #include "stats/compare.h"
 #include "stats/summary.h"
 
-namespace rtpulse::cli {
+namespace rtpulse::report {
 
 /// One run given to `rtpulse compare`, as read back.
 struct CompareRun {
@@ -89,4 +89,4 @@ nlohmann::ordered_json CompareJson(const Comparison& c);
 /// one string each) embedded as they are.
 std::string CompareHtml(const Comparison& c, const std::vector<std::string>& figures_svg);
 
-}  // namespace rtpulse::cli
+}  // namespace rtpulse::report

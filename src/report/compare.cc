@@ -1,4 +1,4 @@
-#include "cli/compare_report.h"
+#include "report/compare.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 
-namespace rtpulse::cli {
+#include "report/html_page.h"
+
+namespace rtpulse::report {
 namespace {
 
 using stats::PercentileDifference;
@@ -304,29 +306,6 @@ std::string BootstrapStatement(const stats::BootstrapOptions& b) {
       "{:.0f} % CIs of (run - baseline): percentile bootstrap, {} replicates, seed {}; each "
       "replicate redraws N samples from each run's histogram (multinomial over its buckets)",
       b.confidence * 100.0, b.replicates, b.seed);
-}
-
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 nlohmann::ordered_json RatioJson(double base, double other, const std::string& wording) {
@@ -711,4 +690,4 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
   return h;
 }
 
-}  // namespace rtpulse::cli
+}  // namespace rtpulse::report

@@ -1,0 +1,86 @@
+// The wake-path table (measure/wake_path.h) and the plan checks that read it (plan.h).
+#include "measure/wake_path.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "measure/plan.h"
+
+namespace rtpulse::measure {
+namespace {
+
+TEST(WakePathTableTest, EveryPathHasOneRowAndItsNameRoundTrips) {
+  std::set<std::string_view> names;
+  for (const WakePathTraits& row : kWakePathTable) {
+    EXPECT_TRUE(names.insert(row.name).second) << "name given twice: " << row.name;
+    EXPECT_EQ(WakePathName(row.path), row.name);
+  }
+  EXPECT_EQ(names.size(), 10u);
+  for (const WakePath p : kAllWakePaths) EXPECT_EQ(WakePathFromName(WakePathName(p)), p);
+  EXPECT_EQ(WakePathName(static_cast<WakePath>(200)), "unknown") << "a corrupt file's value";
+  EXPECT_EQ(FindWakePathTraits(static_cast<WakePath>(200)), nullptr);
+}
+
+TEST(WakePathTableTest, AllIsEveryPathThatNeedsNoDevice) {
+  std::vector<WakePath> expected;
+  for (const WakePathTraits& row : kWakePathTable) {
+    if (!row.needs_device) expected.push_back(row.path);
+  }
+  EXPECT_EQ(std::vector<WakePath>(std::begin(kAllWakePaths), std::end(kAllWakePaths)), expected);
+  EXPECT_FALSE(WakePathFromName("gpio")) << "gpio is given as gpio:CHIP:LINE, never by name";
+}
+
+TEST(WakePathTableTest, TraitsAreThoseDocsWakePathsDescribes) {
+  std::set<std::string_view> periodic;
+  std::set<std::string_view> one_per_process;
+  std::set<std::string_view> own_policy;
+  std::set<std::string_view> spin;
+  for (const WakePathTraits& row : kWakePathTable) {
+    if (IsKernelPeriodic(row.path)) periodic.insert(row.name);
+    if (!row.one_per_process.empty()) one_per_process.insert(row.name);
+    if (OwnsPolicy(row.path)) own_policy.insert(row.name);
+    if (row.spins) spin.insert(row.name);
+  }
+  EXPECT_EQ(periodic, (std::set<std::string_view>{"timerfd", "posix", "itimer"}));
+  EXPECT_EQ(one_per_process, (std::set<std::string_view>{"itimer"}));
+  EXPECT_EQ(own_policy, (std::set<std::string_view>{"deadline"}));
+  EXPECT_EQ(spin, (std::set<std::string_view>{"busy"}));
+}
+
+TEST(WakePlanTest, AllWithSeveralThreadsDropsItimerAndSaysSo) {
+  auto paths = ParseWakeList("all");
+  ASSERT_TRUE(paths);
+  std::vector<std::string> notes;
+  DropOnePerProcessPaths(*paths, 2, notes);
+  EXPECT_EQ(paths->size(), std::size(kAllWakePaths) - 1);
+  EXPECT_EQ(std::find(paths->begin(), paths->end(), WakePath::kItimer), paths->end());
+  EXPECT_EQ(notes,
+            std::vector<std::string>{
+                "--wake all: itimer skipped (ITIMER_REAL is one per process; it needs -t 1)"});
+  auto one = ParseWakeList("all");
+  ASSERT_TRUE(one);
+  notes.clear();
+  DropOnePerProcessPaths(*one, 1, notes);
+  EXPECT_EQ(one->size(), std::size(kAllWakePaths)) << "one thread keeps itimer";
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(WakePlanTest, ItimerWithSeveralThreadsIsAUsageErrorNamingTheFix) {
+  const std::vector<WakePath> paths = {WakePath::kAbs, WakePath::kItimer};
+  EXPECT_TRUE(CheckOnePerProcess(paths, 1, "threads were asked for", "add -t 1").ok());
+  EXPECT_TRUE(CheckOnePerProcess({WakePath::kAbs, WakePath::kPosix}, 4, "threads", "fix").ok());
+  const Status s = CheckOnePerProcess(paths, 3, "CPUs are measured", "add --cpus N");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ExitCode::kUsage);
+  EXPECT_EQ(s.error().message,
+            "--wake itimer needs a single thread (ITIMER_REAL is one per process), but 3 CPUs "
+            "are measured: add --cpus N, or use --wake posix");
+}
+
+}  // namespace
+}  // namespace rtpulse::measure
