@@ -269,9 +269,8 @@ std::string LoadAverage() {
 /// Warn, don't fail: what makes the numbers noisier than a quiet machine's.
 void PrintEnvironment(const Options& o) {
   std::printf("buffer: %lld MiB (last-level cache %lld KiB), CPU %d, %d round(s) of %.1f s each\n",
-              static_cast<long long>(o.mb),
-              static_cast<long long>(load::LoadCacheBytes() / 1024), o.cpu, o.rounds,
-              static_cast<double>(o.duration_ns) / 1e9);
+              static_cast<long long>(o.mb), static_cast<long long>(load::LoadCacheBytes() / 1024),
+              o.cpu, o.rounds, static_cast<double>(o.duration_ns) / 1e9);
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {

@@ -351,8 +351,7 @@ TEST_F(ProbeLoopTest, PeriodsTheKernelPostponedBeforeARestartAreSkippedNotLost) 
                         shared_);
   source.restarts_grid = true;
   const ProbeRecord r = Run(source, WakePath::kDeadline);
-  EXPECT_EQ(source.deadlines(),
-            (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'029'300}));
+  EXPECT_EQ(source.deadlines(), (std::vector<int64_t>{1'001'000, 1'002'000, 1'005'000, 1'029'300}));
   EXPECT_EQ(r.histogram.count(), 3u);  // 10, 2500, 10: the re-anchoring wake-up has none
   EXPECT_EQ(r.grid_restarts, 1u);
   EXPECT_EQ(r.missed_activations, 2u);
