@@ -2,11 +2,14 @@
 // endpoint for Prometheus (docs/fleet.md).
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/latency_options.h"
@@ -63,12 +66,15 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
   }
   const auto wake = measure::WakePathFromName(o.wake);
   const measure::WakePathTraits* traits = wake ? measure::FindWakePathTraits(*wake) : nullptr;
-  if (traits == nullptr || traits->needs_device || traits->owns_policy ||
-      !traits->one_per_process.empty() || traits->spins) {
+  if (traits == nullptr || !measure::SuitsContinuousService(*traits)) {
+    std::vector<std::string_view> served;
+    for (const auto& row : measure::kWakePathTable) {
+      if (measure::SuitsContinuousService(row)) served.push_back(row.name);
+    }
     return UsageError(fmt::format(
-        "--wake '{}': serve takes one of abs, rel, timerfd, posix, epoll, xthread (busy spins a "
-        "whole CPU; deadline, itimer and gpio: use rtpulse latency)",
-        o.wake));
+        "--wake '{}': serve takes one of {} (busy spins a whole CPU; deadline, itimer and gpio: "
+        "use rtpulse latency)",
+        o.wake, fmt::join(served, ", ")));
   }
   plan.latency.threads =
       measure::PinnedThreads(cpus, measure::Policy::kFifo, o.priority, o.interval_us * kNsPerUs);

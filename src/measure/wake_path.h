@@ -93,6 +93,12 @@ inline std::optional<WakePath> WakePathFromName(std::string_view name) {
   return std::nullopt;
 }
 
+/// Whether a continuous service (`serve`, for months) can measure on the path: one that
+/// spins a CPU, owns the policy, needs a device or is one per process cannot.
+constexpr bool SuitsContinuousService(const WakePathTraits& t) {
+  return !t.spins && !t.owns_policy && !t.needs_device && t.one_per_process.empty();
+}
+
 /// Paths that set the thread's scheduling policy themselves (SCHED_DEADLINE): not pinned,
 /// no FIFO priority.
 constexpr bool OwnsPolicy(WakePath path) {

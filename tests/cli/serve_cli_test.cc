@@ -374,6 +374,14 @@ TEST(ServeCli, BadListenAndAPortInUseAreOneLineExit2) {
     EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // Every path a months-long service cannot use is refused with the list it can.
+  for (const char* wake : {"busy", "deadline", "itimer", "gpio", "nosuch"}) {
+    auto r = testutil::RunRtpulse({"serve", "--wake", wake});
+    EXPECT_EQ(r.exit_code, 2) << wake << " " << r.err;
+    EXPECT_EQ(r.err, std::string("rtpulse: error: --wake '") + wake +
+                         "': serve takes one of abs, rel, timerfd, posix, epoll, xthread (busy "
+                         "spins a whole CPU; deadline, itimer and gpio: use rtpulse latency)\n");
+  }
   // A port another program listens on.
   uint16_t port = 0;
   const int fd = testutil::ListenOnLoopback(&port);

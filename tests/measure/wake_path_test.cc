@@ -50,6 +50,12 @@ TEST(WakePathTableTest, TraitsAreThoseDocsWakePathsDescribes) {
   EXPECT_EQ(one_per_process, (std::set<std::string_view>{"itimer"}));
   EXPECT_EQ(own_policy, (std::set<std::string_view>{"deadline"}));
   EXPECT_EQ(spin, (std::set<std::string_view>{"busy"}));
+  std::vector<std::string_view> served;
+  for (const WakePathTraits& row : kWakePathTable) {
+    if (SuitsContinuousService(row)) served.push_back(row.name);
+  }
+  EXPECT_EQ(served,
+            (std::vector<std::string_view>{"abs", "rel", "timerfd", "posix", "epoll", "xthread"}));
 }
 
 TEST(WakePlanTest, AllWithSeveralThreadsDropsItimerAndSaysSo) {
