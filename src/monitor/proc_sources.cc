@@ -181,8 +181,9 @@ class MemorySource : public Source {
   void Read(double& total, double& available) const {
     const std::string text = root_.Read("/proc/meminfo").value_or("");
     constexpr double kMiB = 1024.0 * 1024.0;
-    if (const auto bytes = MeminfoBytes(text, "MemTotal"))
+    if (const auto bytes = MeminfoBytes(text, "MemTotal")) {
       total = static_cast<double>(*bytes) / kMiB;
+    }
     if (const auto bytes = MeminfoBytes(text, "MemAvailable")) {
       available = static_cast<double>(*bytes) / kMiB;
     }

@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -14,6 +12,7 @@
 
 #include "core/samples_file.h"
 #include "stats/summary.h"
+#include "support/samples_writer.h"
 
 namespace rtpulse::results {
 namespace {
@@ -33,18 +32,7 @@ class LogFile {
   }
   ~LogFile() { std::filesystem::remove(path_); }
   void Add(const SampleRecord& r) { records_.push_back(r); }
-  void Write() const {
-    std::FILE* f = std::fopen(path_.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::array<std::byte, samples_format::kHeaderBytes> header{};
-    samples_format::EncodeHeader(SamplesFileInfo{}, header.data());
-    std::fwrite(header.data(), 1, header.size(), f);
-    if (!records_.empty()) std::fwrite(records_.data(), sizeof(SampleRecord), records_.size(), f);
-    std::array<std::byte, samples_format::kTrailerBytes> trailer{};
-    samples_format::EncodeTrailer(records_.size(), 0, false, trailer.data());
-    std::fwrite(trailer.data(), 1, trailer.size(), f);
-    std::fclose(f);
-  }
+  void Write() const { ASSERT_TRUE(testutil::WriteSamplesV1(path_, records_)) << path_; }
   const std::string& path() const { return path_; }
 
  private:

@@ -7,34 +7,16 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/samples_file.h"
+#include "support/samples_writer.h"
 
 namespace rtpulse::results {
 namespace {
-
-/// Writes `records` in the given order as a version 1 file (docs/samples-format.md); without
-/// a trailer when `trailer` is false (a crashed run's file).
-void WriteLog(const std::string& path, const std::vector<SampleRecord>& records,
-              uint64_t dropped = 0, bool trailer = true) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::array<std::byte, samples_format::kHeaderBytes> header{};
-  samples_format::EncodeHeader(SamplesFileInfo{}, header.data());
-  std::fwrite(header.data(), 1, header.size(), f);
-  if (!records.empty()) std::fwrite(records.data(), sizeof(SampleRecord), records.size(), f);
-  if (trailer) {
-    std::array<std::byte, samples_format::kTrailerBytes> end{};
-    samples_format::EncodeTrailer(records.size(), dropped, false, end.data());
-    std::fwrite(end.data(), 1, end.size(), f);
-  }
-  std::fclose(f);
-}
 
 std::string TempPath(const char* name) {
   return (std::filesystem::temp_directory_path() /
@@ -100,7 +82,7 @@ TEST(SampleSeriesTest, MergesThreadsByDeadlineAsAStableSortWould) {
   std::mt19937 rng(7);
   const auto records = InterleavedRun(rng);
   const std::string path = TempPath("merge.bin");
-  WriteLog(path, records, 3);
+  ASSERT_TRUE(testutil::WriteSamplesV1(path, records, 3));
   auto series = OpenSampleSeries(path);
   ASSERT_TRUE(series) << series.error().message;
   EXPECT_EQ(series->threads, 3u);
@@ -117,7 +99,7 @@ TEST(SampleSeriesTest, AThreadWhoseDeadlinesGoBackIsSortedInMemory) {
                                        Record(0, 1, 1000, 33), Record(1, 1, 2000, 44),
                                        Record(0, 2, 2000, 55)};
   const std::string path = TempPath("back.bin");
-  WriteLog(path, records, 0, false);
+  ASSERT_TRUE(testutil::WriteSamplesV1(path, records, 0, false));
   auto series = OpenSampleSeries(path);
   ASSERT_TRUE(series) << series.error().message;
   EXPECT_EQ(series->threads, 2u);
@@ -134,11 +116,11 @@ TEST(SampleSeriesTest, AFileChangedBetweenPassesIsAnErrorNamingIt) {
   std::mt19937 rng(11);
   auto records = InterleavedRun(rng);
   const std::string path = TempPath("changed.bin");
-  WriteLog(path, records);
+  ASSERT_TRUE(testutil::WriteSamplesV1(path, records));
   auto series = OpenSampleSeries(path);
   ASSERT_TRUE(series) << series.error().message;
   records.push_back(Record(2, 400, 9'000'000, 5));  // a record the first pass never counted
-  WriteLog(path, records);
+  ASSERT_TRUE(testutil::WriteSamplesV1(path, records));
   const Status s = series->pass([](double) {});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
