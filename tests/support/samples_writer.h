@@ -23,8 +23,8 @@ inline bool WriteSamplesV1(const std::string& path, const std::vector<SampleReco
   samples_format::EncodeHeader(SamplesFileInfo{}, header.data());
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
   if (!records.empty()) {
-    ok = ok && std::fwrite(records.data(), sizeof(SampleRecord), records.size(), f) ==
-                   records.size();
+    ok = ok &&
+         std::fwrite(records.data(), sizeof(SampleRecord), records.size(), f) == records.size();
   }
   if (trailer) {
     std::array<std::byte, samples_format::kTrailerBytes> end{};
