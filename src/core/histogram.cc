@@ -71,7 +71,8 @@ void Histogram::RestoreMoments(int64_t min_ns, int64_t max_ns, int64_t sum_ns, d
   // N * sum_sq = var * N^2 + sum^2  (population variance).
   const long double n = static_cast<long double>(count_);
   const long double mean = static_cast<long double>(sum_ns) / n;
-  const long double var = static_cast<long double>(stddev_ns) * stddev_ns;
+  const long double sd = static_cast<long double>(stddev_ns);
+  const long double var = sd * sd;
   sum_sq_ = static_cast<Int128>((var + mean * mean) * n + 0.5L);
 }
 

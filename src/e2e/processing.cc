@@ -63,15 +63,15 @@ ProcFitOutcome ProcFitPoints(const double* relative, const double* metric, size_
   // the values sit far from zero.
   long double mean_r = 0, mean_m = 0;
   for (size_t i = 0; i < n; ++i) {
-    mean_r += relative[i];
-    mean_m += metric[i];
+    mean_r += static_cast<long double>(relative[i]);
+    mean_m += static_cast<long double>(metric[i]);
   }
   mean_r /= static_cast<long double>(n);
   mean_m /= static_cast<long double>(n);
   long double sxx = 0, sxy = 0, syy = 0, max_abs_r = 0;
   for (size_t i = 0; i < n; ++i) {
-    const long double dr = relative[i] - mean_r;
-    const long double dm = metric[i] - mean_m;
+    const long double dr = static_cast<long double>(relative[i]) - mean_r;
+    const long double dm = static_cast<long double>(metric[i]) - mean_m;
     sxx += dr * dr;
     sxy += dr * dm;
     syy += dm * dm;
@@ -84,7 +84,8 @@ ProcFitOutcome ProcFitPoints(const double* relative, const double* metric, size_
   const long double shift = mean_m - scale * mean_r;
   long double ss_res = 0;
   for (size_t i = 0; i < n; ++i) {
-    const long double e = metric[i] - (scale * relative[i] + shift);
+    const long double e = static_cast<long double>(metric[i]) -
+                          (scale * static_cast<long double>(relative[i]) + shift);
     ss_res += e * e;
   }
   fit.scale = static_cast<double>(scale);
@@ -466,7 +467,7 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   for (size_t i = 0; i < ref_index_.size(); ++i) {
     const float r = rel[ref_index_[i]];
     if (!std::isfinite(r)) continue;
-    scratch_relative_[n] = r;
+    scratch_relative_[n] = static_cast<double>(r);
     scratch_metric_[n] = ref_metric_[i];
     ++n;
   }

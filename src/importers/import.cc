@@ -194,22 +194,23 @@ double SmallestVariance(const std::vector<std::pair<int64_t, uint64_t>>& known, 
   const double pivot = (lo + hi) / 2;
   long double n = 0, sx = 0, sxx = 0;
   for (const auto& [v, c] : known) {
-    const long double x = static_cast<long double>(v) - pivot;
+    const long double x = static_cast<long double>(v) - static_cast<long double>(pivot);
     n += c;
     sx += c * x;
     sxx += c * x * x;
   }
   n += static_cast<long double>(over + neg);
-  const long double limit = static_cast<long double>(limit_ns) - pivot;
-  const long double neg_max = static_cast<long double>(neg_max_ns) - pivot;
+  const long double limit = static_cast<long double>(limit_ns) - static_cast<long double>(pivot);
+  const long double neg_max =
+      static_cast<long double>(neg_max_ns) - static_cast<long double>(pivot);
   auto v = [&](long double c) {
     long double total = sxx - 2 * c * sx + c * c * (n - over - neg);
     if (over > 0 && limit > c) total += over * (limit - c) * (limit - c);
     if (neg > 0 && c > neg_max) total += neg * (c - neg_max) * (c - neg_max);
     return total / n;
   };
-  long double a = lo - pivot;
-  long double b = hi - pivot;
+  long double a = static_cast<long double>(lo - pivot);
+  long double b = static_cast<long double>(hi - pivot);
   for (int i = 0; i < 200 && b - a > 1e-6L; ++i) {
     const long double m1 = a + (b - a) / 3;
     const long double m2 = b - (b - a) / 3;

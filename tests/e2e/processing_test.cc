@@ -202,7 +202,8 @@ TEST(Preprocessor, MatchesCv2ResizeAndNumpyNormalisationOnRandomFramesAndCrops) 
     }
     double max_tensor = 0;
     for (size_t k = 0; k < py_tensor.size(); ++k) {
-      max_tensor = std::max(max_tensor, std::fabs(double{py_tensor[k]} - double{out.data[k]}));
+      max_tensor = std::max(max_tensor, std::fabs(static_cast<double>(py_tensor[k]) -
+                                                  static_cast<double>(out.data[k])));
     }
     std::cout << "resize vs cv2: max byte diff " << max_byte << " (" << differing << " of "
               << py_bytes.size() << "), tensor max abs diff " << max_tensor << "\n";
@@ -498,17 +499,18 @@ class Hysteresis : public ::testing::Test {
 
 TEST_F(Hysteresis, ObstacleApproachesAndRecedes) {
   // Starts clear; obstacle only below 1.0 (1.0 itself is not below), clear only above 1.25.
-  ExpectSequence({5.0, 3.0, 2.0, 1.2, 1.0, 0.99, 0.6, 0.5, 0.8, 1.1, 1.25, 1.26, 3.0},
+  ExpectSequence({5.0f, 3.0f, 2.0f, 1.2f, 1.0f, 0.99f, 0.6f, 0.5f, 0.8f, 1.1f, 1.25f, 1.26f, 3.0f},
                  {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0});
 }
 
 TEST_F(Hysteresis, OscillatingAroundNearFlipsOnceNotEveryFrame) {
-  ExpectSequence({1.05, 0.95, 1.05, 0.95, 1.05, 0.95, 1.05, 1.2, 0.9, 1.3},
+  ExpectSequence({1.05f, 0.95f, 1.05f, 0.95f, 1.05f, 0.95f, 1.05f, 1.2f, 0.9f, 1.3f},
                  {0, 1, 1, 1, 1, 1, 1, 1, 1, 0});
 }
 
 TEST_F(Hysteresis, StayingBetweenNearAndClearKeepsTheState) {
-  ExpectSequence({1.1, 1.2, 1.15, 1.24, 0.9, 1.1, 1.2, 1.15, 1.24}, {0, 0, 0, 0, 1, 1, 1, 1, 1});
+  ExpectSequence({1.1f, 1.2f, 1.15f, 1.24f, 0.9f, 1.1f, 1.2f, 1.15f, 1.24f},
+                 {0, 0, 0, 0, 1, 1, 1, 1, 1});
 }
 
 TEST_F(Hysteresis, UnknownDepthHoldsTheStateAndSaysWhy) {
