@@ -21,26 +21,25 @@ namespace rtpulse::cli {
 namespace {
 
 using measure::LatencyPlan;
-using measure::Policy;
 using measure::WakePath;
 
 /// Policy and priority from -p/--policy with cyclictest's meaning; rtpulse's default when
 /// neither is given is SCHED_FIFO 80 (cyclictest's is SCHED_OTHER).
-Status ResolvePolicy(const LatencyOptions& o, Policy& policy, int& priority) {
+Status ResolvePolicy(const LatencyOptions& o, SchedPolicy& policy, int& priority) {
   priority = o.priority.value_or(80);
   if (!o.policy.empty()) {
     auto p = measure::ParsePolicy(o.policy);
     if (!p) return p.error();
     policy = *p;
   } else {
-    policy = o.priority && *o.priority == 0 ? Policy::kOther : Policy::kFifo;
+    policy = o.priority && *o.priority == 0 ? SchedPolicy::kOther : SchedPolicy::kFifo;
   }
-  if (measure::IsRealtime(policy)) {
+  if (IsRealtime(policy)) {
     if (priority < 1 || priority > 99) {
       return UsageError(
           fmt::format("priority {} is out of range for --policy {}: use -p 1..99 (-p 0 alone means "
                       "SCHED_OTHER)",
-                      priority, measure::PolicyName(policy)));
+                      priority, SchedPolicyName(policy)));
     }
   } else {
     if (o.priority && *o.priority != 0) {
@@ -404,7 +403,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     thread_count = static_cast<size_t>(*n);
   }
 
-  Policy policy = Policy::kFifo;
+  SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 80;
   if (Status s = ResolvePolicy(o, policy, priority); !s) return s.error();
   if (o.priospread && o.smp) {
@@ -448,7 +447,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     t.cpu = pin ? cpu_set[i % cpu_set.size()] : -1;
     t.policy = policy;
     t.priority = priority;
-    if (o.priospread && !same_priority && measure::IsRealtime(policy)) {
+    if (o.priospread && !same_priority && IsRealtime(policy)) {
       t.priority = std::max(1, priority - static_cast<int>(i));
     }
     t.interval_ns = (o.interval_us + static_cast<int64_t>(i) * distance_us) * kNsPerUs;
@@ -524,7 +523,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
           "threads are not pinned)");
     }
     for (const auto& t : plan.threads) {
-      if (!measure::IsRealtime(t.policy) || t.priority >= 99) {
+      if (!IsRealtime(t.policy) || t.priority >= 99) {
         return UsageError(
             "--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
             "can run above them (e.g. -p 80)");

@@ -57,24 +57,8 @@ Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan
   }
   t.period_ns = first.interval_ns;
   t.duration_ns = plan.duration_ns;
-  switch (first.policy) {
-    case measure::Policy::kFifo:
-      t.sched_policy = SCHED_FIFO;
-      break;
-    case measure::Policy::kRr:
-      t.sched_policy = SCHED_RR;
-      break;
-    case measure::Policy::kOther:
-      t.sched_policy = SCHED_OTHER;
-      break;
-    case measure::Policy::kBatch:
-      t.sched_policy = SCHED_BATCH;
-      break;
-    case measure::Policy::kIdle:
-      t.sched_policy = SCHED_IDLE;
-      break;
-  }
-  t.policy_name = measure::PolicyName(first.policy);
+  t.sched_policy = LinuxPolicy(first.policy);
+  t.policy_name = SchedPolicyName(first.policy);
   t.priority = first.priority;
   if (plan.loops > 0) {
     return UsageError(

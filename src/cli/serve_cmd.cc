@@ -77,7 +77,7 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
         o.wake, fmt::join(served, ", ")));
   }
   plan.latency.threads =
-      measure::PinnedThreads(cpus, measure::Policy::kFifo, o.priority, o.interval_us * kNsPerUs);
+      measure::PinnedThreads(cpus, SchedPolicy::kFifo, o.priority, o.interval_us * kNsPerUs);
   plan.latency.paths = {*wake};
   auto duration = ParseDurationNs(o.duration);
   if (!duration) return UsageError("-D: " + duration.error().message);

@@ -21,6 +21,7 @@
 #include "core/exit_code.h"
 #include "core/file_owner.h"
 #include "core/version.h"
+#include "report/exceedance_plot.h"
 #include "results/sample_series.h"
 #include "results/suite_reader.h"
 #include "stats/evt.h"
@@ -45,94 +46,19 @@ struct WcetOptions {
   uint64_t seed = 1;
 };
 
-std::string DatFile(const stats::EvtReport& r) {
-  std::string s = "# rtpulse wcet exceedance plot; latencies in microseconds\n";
-  s += "# empirical: latency_us P(X>x) (rank/(n+1))\n";
-  const auto& c = r.curve;
-  for (size_t i = 0; i < c.empirical_ns.size(); ++i) {
-    s += fmt::format("{:.4f} {:.6e}\n", c.empirical_ns[i] / 1e3, c.empirical_probability[i]);
-  }
-  s += "\n\n# model: latency_us P_pot P_block_maxima (NaN: outside the model)\n";
-  for (size_t i = 0; i < c.model_ns.size(); ++i) {
-    auto p = [](double v) { return std::isfinite(v) && v > 0 ? fmt::format("{:.6e}", v) : "NaN"; };
-    s += fmt::format("{:.4f} {} {}\n", c.model_ns[i] / 1e3, p(c.pot_probability[i]),
-                     p(c.bm_probability[i]));
-  }
-  return s;
-}
-
-/// A horizontal line at the supported range's limit (docs/wcet.md, "What is reported"): the
-/// model curves below it are not estimates the data support. None when the method reports
-/// nothing.
-std::string RangeLine(const stats::EvtReport& r) {
-  double limit = 0;
-  for (const auto* t : {&r.pot.trust, &r.bm.trust}) {
-    if (t->trusted && std::isfinite(t->min_probability))
-      limit = std::max(limit, t->min_probability);
-  }
-  if (!(limit > 0)) return "";
-  return fmt::format(
-      "set arrow from graph 0, first {0:.3g} to graph 1, first {0:.3g} nohead front lw 1.5 dt 2 lc "
-      "rgb '#606060'\n"
-      "set label 'supported range ends (p = {0:.3g})' at graph 0.02, first {0:.3g} offset 0,0.7 "
-      "front "
-      "tc rgb '#606060' noenhanced\n",
-      limit);
-}
-
-std::string GnuplotScript(const std::string& scenario, const stats::EvtReport& r) {
-  return fmt::format(
-      "# Exceedance plot for scenario '{}': render with `gnuplot exceedance.gp` in this folder.\n"
-      "# A statistical extrapolation from the measured samples, not a guarantee.\n"
-      "set terminal svg size 900,600 dynamic\n"
-      "set output 'exceedance.svg'\n"
-      "set title \"{}: P(latency > x) per activation (extrapolation, not a guarantee)\" "
-      "noenhanced\n"
-      "set xlabel 'latency (us)'\n"
-      "set ylabel 'exceedance probability per activation'\n"
-      "set logscale y\n"
-      "set format y '10^{{%L}}'\n"
-      "set yrange [1e-13:1]\n"
-      "set grid\n"
-      "set key top right\n"
-      "set datafile missing 'NaN'\n"
-      "{}"
-      "plot 'exceedance.dat' index 0 using 1:2 with points pt 7 ps 0.4 title 'measured', \\\n"
-      "     '' index 1 using 1:2 with lines lw 2 title 'POT (generalised Pareto)', \\\n"
-      "     '' index 1 using 1:3 with lines lw 2 dt 2 title 'block maxima (GEV/Gumbel)'\n",
-      scenario, scenario, RangeLine(r));
-}
-
-/// Writes RUN/wcet/<scenario>/exceedance.{dat,gp} and renders the SVG when gnuplot is there.
+/// wcet.json's "plot" object for RUN/wcet/<scenario>/exceedance.{dat,gp,svg}.
 nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
                          const stats::EvtReport& r, std::vector<std::string>& notes) {
-  nlohmann::json plot = {{"data", dir + "/exceedance.dat"}, {"script", dir + "/exceedance.gp"}};
-  if (Status s = CreateFolders(dir); !s) {
-    notes.push_back(s.error().message);
-    return plot;
-  }
-  Status a = WriteFileAtomic(dir + "/exceedance.dat", DatFile(r));
-  Status b = WriteFileAtomic(dir + "/exceedance.gp", GnuplotScript(scenario, r));
-  if (!a || !b) {
-    notes.push_back((!a ? a : b).error().message);
-    return plot;
-  }
   const SystemCommandRunner runner;
-  if (runner.Find("gnuplot").empty()) {
-    plot["rendered"] = nullptr;
-    plot["note"] = "gnuplot not found; not rendered (run `gnuplot exceedance.gp` there)";
+  const report::ExceedancePlot p = report::WriteExceedancePlot(dir, scenario, r, runner);
+  nlohmann::json plot = {{"data", p.data}, {"script", p.script}};
+  if (!p.error.empty()) {
+    notes.push_back(p.error);
     return plot;
   }
-  auto out = runner.Run({"gnuplot", "-e", fmt::format("cd '{}'", dir), "exceedance.gp"},
-                        std::chrono::seconds(30));
-  if (out && out->exit_code == 0) {
-    HandOver(dir + "/exceedance.svg");  // gnuplot, run by this process, wrote it as root
-    plot["rendered"] = dir + "/exceedance.svg";
-  } else {
-    plot["rendered"] = nullptr;
-    plot["note"] = "gnuplot failed: " + (out ? out->err : out.error().message);
-    notes.push_back(fmt::format("{}: {}", scenario, plot["note"].get<std::string>()));
-  }
+  plot["rendered"] = p.rendered ? nlohmann::json(*p.rendered) : nlohmann::json();
+  if (!p.rendered) plot["note"] = p.note;
+  if (p.gnuplot_failed) notes.push_back(fmt::format("{}: {}", scenario, p.note));
   return plot;
 }
 

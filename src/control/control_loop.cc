@@ -167,7 +167,7 @@ void ApplyControlPolicy(ControlThread& t) {
   const PolicySpec& policy = t.plan.policy;
   ControlRunRecord& rec = t.record;
   if (policy.kind == PolicySpec::Kind::kOther) {
-    if (Status s = measure::SetThreadScheduling(measure::Policy::kOther, 0); !s) {
+    if (Status s = measure::SetThreadScheduling(SchedPolicy::kOther, 0); !s) {
       rec.degraded = true;
       rec.warnings.push_back(s.error().message);
     }
@@ -179,7 +179,7 @@ void ApplyControlPolicy(ControlThread& t) {
     }
   } else if (policy.kind == PolicySpec::Kind::kFifo || policy.kind == PolicySpec::Kind::kRr) {
     const auto kind =
-        policy.kind == PolicySpec::Kind::kFifo ? measure::Policy::kFifo : measure::Policy::kRr;
+        policy.kind == PolicySpec::Kind::kFifo ? SchedPolicy::kFifo : SchedPolicy::kRr;
     if (Status s = measure::SetThreadScheduling(kind, policy.priority); !s) {
       rec.degraded = true;
       rec.warnings.push_back(s.error().message + "; ran as SCHED_OTHER instead");
@@ -224,9 +224,9 @@ Status ArmControlSource(ControlThread& t, int64_t origin_ns) {
   params.start_ns = origin_ns;
   params.interval_ns = t.plan.period_ns;
   params.cpu = t.plan.cpu;
-  params.policy = policy.kind == PolicySpec::Kind::kRr     ? measure::Policy::kRr
-                  : policy.kind == PolicySpec::Kind::kFifo ? measure::Policy::kFifo
-                                                           : measure::Policy::kOther;
+  params.policy = policy.kind == PolicySpec::Kind::kRr     ? SchedPolicy::kRr
+                  : policy.kind == PolicySpec::Kind::kFifo ? SchedPolicy::kFifo
+                                                           : SchedPolicy::kOther;
   params.priority = policy.priority;
   params.stop = &t.stop;
   if (policy.kind != PolicySpec::Kind::kDeadline) return t.source->Arm(params);

@@ -15,24 +15,8 @@
 namespace rtpulse::e2e {
 namespace {
 
-int LinuxPolicyOf(measure::Policy policy) {
-  switch (policy) {
-    case measure::Policy::kOther:
-      return SCHED_OTHER;
-    case measure::Policy::kBatch:
-      return SCHED_BATCH;
-    case measure::Policy::kIdle:
-      return SCHED_IDLE;
-    case measure::Policy::kFifo:
-      return SCHED_FIFO;
-    case measure::Policy::kRr:
-      return SCHED_RR;
-  }
-  return SCHED_OTHER;
-}
-
 std::string SpecText(const ThreadSpec& spec) {
-  return measure::IsRealtime(*measure::ParsePolicy(spec.policy))
+  return IsRealtime(*measure::ParsePolicy(spec.policy))
              ? fmt::format("{}:{}", spec.policy, spec.priority)
              : spec.policy;
 }
@@ -99,8 +83,8 @@ ThreadCheck CheckTask(int tid, std::string_view role, const ThreadSpec& spec,
   check.cpus = seen.cpus;
   std::vector<std::string> differs;
   const auto asked = measure::ParsePolicy(spec.policy);
-  const std::string asked_policy = asked ? measure::PolicyName(*asked) : spec.policy;
-  const int asked_priority = asked && measure::IsRealtime(*asked) ? spec.priority : 0;
+  const std::string asked_policy = asked ? SchedPolicyName(*asked) : spec.policy;
+  const int asked_priority = asked && IsRealtime(*asked) ? spec.priority : 0;
   if (seen.policy != asked_policy) {
     differs.push_back(fmt::format("policy {}, asked {}", seen.policy, asked_policy));
   } else if (seen.priority != asked_priority) {
@@ -121,8 +105,8 @@ Expected<bool> ApplySpecToTask(int tid, const ThreadSpec& spec, std::string_view
   auto policy = measure::ParsePolicy(spec.policy);
   if (!policy) return policy.error();
   sched_param param{};
-  param.sched_priority = measure::IsRealtime(*policy) ? spec.priority : 0;
-  if (sched_setscheduler(tid, LinuxPolicyOf(*policy), &param) != 0) {
+  param.sched_priority = IsRealtime(*policy) ? spec.priority : 0;
+  if (sched_setscheduler(tid, LinuxPolicy(*policy), &param) != 0) {
     const int err = errno;
     if (err == ESRCH) return false;
     return Error{err == EPERM ? ExitCode::kResource : ExitCode::kFailure,
@@ -169,11 +153,11 @@ Status ApplySpecToThisThread(const ThreadSpec& spec, std::string_view policy_opt
 Status CheckThreadSpec(const ThreadSpec& spec, std::string_view policy_option) {
   auto policy = measure::ParsePolicy(spec.policy);
   if (!policy) return UsageError(fmt::format("{}: {}", policy_option, policy.error().message));
-  if (measure::IsRealtime(*policy) && (spec.priority < 1 || spec.priority > 99)) {
+  if (IsRealtime(*policy) && (spec.priority < 1 || spec.priority > 99)) {
     return UsageError(fmt::format("{} {}:{}: the priority of {} must be 1..99", policy_option,
                                   spec.policy, spec.priority, spec.policy));
   }
-  if (!measure::IsRealtime(*policy) && spec.priority != 0) {
+  if (!IsRealtime(*policy) && spec.priority != 0) {
     return UsageError(fmt::format("{} {}:{}: policy {} takes no priority (use fifo or rr)",
                                   policy_option, spec.policy, spec.priority, spec.policy));
   }

@@ -7,17 +7,15 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/sched_policy.h"
 
 namespace rtpulse::load {
-
-/// Scheduling policy a load's workers run under.
-enum class LoadPolicy { kOther, kBatch, kIdle, kFifo, kRr };
 
 /// Settings shared by every load, parsed from the SPEC's `key=value` list.
 struct LoadParams {
   std::vector<int> cpus;  ///< One worker pinned on each; filled with the online CPUs if empty.
   int nice = 0;
-  LoadPolicy policy = LoadPolicy::kOther;
+  SchedPolicy policy = SchedPolicy::kOther;
   int priority = 0;     ///< SCHED_FIFO/RR priority (1-99); 0 for the other policies.
   int intensity = 100;  ///< Duty cycle in percent of each 10 ms slice (built-in loads).
   /// Load-specific keys (mb=, proto=, dir=, ...) after validation, as given.

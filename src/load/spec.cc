@@ -71,18 +71,11 @@ Status ApplyCommon(const std::string& key, const std::string& value, LoadParams&
     if (!v || *v < 1 || *v > 99) return UsageError(where + " is not valid; give 1 to 99");
     p.priority = static_cast<int>(*v);
   } else if (key == "policy") {
-    static const std::vector<std::pair<std::string, LoadPolicy>> kPolicies = {
-        {"other", LoadPolicy::kOther},
-        {"batch", LoadPolicy::kBatch},
-        {"idle", LoadPolicy::kIdle},
-        {"fifo", LoadPolicy::kFifo},
-        {"rr", LoadPolicy::kRr}};
-    const auto it = std::find_if(kPolicies.begin(), kPolicies.end(),
-                                 [&](const auto& e) { return e.first == value; });
-    if (it == kPolicies.end()) {
+    const auto policy = SchedPolicyFromName(value);
+    if (!policy) {
       return UsageError(where + " is not known; give policy=other, batch, idle, fifo or rr");
     }
-    p.policy = it->second;
+    p.policy = *policy;
   }
   return Status::Ok();
 }
@@ -149,7 +142,7 @@ Status CheckPlacement(const std::string& spec, const CpuScope& scope, LoadParams
       if (allowed.empty() || Contains(allowed, cpu)) p.cpus.push_back(cpu);
     }
   }
-  const bool realtime = p.policy == LoadPolicy::kFifo || p.policy == LoadPolicy::kRr;
+  const bool realtime = IsRealtime(p.policy);
   if (realtime && p.priority == 0) {
     return UsageError(fmt::format("load '{}': policy fifo/rr needs prio=1..99", spec));
   }

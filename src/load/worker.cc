@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/parse.h"
+#include "core/sched_policy.h"
 #include "load/cpu_stat.h"
 
 namespace rtpulse::load {
@@ -245,22 +246,6 @@ class WorkerLoad final : public Load {
   std::vector<std::string> warnings_;
 };
 
-int SchedPolicy(LoadPolicy p) {
-  switch (p) {
-    case LoadPolicy::kOther:
-      return SCHED_OTHER;
-    case LoadPolicy::kBatch:
-      return SCHED_BATCH;
-    case LoadPolicy::kIdle:
-      return SCHED_IDLE;
-    case LoadPolicy::kFifo:
-      return SCHED_FIFO;
-    case LoadPolicy::kRr:
-      return SCHED_RR;
-  }
-  return SCHED_OTHER;
-}
-
 Error PrivilegeOrFailure(int err, std::string message) {
   message += fmt::format(": {}", std::strerror(err));
   if (err == EPERM) return ResourceError(message + " (run as root or grant CAP_SYS_NICE)");
@@ -282,10 +267,10 @@ Status PlaceProcess(const std::vector<int>& cpus, const LoadParams& params) {
   if (params.nice != 0 && setpriority(PRIO_PROCESS, 0, params.nice) != 0) {
     return PrivilegeOrFailure(errno, fmt::format("nice={}", params.nice));
   }
-  if (params.policy != LoadPolicy::kOther) {
+  if (params.policy != SchedPolicy::kOther) {
     sched_param sp{};
     sp.sched_priority = params.priority;
-    if (sched_setscheduler(0, SchedPolicy(params.policy), &sp) != 0) {
+    if (sched_setscheduler(0, LinuxPolicy(params.policy), &sp) != 0) {
       return PrivilegeOrFailure(errno, "setting the scheduling policy");
     }
   }

@@ -47,7 +47,8 @@ void Injector::ThreadMain() {
   // A name of its own, so a kernel trace (--explain) tells the blocker from the probes.
   (void)pthread_setname_np(pthread_self(), "rtpulse-inject");
   if (Status s = SetThreadAffinity({cpu_}); !s) problem_ = s.error().message;
-  if (Status s = SetThreadScheduling(Policy::kFifo, priority_); !s) problem_ = s.error().message;
+  if (Status s = SetThreadScheduling(SchedPolicy::kFifo, priority_); !s)
+    problem_ = s.error().message;
   SignalReady(shared_.ready);
   const int64_t origin = AwaitOrigin(shared_.origin_ns);
   auto probes_done = [this] {

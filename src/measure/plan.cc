@@ -12,8 +12,8 @@
 
 namespace rtpulse::measure {
 
-std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, Policy policy, int priority,
-                                      int64_t interval_ns) {
+std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, SchedPolicy policy,
+                                      int priority, int64_t interval_ns) {
   std::vector<ThreadPlan> threads;
   threads.reserve(cpus.size());
   for (size_t i = 0; i < cpus.size(); ++i) {

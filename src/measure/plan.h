@@ -17,7 +17,7 @@ namespace rtpulse::measure {
 struct ThreadPlan {
   int index = 0;
   int cpu = -1;  ///< -1: not pinned.
-  Policy policy = Policy::kFifo;
+  SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 80;
   int64_t interval_ns = 1'000'000;
 };
@@ -58,8 +58,8 @@ struct LatencyPlan {
 
 /// Probes as a scenario runner wants them: one thread per CPU in `cpus`, each pinned to
 /// its CPU, all at `policy`/`priority` with the same `interval_ns` (cyclictest -S -d 0).
-std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, Policy policy, int priority,
-                                      int64_t interval_ns);
+std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, SchedPolicy policy,
+                                      int priority, int64_t interval_ns);
 
 /// Ring slots per thread for a per-sample log: 2 s of samples at the fastest thread's rate,
 /// at least 64 Ki records. The writer drains every few ms, so only a stalled disk can fill

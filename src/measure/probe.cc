@@ -81,7 +81,7 @@ Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, R
       source_(MakeWakeSource(path)) {
   result_.index = thread.index;
   result_.cpu = OwnsPolicy(path) ? -1 : thread.cpu;
-  result_.policy = OwnsPolicy(path) ? "deadline" : PolicyName(thread.policy);
+  result_.policy = OwnsPolicy(path) ? "deadline" : SchedPolicyName(thread.policy);
   result_.priority = OwnsPolicy(path) ? 0 : thread.priority;
   result_.interval_ns = thread.interval_ns;
   result_.wake = std::string(WakePathName(path));
@@ -251,7 +251,7 @@ void Probe::LiveResultTo(ProbeRecord& out) const {
   // SetUp() may still be downgrading the policy; until it is done, report the plan.
   const bool set_up = set_up_.load(std::memory_order_acquire);
   out.policy =
-      set_up ? result_.policy : (OwnsPolicy(path_) ? "deadline" : PolicyName(thread_.policy));
+      set_up ? result_.policy : (OwnsPolicy(path_) ? "deadline" : SchedPolicyName(thread_.policy));
   out.priority = set_up ? result_.priority : (OwnsPolicy(path_) ? 0 : thread_.priority);
   out.interval_ns = thread_.interval_ns;
   out.wake = result_.wake;

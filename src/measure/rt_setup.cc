@@ -14,34 +14,11 @@
 
 namespace rtpulse::measure {
 
-std::string PolicyName(Policy policy) {
-  switch (policy) {
-    case Policy::kOther:
-      return "other";
-    case Policy::kBatch:
-      return "batch";
-    case Policy::kIdle:
-      return "idle";
-    case Policy::kFifo:
-      return "fifo";
-    case Policy::kRr:
-      return "rr";
-  }
-  return "other";
-}
-
-Expected<Policy> ParsePolicy(const std::string& name) {
-  if (name == "other" || name == "normal") return Policy::kOther;
-  if (name == "batch") return Policy::kBatch;
-  if (name == "idle") return Policy::kIdle;
-  if (name == "fifo") return Policy::kFifo;
-  if (name == "rr") return Policy::kRr;
+Expected<SchedPolicy> ParsePolicy(const std::string& name) {
+  if (name == "normal") return SchedPolicy::kOther;
+  if (auto policy = SchedPolicyFromName(name)) return *policy;
   return UsageError(
       fmt::format("unknown policy '{}': use one of other, normal, batch, idle, fifo, rr", name));
-}
-
-bool IsRealtime(Policy policy) {
-  return policy == Policy::kFifo || policy == Policy::kRr;
 }
 
 std::optional<std::string> LockAllMemory() {
@@ -74,32 +51,14 @@ void PrefaultStack(size_t bytes) {
   asm volatile("" : : "r"(chunk) : "memory");  // keep the writes
 }
 
-namespace {
-int ToLinuxPolicy(Policy policy) {
-  switch (policy) {
-    case Policy::kOther:
-      return SCHED_OTHER;
-    case Policy::kBatch:
-      return SCHED_BATCH;
-    case Policy::kIdle:
-      return SCHED_IDLE;
-    case Policy::kFifo:
-      return SCHED_FIFO;
-    case Policy::kRr:
-      return SCHED_RR;
-  }
-  return SCHED_OTHER;
-}
-}  // namespace
-
-Status SetThreadScheduling(Policy policy, int priority) {
+Status SetThreadScheduling(SchedPolicy policy, int priority) {
   sched_param param{};
   param.sched_priority = IsRealtime(policy) ? priority : 0;
-  if (sched_setscheduler(0, ToLinuxPolicy(policy), &param) != 0) {
+  if (sched_setscheduler(0, LinuxPolicy(policy), &param) != 0) {
     const int err = errno;
     return Error{err == EPERM ? ExitCode::kResource : ExitCode::kFailure,
-                 fmt::format("cannot set policy {} priority {}: {}", PolicyName(policy), priority,
-                             std::strerror(err))};
+                 fmt::format("cannot set policy {} priority {}: {}", SchedPolicyName(policy),
+                             priority, std::strerror(err))};
   }
   return Status::Ok();
 }

@@ -6,15 +6,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/sched_policy.h"
 
 namespace rtpulse::measure {
 
-/// Scheduling policies a probe can ask for (cyclictest --policy names).
-enum class Policy { kOther, kBatch, kIdle, kFifo, kRr };
-
-std::string PolicyName(Policy policy);
-Expected<Policy> ParsePolicy(const std::string& name);
-bool IsRealtime(Policy policy);
+/// A --policy name of cyclictest's (SchedPolicyName's, and "normal" for other); a usage
+/// error naming them otherwise.
+Expected<SchedPolicy> ParsePolicy(const std::string& name);
 
 /// Locks current and future memory (mlockall). Returns a warning text on failure.
 std::optional<std::string> LockAllMemory();
@@ -23,7 +21,7 @@ std::optional<std::string> LockAllMemory();
 void PrefaultStack(size_t bytes);
 
 /// Sets the calling thread's policy and priority. Linux applies it per thread.
-Status SetThreadScheduling(Policy policy, int priority);
+Status SetThreadScheduling(SchedPolicy policy, int priority);
 
 /// Pins the calling thread to `cpus` (empty: leave as is).
 Status SetThreadAffinity(const std::vector<int>& cpus);

@@ -22,7 +22,7 @@ struct WakeParams {
   int64_t start_ns = 0;     ///< CLOCK_MONOTONIC origin of the period grid (deadline 0).
   int64_t interval_ns = 0;  ///< Period.
   int cpu = -1;             ///< The probe's CPU (-1: not pinned); the xthread waker uses it.
-  Policy policy = Policy::kFifo;
+  SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 0;
   int64_t deadline_runtime_ns = 0;  ///< SCHED_DEADLINE runtime (deadline path only).
   /// SCHED_DEADLINE relative deadline (deadline path only); 0: the period.

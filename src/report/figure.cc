@@ -263,6 +263,26 @@ std::string FigureScript(const Figure& figure) {
   return gp;
 }
 
+Status RunGnuplot(const CommandRunner& runner, const std::string& dir, const std::string& commands,
+                  const std::string& image, std::chrono::milliseconds timeout) {
+  const std::string path = dir + "/" + image;
+  // gnuplot's own `cd` keeps a script's relative file names working, without a shell.
+  auto out =
+      runner.Run({"gnuplot", "-e", fmt::format("cd {}; {}", GnuplotQuote(dir), commands)}, timeout);
+  if (!out) return out.error();
+  if (out->timed_out) {
+    return Failure(
+        fmt::format("gnuplot timed out after {} s rendering {}", timeout.count() / 1000, path));
+  }
+  struct stat st {};
+  if (out->exit_code != 0 || ::stat(path.c_str(), &st) != 0 || st.st_size == 0) {
+    return Failure(
+        fmt::format("gnuplot failed rendering {} (exit {}): {}", path, out->exit_code, out->err));
+  }
+  HandOver(path);  // gnuplot, run by this process, wrote it as root under sudo
+  return Status::Ok();
+}
+
 Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
                                    const RenderOptions& options) {
   if (!ValidName(figure.name)) {
@@ -289,22 +309,10 @@ Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
     const std::string image = figure.name + "." + ImageFormatExtension(format);
     const std::string path = dir + "/" + image;
     ::remove(path.c_str());
-    // gnuplot's own `cd` keeps the script's relative 'NAME.dat' working, without a shell.
-    const std::string commands = fmt::format("cd {}; {}; set output {}; load {}", GnuplotQuote(dir),
-                                             Terminal(figure, format), GnuplotQuote(image),
-                                             GnuplotQuote(figure.name + ".gp"));
-    auto out = runner.Run({"gnuplot", "-e", commands}, options.timeout);
-    if (!out) return out.error();
-    if (out->timed_out) {
-      return Failure(fmt::format("gnuplot timed out after {} s rendering {}",
-                                 options.timeout.count() / 1000, path));
-    }
-    struct stat st {};
-    if (out->exit_code != 0 || ::stat(path.c_str(), &st) != 0 || st.st_size == 0) {
-      return Failure(
-          fmt::format("gnuplot failed rendering {} (exit {}): {}", path, out->exit_code, out->err));
-    }
-    HandOver(path);  // gnuplot, run by this process, wrote it as root under sudo
+    const std::string commands =
+        fmt::format("{}; set output {}; load {}", Terminal(figure, format), GnuplotQuote(image),
+                    GnuplotQuote(figure.name + ".gp"));
+    if (Status s = RunGnuplot(runner, dir, commands, image, options.timeout); !s) return s.error();
     files.images.push_back(path);
     if (format == ImageFormat::kSvg) files.svg = path;
   }

@@ -128,6 +128,13 @@ struct RenderOptions {
 Expected<FigureFiles> RenderFigure(const Figure& figure, const std::string& dir,
                                    const RenderOptions& options = {});
 
+/// Runs `gnuplot -e "cd DIR; COMMANDS"` (no shell, within `timeout`) and checks that it made
+/// DIR/IMAGE, a file that is not empty, which it then hands to the user behind sudo. The one
+/// way rtpulse runs gnuplot (RenderFigure, the wcet exceedance plot). Errors: Failure naming
+/// the image and the timeout, or gnuplot's exit code and stderr.
+Status RunGnuplot(const CommandRunner& runner, const std::string& dir, const std::string& commands,
+                  const std::string& image, std::chrono::milliseconds timeout);
+
 /// Quotes text for a gnuplot single-quoted string ('' stands for ').
 std::string GnuplotQuote(const std::string& text);
 

@@ -99,7 +99,7 @@ Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings)
   }
   measure::LatencyPlan plan;
   plan.notes = settings.notes;
-  plan.threads = measure::PinnedThreads(settings.cpus, measure::Policy::kFifo, settings.priority,
+  plan.threads = measure::PinnedThreads(settings.cpus, SchedPolicy::kFifo, settings.priority,
                                         settings.interval_ns);
   plan.paths = settings.wake;
   if (Status s = measure::CheckOnePerProcess(plan.paths, plan.threads.size(), "CPUs are measured",

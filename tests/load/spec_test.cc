@@ -79,6 +79,9 @@ TEST(LoadSpec, RejectsBadInputWithTheValueAndTheFix) {
   EXPECT_EQ(ErrorOf({"cpu:prio=5"}), "load 'cpu:prio=5': prio= needs policy=fifo or policy=rr");
   EXPECT_NE(ErrorOf({"cpu:policy=deadline"}).find("policy=deadline is not known"),
             std::string::npos);
+  EXPECT_EQ(ErrorOf({"cpu:policy=normal"}),
+            "load 'cpu:policy=normal': policy=normal is not known; give policy=other, batch, "
+            "idle, fifo or rr");
   EXPECT_NE(ErrorOf({"net:proto=sctp"}).find("proto=sctp is not known"), std::string::npos);
   EXPECT_NE(ErrorOf({"memory:mb=0"}).find("mb=0 is not valid"), std::string::npos);
   EXPECT_NE(ErrorOf({"io:dir=/nonexistent/x"}).find("dir=/nonexistent/x is not a writable"),

@@ -31,7 +31,7 @@ LatencyPlan PinnedPlan(int64_t interval_ns, int64_t duration_ns) {
     ThreadPlan t;
     t.index = static_cast<int>(plan.threads.size());
     t.cpu = cpu;
-    t.policy = Policy::kFifo;
+    t.policy = SchedPolicy::kFifo;
     t.priority = 80;
     t.interval_ns = interval_ns;
     plan.threads.push_back(t);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "measure/plan.h"
+#include "measure/rt_setup.h"
 
 namespace rtpulse::measure {
 namespace {
@@ -86,6 +87,23 @@ TEST(WakePlanTest, ItimerWithSeveralThreadsIsAUsageErrorNamingTheFix) {
   EXPECT_EQ(s.error().message,
             "--wake itimer needs a single thread (ITIMER_REAL is one per process), but 3 CPUs "
             "are measured: add --cpus N, or use --wake posix");
+}
+
+// --policy takes cyclictest's names: the scheduling-policy value's and "normal" for other.
+TEST(ParsePolicyTest, TakesCyclictestsNamesAndNamesThemOnError) {
+  for (const char* name : {"other", "batch", "idle", "fifo", "rr"}) {
+    auto p = ParsePolicy(name);
+    ASSERT_TRUE(p) << name;
+    EXPECT_EQ(SchedPolicyName(*p), name);
+  }
+  auto normal = ParsePolicy("normal");
+  ASSERT_TRUE(normal);
+  EXPECT_EQ(*normal, SchedPolicy::kOther);
+  auto bad = ParsePolicy("deadline");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ExitCode::kUsage);
+  EXPECT_EQ(bad.error().message,
+            "unknown policy 'deadline': use one of other, normal, batch, idle, fifo, rr");
 }
 
 }  // namespace
