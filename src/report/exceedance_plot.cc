@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/atomic_file.h"
 #include "report/figure.h"
@@ -92,7 +93,9 @@ ExceedancePlot WriteExceedancePlot(const std::string& dir, const std::string& sc
     plot.note = "gnuplot not found; not rendered (run `gnuplot exceedance.gp` there)";
     return plot;
   }
-  // The script sets its own terminal and output.
+  // The script sets its own terminal and output. An SVG of an earlier run goes first, so
+  // RunGnuplot's check that gnuplot made the image cannot pass on it.
+  ::remove((dir + "/exceedance.svg").c_str());
   if (Status s = RunGnuplot(runner, dir, "load 'exceedance.gp'", "exceedance.svg", timeout); !s) {
     plot.note = s.error().message;
     plot.gnuplot_failed = true;

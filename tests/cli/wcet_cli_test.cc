@@ -106,6 +106,34 @@ TEST(WcetCommandTest, WritesJsonWithEveryFieldAndTheDisclaimer) {
   EXPECT_TRUE(fs::exists(dir.File("wcet/idle/exceedance.gp")));
 }
 
+// wcet.json's plot object (docs/wcet.md): where the files are and whether the SVG was
+// rendered, with a note instead when gnuplot is not there.
+TEST(WcetCommandTest, PlotObjectNamesTheFilesAndSaysWhetherItWasRendered) {
+  testutil::TempDir dir;
+  WriteRun(dir.path(), true);
+  const std::string folder = dir.File("wcet/idle");
+  const nlohmann::json files = {{"data", folder + "/exceedance.dat"},
+                                {"script", folder + "/exceedance.gp"}};
+  // Without gnuplot on PATH: the data and script stay, with the way to render them.
+  testutil::ProcessOptions no_gnuplot;
+  no_gnuplot.extra_env = {"PATH=/nonexistent"};
+  const auto bare = RunRtpulse({"wcet", dir.path(), "--json", "-", "--bootstrap", "0"}, no_gnuplot);
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  nlohmann::json expected = files;
+  expected["rendered"] = nullptr;
+  expected["note"] = "gnuplot not found; not rendered (run `gnuplot exceedance.gp` there)";
+  EXPECT_EQ(nlohmann::json::parse(bare.out)["scenarios"][0]["plot"], expected);
+  EXPECT_FALSE(fs::exists(folder + "/exceedance.svg"));
+  if (!fs::exists("/usr/bin/gnuplot")) GTEST_SKIP() << "gnuplot-nox is not installed";
+  // With it: the SVG, and no note.
+  const auto drawn = RunRtpulse({"wcet", dir.path(), "--json", "-", "--bootstrap", "0"});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  expected = files;
+  expected["rendered"] = folder + "/exceedance.svg";
+  EXPECT_EQ(nlohmann::json::parse(drawn.out)["scenarios"][0]["plot"], expected);
+  EXPECT_NE(testutil::ReadFile(folder + "/exceedance.svg").find("<svg"), std::string::npos);
+}
+
 TEST(WcetCommandTest, TextTableAndSameSeedSameResult) {
   testutil::TempDir dir;
   WriteRun(dir.path(), true);

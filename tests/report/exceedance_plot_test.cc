@@ -123,6 +123,19 @@ TEST(ExceedancePlotTest, AFailingGnuplotIsReportedWithItsExitCodeAndStderr) {
   EXPECT_NE(plot.note.find("unknown terminal"), std::string::npos) << plot.note;
 }
 
+TEST(ExceedancePlotTest, AnSvgLeftByAnEarlierRunIsNotTakenForTheNewOne) {
+  testutil::TempDir tmp;
+  std::ofstream(tmp.path() + "/exceedance.svg") << "<svg>an earlier run's plot</svg>";
+  testutil::FakeCommands silent;  // exits 0 and writes nothing
+  silent.Install("gnuplot").Answer(
+      "gnuplot -e cd '" + tmp.path() + "'; load 'exceedance.gp'",
+      CommandOutput{.exit_code = 0, .timed_out = false, .out = "", .err = "", .term_signal = 0});
+  const ExceedancePlot plot = WriteExceedancePlot(tmp.path(), "idle", ExponentialReport(), silent);
+  EXPECT_FALSE(plot.rendered);
+  EXPECT_TRUE(plot.gnuplot_failed);
+  EXPECT_NE(plot.note.find("exceedance.svg"), std::string::npos) << plot.note;
+}
+
 TEST(ExceedancePlotTest, AFolderThatCannotBeMadeIsAnErrorAndNothingRuns) {
   testutil::TempDir tmp;
   std::ofstream(tmp.path() + "/file") << "x";
