@@ -15,6 +15,10 @@ namespace rtpulse {
 /// The policies set with a priority (SCHED_DEADLINE takes a runtime, deadline and period
 /// instead and is set where those are known: measure's deadline wake path, control).
 enum class SchedPolicy { kOther, kBatch, kIdle, kFifo, kRr };
+/// Every SchedPolicy, in declaration order.
+inline constexpr SchedPolicy kSchedPolicies[] = {SchedPolicy::kOther, SchedPolicy::kBatch,
+                                                 SchedPolicy::kIdle, SchedPolicy::kFifo,
+                                                 SchedPolicy::kRr};
 
 /// "other", "batch", "idle", "fifo", "rr".
 inline std::string SchedPolicyName(SchedPolicy policy) {
@@ -36,8 +40,7 @@ inline std::string SchedPolicyName(SchedPolicy policy) {
 /// The policy of a name of SchedPolicyName; nullopt for any other text (each caller words
 /// its own error and may take aliases, such as cyclictest's "normal").
 inline std::optional<SchedPolicy> SchedPolicyFromName(std::string_view name) {
-  for (const SchedPolicy p : {SchedPolicy::kOther, SchedPolicy::kBatch, SchedPolicy::kIdle,
-                              SchedPolicy::kFifo, SchedPolicy::kRr}) {
+  for (const SchedPolicy p : kSchedPolicies) {
     if (name == SchedPolicyName(p)) return p;
   }
   return std::nullopt;
@@ -69,22 +72,11 @@ inline int LinuxPolicy(SchedPolicy policy) {
 /// table does not know (sched_getscheduler, /proc/PID/stat's policy field).
 inline std::string KernelPolicyName(int policy) {
   constexpr int kSchedDeadline = 6;  // SCHED_DEADLINE: not in glibc 2.36's <sched.h>
-  switch (policy) {
-    case SCHED_OTHER:
-      return "other";
-    case SCHED_FIFO:
-      return "fifo";
-    case SCHED_RR:
-      return "rr";
-    case SCHED_BATCH:
-      return "batch";
-    case SCHED_IDLE:
-      return "idle";
-    case kSchedDeadline:
-      return "deadline";
-    default:
-      return fmt::format("policy-{}", policy);
+  for (const SchedPolicy p : kSchedPolicies) {
+    if (LinuxPolicy(p) == policy) return SchedPolicyName(p);
   }
+  if (policy == kSchedDeadline) return "deadline";
+  return fmt::format("policy-{}", policy);
 }
 
 }  // namespace rtpulse

@@ -11,11 +11,8 @@
 namespace rtpulse {
 namespace {
 
-constexpr SchedPolicy kAll[] = {SchedPolicy::kOther, SchedPolicy::kBatch, SchedPolicy::kIdle,
-                                SchedPolicy::kFifo, SchedPolicy::kRr};
-
 TEST(SchedPolicyTest, EveryNameReadsBackAsItsPolicy) {
-  for (const SchedPolicy p : kAll) {
+  for (const SchedPolicy p : kSchedPolicies) {
     const auto back = SchedPolicyFromName(SchedPolicyName(p));
     ASSERT_TRUE(back) << SchedPolicyName(p);
     EXPECT_EQ(*back, p);
@@ -38,7 +35,7 @@ TEST(SchedPolicyTest, LinuxNumbersAreSchedHs) {
 }
 
 TEST(SchedPolicyTest, OnlyFifoAndRrTakeAPriority) {
-  for (const SchedPolicy p : kAll) {
+  for (const SchedPolicy p : kSchedPolicies) {
     EXPECT_EQ(IsRealtime(p), p == SchedPolicy::kFifo || p == SchedPolicy::kRr)
         << SchedPolicyName(p);
     // The kernel agrees: a priority range of 1..99 for those, 0..0 for the others.
@@ -55,6 +52,9 @@ TEST(SchedPolicyTest, APolicySetOnAThreadIsReportedUnderItsOwnName) {
       EXPECT_EQ(KernelPolicyName(sched_getscheduler(0)), SchedPolicyName(p));
     }).join();
   }
+  EXPECT_EQ(KernelPolicyName(SCHED_OTHER), "other");
+  EXPECT_EQ(KernelPolicyName(SCHED_FIFO), "fifo");
+  EXPECT_EQ(KernelPolicyName(SCHED_RR), "rr");
   EXPECT_EQ(KernelPolicyName(6), "deadline");
   EXPECT_EQ(KernelPolicyName(42), "policy-42");
 }
