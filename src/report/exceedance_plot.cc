@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/atomic_file.h"
+#include "core/file_owner.h"
 #include "report/figure.h"
 
 namespace rtpulse::report {
