@@ -160,7 +160,7 @@ Expected<Imported> ImportFile(const std::string& path, const ImportOptions& opti
       result = internal::ImportRtApp(path);
       break;
     case Format::kValues:
-      result = internal::ImportValues(path, options.unit_ns, samples, options.threads);
+      result = internal::ImportValues(path, options, samples);
       break;
   }
   if (result) {

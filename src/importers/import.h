@@ -59,6 +59,9 @@ struct ImportOptions {
   /// Threads that parse a large one-value-per-line file in parallel when no samples are
   /// streamed (--jobs): 0 = one per online CPU, at most 4; 1 = never.
   int threads = 0;
+  /// Files smaller than this are parsed on one thread: below it the threads cost more than
+  /// they save. Tests lower it to split small files.
+  uint64_t parallel_min_bytes = uint64_t{16} << 20;
 };
 
 /// What one file held.

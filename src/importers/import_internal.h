@@ -62,9 +62,9 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
 Expected<Imported> ImportJitterdebuggerJson(const std::string& path, const std::string& text);
 Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsumer* samples);
 Expected<Imported> ImportRtApp(const std::string& path);
-/// `threads` as ImportOptions::threads; used only when `samples` is null.
-Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, SampleConsumer* samples,
-                                int threads);
+/// `options.threads` and `options.parallel_min_bytes` are used only when `samples` is null.
+Expected<Imported> ImportValues(const std::string& path, const ImportOptions& options,
+                                SampleConsumer* samples);
 
 /// Parses JSON text, or a "file:line:col" error from the parser's byte offset.
 Expected<nlohmann::json> ParseJson(const std::string& path, const std::string& text);

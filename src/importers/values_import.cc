@@ -345,8 +345,6 @@ class ValuesParser {
   std::vector<int64_t> outside_;  // the values not in small_, while keeps_all_
 };
 
-/// Bytes below which one thread does the whole file (threads cost more than they save).
-constexpr uint64_t kParallelMinBytes = uint64_t{16} << 20;
 /// Ranges per thread start after a '\n' found within this many bytes of the split point.
 constexpr size_t kSplitSearchBytes = size_t{64} << 10;
 
@@ -380,7 +378,8 @@ Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t 
 /// same in any order). Nothing when the file is small, not splittable, or any piece has an
 /// error: the caller then reads it on one thread, which names the first bad line exactly.
 std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int64_t unit_ns,
-                                                    int threads, int* used_threads) {
+                                                    int threads, uint64_t min_bytes,
+                                                    int* used_threads) {
   if (threads == 0) {
     // The CPUs this process may run on (taskset, cpusets), not all of the machine's.
     cpu_set_t allowed;
@@ -390,7 +389,7 @@ std::optional<results::ProbeResult> ParseInParallel(const std::string& path, int
   }
   struct stat st {};
   if (threads < 2 || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) < kParallelMinBytes) {
+      static_cast<uint64_t>(st.st_size) < min_bytes) {
     return std::nullopt;
   }
   const auto size = static_cast<uint64_t>(st.st_size);
@@ -464,13 +463,17 @@ std::string NegativeValuesWarning(const Histogram& h, int64_t unit_ns) {
 
 }  // namespace
 
-Expected<Imported> ImportValues(const std::string& path, int64_t unit_ns, SampleConsumer* samples,
-                                int threads) {
+Expected<Imported> ImportValues(const std::string& path, const ImportOptions& options,
+                                SampleConsumer* samples) {
+  const int64_t unit_ns = options.unit_ns;
   Imported out;
   out.format = Format::kValues;
   out.time_ordered = true;
   std::optional<results::ProbeResult> merged;
-  if (samples == nullptr) merged = ParseInParallel(path, unit_ns, threads, &out.parse_threads);
+  if (samples == nullptr) {
+    merged = ParseInParallel(path, unit_ns, options.threads, options.parallel_min_bytes,
+                             &out.parse_threads);
+  }
   if (merged) {
     out.probes.push_back(std::move(*merged));
   } else {

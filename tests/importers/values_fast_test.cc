@@ -99,6 +99,14 @@ ImportOptions Values(int64_t unit_ns, int threads = 0) {
   return o;
 }
 
+/// Values(unit_ns, threads) that splits files from 1 MiB on, instead of the default 16 MiB:
+/// the parallel path's splitting, ranges and merge on a file a fifth of the size.
+ImportOptions SplitFromOneMiB(int64_t unit_ns, int threads) {
+  ImportOptions o = Values(unit_ns, threads);
+  o.parallel_min_bytes = uint64_t{1} << 20;
+  return o;
+}
+
 TEST(ValuesFastPath, EveryLineMatchesTheCarefulParserInEveryUnit) {
   testutil::TempDir dir;
   // Units that divide a power of ten exactly, and ones that need rounding.
@@ -153,31 +161,38 @@ TEST(ValuesFastPath, ManyChunksAndNoFinalNewline) {
 }
 
 TEST(ValuesFastPath, ParallelRangesGiveTheSameHistogram) {
-  // Above the 16 MiB threshold: split at line starts, parsed on 2 and 4 threads, merged.
+  // Above the threshold (lowered to 1 MiB): split at line starts, parsed on 2 and 4 threads,
+  // merged. ~5 MiB, so each of 4 ranges still crosses a 1 MiB read boundary.
   testutil::TempDir dir;
   const std::string path = dir.File("v");
-  const auto values = WriteRandomValues(path, 2'600'000, 1000, 7);
+  const auto values = WriteRandomValues(path, 800'000, 1000, 7);
   struct stat st {};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
-  ASSERT_GT(st.st_size, 16 << 20);
+  ASSERT_GT(st.st_size, 4 << 20);
+  ASSERT_LT(st.st_size, 16 << 20);
   for (int threads : {1, 2, 4}) {
     SCOPED_TRACE("threads " + std::to_string(threads));
-    auto r = ImportFile(path, Values(1000, threads), nullptr);
+    auto r = ImportFile(path, SplitFromOneMiB(1000, threads), nullptr);
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->parse_threads, threads);  // the parallel path ran, not its fallback
     ExpectHistogramOf(values, r->probes.at(0).histogram);
     EXPECT_EQ(r->probes.at(0).periods_elapsed, values.size());
   }
+  // The default threshold (16 MiB) reads this file on one thread, whatever --jobs says.
+  auto whole = ImportFile(path, Values(1000, 4), nullptr);
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(whole->parse_threads, 1);
+  ExpectHistogramOf(values, whole->probes.at(0).histogram);
 }
 
 TEST(ValuesFastPath, AnErrorInALaterRangeNamesTheExactLine) {
   testutil::TempDir dir;
   const std::string path = dir.File("v");
-  const auto values = WriteRandomValues(path, 2'600'000, 1000, 11);
+  const auto values = WriteRandomValues(path, 800'000, 1000, 11);
   std::ofstream(path, std::ios::app) << "12.5\n  3.5x\n";
   const std::string line = std::to_string(values.size() + 2);
   for (int threads : {1, 4}) {
-    auto r = ImportFile(path, Values(1000, threads), nullptr);
+    auto r = ImportFile(path, SplitFromOneMiB(1000, threads), nullptr);
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find(":" + line + ":6: unexpected 'x' after the value"),
               std::string::npos)
