@@ -324,7 +324,8 @@ void ExpectSuiteOutputValid(const std::string& out, const StormOutcome& o) {
       ASSERT_TRUE(read.records.has_value()) << read.out;
       EXPECT_EQ(*read.records, logged) << "the log holds what result.json counted";
     } else if (status == "measuring") {
-      // Killed while measuring: the writer's FILE.tmp.<pid>, readable up to about 1 s ago.
+      // Killed while measuring: the writer's FILE.tmp.<pid>, readable up to its last checkpoint
+      // (500 ms).
       EXPECT_FALSE(logs.empty()) << "no samples log for a scenario that measured";
     }
     for (const auto& log : logs) {
@@ -379,12 +380,12 @@ settle = "0s"
 [[scenario]]
 name = "busy"
 loads = ["stress-ng:--cpu 1 --cpu-load 50"]
-settle = "500ms"
-duration = "2s"
+settle = "300ms"
+duration = "1s"
 
 [[scenario]]
 name = "calm"
-duration = "1s"
+duration = "500ms"
 )";
 
 std::vector<std::string> StormSuiteArgs(const std::string& config, const std::string& out) {
@@ -397,9 +398,9 @@ std::vector<std::string> StormSuiteArgs(const std::string& config, const std::st
           "1",
           "--samples",
           "--checkpoint-interval",
-          "1s",
+          "500ms",
           "--monitor-interval",
-          "1s",
+          "500ms",
           "-q",
           "--out",
           out};
@@ -411,7 +412,7 @@ std::vector<std::string> StormLatencyArgs(const TempDir& dir) {
           "-i",
           "1000",
           "-D",
-          "2s",
+          "1s",
           "-q",
           "--json",
           dir.File("r.json"),
@@ -563,10 +564,11 @@ TEST_F(SignalStormTest, HundredSignalsLeaveMarkedResultsRecoverableLogsNoProcess
           first = {uniform(ph.measure, ph.end - 500), 0, false, "measuring"};
           break;
         case 3: {
-          // Around a checkpoint write of the loaded scenario (1 s of measuring; 2 s is its end).
+          // Around a checkpoint write of the loaded scenario (0.5 s of measuring; 1 s is its
+          // end).
           const double base = ph.measure;
           const int k = std::uniform_int_distribution<int>(1, 2)(random);
-          first = {uniform(base + 1000 * k - 20, base + 1000 * k + 30), 0, false, "checkpoint"};
+          first = {uniform(base + 500 * k - 20, base + 500 * k + 30), 0, false, "checkpoint"};
           break;
         }
         default:
