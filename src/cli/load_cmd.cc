@@ -60,6 +60,10 @@ int ListLoads() {
   for (const auto& d : load::Loads()) {
     const std::string why = d.supported();
     fmt::print("{:<10} {}{}\n", d.name, d.stresses, why.empty() ? "" : " [" + why + "]");
+    for (const auto& o : d.options) {
+      fmt::print("{:<10}   {:<16} {} (default {})\n", "", load::DescribeLoadOption(o), o.help,
+                 o.fallback);
+    }
   }
   return 0;
 }

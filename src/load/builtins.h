@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
 #include "load/registry.h"
 
 // The rows of the load table, one per file.
@@ -21,10 +20,6 @@ LoadDescriptor CommandLoad();
 /// Size of the largest CPU cache (core/memory_facts.h), or 8 MiB if unknown: what the cache
 /// and memory loads size their buffers by.
 int64_t LoadCacheBytes();
-
-/// A whole-number option `key` in [min, max], or `fallback` when absent.
-Expected<int64_t> IntOption(const LoadParams& params, const std::string& key, int64_t fallback,
-                            int64_t min, int64_t max);
 
 /// Always supported.
 inline std::string AlwaysSupported() {

@@ -41,21 +41,27 @@ class CacheWork final : public Work {
 
 }  // namespace
 
+const LoadOption kCacheKb{"kb",
+                          LoadOption::Kind::kWhole,
+                          "buffer written over, in KiB",
+                          "2x the last-level cache",
+                          4,
+                          1 << 30,
+                          {},
+                          &DefaultKb};
+
 LoadDescriptor CacheLoad() {
   return {"cache",
-          "shared cache: random line writes over kb= KiB (default 2x the last-level cache)",
-          {"kb"},
+          "shared cache: random line writes over kb= KiB",
+          {kCacheKb},
           true,
           &AlwaysSupported,
-          [](const LoadParams& p) -> Status {
-            if (auto kb = IntOption(p, "kb", DefaultKb(), 4, 1 << 30); !kb) return kb.error();
-            return Status::Ok();
-          },
+          nullptr,
           [](const LoadSpec& spec) {
             return MakeWorkerLoad(
                 spec,
                 [](const LoadParams& p) -> std::unique_ptr<Work> {
-                  const int64_t kb = IntOption(p, "kb", DefaultKb(), 4, 1 << 30).value();
+                  const int64_t kb = WholeOption(p, kCacheKb);
                   return std::make_unique<CacheWork>(static_cast<size_t>(kb) * 1024);
                 },
                 {"lines", false, true});

@@ -30,7 +30,6 @@
 namespace rtpulse::load {
 namespace {
 
-constexpr int64_t kCommandDefaultGraceNs = 2'000'000'000;
 constexpr int kCommandMaxInstances = 256;
 
 int64_t CommandNowNs() {
@@ -55,15 +54,22 @@ struct CommandStartFailure {
   char message[240] = {};
 };
 
+const LoadOption kCommandInstances{
+    "instances", LoadOption::Kind::kWhole, "copies of the program per CPU", "1",
+    1,           kCommandMaxInstances};
+const LoadOption kCommandGrace{
+    "grace", LoadOption::Kind::kTime, "wait from SIGTERM to SIGKILL at the end", "2s",
+    0,       60'000'000'000};
+const LoadOption kCommandShell{"shell", LoadOption::Kind::kFlag,
+                               "1: the rest of the line runs in /bin/sh -c", "0"};
+
 class UserCommandLoad final : public Load {
  public:
-  explicit UserCommandLoad(LoadSpec spec) : spec_(std::move(spec)) {
-    // ValidateCommand checked both when the spec was parsed.
-    if (auto n = IntOption(spec_.params, "instances", 1, 1, kCommandMaxInstances)) {
-      instances_ = static_cast<int>(*n);
-    }
-    if (auto grace = ParseTimeNs(spec_.params.Option("grace", "2s"))) grace_ns_ = *grace;
-  }
+  explicit UserCommandLoad(LoadSpec spec)
+      : spec_(std::move(spec)),
+        // The spec parser checked both against their rows.
+        instances_(static_cast<int>(WholeOption(spec_.params, kCommandInstances))),
+        grace_ns_(TimeOption(spec_.params, kCommandGrace)) {}
   ~UserCommandLoad() override { Stop(); }
   UserCommandLoad(const UserCommandLoad&) = delete;
   UserCommandLoad& operator=(const UserCommandLoad&) = delete;
@@ -250,7 +256,7 @@ class UserCommandLoad final : public Load {
 
   LoadSpec spec_;
   int instances_ = 1;
-  int64_t grace_ns_ = kCommandDefaultGraceNs;
+  int64_t grace_ns_ = 0;
   pid_t pgid_ = 0;
   std::vector<Running> running_;
   std::vector<ProcessEnd> ended_;
@@ -273,18 +279,6 @@ Status ValidateCommand(const LoadParams& p) {
         fmt::format("program '{}' not found{}; give its path or install it", p.args[0],
                     p.args[0].find('/') == std::string::npos ? " in PATH" : " or not executable"));
   }
-  if (auto n = IntOption(p, "instances", 1, 1, kCommandMaxInstances); !n) return n.error();
-  const std::string grace = p.Option("grace", "2s");
-  auto grace_ns = ParseTimeNs(grace);
-  if (!grace_ns || *grace_ns < 0 || *grace_ns > 60'000'000'000) {
-    return UsageError(fmt::format(
-        "grace={} is not valid; give a time from 0s to 60s with its unit, e.g. grace=500ms",
-        grace));
-  }
-  const std::string shell = p.Option("shell", "0");
-  if (shell != "0" && shell != "1") {
-    return UsageError(fmt::format("shell={} is not valid; give shell=1 or shell=0", shell));
-  }
   return Status::Ok();
 }
 
@@ -300,7 +294,7 @@ std::string ProcessEnd::Describe() const {
 LoadDescriptor CommandLoad() {
   return {"cmd",
           "your own program: cmd:[cpus=..,instances=N] PROGRAM ARGS (split on blanks)",
-          {"instances", "grace", "shell"},
+          {kCommandInstances, kCommandGrace, kCommandShell},
           false,
           &AlwaysSupported,
           &ValidateCommand,

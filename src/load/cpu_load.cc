@@ -34,7 +34,7 @@ LoadDescriptor CpuLoad() {
           {},
           true,
           &AlwaysSupported,
-          [](const LoadParams&) { return Status::Ok(); },
+          nullptr,
           [](const LoadSpec& spec) {
             return MakeWorkerLoad(spec,
                                   [](const LoadParams&) -> std::unique_ptr<Work> {

@@ -56,11 +56,18 @@ class IoWork final : public Work {
   std::vector<char> data_;
 };
 
+const LoadOption kIoFsync{"fsync", LoadOption::Kind::kFlag, "fsync after each write", "1"};
+const LoadOption kIoDir{"dir", LoadOption::Kind::kText, "folder of the file written", "/tmp"};
+const LoadOption kIoKb{"kb", LoadOption::Kind::kWhole, "size of each write, in KiB", "4", 1, 65536};
+const LoadOption kIoMb{"mb",
+                       LoadOption::Kind::kWhole,
+                       "file size, in MB: writes start over from its beginning",
+                       "64",
+                       1,
+                       1 << 20};
+
 Status ValidateIo(const LoadParams& p) {
-  if (auto v = IntOption(p, "fsync", 1, 0, 1); !v) return v.error();
-  if (auto v = IntOption(p, "kb", 4, 1, 65536); !v) return v.error();
-  if (auto v = IntOption(p, "mb", 64, 1, 1 << 20); !v) return v.error();
-  const std::string dir = p.Option("dir", "/tmp");
+  const std::string dir = TextOption(p, kIoDir);
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
     return UsageError(fmt::format("io: dir={} is not a writable folder ({}); give dir=PATH", dir,
                                   std::strerror(errno)));
@@ -72,23 +79,22 @@ Status ValidateIo(const LoadParams& p) {
 
 LoadDescriptor IoLoad() {
   return {"io",
-          "block I/O: kb= KiB writes (default 4) to a file in dir= (default /tmp), fsync each",
-          {"fsync", "dir", "kb", "mb"},
+          "block I/O: kb= KiB writes to a file in dir=, fsync each",
+          {kIoFsync, kIoDir, kIoKb, kIoMb},
           false,
           &AlwaysSupported,
           &ValidateIo,
           [](const LoadSpec& spec) {
-            const bool fsync = spec.params.Option("fsync", "1") == "1";
-            return MakeWorkerLoad(
-                spec,
-                [](const LoadParams& p) -> std::unique_ptr<Work> {
-                  return std::make_unique<IoWork>(
-                      p.Option("dir", "/tmp"),
-                      static_cast<size_t>(IntOption(p, "kb", 4, 1, 65536).value()) * 1024,
-                      static_cast<size_t>(IntOption(p, "mb", 64, 1, 1 << 20).value()) * 1024 * 1024,
-                      p.Option("fsync", "1") == "1");
-                },
-                {fsync ? "fsyncs" : "writes", true, false});
+            const bool fsync = FlagOption(spec.params, kIoFsync);
+            return MakeWorkerLoad(spec,
+                                  [](const LoadParams& p) -> std::unique_ptr<Work> {
+                                    return std::make_unique<IoWork>(
+                                        TextOption(p, kIoDir),
+                                        static_cast<size_t>(WholeOption(p, kIoKb)) * 1024,
+                                        static_cast<size_t>(WholeOption(p, kIoMb)) * 1024 * 1024,
+                                        FlagOption(p, kIoFsync));
+                                  },
+                                  {fsync ? "fsyncs" : "writes", true, false});
           }};
 }
 

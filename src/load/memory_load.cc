@@ -50,21 +50,27 @@ int64_t LoadCacheBytes() {
   return bytes > 0 ? static_cast<int64_t>(bytes) : int64_t{8} * 1024 * 1024;
 }
 
+const LoadOption kMemoryMb{"mb",
+                           LoadOption::Kind::kWhole,
+                           "buffer streamed over, in MB",
+                           "4x the last-level cache, at least 64",
+                           1,
+                           1 << 20,
+                           {},
+                           &DefaultMb};
+
 LoadDescriptor MemoryLoad() {
   return {"memory",
-          "memory bandwidth: read+write streaming over mb= MB (default 4x the last-level cache)",
-          {"mb"},
+          "memory bandwidth: read+write streaming over mb= MB",
+          {kMemoryMb},
           true,
           &AlwaysSupported,
-          [](const LoadParams& p) -> Status {
-            if (auto mb = IntOption(p, "mb", DefaultMb(), 1, 1 << 20); !mb) return mb.error();
-            return Status::Ok();
-          },
+          nullptr,
           [](const LoadSpec& spec) {
             return MakeWorkerLoad(
                 spec,
                 [](const LoadParams& p) -> std::unique_ptr<Work> {
-                  const int64_t mb = IntOption(p, "mb", DefaultMb(), 1, 1 << 20).value();
+                  const int64_t mb = WholeOption(p, kMemoryMb);
                   return std::make_unique<MemoryWork>(static_cast<size_t>(mb) * 1024 * 1024);
                 },
                 {"blocks", true, true});

@@ -84,34 +84,28 @@ class NetWork final : public Work {
   int rx_fd_ = -1;
 };
 
-Status ValidateNet(const LoadParams& p) {
-  const std::string proto = p.Option("proto", "udp");
-  if (proto != "udp" && proto != "tcp") {
-    return UsageError(
-        fmt::format("net: proto={} is not known; give proto=udp or proto=tcp", proto));
-  }
-  if (auto v = IntOption(p, "size", 1024, 1, 65000); !v) return v.error();
-  return Status::Ok();
-}
+const LoadOption kNetProto{
+    "proto", LoadOption::Kind::kChoice, "protocol over loopback", "udp", 0, 0, {"udp", "tcp"}};
+const LoadOption kNetSize{"size", LoadOption::Kind::kWhole, "message size, in bytes", "1024", 1,
+                          65000};
 
 }  // namespace
 
 LoadDescriptor NetLoad() {
   return {"net",
-          "loopback network: proto=udp|tcp messages of size= bytes over 127.0.0.1 (NET_RX)",
-          {"proto", "size"},
+          "loopback network: proto= messages of size= bytes over 127.0.0.1 (NET_RX)",
+          {kNetProto, kNetSize},
           true,
           &AlwaysSupported,
-          &ValidateNet,
+          nullptr,
           [](const LoadSpec& spec) {
-            return MakeWorkerLoad(
-                spec,
-                [](const LoadParams& p) -> std::unique_ptr<Work> {
-                  return std::make_unique<NetWork>(
-                      p.Option("proto", "udp") == "tcp",
-                      static_cast<size_t>(IntOption(p, "size", 1024, 1, 65000).value()));
-                },
-                {"messages", true, true});
+            return MakeWorkerLoad(spec,
+                                  [](const LoadParams& p) -> std::unique_ptr<Work> {
+                                    return std::make_unique<NetWork>(
+                                        TextOption(p, kNetProto) == "tcp",
+                                        static_cast<size_t>(WholeOption(p, kNetSize)));
+                                  },
+                                  {"messages", true, true});
           }};
 }
 

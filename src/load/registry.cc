@@ -53,16 +53,112 @@ std::unique_ptr<Load> CreateLoad(const LoadSpec& spec) {
   return (*d)->create(spec);
 }
 
-Expected<int64_t> IntOption(const LoadParams& params, const std::string& key, int64_t fallback,
-                            int64_t min, int64_t max) {
-  const std::string text = params.Option(key, "");
-  if (text.empty()) return fallback;
-  auto value = ParseInt(text, key);
-  if (!value || *value < min || *value > max) {
-    return UsageError(
-        fmt::format("{}={} is not valid; give a whole number from {} to {}", key, text, min, max));
+namespace {
+
+/// A time as a user writes it: "60s", "500ms", "20us", "7ns".
+std::string LoadTimeText(int64_t ns) {
+  if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
+  if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
+  if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
+  return fmt::format("{}ns", ns);
+}
+
+Status CheckLoadOption(const LoadOption& o, const std::string& text) {
+  using Kind = LoadOption::Kind;
+  switch (o.kind) {
+    case Kind::kWhole: {
+      auto value = ParseInt(text, o.key);
+      if (!value || *value < o.min || *value > o.max) {
+        return UsageError(fmt::format("{}={} is not valid; give a whole number from {} to {}",
+                                      o.key, Printable(text), o.min, o.max));
+      }
+      return Status::Ok();
+    }
+    case Kind::kFlag:
+      if (text != "0" && text != "1") {
+        return UsageError(
+            fmt::format("{0}={1} is not valid; give {0}=1 or {0}=0", o.key, Printable(text)));
+      }
+      return Status::Ok();
+    case Kind::kChoice: {
+      for (const auto& c : o.choices) {
+        if (text == c) return Status::Ok();
+      }
+      std::vector<std::string> each;
+      for (const auto& c : o.choices) each.push_back(fmt::format("{}={}", o.key, c));
+      return UsageError(fmt::format("{}={} is not known; give {}", o.key, Printable(text),
+                                    fmt::join(each, " or ")));
+    }
+    case Kind::kTime: {
+      auto ns = ParseTimeNs(text);
+      if (!ns || *ns < o.min || *ns > o.max) {
+        return UsageError(fmt::format(
+            "{0}={1} is not valid; give a time from {2} to {3} with its unit, e.g. {0}={4}", o.key,
+            Printable(text), LoadTimeText(o.min), LoadTimeText(o.max), o.fallback));
+      }
+      return Status::Ok();
+    }
+    case Kind::kText:
+      return Status::Ok();
   }
-  return *value;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckLoadOptions(const LoadDescriptor& d, const LoadParams& params) {
+  for (const auto& [key, value] : params.options) {
+    for (const auto& o : d.options) {
+      if (key != o.key) continue;
+      if (Status s = CheckLoadOption(o, value); !s) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t WholeOption(const LoadParams& params, const LoadOption& option) {
+  const std::string text = params.Option(option.key, "");
+  if (!text.empty()) {
+    if (auto v = ParseInt(text, option.key)) return *v;
+  }
+  if (option.machine_default != nullptr) return option.machine_default();
+  return ParseInt(option.fallback, option.key).value();
+}
+
+bool FlagOption(const LoadParams& params, const LoadOption& option) {
+  return params.Option(option.key, option.fallback) == "1";
+}
+
+int64_t TimeOption(const LoadParams& params, const LoadOption& option) {
+  if (auto ns = ParseTimeNs(params.Option(option.key, option.fallback))) return *ns;
+  return ParseTimeNs(option.fallback).value();
+}
+
+std::string TextOption(const LoadParams& params, const LoadOption& option) {
+  return params.Option(option.key, option.fallback);
+}
+
+std::string DescribeLoadOption(const LoadOption& o) {
+  using Kind = LoadOption::Kind;
+  std::string values;
+  switch (o.kind) {
+    case Kind::kWhole:
+      values = fmt::format("{}..{}", o.min, o.max);
+      break;
+    case Kind::kFlag:
+      values = "0|1";
+      break;
+    case Kind::kChoice:
+      values = fmt::format("{}", fmt::join(o.choices, "|"));
+      break;
+    case Kind::kTime:
+      values = fmt::format("{}..{}", LoadTimeText(o.min), LoadTimeText(o.max));
+      break;
+    case Kind::kText:
+      values = "PATH";
+      break;
+  }
+  return fmt::format("{}={}", o.key, values);
 }
 
 }  // namespace rtpulse::load

@@ -84,7 +84,9 @@ Status ApplyCommon(const std::string& key, const std::string& value, LoadParams&
 Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor& d,
                     const std::string& spec, LoadParams& p) {
   std::vector<std::string> allowed = kCommonKeys;
-  allowed.insert(allowed.end(), d.keys.begin(), d.keys.end());
+  std::vector<std::string> own;
+  for (const auto& o : d.options) own.emplace_back(o.key);
+  allowed.insert(allowed.end(), own.begin(), own.end());
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& word : words) {
     if (word.empty()) continue;
@@ -118,8 +120,7 @@ Status ApplyOptions(const std::vector<std::string>& words, const LoadDescriptor&
     if (Status s = ApplyCommon(key, value, p); !s) {
       return UsageError(fmt::format("load '{}': {}", Printable(spec), s.error().message));
     }
-    if (std::find(d.keys.begin(), d.keys.end(), key) != d.keys.end())
-      p.options.emplace_back(key, value);
+    if (std::find(own.begin(), own.end(), key) != own.end()) p.options.emplace_back(key, value);
   }
   return Status::Ok();
 }
@@ -157,9 +158,9 @@ Expected<LoadSpec> FinishSpec(LoadSpec spec, const std::vector<std::string>& wor
                               const LoadDescriptor& d, const CpuScope& scope) {
   if (Status s = ApplyOptions(words, d, spec.text, spec.params); !s) return s.error();
   if (Status s = CheckPlacement(spec.text, scope, spec.params); !s) return s.error();
-  if (Status s = d.validate(spec.params); !s) {
-    return Error{s.error().code, fmt::format("load '{}': {}", spec.text, s.error().message)};
-  }
+  Status s = CheckLoadOptions(d, spec.params);
+  if (s && d.validate != nullptr) s = d.validate(spec.params);
+  if (!s) return Error{s.error().code, fmt::format("load '{}': {}", spec.text, s.error().message)};
   if (const std::string why = d.supported(); !why.empty()) {
     return ResourceError(fmt::format("load '{}': {}", spec.text, why));
   }

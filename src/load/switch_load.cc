@@ -61,7 +61,7 @@ LoadDescriptor SwitchLoad() {
           {},
           true,
           &AlwaysSupported,
-          [](const LoadParams&) { return Status::Ok(); },
+          nullptr,
           [](const LoadSpec& spec) {
             return MakeWorkerLoad(spec,
                                   [](const LoadParams&) -> std::unique_ptr<Work> {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/subprocess.h"
@@ -53,6 +54,19 @@ TEST(LoadCli, ListShowsEveryLoad) {
     EXPECT_NE(("\n" + r.out).find(std::string("\n") + name + " "), std::string::npos)
         << name << " missing from\n"
         << r.out;
+  }
+  // Each load's own options under it, from its option table: the key and its values, then
+  // what it does and its default, on one line.
+  for (const auto& [key, rest] : std::vector<std::pair<std::string, std::string>>{
+           {"mb=1..1048576",
+            "buffer streamed over, in MB (default 4x the last-level cache, at least 64)"},
+           {"kb=1..65536", "size of each write, in KiB (default 4)"},
+           {"proto=udp|tcp", "protocol over loopback (default udp)"},
+           {"grace=0s..60s", "wait from SIGTERM to SIGKILL at the end (default 2s)"}}) {
+    const size_t at = r.out.find("  " + key + " ");
+    ASSERT_NE(at, std::string::npos) << key << " missing from\n" << r.out;
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_TRUE(line.ends_with(" " + rest)) << line;
   }
 }
 
