@@ -514,7 +514,6 @@ Expected<Imported> ImportCyclictestVerbose(const std::string& path, SampleConsum
   auto reader = LineReader::Open(path);
   if (!reader) return reader.error();
   Imported out;
-  out.time_ordered = true;
   std::map<int64_t, size_t> probe_of;  // cyclictest thread -> probe index
   std::map<int64_t, int64_t> interval_us;
   std::optional<int64_t> distance_us;  // -1: unknown

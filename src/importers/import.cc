@@ -17,20 +17,6 @@
 namespace rtpulse::importers {
 namespace {
 
-struct FormatRow {
-  Format format;
-  const char* name;
-};
-constexpr std::array kFormats = {
-    FormatRow{Format::kCyclictestJson, "cyclictest-json"},
-    FormatRow{Format::kCyclictestHistogram, "cyclictest-hist"},
-    FormatRow{Format::kCyclictestVerbose, "cyclictest-verbose"},
-    FormatRow{Format::kJitterdebuggerJson, "jitterdebugger-json"},
-    FormatRow{Format::kJitterdebuggerRaw, "jitterdebugger-raw"},
-    FormatRow{Format::kRtApp, "rt-app"},
-    FormatRow{Format::kValues, "values"},
-};
-
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -53,6 +39,103 @@ bool LooksVerbose(std::string_view head) {
     ++rows;
   }
   return rows > 0;
+}
+
+/// What a file's head (its first 64 KiB) is, before any format claims it: each format reads
+/// one kind.
+enum class Head { kBinary, kJson, kText };
+
+Head HeadKind(std::string_view head) {
+  if (head.find('\0') != std::string_view::npos) return Head::kBinary;
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && head[first] == '{') return Head::kJson;
+  return Head::kText;
+}
+
+/// jitterdebugger's samples.raw: 28-byte records {u32 cpu, i64 sec, i64 nsec, u64 value}.
+bool DetectJitterdebuggerRaw(std::string_view head) {
+  return head.size() >= 28;
+}
+bool DetectCyclictestJson(std::string_view head) {
+  return head.find("\"file_version\"") != std::string_view::npos ||
+         head.find("\"thread\"") != std::string_view::npos;
+}
+bool DetectJitterdebuggerJson(std::string_view head) {
+  return head.find("\"cpu\"") != std::string_view::npos;
+}
+bool DetectCyclictestHistogram(std::string_view head) {
+  return head.find("# Histogram") != std::string_view::npos ||
+         head.find("# Total:") != std::string_view::npos;
+}
+bool DetectRtApp(std::string_view head) {
+  return head.find("wu_lat") != std::string_view::npos;
+}
+
+using Importer = Expected<Imported> (*)(const std::string& path, const ImportOptions& options,
+                                        SampleConsumer* samples);
+
+Expected<Imported> ReadCyclictestJson(const std::string& path, const ImportOptions&,
+                                      SampleConsumer*) {
+  auto text = internal::ReadSmallFile(path);
+  if (!text) return text.error();
+  return internal::ImportCyclictestJson(path, *text);
+}
+Expected<Imported> ReadJitterdebuggerJson(const std::string& path, const ImportOptions&,
+                                          SampleConsumer*) {
+  auto text = internal::ReadSmallFile(path);
+  if (!text) return text.error();
+  return internal::ImportJitterdebuggerJson(path, *text);
+}
+Expected<Imported> ReadCyclictestHistogram(const std::string& path, const ImportOptions&,
+                                           SampleConsumer*) {
+  return internal::ImportCyclictestHistogram(path);
+}
+Expected<Imported> ReadCyclictestVerbose(const std::string& path, const ImportOptions&,
+                                         SampleConsumer* samples) {
+  return internal::ImportCyclictestVerbose(path, samples);
+}
+Expected<Imported> ReadJitterdebuggerRaw(const std::string& path, const ImportOptions&,
+                                         SampleConsumer* samples) {
+  return internal::ImportJitterdebuggerRaw(path, samples);
+}
+Expected<Imported> ReadRtApp(const std::string& path, const ImportOptions&, SampleConsumer*) {
+  return internal::ImportRtApp(path);
+}
+
+/// One row per import format: adding a format is its importer, a detector and this row.
+struct FormatRow {
+  Format format;
+  const char* name;
+  Head head;  ///< the kind of head the format has
+  /// Whether a head of that kind is this format. Rows are tried in table order (which matters
+  /// only among rows of one kind); `values`, which has no detector, takes the text no row
+  /// claims.
+  bool (*detect)(std::string_view head);
+  Importer import;
+  /// The format keeps the samples in the order they were taken (and streams them).
+  bool time_ordered;
+};
+constexpr std::array kFormats = {
+    FormatRow{Format::kCyclictestJson, "cyclictest-json", Head::kJson, &DetectCyclictestJson,
+              &ReadCyclictestJson, false},
+    FormatRow{Format::kCyclictestHistogram, "cyclictest-hist", Head::kText,
+              &DetectCyclictestHistogram, &ReadCyclictestHistogram, false},
+    FormatRow{Format::kJitterdebuggerJson, "jitterdebugger-json", Head::kJson,
+              &DetectJitterdebuggerJson, &ReadJitterdebuggerJson, false},
+    FormatRow{Format::kJitterdebuggerRaw, "jitterdebugger-raw", Head::kBinary,
+              &DetectJitterdebuggerRaw, &ReadJitterdebuggerRaw, true},
+    FormatRow{Format::kRtApp, "rt-app", Head::kText, &DetectRtApp, &ReadRtApp, false},
+    // After the histogram and rt-app: their files may hold "N: N: N"-shaped lines too.
+    FormatRow{Format::kCyclictestVerbose, "cyclictest-verbose", Head::kText, &LooksVerbose,
+              &ReadCyclictestVerbose, true},
+    FormatRow{Format::kValues, "values", Head::kText, nullptr, &internal::ImportValues, true},
+};
+
+const FormatRow& RowOf(Format format) {
+  for (const auto& row : kFormats) {
+    if (row.format == format) return row;
+  }
+  std::abort();  // every Format has its row (tests/importers: FormatTable)
 }
 
 }  // namespace
@@ -103,27 +186,21 @@ Expected<Format> DetectFormat(const std::string& path) {
   head.resize(static_cast<size_t>(got));
   const std::string fix = fmt::format("name it with --format ({})", fmt::join(FormatNames(), ", "));
   if (head.empty()) return internal::At(path, 1, 1, "empty file", "nothing to import");
-  if (head.find('\0') != std::string::npos) {
-    // jitterdebugger's samples.raw: 28-byte records {u32 cpu, i64 sec, i64 nsec, u64 value}.
-    if (head.size() >= 28) return Format::kJitterdebuggerRaw;
-    return UsageError(fmt::format("{}: binary file of unknown format; {}", path, fix));
+  const Head kind = HeadKind(head);
+  for (const auto& row : kFormats) {
+    if (row.head == kind && row.detect != nullptr && row.detect(head)) return row.format;
   }
-  const size_t first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '{') {
-    if (head.find("\"file_version\"") != std::string::npos ||
-        head.find("\"thread\"") != std::string::npos) {
-      return Format::kCyclictestJson;
-    }
-    if (head.find("\"cpu\"") != std::string::npos) return Format::kJitterdebuggerJson;
-    return UsageError(fmt::format(
-        "{}: JSON, but neither cyclictest --json (\"thread\") nor jitterdebugger (\"cpu\"); {}",
-        path, fix));
+  switch (kind) {
+    case Head::kBinary:
+      return UsageError(fmt::format("{}: binary file of unknown format; {}", path, fix));
+    case Head::kJson:
+      return UsageError(fmt::format(
+          "{}: JSON, but neither cyclictest --json (\"thread\") nor jitterdebugger (\"cpu\"); "
+          "{}",
+          path, fix));
+    case Head::kText:
+      break;
   }
-  if (head.find("# Histogram") != std::string::npos || head.find("# Total:") != std::string::npos) {
-    return Format::kCyclictestHistogram;
-  }
-  if (head.find("wu_lat") != std::string::npos) return Format::kRtApp;
-  if (LooksVerbose(head)) return Format::kCyclictestVerbose;
   return Format::kValues;
 }
 
@@ -137,34 +214,11 @@ Expected<Imported> ImportFile(const std::string& path, const ImportOptions& opti
     if (!detected) return detected.error();
     format = *detected;
   }
-  Expected<Imported> result = UsageError("unreachable");
-  switch (format) {
-    case Format::kCyclictestJson:
-    case Format::kJitterdebuggerJson: {
-      auto text = internal::ReadSmallFile(path);
-      if (!text) return text.error();
-      result = format == Format::kCyclictestJson ? internal::ImportCyclictestJson(path, *text)
-                                                 : internal::ImportJitterdebuggerJson(path, *text);
-      break;
-    }
-    case Format::kCyclictestHistogram:
-      result = internal::ImportCyclictestHistogram(path);
-      break;
-    case Format::kCyclictestVerbose:
-      result = internal::ImportCyclictestVerbose(path, samples);
-      break;
-    case Format::kJitterdebuggerRaw:
-      result = internal::ImportJitterdebuggerRaw(path, samples);
-      break;
-    case Format::kRtApp:
-      result = internal::ImportRtApp(path);
-      break;
-    case Format::kValues:
-      result = internal::ImportValues(path, options, samples);
-      break;
-  }
+  const FormatRow& row = RowOf(format);
+  Expected<Imported> result = row.import(path, options, samples);
   if (result) {
     result->format = format;
+    result->time_ordered = row.time_ordered;
     // No other tool records the skipped periods' latencies (most do not count skipped
     // periods at all): per-period statistics are unknown, not equal to the per-wake-up ones.
     for (auto& p : result->probes) p.per_period_unknown = true;

@@ -101,7 +101,6 @@ Expected<Imported> ImportJitterdebuggerRaw(const std::string& path, SampleConsum
         path));
   }
   Imported out;
-  out.time_ordered = true;
   std::map<uint32_t, size_t> probe_of;
   // Validate every record first (nothing streamed from a bad file), then stream.
   for (int pass = 0; pass < (samples != nullptr ? 2 : 1); ++pass) {

@@ -468,7 +468,6 @@ Expected<Imported> ImportValues(const std::string& path, const ImportOptions& op
   const int64_t unit_ns = options.unit_ns;
   Imported out;
   out.format = Format::kValues;
-  out.time_ordered = true;
   std::optional<results::ProbeResult> merged;
   if (samples == nullptr) {
     merged = ParseInParallel(path, unit_ns, options.threads, options.parallel_min_bytes,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "cli/cyclictest_intervals.h"
@@ -64,6 +65,45 @@ TEST(DetectFormat, EveryFixture) {
   EXPECT_EQ(*DetectFormat(kData + "jitterdebugger_samples.raw"), Format::kJitterdebuggerRaw);
   EXPECT_EQ(*DetectFormat(kData + "rt-app-thread0-0.log"), Format::kRtApp);
   EXPECT_EQ(*DetectFormat(kData + "values_us.txt"), Format::kValues);
+}
+
+/// The format table: every format has one row, its name round-trips, a file of it imports
+/// with that format, and time_ordered is true exactly for the formats that keep the samples'
+/// order (the verbose dump, samples.raw, one value per line).
+TEST(FormatTable, EveryFormatHasARowANameAndItsOrderFlag) {
+  const std::vector<std::pair<std::string, bool>> fixtures = {{"cyclictest_h.json", false},
+                                                              {"cyclictest_hist.txt", false},
+                                                              {"cyclictest_v.txt", true},
+                                                              {"jitterdebugger.json", false},
+                                                              {"jitterdebugger_samples.raw", true},
+                                                              {"rt-app-thread0-0.log", false},
+                                                              {"values_us.txt", true}};
+  std::set<std::string> names;
+  for (const auto& [file, ordered] : fixtures) {
+    SCOPED_TRACE(file);
+    const Format f = *DetectFormat(kData + file);
+    EXPECT_TRUE(names.insert(FormatName(f)).second) << "two fixtures of one format";
+    EXPECT_EQ(FormatFromName(FormatName(f)), f);
+    const Imported im = MustImport(kData + file);
+    EXPECT_EQ(im.format, f);
+    EXPECT_EQ(im.time_ordered, ordered);
+  }
+  const auto listed = FormatNames();
+  EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), names);
+  EXPECT_EQ(listed.size(), names.size());
+  EXPECT_FALSE(FormatFromName("cyclictest"));
+}
+
+TEST(DetectFormat, JsonOrBinaryNoRowClaimsIsAnErrorNotValues) {
+  testutil::TempDir dir;
+  std::ofstream(dir.File("a.json")) << "{\"wu_lat\": 1}\n";  // rt-app's word, but JSON
+  auto json = DetectFormat(dir.File("a.json"));
+  ASSERT_FALSE(json);
+  EXPECT_NE(json.error().message.find("JSON, but neither cyclictest"), std::string::npos);
+  std::ofstream(dir.File("b.bin"), std::ios::binary) << std::string("# Total:\0\1", 10);
+  auto binary = DetectFormat(dir.File("b.bin"));  // under 28 bytes: no samples.raw either
+  ASSERT_FALSE(binary);
+  EXPECT_NE(binary.error().message.find("binary file of unknown format"), std::string::npos);
 }
 
 TEST(CyclictestJson, CountsMinMaxMatchTheFile) {
