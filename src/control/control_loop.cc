@@ -177,10 +177,8 @@ void ApplyControlPolicy(ControlThread& t) {
       rec.warnings.push_back(fmt::format("cannot set nice {}: {}; ran at the inherited nice",
                                          policy.nice, std::strerror(errno)));
     }
-  } else if (policy.kind == PolicySpec::Kind::kFifo || policy.kind == PolicySpec::Kind::kRr) {
-    const auto kind =
-        policy.kind == PolicySpec::Kind::kFifo ? SchedPolicy::kFifo : SchedPolicy::kRr;
-    if (Status s = measure::SetThreadScheduling(kind, policy.priority); !s) {
+  } else if (IsRealtime(ThreadSchedPolicy(policy))) {
+    if (Status s = measure::SetThreadScheduling(ThreadSchedPolicy(policy), policy.priority); !s) {
       rec.degraded = true;
       rec.warnings.push_back(s.error().message + "; ran as SCHED_OTHER instead");
     }
@@ -224,9 +222,7 @@ Status ArmControlSource(ControlThread& t, int64_t origin_ns) {
   params.start_ns = origin_ns;
   params.interval_ns = t.plan.period_ns;
   params.cpu = t.plan.cpu;
-  params.policy = policy.kind == PolicySpec::Kind::kRr     ? SchedPolicy::kRr
-                  : policy.kind == PolicySpec::Kind::kFifo ? SchedPolicy::kFifo
-                                                           : SchedPolicy::kOther;
+  params.policy = ThreadSchedPolicy(policy);
   params.priority = policy.priority;
   params.stop = &t.stop;
   if (policy.kind != PolicySpec::Kind::kDeadline) return t.source->Arm(params);
@@ -412,6 +408,19 @@ Expected<PolicySpec> ParsePolicySpec(std::string_view text) {
   return spec;
 }
 
+SchedPolicy ThreadSchedPolicy(const PolicySpec& spec) {
+  switch (spec.kind) {
+    case PolicySpec::Kind::kFifo:
+      return SchedPolicy::kFifo;
+    case PolicySpec::Kind::kRr:
+      return SchedPolicy::kRr;
+    case PolicySpec::Kind::kOther:
+    case PolicySpec::Kind::kDeadline:
+      return SchedPolicy::kOther;
+  }
+  return SchedPolicy::kOther;
+}
+
 std::string FormatPolicySpec(const PolicySpec& spec) {
   switch (spec.kind) {
     case PolicySpec::Kind::kOther:
@@ -551,8 +560,7 @@ Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& 
         "are marked release_unknown)",
         rec.grid_restarts));
   }
-  const bool realtime =
-      plan.policy.kind == PolicySpec::Kind::kFifo || plan.policy.kind == PolicySpec::Kind::kRr;
+  const bool realtime = IsRealtime(ThreadSchedPolicy(plan.policy));
   const RtThrottling throttling = DescribeRtThrottling(FsRoot::System(), realtime, rec.jobs);
   rec.rt_throttling = throttling.text;
   rec.rt_throttle_suspects = throttling.suspect_jobs;

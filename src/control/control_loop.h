@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/fs_root.h"
+#include "core/sched_policy.h"
 #include "measure/wake_path.h"
 
 // The periodic control loop of `rtpulse control` (docs/control.md): the measurement engine's
@@ -33,6 +34,9 @@ struct PolicySpec {
 /// name the value and the fix: unknown policy (did you mean), priority outside 1..99, nice
 /// outside -20..19, runtime > deadline > period, a zero or missing time.
 Expected<PolicySpec> ParsePolicySpec(std::string_view text);
+/// The scheduling policy the loop thread runs under: fifo and rr as given, SCHED_OTHER for
+/// other, and for deadline until its wake source arms SCHED_DEADLINE.
+SchedPolicy ThreadSchedPolicy(const PolicySpec& spec);
 /// The canonical text of `spec` ("fifo:99", "deadline:400us/4ms/4ms"), parseable again.
 std::string FormatPolicySpec(const PolicySpec& spec);
 /// A scenario-name-safe form ("fifo-99", "deadline-400us", "other-n19"). A deadline policy

@@ -82,6 +82,14 @@ TEST(PolicySpecTest, SlugsAreNameSafeAndDistinct) {
   EXPECT_EQ(PolicySlug(MustParse("deadline:400us/3ms/4ms")), "deadline-400us-3ms-4ms");
 }
 
+TEST(PolicySpecTest, ThreadPolicyIsTheRealtimeOneOrOther) {
+  EXPECT_EQ(ThreadSchedPolicy(MustParse("fifo:80")), SchedPolicy::kFifo);
+  EXPECT_EQ(ThreadSchedPolicy(MustParse("rr:10")), SchedPolicy::kRr);
+  EXPECT_EQ(ThreadSchedPolicy(MustParse("other:-5")), SchedPolicy::kOther);
+  // SCHED_DEADLINE comes from the wake source when it arms; the thread starts as other.
+  EXPECT_EQ(ThreadSchedPolicy(MustParse("deadline:400us/4ms/4ms")), SchedPolicy::kOther);
+}
+
 TEST(PolicySpecTest, BadInputNamesTheValueAndTheFix) {
   std::string m = ParseError("fifi:50");
   EXPECT_NE(m.find("unknown policy 'fifi'"), std::string::npos) << m;
