@@ -37,13 +37,6 @@ constexpr size_t kControlStackBytes = 512 * 1024;
 constexpr size_t kControlStackPrefaultBytes = 256 * 1024;
 
 /// "4ms", "400us", "1500ns": the largest unit that divides the time exactly.
-std::string FormatPolicyTime(int64_t ns) {
-  if (ns % kNsPerSec == 0) return fmt::format("{}s", ns / kNsPerSec);
-  if (ns % kNsPerMs == 0) return fmt::format("{}ms", ns / kNsPerMs);
-  if (ns % kNsPerUs == 0) return fmt::format("{}us", ns / kNsPerUs);
-  return fmt::format("{}ns", ns);
-}
-
 Expected<int> ParsePolicyNumber(std::string_view text, std::string_view value, int lo, int hi,
                                 std::string_view what) {
   auto n = ParseSignedInt(text, what);
@@ -100,13 +93,13 @@ Expected<PolicySpec> ParseDeadlineTimes(std::string_view times, std::string_view
     return UsageError(fmt::format(
         "invalid --policy '{}': RUNTIME {} is longer than DEADLINE {}; the kernel needs "
         "RUNTIME <= DEADLINE <= PERIOD",
-        Printable(value), FormatPolicyTime(spec.runtime_ns), FormatPolicyTime(spec.deadline_ns)));
+        Printable(value), FormatTimeNs(spec.runtime_ns), FormatTimeNs(spec.deadline_ns)));
   }
   if (spec.deadline_ns > spec.period_ns) {
     return UsageError(fmt::format(
         "invalid --policy '{}': DEADLINE {} is longer than PERIOD {}; the kernel needs "
         "RUNTIME <= DEADLINE <= PERIOD",
-        Printable(value), FormatPolicyTime(spec.deadline_ns), FormatPolicyTime(spec.period_ns)));
+        Printable(value), FormatTimeNs(spec.deadline_ns), FormatTimeNs(spec.period_ns)));
   }
   return spec;
 }
@@ -165,6 +158,7 @@ struct ControlThread {
 /// The policy other than deadline (which the deadline wake source sets when it arms).
 void ApplyControlPolicy(ControlThread& t) {
   const PolicySpec& policy = t.plan.policy;
+  const SchedPolicy thread_policy = ThreadSchedPolicy(policy);
   ControlRunRecord& rec = t.record;
   if (policy.kind == PolicySpec::Kind::kOther) {
     if (Status s = measure::SetThreadScheduling(SchedPolicy::kOther, 0); !s) {
@@ -177,8 +171,8 @@ void ApplyControlPolicy(ControlThread& t) {
       rec.warnings.push_back(fmt::format("cannot set nice {}: {}; ran at the inherited nice",
                                          policy.nice, std::strerror(errno)));
     }
-  } else if (IsRealtime(ThreadSchedPolicy(policy))) {
-    if (Status s = measure::SetThreadScheduling(ThreadSchedPolicy(policy), policy.priority); !s) {
+  } else if (IsRealtime(thread_policy)) {
+    if (Status s = measure::SetThreadScheduling(thread_policy, policy.priority); !s) {
       rec.degraded = true;
       rec.warnings.push_back(s.error().message + "; ran as SCHED_OTHER instead");
     }
@@ -326,10 +320,10 @@ Status ValidateControlPlan(const ControlLoopPlan& plan) {
     return UsageError(fmt::format(
         "--policy {}: its PERIOD {} differs from the control period {}; SCHED_DEADLINE "
         "releases the job, so give the same period to both (e.g. --policy deadline:{}/{}/{})",
-        FormatPolicySpec(plan.policy), FormatPolicyTime(plan.policy.period_ns),
-        FormatPolicyTime(plan.period_ns), FormatPolicyTime(plan.policy.runtime_ns),
-        FormatPolicyTime(std::min(plan.policy.deadline_ns, plan.period_ns)),
-        FormatPolicyTime(plan.period_ns)));
+        FormatPolicySpec(plan.policy), FormatTimeNs(plan.policy.period_ns),
+        FormatTimeNs(plan.period_ns), FormatTimeNs(plan.policy.runtime_ns),
+        FormatTimeNs(std::min(plan.policy.deadline_ns, plan.period_ns)),
+        FormatTimeNs(plan.period_ns)));
   }
   if (deadline != (plan.path == measure::WakePath::kDeadline)) {
     return UsageError(fmt::format(
@@ -430,8 +424,8 @@ std::string FormatPolicySpec(const PolicySpec& spec) {
     case PolicySpec::Kind::kRr:
       return fmt::format("rr:{}", spec.priority);
     case PolicySpec::Kind::kDeadline:
-      return fmt::format("deadline:{}/{}/{}", FormatPolicyTime(spec.runtime_ns),
-                         FormatPolicyTime(spec.deadline_ns), FormatPolicyTime(spec.period_ns));
+      return fmt::format("deadline:{}/{}/{}", FormatTimeNs(spec.runtime_ns),
+                         FormatTimeNs(spec.deadline_ns), FormatTimeNs(spec.period_ns));
   }
   return "other:0";
 }
@@ -447,10 +441,10 @@ std::string PolicySlug(const PolicySpec& spec) {
       return fmt::format("rr-{}", spec.priority);
     case PolicySpec::Kind::kDeadline:
       if (spec.deadline_ns == spec.period_ns) {
-        return fmt::format("deadline-{}", FormatPolicyTime(spec.runtime_ns));
+        return fmt::format("deadline-{}", FormatTimeNs(spec.runtime_ns));
       }
-      return fmt::format("deadline-{}-{}-{}", FormatPolicyTime(spec.runtime_ns),
-                         FormatPolicyTime(spec.deadline_ns), FormatPolicyTime(spec.period_ns));
+      return fmt::format("deadline-{}-{}-{}", FormatTimeNs(spec.runtime_ns),
+                         FormatTimeNs(spec.deadline_ns), FormatTimeNs(spec.period_ns));
   }
   return "other-0";
 }

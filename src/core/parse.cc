@@ -143,6 +143,13 @@ Expected<int64_t> ParseDurationNs(std::string_view text) {
   return static_cast<int64_t>(std::llround(ns));
 }
 
+std::string FormatTimeNs(int64_t ns) {
+  if (ns % kNsPerSec == 0) return fmt::format("{}s", ns / kNsPerSec);
+  if (ns % kNsPerMs == 0) return fmt::format("{}ms", ns / kNsPerMs);
+  if (ns % kNsPerUs == 0) return fmt::format("{}us", ns / kNsPerUs);
+  return fmt::format("{}ns", ns);
+}
+
 Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns) {
   const auto s = TrimBlanks(text);
   double number = 0;

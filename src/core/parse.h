@@ -31,6 +31,10 @@ Expected<int64_t> ParseDurationNs(std::string_view text);
 /// unless `default_unit_ns` is non-zero, in which case it is multiplied by it.
 Expected<int64_t> ParseTimeNs(std::string_view text, int64_t default_unit_ns = 0);
 
+/// A time in the largest unit that holds it exactly, as ParseTimeNs reads it back: "60s",
+/// "500ms", "20us", "7ns" ("0s" for zero).
+std::string FormatTimeNs(int64_t ns);
+
 /// Parses a frequency: "10Hz", "2.5kHz", "10" (Hz). Returns Hz.
 Expected<double> ParseRateHz(std::string_view text);
 

@@ -55,14 +55,6 @@ std::unique_ptr<Load> CreateLoad(const LoadSpec& spec) {
 
 namespace {
 
-/// A time as a user writes it: "60s", "500ms", "20us", "7ns".
-std::string LoadTimeText(int64_t ns) {
-  if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
-  if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
-  if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
-  return fmt::format("{}ns", ns);
-}
-
 Status CheckLoadOption(const LoadOption& o, const std::string& text) {
   using Kind = LoadOption::Kind;
   switch (o.kind) {
@@ -94,7 +86,7 @@ Status CheckLoadOption(const LoadOption& o, const std::string& text) {
       if (!ns || *ns < o.min || *ns > o.max) {
         return UsageError(fmt::format(
             "{0}={1} is not valid; give a time from {2} to {3} with its unit, e.g. {0}={4}", o.key,
-            Printable(text), LoadTimeText(o.min), LoadTimeText(o.max), o.fallback));
+            Printable(text), FormatTimeNs(o.min), FormatTimeNs(o.max), o.fallback));
       }
       return Status::Ok();
     }
@@ -152,7 +144,7 @@ std::string DescribeLoadOption(const LoadOption& o) {
       values = fmt::format("{}", fmt::join(o.choices, "|"));
       break;
     case Kind::kTime:
-      values = fmt::format("{}..{}", LoadTimeText(o.min), LoadTimeText(o.max));
+      values = fmt::format("{}..{}", FormatTimeNs(o.min), FormatTimeNs(o.max));
       break;
     case Kind::kText:
       values = "PATH";

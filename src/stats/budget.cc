@@ -80,18 +80,7 @@ Expected<Budget> ParseBudget(std::string_view text) {
 }
 
 std::string FormatBudget(const Budget& budget) {
-  const int64_t ns = budget.latency_ns;
-  std::string latency;
-  if (ns % 1'000'000'000 == 0) {
-    latency = fmt::format("{}s", ns / 1'000'000'000);
-  } else if (ns % 1'000'000 == 0) {
-    latency = fmt::format("{}ms", ns / 1'000'000);
-  } else if (ns % 1000 == 0) {
-    latency = fmt::format("{}us", ns / 1000);
-  } else {
-    latency = fmt::format("{}ns", ns);
-  }
-  return latency + "@" + StatisticLabel(budget.percentile);
+  return FormatTimeNs(budget.latency_ns) + "@" + StatisticLabel(budget.percentile);
 }
 
 std::string StatisticLabel(std::optional<double> percentile) {

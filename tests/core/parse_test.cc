@@ -180,6 +180,18 @@ TEST(ParseTimeTest, Units) {
   EXPECT_EQ(Time(" 3us "), 3000);
 }
 
+TEST(FormatTimeTest, LargestExactUnitAndParsesBack) {
+  EXPECT_EQ(FormatTimeNs(0), "0s");
+  EXPECT_EQ(FormatTimeNs(60'000'000'000), "60s");
+  EXPECT_EQ(FormatTimeNs(1'500'000'000), "1500ms");
+  EXPECT_EQ(FormatTimeNs(400'000), "400us");
+  EXPECT_EQ(FormatTimeNs(1'001), "1001ns");
+  for (const int64_t ns : {int64_t{0}, int64_t{7}, int64_t{20'000}, int64_t{4'000'000},
+                           int64_t{3'000'000'000}, int64_t{123'456'789}}) {
+    EXPECT_EQ(ParseTimeNs(FormatTimeNs(ns)).value(), ns) << ns;
+  }
+}
+
 TEST(ParseTimeTest, BareNumberNeedsADefaultUnit) {
   ExpectRejected(ParseTimeNs("100"), "100");
   EXPECT_EQ(Time("100", kNsPerUs), 100'000);
