@@ -10,7 +10,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -112,48 +111,6 @@ int CheckCommandName(int argc, char** argv) {
 }
 
 }  // namespace
-
-namespace fs = std::filesystem;
-
-Status CheckOutputFolder(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      return UsageError(
-          fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
-    }
-    if (!fs::is_empty(dir, ec)) {
-      return UsageError(fmt::format(
-          "--out '{}' already holds files; name a new or empty folder (results are never "
-          "overwritten)",
-          dir));
-    }
-    if (access(dir.c_str(), W_OK) != 0) {
-      const Error e = WriteError("cannot write in", dir + "/", errno);
-      return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
-                   fmt::format("--out '{}' is not writable: {}", dir, e.message)};
-    }
-    return Status::Ok();
-  }
-  // The nearest existing ancestor must be a writable folder.
-  fs::path parent = fs::absolute(dir, ec).parent_path();
-  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
-  if (parent.empty() || !fs::is_directory(parent, ec)) {
-    return UsageError(fmt::format("--out '{}': cannot create it ({} is not a writable folder)", dir,
-                                  parent.string()));
-  }
-  if (access(parent.c_str(), W_OK) != 0) {
-    // Missing privilege (exit 3), with the fix, unless the cause is something else.
-    const int err = errno;
-    fs::path first = fs::absolute(dir, ec);  // the folder mkdir would be refused
-    while (first.parent_path() != parent && first.has_parent_path()) first = first.parent_path();
-    const Error e = WriteError("cannot create folder", first.string(), err);
-    return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
-                 fmt::format("--out '{}': cannot create it ({} is not a writable folder): {}", dir,
-                             parent.string(), e.message)};
-  }
-  return Status::Ok();
-}
 
 std::string Invocation() {
   return g_invocation;

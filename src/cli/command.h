@@ -42,10 +42,6 @@ std::string Invocation();
 /// Closest of `candidates` to `word` by edit distance, or "" when nothing is close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
 
-/// Checks a results folder before anything runs: new or empty, and creatable or writable.
-/// Does not create it. Errors are usage errors naming the folder and the fix.
-Status CheckOutputFolder(const std::string& dir);
-
 // Command setups, one per file.
 Runner SetupLatency(CLI::App& sub);
 Runner SetupSamples(CLI::App& sub);

@@ -16,6 +16,7 @@
 #include "cli/latency_options.h"
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
+#include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/command_runner.h"
 #include "core/cpus.h"

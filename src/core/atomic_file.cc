@@ -91,4 +91,45 @@ Status CheckWritable(const std::string& path) {
   return Status::Ok();
 }
 
+Status CheckOutputFolder(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return UsageError(
+          fmt::format("--out '{}' exists and is not a folder; name a new folder", dir));
+    }
+    if (!std::filesystem::is_empty(dir, ec)) {
+      return UsageError(fmt::format(
+          "--out '{}' already holds files; name a new or empty folder (results are never "
+          "overwritten)",
+          dir));
+    }
+    if (access(dir.c_str(), W_OK) != 0) {
+      const Error e = WriteError("cannot write in", dir + "/", errno);
+      return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
+                   fmt::format("--out '{}' is not writable: {}", dir, e.message)};
+    }
+    return Status::Ok();
+  }
+  // The nearest existing ancestor must be a writable folder.
+  std::filesystem::path parent = std::filesystem::absolute(dir, ec).parent_path();
+  while (!parent.empty() && !std::filesystem::exists(parent, ec)) parent = parent.parent_path();
+  if (parent.empty() || !std::filesystem::is_directory(parent, ec)) {
+    return UsageError(fmt::format("--out '{}': cannot create it ({} is not a writable folder)", dir,
+                                  parent.string()));
+  }
+  if (access(parent.c_str(), W_OK) != 0) {
+    // Missing privilege (exit 3), with the fix, unless the cause is something else.
+    const int err = errno;
+    std::filesystem::path first =
+        std::filesystem::absolute(dir, ec);  // the folder mkdir would be refused
+    while (first.parent_path() != parent && first.has_parent_path()) first = first.parent_path();
+    const Error e = WriteError("cannot create folder", first.string(), err);
+    return Error{e.code == ExitCode::kFailure ? ExitCode::kUsage : e.code,
+                 fmt::format("--out '{}': cannot create it ({} is not a writable folder): {}", dir,
+                             parent.string(), e.message)};
+  }
+  return Status::Ok();
+}
+
 }  // namespace rtpulse

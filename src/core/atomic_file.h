@@ -21,4 +21,9 @@ Status WriteFileAtomic(const std::string& path, std::string_view content);
 /// a folder given as the file is `ExitCode::kUsage`.
 Status CheckWritable(const std::string& path);
 
+/// Checks a results folder (--out) before anything runs: new or empty, and creatable or
+/// writable. Does not create it. Errors name the folder and the fix: a usage error, or
+/// missing privilege (`ExitCode::kResource`) for a folder this user may not create.
+Status CheckOutputFolder(const std::string& dir);
+
 }  // namespace rtpulse

@@ -44,6 +44,33 @@ bool SplitNumber(std::string_view s, double& number, std::string_view& suffix) {
 
 }  // namespace
 
+Expected<uint64_t> ParseByteSize(std::string_view option, std::string_view text) {
+  const std::string_view t = TrimBlanks(text);
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  std::string_view unit(end, static_cast<size_t>(t.data() + t.size() - end));
+  if (ec != std::errc{} || t.empty()) {
+    return UsageError(fmt::format(
+        "{} '{}' is not a size; give bytes with an optional unit, e.g. 64M, 512K", option, text));
+  }
+  if (unit.ends_with("iB")) unit.remove_suffix(2);
+  if (unit.ends_with("B") && unit.size() > 1) unit.remove_suffix(1);
+  int shift = -1;
+  if (unit.empty() || unit == "B") shift = 0;
+  if (unit == "K" || unit == "k") shift = 10;
+  if (unit == "M" || unit == "m") shift = 20;
+  if (unit == "G" || unit == "g") shift = 30;
+  if (unit == "T" || unit == "t") shift = 40;
+  if (shift < 0) {
+    return UsageError(
+        fmt::format("{} '{}': unknown unit '{}'; use K, M, G or T (e.g. 64M)", option, text, unit));
+  }
+  if (shift > 0 && n > (std::numeric_limits<uint64_t>::max() >> shift)) {
+    return UsageError(fmt::format("{} '{}' is past 2^64 bytes; give a smaller size", option, text));
+  }
+  return n << shift;
+}
+
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what) {
   int64_t value = 0;
   const auto s = TrimBlanks(text);

@@ -38,6 +38,10 @@ std::string FormatTimeNs(int64_t ns);
 /// Parses a frequency: "10Hz", "2.5kHz", "10" (Hz). Returns Hz.
 Expected<double> ParseRateHz(std::string_view text);
 
+/// Parses a byte size with binary units: "4096" (bytes), "512K", "64M", "32MiB", "1G", "2TB".
+/// Errors name `option` and the text, and refuse an unknown unit or a size past 2^64 bytes.
+Expected<uint64_t> ParseByteSize(std::string_view option, std::string_view text);
+
 /// Parses a whole non-negative number, rejecting trailing garbage and overflow.
 Expected<int64_t> ParseInt(std::string_view text, std::string_view what);
 

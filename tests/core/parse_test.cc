@@ -264,12 +264,6 @@ TEST(ParseIntTest, RejectsGarbageOverflowAndNegatives) {
   }
 }
 
-}  // namespace
-}  // namespace rtpulse
-
-namespace rtpulse {
-namespace {
-
 TEST(ParseSignedIntTest, AcceptsNegativesAndRejectsGarbage) {
   EXPECT_EQ(*ParseSignedInt("-1", "x"), -1);
   EXPECT_EQ(*ParseSignedInt(" 950000\n", "x"), 950000);
@@ -306,6 +300,38 @@ TEST(SplitFieldsTest, KeepsEmptyFieldsAtEitherEndAndBetween) {
   const V fields = SplitFields(line);
   ASSERT_EQ(fields.size(), 2u);
   EXPECT_EQ(fields[1].data(), line.data() + 4);  // views into the line, not copies
+}
+
+}  // namespace
+}  // namespace rtpulse
+
+namespace rtpulse {
+namespace {
+
+TEST(ParseByteSizeTest, BinaryUnitsWithOrWithoutIbAndB) {
+  EXPECT_EQ(ParseByteSize("--x", "4096").value(), 4096u);
+  EXPECT_EQ(ParseByteSize("--x", "512K").value(), 512u << 10);
+  EXPECT_EQ(ParseByteSize("--x", "64M").value(), 64u << 20);
+  EXPECT_EQ(ParseByteSize("--x", "32MiB").value(), 32u << 20);
+  EXPECT_EQ(ParseByteSize("--x", "1g").value(), uint64_t{1} << 30);
+  EXPECT_EQ(ParseByteSize("--x", "2TB").value(), uint64_t{2} << 40);
+  EXPECT_EQ(ParseByteSize("--x", " 7B ").value(), 7u);
+}
+
+TEST(ParseByteSizeTest, BadTextUnknownUnitAndOverflowNameTheOption) {
+  auto text = ParseByteSize("--work-set", "lots");
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error().code, ExitCode::kUsage);
+  EXPECT_EQ(text.error().message,
+            "--work-set 'lots' is not a size; give bytes with an optional unit, e.g. 64M, 512K");
+  auto unit = ParseByteSize("--work-set", "64Q");
+  ASSERT_FALSE(unit);
+  EXPECT_EQ(unit.error().message,
+            "--work-set '64Q': unknown unit 'Q'; use K, M, G or T (e.g. 64M)");
+  auto big = ParseByteSize("--work-set", "16777216T");  // 2^24 * 2^40 = 2^64
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("past 2^64 bytes"), std::string::npos);
+  EXPECT_EQ(ParseByteSize("--x", "16777215T").value(), uint64_t{16777215} << 40);
 }
 
 }  // namespace
