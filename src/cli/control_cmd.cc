@@ -54,18 +54,10 @@ struct ControlOptions {
 /// The request with --explain parsed, checked into a plan; --exec calibrated last, before any
 /// load starts, on the job's CPU: every configuration runs the same work.
 Expected<suite::ControlPlan> BuildControlPlan(ControlOptions& o) {
-  auto explain_events = ParseExplainEvents(o.explain_events, !o.explain.empty());
-  if (!explain_events) return explain_events.error();
-  if (!o.explain.empty()) {
-    auto threshold = ParseExplainThresholdNs(o.explain);
-    if (!threshold) return threshold.error();
-    trace::ExplainPlan explain;
-    explain.threshold_ns = *threshold;
-    explain.session.tracefs_dir = TracefsDirFromEnv();
-    explain.session.events = *explain_events;
-    o.request.explain = std::move(explain);
-    o.request.verdict_line = ExplainVerdictLine;
-  }
+  auto explain = ParseExplainOption(o.explain, o.explain_events);
+  if (!explain) return explain.error();
+  o.request.explain = std::move(*explain);
+  o.request.verdict_line = ExplainVerdictLine;
   o.request.invocation = Invocation();
   o.request.version = kVersion;
   auto plan = suite::BuildControlPlan(o.request, FsRoot::System());

@@ -2,11 +2,9 @@
 // (docs/import.md). Every input is read and checked before anything is kept: a bad file
 // leaves --out as it was.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -20,9 +18,9 @@
 #include "core/samples_file.h"
 #include "core/version.h"
 #include "importers/import.h"
+#include "importers/import_scenario.h"
 #include "measure/sample_log.h"
 #include "results/suite_result.h"
-#include "stats/exact_percentiles.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -39,15 +37,6 @@ struct ImportCliOptions {
   bool quiet = false;
   int jobs = 0;
 };
-
-/// A scenario name that is also a safe folder name.
-std::string ScenarioName(const std::string& file) {
-  std::string name = fs::path(file).stem().string();
-  for (char& c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  }
-  return name.empty() || name[0] == '.' ? "import" + name : name;
-}
 
 /// Streams imported samples into a samples file: records in 2 MiB batches, built in place;
 /// one-value-per-line latencies as they are (the sink encodes them without records).
@@ -87,11 +76,6 @@ class SamplesFileConsumer final : public importers::SampleConsumer {
   Status status_;
 };
 
-bool TimeOrdered(importers::Format f) {
-  return f == importers::Format::kCyclictestVerbose || f == importers::Format::kValues ||
-         f == importers::Format::kJitterdebuggerRaw;
-}
-
 /// Removes what this run created under `out` (and `out` itself if it did not exist).
 void Undo(const std::string& out, bool created_out) {
   std::error_code ec;
@@ -100,76 +84,6 @@ void Undo(const std::string& out, bool created_out) {
     return;
   }
   for (const auto& entry : fs::directory_iterator(out, ec)) fs::remove_all(entry.path(), ec);
-}
-
-results::ScenarioResult Scenario(const std::string& name, const std::string& file,
-                                 importers::Imported& imported, const std::string& samples_file) {
-  results::ScenarioResult s;
-  s.name = name;
-  s.description =
-      fmt::format("imported from {} ({})", file, importers::FormatName(imported.format));
-  s.status = results::ScenarioStatus::kComplete;
-  s.warnings = imported.warnings;
-  s.samples_file = samples_file;
-  if (!imported.has_distribution) {
-    std::vector<std::string> parts;
-    for (const auto& t : imported.source_numbers) {
-      const std::string samples = t.contains("cycles") ? t["cycles"].dump() : t["count"].dump();
-      if (t.contains("wrapped")) {
-        parts.push_back(fmt::format(
-            "thread {}: {} samples, {} negative latencies that wrapped (cyclictest's unsigned "
-            "wrap): avg and max corrupt, min of the non-negative ones {} us",
-            t["thread"].dump(), samples, t["wrapped"]["negative_latencies"].dump(),
-            t["min"].dump()));
-        continue;
-      }
-      parts.push_back(fmt::format("thread {}: {} samples, min {} avg {} max {} us",
-                                  t["thread"].dump(), samples, t["min"].dump(), t["avg"].dump(),
-                                  t["max"].dump()));
-    }
-    s.error = fmt::format(
-        "percentiles unavailable: no histogram in the file; the tool's own "
-        "numbers: {}",
-        fmt::join(parts, "; "));
-    return s;
-  }
-  results::LatencyRun run;
-  run.rtpulse_version = kVersion;
-  run.cmdline = Invocation();
-  results::PathRun path;
-  path.wake = "import";
-  path.probes = std::move(imported.probes);
-  run.paths.push_back(std::move(path));
-  run.warnings = imported.warnings;
-  s.latency = std::move(run);
-  return s;
-}
-
-/// Replaces the summary's bucket edges by exact percentiles from the scenario's samples.bin
-/// (two or three streaming passes, never the whole file in memory) when the file holds
-/// exactly the histogram's samples; otherwise says why the percentiles stay bucket edges.
-void AddExactPercentiles(results::ScenarioResult& s, const std::string& samples_path) {
-  if (!s.latency || s.latency->paths.size() != 1 || samples_path.empty()) return;
-  Histogram all;
-  for (const auto& p : s.latency->paths.front().probes) all.Merge(p.histogram);
-  if (all.count() == 0) return;
-  const stats::SamplePass pass = [&](const std::function<void(int64_t)>& sink) -> Status {
-    auto read = ReadSamplesFile(samples_path, [&](const SampleRecord& r) { sink(LatencyNs(r)); });
-    if (!read) return read.error();
-    return Status::Ok();
-  };
-  const std::vector<double> percentiles(std::begin(results::kSummaryPercentiles),
-                                        std::end(results::kSummaryPercentiles));
-  auto exact = stats::ComputeExactPercentiles(pass, percentiles);
-  if (!exact || !stats::SameSamples(exact->histogram, all)) {
-    s.warnings.push_back(
-        fmt::format("percentiles are histogram bucket edges, not exact: {}",
-                    exact ? "samples.bin does not hold exactly the histogram's samples"
-                          : exact.error().message));
-    return;
-  }
-  const std::vector<int64_t>& v = exact->values;
-  s.exact_percentiles = results::ExactPercentileValues{v[0], v[1], v[2], v[3], v[4]};
 }
 
 int RunImport(const ImportCliOptions& o) {
@@ -204,7 +118,7 @@ int RunImport(const ImportCliOptions& o) {
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < o.files.size(); ++i) {
-    names.push_back(o.names.empty() ? ScenarioName(o.files[i]) : o.names[i]);
+    names.push_back(o.names.empty() ? importers::ScenarioName(o.files[i]) : o.names[i]);
     if (names.back().empty() || names.back().find('/') != std::string::npos ||
         names.back()[0] == '.') {
       return ReportError(UsageError(fmt::format(
@@ -247,7 +161,7 @@ int RunImport(const ImportCliOptions& o) {
     std::unique_ptr<SamplesFileConsumer> consumer;
     std::string samples_rel;
     std::string samples_path;
-    if (TimeOrdered(*file_options.format) && !o.no_samples) {
+    if (importers::FormatKeepsOrder(*file_options.format) && !o.no_samples) {
       samples_rel = names[i] + "/samples.bin";
       samples_path = o.out + "/" + samples_rel;
       if (Status s = CreateFolders(o.out + "/" + names[i]); !s) {
@@ -282,11 +196,12 @@ int RunImport(const ImportCliOptions& o) {
                       {"samples_file", samples_rel},
                       {"source_numbers", imported->source_numbers},
                       {"warnings", imported->warnings}});
-    suite.scenarios.push_back(Scenario(names[i], file, *imported, samples_rel));
+    suite.scenarios.push_back(
+        importers::ImportedScenario(names[i], file, *imported, samples_rel, Invocation()));
     if (imported->exact_percentiles) {
       suite.scenarios.back().exact_percentiles = imported->exact_percentiles;
     } else if (consumer) {
-      AddExactPercentiles(suite.scenarios.back(), samples_path);
+      importers::AddExactPercentiles(suite.scenarios.back(), samples_path);
     }
   }
   suite.config = {{"name", "import"}, {"source", "import"}, {"inputs", inputs}};

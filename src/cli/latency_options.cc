@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "cli/command.h"
 #include "core/atomic_file.h"
@@ -281,6 +282,20 @@ Expected<trace::EventSet> ParseExplainEvents(const std::string& text, bool expla
         Printable(text)));
   }
   return *set;
+}
+
+Expected<std::optional<trace::ExplainPlan>> ParseExplainOption(const std::string& explain,
+                                                               const std::string& events) {
+  auto event_set = ParseExplainEvents(events, !explain.empty());
+  if (!event_set) return event_set.error();
+  if (explain.empty()) return std::optional<trace::ExplainPlan>();
+  auto threshold = ParseExplainThresholdNs(explain);
+  if (!threshold) return threshold.error();
+  trace::ExplainPlan plan;
+  plan.threshold_ns = *threshold;
+  plan.session.tracefs_dir = TracefsDirFromEnv();
+  plan.session.events = *event_set;
+  return std::optional<trace::ExplainPlan>(std::move(plan));
 }
 
 namespace {

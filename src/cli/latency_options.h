@@ -86,6 +86,12 @@ Expected<int64_t> ParseExplainThresholdNs(const std::string& text, const char* f
 /// value, or a value given without --explain (`explain_given` false).
 Expected<trace::EventSet> ParseExplainEvents(const std::string& text, bool explain_given);
 
+/// --explain US and --explain-events of `suite` and `control`: the threshold, the events and
+/// the tracefs folder (RTPULSE_TRACEFS); the traced CPUs are the plan's to set. nullopt
+/// without --explain.
+Expected<std::optional<trace::ExplainPlan>> ParseExplainOption(const std::string& explain,
+                                                               const std::string& events);
+
 /// Declares the `rtpulse latency` options (cyclictest's spelling) on `sub`, bound to `o`.
 void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o);
 /// After parsing: records whether -a and -t were given (both may come without a value).

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +13,7 @@
 #include "core/timestamp.h"
 #include "measure/sample_log.h"
 #include "measure/wake_path.h"
+#include "stats/record_totals.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -30,10 +30,8 @@ struct SamplesOptions {
   bool check = false;
 };
 
-constexpr uint16_t kUnpinnedCpu = 0xFFFF;
-
 int CpuColumn(uint16_t cpu) {
-  return cpu == kUnpinnedCpu ? -1 : cpu;
+  return cpu == stats::kUnpinnedCpu ? -1 : cpu;
 }
 
 /// "12.345 us", exact (integer arithmetic), for any signed value.
@@ -43,39 +41,12 @@ std::string FormatUs(int64_t ns) {
   return fmt::format("{}{}.{:03} us", ns < 0 ? "-" : "", magnitude / us, magnitude % us);
 }
 
-/// Min/max/count of one group of records (one thread, or all of them).
-struct LatencyStats {
-  uint64_t count = 0;
-  uint64_t missed = 0;
-  int64_t min_ns = 0;
-  int64_t max_ns = 0;
-  uint16_t cpu = kUnpinnedCpu;
-
-  void Add(const SampleRecord& r) {
-    const int64_t latency = measure::LatencyNs(r);
-    min_ns = count == 0 ? latency : std::min(min_ns, latency);
-    max_ns = count == 0 ? latency : std::max(max_ns, latency);
-    ++count;
-    if ((r.flags & SampleRecord::kMissed) != 0) ++missed;
-    cpu = r.cpu;
-  }
-
-  std::string Describe() const {
-    if (count == 0) return "no records";
-    return fmt::format("{} record{}, min {}, max {}, missed {}", count, count == 1 ? "" : "s",
-                       FormatUs(min_ns), FormatUs(max_ns), missed);
-  }
-};
-
-struct Totals {
-  LatencyStats all;
-  std::map<uint16_t, LatencyStats> threads;
-
-  void Add(const SampleRecord& r) {
-    all.Add(r);
-    threads[r.thread].Add(r);
-  }
-};
+/// One group's line of the summary.
+std::string Describe(const stats::RecordGroup& g) {
+  if (g.count == 0) return "no records";
+  return fmt::format("{} record{}, min {}, max {}, missed {}", g.count, g.count == 1 ? "" : "s",
+                     FormatUs(g.min_ns), FormatUs(g.max_ns), g.missed);
+}
 
 /// Streams CSV lines through one buffer: millions of records, few write calls.
 class CsvPrinter {
@@ -110,7 +81,7 @@ std::string FormatRealtime(int64_t realtime_ns) {
 }
 
 void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSummary& s,
-                  const Totals& totals) {
+                  const stats::RecordTotals& totals) {
   std::string text = fmt::format("samples file  {}\n", path);
   text += fmt::format("started       {} (CLOCK_MONOTONIC {} ns)\n",
                       FormatRealtime(s.info.start_realtime_ns), s.info.start_monotonic_ns);
@@ -127,9 +98,9 @@ void PrintSummary(std::FILE* out, const std::string& path, const SamplesFileSumm
     text += "dropped       unknown (no trailer)\n";
     text += "interrupted   unknown (no trailer)\n";
   }
-  for (const auto& [thread, stats] : totals.threads) {
-    text += fmt::format("  thread {:<4} cpu {:<3} {}\n", thread, CpuColumn(stats.cpu),
-                        stats.Describe());
+  for (const auto& [thread, group] : totals.threads) {
+    text +=
+        fmt::format("  thread {:<4} cpu {:<3} {}\n", thread, CpuColumn(group.cpu), Describe(group));
   }
   std::fputs(text.c_str(), out);
 }
@@ -200,7 +171,7 @@ int RunSamples(const SamplesOptions& options) {
     }
     return RunCheck(options);
   }
-  Totals totals;
+  stats::RecordTotals totals;
   std::unique_ptr<CsvPrinter> csv;
   if (options.csv) csv = std::make_unique<CsvPrinter>(stdout);
   const auto summary = measure::ReadSamplesFile(options.path, [&](const SampleRecord& record) {

@@ -46,22 +46,6 @@ struct WcetOptions {
   uint64_t seed = 1;
 };
 
-/// wcet.json's "plot" object for RUN/wcet/<scenario>/exceedance.{dat,gp,svg}.
-nlohmann::json WritePlot(const std::string& dir, const std::string& scenario,
-                         const stats::EvtReport& r, std::vector<std::string>& notes) {
-  const SystemCommandRunner runner;
-  const report::ExceedancePlot p = report::WriteExceedancePlot(dir, scenario, r, runner);
-  nlohmann::json plot = {{"data", p.data}, {"script", p.script}};
-  if (!p.error.empty()) {
-    notes.push_back(p.error);
-    return plot;
-  }
-  plot["rendered"] = p.rendered ? nlohmann::json(*p.rendered) : nlohmann::json();
-  if (!p.rendered) plot["note"] = p.note;
-  if (p.gnuplot_failed) notes.push_back(fmt::format("{}: {}", scenario, p.note));
-  return plot;
-}
-
 Status CheckOptions(const WcetOptions& o) {
   if (o.block < 10) {
     return UsageError(
@@ -155,15 +139,17 @@ int RunWcet(const WcetOptions& o) {
     if (!estimate) return ReportError(estimate.error());
     const stats::EvtReport& report = *estimate;
     const std::string dir = folder + "/wcet/" + scenario->name;
-    nlohmann::json plot = WritePlot(dir, scenario->name, report, notes);
+    const nlohmann::json plot = report::ExceedancePlotJson(
+        report::WriteExceedancePlot(dir, scenario->name, report, SystemCommandRunner()),
+        scenario->name, notes);
     fmt::print(text, "scenario {}: {} threads merged in deadline order ({})\n", scenario->name,
                series->threads, path);
     std::fputs(stats::FormatEvtReport(report).c_str(), text);
     for (const auto& w : input_warnings) fmt::print(text, "  warning: {}\n", w);
     fmt::print(text, "  plot: {}\n\n",
                plot.value("rendered", nlohmann::json()).is_string()
-                   ? plot["rendered"].get<std::string>()
-                   : plot["script"].get<std::string>());
+                   ? plot.at("rendered").get<std::string>()
+                   : plot.at("script").get<std::string>());
     doc["scenarios"].push_back({{"scenario", scenario->name},
                                 {"samples_file", scenario->samples_file},
                                 {"threads", series->threads},

@@ -147,6 +147,10 @@ const char* FormatName(Format format) {
   return "unknown";
 }
 
+bool FormatKeepsOrder(Format format) {
+  return RowOf(format).time_ordered;
+}
+
 std::optional<Format> FormatFromName(const std::string& name) {
   for (const auto& row : kFormats) {
     if (name == row.name) return row.format;

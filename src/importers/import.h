@@ -26,6 +26,9 @@ enum class Format {
 const char* FormatName(Format format);
 std::optional<Format> FormatFromName(const std::string& name);
 std::vector<std::string> FormatNames();
+/// The format keeps the samples in the order they were taken, so an import can stream them
+/// into a samples log (the format table's row says it).
+bool FormatKeepsOrder(Format format);
 
 /// Guesses the format from the file's first 64 KiB. Errors name the file and the fix
 /// (--format NAME).

@@ -106,4 +106,17 @@ ExceedancePlot WriteExceedancePlot(const std::string& dir, const std::string& sc
   return plot;
 }
 
+nlohmann::json ExceedancePlotJson(const ExceedancePlot& plot, const std::string& scenario,
+                                  std::vector<std::string>& notes) {
+  nlohmann::json out = {{"data", plot.data}, {"script", plot.script}};
+  if (!plot.error.empty()) {
+    notes.push_back(plot.error);
+    return out;
+  }
+  out["rendered"] = plot.rendered ? nlohmann::json(*plot.rendered) : nlohmann::json();
+  if (!plot.rendered) out["note"] = plot.note;
+  if (plot.gnuplot_failed) notes.push_back(fmt::format("{}: {}", scenario, plot.note));
+  return out;
+}
+
 }  // namespace rtpulse::report

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/command_runner.h"
 #include "stats/evt.h"
@@ -35,5 +37,11 @@ std::string ExceedanceScript(const std::string& scenario, const stats::EvtReport
 ExceedancePlot WriteExceedancePlot(const std::string& dir, const std::string& scenario,
                                    const stats::EvtReport& report, const CommandRunner& runner,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+/// wcet.json's "plot" object of `plot` (docs/wcet.md): the data and script files, and the
+/// SVG or why there is none. A folder or file that could not be written, and a gnuplot that
+/// failed, are also added to `notes` (the run's warnings).
+nlohmann::json ExceedancePlotJson(const ExceedancePlot& plot, const std::string& scenario,
+                                  std::vector<std::string>& notes);
 
 }  // namespace rtpulse::report

@@ -525,4 +525,17 @@ std::string FormatSummary(const LatencyRun& run) {
   return out;
 }
 
+std::string CommentedLines(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? end : end - start);
+    out += line.empty() ? "#\n" : "# " + line + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace rtpulse::results

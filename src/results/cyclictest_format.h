@@ -34,6 +34,10 @@ StatusLine StatusOf(const ProbeResult& probe, bool nsecs);
 std::string FormatStatusLineWithTail(const StatusLine& line, bool nsecs, int64_t p99,
                                      uint64_t missed);
 
+/// `text` with "# " before every line ("#" alone on an empty one), so cyclictest-style
+/// parsers skip rtpulse's own table in script mode (-q, -v, -h).
+std::string CommentedLines(const std::string& text);
+
 /// The final rtpulse status line of a probe: p99 from its histogram (nearest rank, bucket
 /// upper edge), or `exact_p99_ns` when the samples log gave it; Miss its missed activations.
 std::string FinalStatusLine(const ProbeResult& probe, bool nsecs,

@@ -1,7 +1,10 @@
 #include "suite/explain_record.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <string_view>
+#include <utility>
 
 namespace rtpulse::suite {
 namespace {
@@ -89,6 +92,25 @@ results::ExplainResult ToExplainResult(const trace::ExplainSummary& summary,
   }
   r.notes = summary.notes;
   return r;
+}
+
+void AddExplainToRun(const trace::ExplainSummary& summary, const trace::ExplainPlan& plan,
+                     bool cost_given, const std::string& duration, results::LatencyRun& run) {
+  results::ExplainResult result = ToExplainResult(summary, "");
+  if (plan.cost_phase_ns == 0 && !cost_given && summary.active) {
+    result.notes.push_back(fmt::format(
+        "trace cost not measured: -D {} is shorter than twice the default 2 s cost phase (give "
+        "a longer -D, or --explain-cost)",
+        duration));
+  }
+  if (summary.active && plan.window_dir.empty()) {
+    result.notes.push_back("raw trace windows not saved (give --explain-windows DIR to keep them)");
+  }
+  if (!summary.active) {
+    run.warnings.push_back(fmt::format("--explain: {}; the run goes on without attribution",
+                                       summary.unavailable_reason));
+  }
+  run.explain = std::move(result);
 }
 
 }  // namespace rtpulse::suite

@@ -147,4 +147,17 @@ std::vector<std::string> AddLogPercentiles(results::LatencyRun& run,
   return warnings;
 }
 
+void NoSamplesLogClaimed(results::LatencyRun& run) {
+  for (auto& path : run.paths) {
+    for (auto& p : path.probes) p.samples_logged = 0;
+  }
+  const std::string logged = "samples not logged (ring full: the writer or the disk fell behind)";
+  for (auto& w : run.warnings) {
+    if (const size_t at = w.find(logged); at != std::string::npos) {
+      w.replace(at, logged.size(),
+                "samples not seen by --explain (ring full: the explainer fell behind)");
+    }
+  }
+}
+
 }  // namespace rtpulse::suite

@@ -27,6 +27,11 @@ results::PathRun ToPathRun(const measure::PathRecord& record);
 /// return_code.
 results::LatencyRun ToLatencyRun(measure::RunRecord&& record);
 
+/// With --explain and no samples log the probes' rings fed the explainer alone: nothing was
+/// logged, so `run` must not say so (samples_logged 0; a full ring's warning names what it
+/// cost, spikes the explainer never saw).
+void NoSamplesLogClaimed(results::LatencyRun& run);
+
 /// Every path's exact `percentiles` from the run's samples log (results::ExactPercentilesFromLog,
 /// each path's records picked by their wake path) in `run.paths[i].exact`, in place of the
 /// bucket edges. Returns a warning for each path whose log does not hold its samples (the

@@ -148,5 +148,33 @@ TEST(ExceedancePlotTest, AFolderThatCannotBeMadeIsAnErrorAndNothingRuns) {
   EXPECT_FALSE(plot.gnuplot_failed);
 }
 
+TEST(ExceedancePlotTest, WcetJsonSaysWhatWasDrawnAndTheRunWarnsOfWhatFailed) {
+  std::vector<std::string> notes;
+  ExceedancePlot drawn;
+  drawn.data = "/r/wcet/idle/exceedance.dat";
+  drawn.script = "/r/wcet/idle/exceedance.gp";
+  drawn.rendered = "/r/wcet/idle/exceedance.svg";
+  const nlohmann::json ok = ExceedancePlotJson(drawn, "idle", notes);
+  EXPECT_EQ(ok, nlohmann::json({{"data", drawn.data},
+                                {"script", drawn.script},
+                                {"rendered", "/r/wcet/idle/exceedance.svg"}}));
+  EXPECT_TRUE(notes.empty());
+
+  ExceedancePlot failed = drawn;
+  failed.rendered.reset();
+  failed.gnuplot_failed = true;
+  failed.note = "gnuplot exit 1: unknown terminal";
+  const nlohmann::json bad = ExceedancePlotJson(failed, "idle", notes);
+  EXPECT_TRUE(bad.at("rendered").is_null());
+  EXPECT_EQ(bad.at("note"), failed.note);
+  EXPECT_EQ(notes, std::vector<std::string>{"idle: gnuplot exit 1: unknown terminal"});
+
+  ExceedancePlot unwritten;
+  unwritten.error = "cannot create folder /r/wcet/idle: read-only file system";
+  const nlohmann::json none = ExceedancePlotJson(unwritten, "idle", notes);
+  EXPECT_FALSE(none.contains("rendered"));
+  EXPECT_EQ(notes.back(), unwritten.error);
+}
+
 }  // namespace
 }  // namespace rtpulse::report

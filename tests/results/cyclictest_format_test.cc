@@ -701,5 +701,11 @@ TEST(SummaryTextTest, HumanNs) {
   EXPECT_EQ(HumanNs(1'200'000'000), "1.20 s");
 }
 
+TEST(CommentedLinesTest, EveryLineStartsWithAHashAndEmptyLinesStayEmptyComments) {
+  EXPECT_EQ(CommentedLines("Max: 12\n\nverdict PASS\n"), "# Max: 12\n#\n# verdict PASS\n");
+  EXPECT_EQ(CommentedLines("no newline at the end"), "# no newline at the end\n");
+  EXPECT_EQ(CommentedLines(""), "");
+}
+
 }  // namespace
 }  // namespace rtpulse::results

@@ -275,5 +275,39 @@ TEST(ExplainRecordTest, RelativeOnlyInsideTheBase) {
   EXPECT_EQ(none.spikes[0].window_file, "/tmp/rtpulse-run/s1/explain/spike-00001-cpu2.txt");
 }
 
+TEST(AddExplainToRunTest, NotesTheUnmeasuredCostAndUnsavedWindowsAndWarnsWithoutATrace) {
+  trace::ExplainSummary summary;
+  summary.active = true;
+  summary.threshold_ns = 200'000;
+  trace::ExplainPlan plan;  // no cost phase, no windows folder
+  results::LatencyRun run;
+  AddExplainToRun(summary, plan, false, "3s", run);
+  ASSERT_TRUE(run.explain);
+  ASSERT_EQ(run.explain->notes.size(), 2u);
+  EXPECT_EQ(run.explain->notes[0],
+            "trace cost not measured: -D 3s is shorter than twice the default 2 s cost phase "
+            "(give a longer -D, or --explain-cost)");
+  EXPECT_EQ(run.explain->notes[1],
+            "raw trace windows not saved (give --explain-windows DIR to keep them)");
+  EXPECT_TRUE(run.warnings.empty());
+
+  results::LatencyRun given;
+  plan.window_dir = "/tmp/windows";
+  AddExplainToRun(summary, plan, true, "3s", given);  // --explain-cost 0: no note
+  ASSERT_TRUE(given.explain);
+  EXPECT_TRUE(given.explain->notes.empty());
+
+  trace::ExplainSummary none;
+  none.unavailable_reason = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
+  results::LatencyRun without;
+  AddExplainToRun(none, plan, false, "3s", without);
+  ASSERT_EQ(without.warnings.size(), 1u);
+  EXPECT_EQ(without.warnings[0],
+            "--explain: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing); the "
+            "run goes on without attribution");
+  ASSERT_TRUE(without.explain);
+  EXPECT_TRUE(without.explain->notes.empty());
+}
+
 }  // namespace
 }  // namespace rtpulse::suite

@@ -192,5 +192,26 @@ TEST(LatencyRecordTest, NoBreakStaysAbsent) {
   EXPECT_FALSE(ToLatencyRun(std::move(run)).breaktrace.has_value());
 }
 
+TEST(NoSamplesLogClaimedTest, ClearsTheLoggedCountsAndRenamesTheFullRingWarning) {
+  results::LatencyRun run;
+  run.paths.resize(2);
+  for (auto& path : run.paths) {
+    path.probes.resize(2);
+    for (auto& p : path.probes) p.samples_logged = 5000;
+  }
+  run.warnings = {
+      "abs thread 1: 12 samples not logged (ring full: the writer or the disk fell behind); the "
+      "explainer saw the rest",
+      "running without mlockall"};
+  NoSamplesLogClaimed(run);
+  for (const auto& path : run.paths) {
+    for (const auto& p : path.probes) EXPECT_EQ(p.samples_logged, 0u);
+  }
+  EXPECT_EQ(run.warnings[0],
+            "abs thread 1: 12 samples not seen by --explain (ring full: the explainer fell "
+            "behind); the explainer saw the rest");
+  EXPECT_EQ(run.warnings[1], "running without mlockall");
+}
+
 }  // namespace
 }  // namespace rtpulse::suite
