@@ -16,6 +16,7 @@
 #include "load/spec.h"
 #include "measure/perf_counters.h"
 #include "measure/sample_log.h"
+#include "results/control_file.h"
 #include "results/log_percentiles.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
@@ -233,41 +234,38 @@ Status WriteResponseSamples(const std::string& path, const control::ControlRunRe
   return (*sink)->Finish(0, record.interrupted);
 }
 
-/// A 1 us histogram as [[us, count], ...] (non-empty classes, values rounded down).
-nlohmann::json MicrosecondHistogram(const std::vector<int64_t>& values_ns) {
+/// A 1 us histogram: the non-empty classes, values rounded down.
+results::MicrosecondClasses MicrosecondHistogram(const std::vector<int64_t>& values_ns) {
   std::map<int64_t, uint64_t> classes;
   for (const int64_t v : values_ns) {
     const int64_t us = v >= 0 ? v / kNsPerUs : -((-v + kNsPerUs - 1) / kNsPerUs);
     ++classes[us];
   }
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [us, n] : classes) out.push_back({us, n});
-  return out;
+  return {classes.begin(), classes.end()};
 }
 
-nlohmann::json CountersJson(const std::vector<measure::CounterReading>& counters) {
-  nlohmann::json out = nlohmann::json::object();
+std::map<std::string, results::ControlCounter> Counters(
+    const std::vector<measure::CounterReading>& counters) {
+  std::map<std::string, results::ControlCounter> out;
   for (const auto& c : counters) {
-    const std::string name(measure::CounterName(c.counter));
+    results::ControlCounter& counter = out[std::string(measure::CounterName(c.counter))];
     if (c.supported) {
-      out[name] = {{"value", c.value}, {"multiplexed", c.multiplexed}};
+      counter.value = c.value;
+      counter.multiplexed = c.multiplexed;
     } else {
-      out[name] = {{"value", nullptr}, {"unsupported", c.unsupported}};
+      counter.unsupported = c.unsupported;
     }
   }
   return out;
 }
 
-nlohmann::json CalibrationJson(const ControlSettings& settings) {
-  if (!settings.calibration) return nullptr;
+std::optional<results::ControlCalibration> Calibration(const ControlSettings& settings) {
+  if (!settings.calibration) return std::nullopt;
   const control::Calibration& c = *settings.calibration;
-  return {{"target_ns", settings.exec_ns},
-          {"extra_passes", c.passes},
-          {"measured_ns", c.measured_ns},
-          {"one_pass_ns", c.base_ns},
-          {"caveat",
-           "calibrated once on this CPU at its frequency then (before any load): a different "
-           "frequency or governor changes the execution time"}};
+  return results::ControlCalibration{
+      settings.exec_ns, c.passes, c.measured_ns, c.base_ns,
+      "calibrated once on this CPU at its frequency then (before any load): a different "
+      "frequency or governor changes the execution time"};
 }
 
 nlohmann::json CostJson(const ControlOutcome& outcome, const stats::ReplaySettings& replay) {
@@ -534,59 +532,52 @@ Expected<Measured> ControlWorkload::Measure(
     out.warnings.push_back("no samples.bin: " + s.error().message);
   }
 
+  results::ControlFile file;
+  file.scenario = name;
+  file.configuration = config.configuration;
+  file.policy = control::FormatPolicySpec(config.policy);
+  file.applied_policy = record.applied_policy;
+  file.wake = measure::WakePathName(plan.path);
+  file.loaded = config.loaded;
+  if (config.loaded) file.loads = settings_.load_specs;
+  file.cpu = settings_.cpu;
+  file.tid = record.tid;
+  file.period_ns = settings_.period_ns;
+  file.deadline_ns = facts.deadline_ns;
+  file.jobs_planned = settings_.jobs;
+  file.jobs = record.jobs.size();
+  file.releases = record.releases;
+  file.skipped = record.skipped;
+  file.skipped_after_last = record.skipped_after_last;
+  file.misses = record.misses;
+  file.grid_restarts = record.grid_restarts;
+  file.rt_throttle_suspects = record.rt_throttle_suspects;
+  file.interrupted = record.interrupted;
+  file.degraded = record.degraded;
+  file.warnings = record.warnings;
+  file.rt_throttling = record.rt_throttling;
+  file.deadline_overruns = record.deadline_overruns;
+  file.work_set_bytes = settings_.work_set_bytes;
+  file.work_set_mode = WorkSetModeName(settings_.work_set_mode);
+  file.calibration = Calibration(settings_);
+  if (settings_.inject_every > 0) file.inject = {settings_.inject_every, settings_.inject_ns};
+  file.counters_error = counters_error;
+  if (counters_error.empty()) file.counters = Counters(readings);
+  file.control_cost = CostJson(outcome, replay);
+  file.checksum = (*controller)->checksum();
+  file.latency_quantity = "response time c - r (result.json's latency of this scenario)";
   std::vector<int64_t> latency_ns, exec_ns, response_ns;
-  nlohmann::json release_unknown = nlohmann::json::array();
   for (size_t i = 0; i < record.jobs.size(); ++i) {
-    if (record.jobs[i].release_unknown) release_unknown.push_back(i);
-  }
-  for (const auto& j : record.jobs) {
+    const auto& j = record.jobs[i];
+    if (j.release_unknown) file.release_unknown_jobs.push_back(i);
     latency_ns.push_back(j.start_ns - j.release_ns);
     exec_ns.push_back(j.end_ns - j.start_ns);
     response_ns.push_back(j.end_ns - j.release_ns);
   }
-  nlohmann::json control_json = {
-      {"scenario", name},
-      {"configuration", config.configuration},
-      {"policy", control::FormatPolicySpec(config.policy)},
-      {"applied_policy", record.applied_policy},
-      {"wake", measure::WakePathName(plan.path)},
-      {"loaded", config.loaded},
-      {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()},
-      {"cpu", settings_.cpu},
-      {"tid", record.tid},
-      {"period_ns", settings_.period_ns},
-      {"deadline_ns", facts.deadline_ns},
-      {"jobs_planned", settings_.jobs},
-      {"jobs", record.jobs.size()},
-      {"releases", record.releases},
-      {"skipped", record.skipped},
-      {"skipped_after_last", record.skipped_after_last},
-      {"misses", record.misses},
-      {"grid_restarts", record.grid_restarts},
-      {"release_unknown_jobs", release_unknown},
-      {"rt_throttle_suspects", record.rt_throttle_suspects},
-      {"interrupted", record.interrupted},
-      {"degraded", record.degraded},
-      {"warnings", record.warnings},
-      {"rt_throttling", record.rt_throttling},
-      {"deadline_overruns", record.deadline_overruns ? nlohmann::json(*record.deadline_overruns)
-                                                     : nlohmann::json(nullptr)},
-      {"work_set",
-       {{"bytes", settings_.work_set_bytes}, {"mode", WorkSetModeName(settings_.work_set_mode)}}},
-      {"calibration", CalibrationJson(settings_)},
-      {"inject", settings_.inject_every > 0 ? nlohmann::json{{"every", settings_.inject_every},
-                                                             {"extra_ns", settings_.inject_ns}}
-                                            : nlohmann::json(nullptr)},
-      {"counters",
-       counters_error.empty() ? CountersJson(readings) : nlohmann::json{{"error", counters_error}}},
-      {"control_cost", CostJson(outcome, replay)},
-      {"checksum", (*controller)->checksum()},
-      {"latency_quantity", "response time c - r (result.json's latency of this scenario)"},
-      {"histograms_us",
-       {{"wakeup_latency", MicrosecondHistogram(latency_ns)},
-        {"execution", MicrosecondHistogram(exec_ns)},
-        {"response", MicrosecondHistogram(response_ns)}}}};
-  keep(WriteFileAtomic(dir + "/control.json", control_json.dump(2) + "\n"));
+  file.wakeup_latency_us = MicrosecondHistogram(latency_ns);
+  file.execution_us = MicrosecondHistogram(exec_ns);
+  file.response_us = MicrosecondHistogram(response_ns);
+  keep(WriteFileAtomic(dir + "/control.json", results::ToJson(file).dump(2) + "\n"));
 
   results::LatencyRun& m = out.latency;
   m.rtpulse_version = version_;
