@@ -23,6 +23,7 @@
 #include "report/e2e_figures.h"
 #include "results/cyclictest_format.h"
 #include "results/e2e_result.h"
+#include "results/e2e_sweep.h"
 #include "suite/e2e_plan.h"
 #include "suite/e2e_workload.h"
 #include "suite/runner.h"
@@ -111,27 +112,22 @@ nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, s
   }
   for (const auto& line : ran_out_lines) fmt::print(text, "{}\n", line);
   if (sweep) {
-    nlohmann::json recs = nlohmann::json::array();
+    std::vector<results::SweepRecommendation> recs;
     for (const bool loaded : {false, true}) {
       auto r = suite::RecommendThreads(workload.outcomes(), loaded);
       if (!r) continue;
       std::string all;
-      nlohmann::json p99 = nlohmann::json::object();
       for (const auto& [threads, ns] : r->p99_by_threads) {
         all += fmt::format("{}{}: {} ms", all.empty() ? "" : ", ", threads, results::E2eMsText(ns));
-        p99[std::to_string(threads)] = ns;
       }
       fmt::print(text,
                  "recommendation{}: {} inference thread{} (lowest p99 Total, {} ms; p99 by "
                  "threads: {})\n",
                  loaded ? " under load" : "", r->threads, r->threads == 1 ? "" : "s",
                  results::E2eMsText(r->p99_ns), all);
-      recs.push_back({{"loaded", loaded},
-                      {"threads", r->threads},
-                      {"p99_total_ns", r->p99_ns},
-                      {"p99_total_ns_by_threads", p99}});
+      recs.push_back({loaded, r->threads, r->p99_ns, r->p99_by_threads});
     }
-    doc["recommendation"] = recs;
+    doc["recommendation"] = results::SweepRecommendationsJson(recs);
   }
   return doc;
 }
