@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "core/parse.h"
 
@@ -496,6 +498,199 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
           {"warnings", report.warnings},
           {"interrupted", report.interrupted},
           {"verdict", report.verdict}};
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+/// The first problem met while reading interference.json, with where it was.
+struct ReadError {
+  std::string message;
+  void Set(const std::string& where, const std::string& what) {
+    if (message.empty()) message = fmt::format("field '{}' {}", where, what);
+  }
+};
+
+template <typename T>
+void Take(const Json& obj, const char* key, const std::string& where, T& out, ReadError& err) {
+  if (!obj.is_object() || !obj.contains(key)) {
+    err.Set(where + key, "is missing");
+    return;
+  }
+  try {
+    out = obj.at(key).get<T>();
+  } catch (const Json::exception&) {
+    err.Set(where + key, fmt::format("is {}, not the expected type", obj.at(key).type_name()));
+  }
+}
+
+std::optional<InterferenceCondition> ConditionFromName(const std::string& name) {
+  for (const auto c : {InterferenceCondition::kIsolated, InterferenceCondition::kCpuOther,
+                       InterferenceCondition::kMemoryOther, InterferenceCondition::kOwnCpu}) {
+    if (ConditionName(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+InterferenceCondition TakeCondition(const Json& obj, const char* key, const std::string& where,
+                                    ReadError& err) {
+  std::string name;
+  Take(obj, key, where, name, err);
+  const auto c = ConditionFromName(name);
+  if (!c && err.message.empty()) err.Set(where + key, fmt::format("'{}' is no condition", name));
+  return c.value_or(InterferenceCondition::kIsolated);
+}
+
+CounterReading TakeCounter(const Json& j, const std::string& where, ReadError& err,
+                           double* per_job) {
+  CounterReading c;
+  std::string name;
+  Take(j, "name", where, name, err);
+  bool found = false;
+  for (const auto counter : measure::kAllCounters) {
+    if (measure::CounterName(counter) == name) {
+      c.counter = counter;
+      found = true;
+    }
+  }
+  if (!found && err.message.empty())
+    err.Set(where + "name", fmt::format("'{}' is no counter", name));
+  Take(j, "supported", where, c.supported, err);
+  if (c.supported) {
+    Take(j, "value", where, c.value, err);
+    Take(j, "multiplexed", where, c.multiplexed, err);
+    Take(j, "user_only", where, c.user_only, err);
+    if (per_job != nullptr) Take(j, "per_job", where, *per_job, err);
+  } else {
+    Take(j, "unsupported", where, c.unsupported, err);
+  }
+  return c;
+}
+
+std::vector<CounterReading> TakeCounters(const Json& obj, const std::string& where, ReadError& err,
+                                         std::vector<double>* per_job) {
+  std::vector<CounterReading> out;
+  Json list;
+  Take(obj, "counters", where, list, err);
+  if (!list.is_array()) return out;
+  for (size_t k = 0; k < list.size(); ++k) {
+    double each = 0;
+    out.push_back(TakeCounter(list[k], fmt::format("{}counters[{}].", where, k), err,
+                              per_job != nullptr ? &each : nullptr));
+    if (per_job != nullptr) per_job->push_back(each);
+  }
+  return out;
+}
+
+InterferencePlan TakePlan(const Json& doc, ReadError& err) {
+  InterferencePlan p;
+  Json plan;
+  Take(doc, "plan", "", plan, err);
+  Take(plan, "cpu", "plan.", p.cpu, err);
+  Take(plan, "other_cpus", "plan.", p.other_cpus, err);
+  Take(plan, "jobs_per_run", "plan.", p.jobs_per_run, err);
+  Take(plan, "repetitions", "plan.", p.repetitions, err);
+  Take(plan, "work_set_bytes", "plan.", p.work_set_bytes, err);
+  Take(plan, "llc_bytes", "plan.", p.llc_bytes, err);
+  std::vector<std::string> names;
+  Take(plan, "conditions", "plan.", names, err);
+  p.conditions.clear();
+  for (const auto& n : names) {
+    if (auto c = ConditionFromName(n)) {
+      p.conditions.push_back(*c);
+    } else {
+      err.Set("plan.conditions", fmt::format("'{}' is no condition", n));
+    }
+  }
+  return p;
+}
+
+RunSummary TakeRun(const Json& j, const std::string& where, ReadError& err) {
+  RunSummary r;
+  r.condition = TakeCondition(j, "condition", where, err);
+  Take(j, "repetition", where, r.repetition, err);
+  Take(j, "measured", where, r.measured, err);
+  if (!r.measured) {
+    Take(j, "error", where, r.error, err);
+    return r;
+  }
+  Take(j, "jobs", where, r.jobs, err);
+  Take(j, "median_exec_ns", where, r.median_exec_ns, err);
+  r.counters = TakeCounters(j, where, err, nullptr);
+  Take(j, "warnings", where, r.warnings, err);
+  return r;
+}
+
+ConditionResult TakeConditionResult(const Json& j, const std::string& where, ReadError& err) {
+  ConditionResult c;
+  c.condition = TakeCondition(j, "name", where, err);
+  Take(j, "runs", where, c.runs, err);
+  Take(j, "failed_runs", where, c.failed_runs, err);
+  Take(j, "jobs", where, c.jobs, err);
+  Take(j, "repetition_medians_ns", where, c.repetition_medians_ns, err);
+  if (j.contains("median_exec_ns") && !j["median_exec_ns"].is_null()) {
+    Take(j, "median_exec_ns", where, c.median_exec_ns, err);
+  }
+  Json inflation;
+  Take(j, "inflation", where, inflation, err);
+  c.has_inflation = inflation.is_object();
+  if (c.has_inflation) {
+    stats::Inflation& i = c.inflation;
+    const std::string at = where + "inflation.";
+    Take(inflation, "pct", at, i.pct, err);
+    Take(inflation, "ci_low_pct", at, i.ci_low_pct, err);
+    Take(inflation, "ci_high_pct", at, i.ci_high_pct, err);
+    Take(inflation, "confidence", at, i.confidence, err);
+    Take(inflation, "base_median_ns", at, i.base_median_ns, err);
+    Take(inflation, "cond_median_ns", at, i.cond_median_ns, err);
+    Take(inflation, "base_n", at, i.base_n, err);
+    Take(inflation, "cond_n", at, i.cond_n, err);
+  } else {
+    Take(j, "no_inflation", where, c.no_inflation, err);
+  }
+  c.counters = TakeCounters(j, where, err, &c.counters_per_job);
+  return c;
+}
+
+}  // namespace
+
+Expected<InterferenceReport> InterferenceFromJson(const nlohmann::json& doc) {
+  InterferenceReport report;
+  ReadError err;
+  report.plan = TakePlan(doc, err);
+  Take(doc, "planned_runs", "", report.planned_runs, err);
+  Json runs;
+  Take(doc, "runs", "", runs, err);
+  for (size_t k = 0; runs.is_array() && k < runs.size(); ++k) {
+    report.runs.push_back(TakeRun(runs[k], fmt::format("runs[{}].", k), err));
+  }
+  Json conditions;
+  Take(doc, "conditions", "", conditions, err);
+  for (size_t k = 0; conditions.is_array() && k < conditions.size(); ++k) {
+    report.conditions.push_back(
+        TakeConditionResult(conditions[k], fmt::format("conditions[{}].", k), err));
+  }
+  Take(doc, "warnings", "", report.warnings, err);
+  Take(doc, "interrupted", "", report.interrupted, err);
+  Take(doc, "verdict", "", report.verdict, err);
+  if (!err.message.empty()) return UsageError("interference.json: " + err.message);
+  return report;
+}
+
+Expected<InterferenceReport> ReadInterferenceFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return UsageError(fmt::format(
+        "{}: cannot be read; give a control --interference run's interference.json", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json doc = Json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
+  auto report = InterferenceFromJson(doc);
+  if (!report) return UsageError(fmt::format("{}: {}", path, report.error().message));
+  return report;
 }
 
 std::string FormatInterference(const InterferenceReport& report) {

@@ -129,7 +129,14 @@ Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const
 /// what else the intervals support (no measurable effect, scheduling on its own CPU, ...).
 std::string InterferenceVerdict(const InterferenceReport& report);
 
+/// interference.json's document (docs/control.md, "Interference"): the plan, every run, every
+/// condition with its inflation and counters, the warnings and the verdict.
 nlohmann::json InterferenceToJson(const InterferenceReport& report);
+/// The report of an interference.json (keys the command adds beside, such as rtpulse_version,
+/// are not part of it); a missing or mistyped field is a usage error naming it.
+Expected<InterferenceReport> InterferenceFromJson(const nlohmann::json& doc);
+/// Reads and parses RUN/interference.json; errors name the file.
+Expected<InterferenceReport> ReadInterferenceFile(const std::string& path);
 /// The table and verdict, as printed and saved in interference.txt.
 std::string FormatInterference(const InterferenceReport& report);
 

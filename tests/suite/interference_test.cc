@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "core/float_compare.h"
 #include "load/spec.h"
+#include "support/test_paths.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -497,6 +501,59 @@ TEST(InterferenceTest, VerdictSaysWhatTheIntervalsSupport) {
   partial.runs.resize(7);
   partial.interrupted = true;
   EXPECT_EQ(InterferenceVerdict(partial).rfind("partial (7 of 20 runs): exec time +31.0 %", 0), 0u);
+}
+
+// interference.json of this release (control --interference --jobs 20 --repetitions 2,
+// tests/data/control/interference.json): read back whole, written out the same but for the
+// keys the command adds beside the report.
+TEST(InterferenceFileTest, AFileOfTheCurrentReleaseReadsBackAndWritesTheSameReport) {
+  const std::string path = std::string(RTPULSE_TEST_DATA) + "/control/interference.json";
+  auto report = ReadInterferenceFile(path);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->plan.repetitions, 2);
+  EXPECT_EQ(report->plan.jobs_per_run, 20u);
+  EXPECT_EQ(report->planned_runs, 8);
+  ASSERT_EQ(report->runs.size(), 8u);
+  ASSERT_EQ(report->conditions.size(), 4u);
+  EXPECT_EQ(report->conditions[0].condition, InterferenceCondition::kIsolated);
+  EXPECT_FALSE(report->conditions[0].has_inflation);
+  EXPECT_TRUE(report->conditions[2].has_inflation);
+  uint64_t jobs = 0;
+  for (const auto& r : report->runs) jobs += r.measured ? r.jobs : 0;
+  uint64_t condition_jobs = 0;
+  for (const auto& c : report->conditions) condition_jobs += c.jobs;
+  EXPECT_EQ(jobs, condition_jobs);  // the conditions pool their runs' jobs
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str());
+  for (const char* added : {"rtpulse_version", "cmdline", "calibration"}) doc.erase(added);
+  EXPECT_EQ(InterferenceToJson(*report), doc);
+}
+
+TEST(InterferenceFileTest, AMissingOrMistypedFieldIsNamed) {
+  const std::string path = std::string(RTPULSE_TEST_DATA) + "/control/interference.json";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str());
+  doc["runs"][3].erase("repetition");
+  auto missing = InterferenceFromJson(doc);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "interference.json: field 'runs[3].repetition' is missing");
+  doc = nlohmann::json::parse(text.str());
+  doc["conditions"][1]["name"] = "noisy";
+  auto unknown = InterferenceFromJson(doc);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "interference.json: field 'conditions[1].name' 'noisy' is no condition");
+  doc = nlohmann::json::parse(text.str());
+  doc["plan"]["cpu"] = "one";
+  auto mistyped = InterferenceFromJson(doc);
+  ASSERT_FALSE(mistyped);
+  EXPECT_EQ(mistyped.error().code, ExitCode::kUsage);
+  EXPECT_EQ(mistyped.error().message,
+            "interference.json: field 'plan.cpu' is string, not the expected type");
 }
 
 }  // namespace
