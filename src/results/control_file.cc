@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "results/json_fields.h"
+
 namespace rtpulse::results {
 namespace {
 
@@ -16,68 +18,23 @@ nlohmann::json ClassesJson(const MicrosecondClasses& classes) {
   return out;
 }
 
-/// Reads the fields of one JSON object, the first problem kept with the field's name.
-class Fields {
- public:
-  explicit Fields(const Json& doc) : doc_(doc) {}
-
-  template <typename T>
-  void Get(const char* key, T& out) {
-    const Json* v = Find(key);
-    if (v == nullptr) return;
-    try {
-      out = v->get<T>();
-    } catch (const Json::exception&) {
-      Fail(key, fmt::format("is {}, not the expected type", v->type_name()));
-    }
-  }
-  template <typename T>
-  void GetOptional(const char* key, std::optional<T>& out) {
-    const Json* v = Find(key);
-    if (v == nullptr || v->is_null()) return;
-    T value{};
-    Get(key, value);
-    out = value;
-  }
-  const Json* Find(const char* key) {
-    if (!doc_.is_object()) {
-      Fail(key, "has no object around it");
-      return nullptr;
-    }
-    const auto it = doc_.find(key);
-    if (it == doc_.end()) {
-      Fail(key, "is missing");
-      return nullptr;
-    }
-    return &*it;
-  }
-  void Fail(const std::string& key, const std::string& what) {
-    if (error_.empty()) error_ = fmt::format("field '{}' {}", key, what);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  const Json& doc_;
-  std::string error_;
-};
-
-void ReadClasses(Fields& f, const Json& histograms, const char* key, MicrosecondClasses& out) {
-  Fields h(histograms);
+void ReadClasses(JsonFields& h, const char* key, MicrosecondClasses& out) {
   const Json* v = h.Find(key);
-  if (v == nullptr || !v->is_array()) {
-    f.Fail(std::string("histograms_us.") + key, "is missing or not a list");
+  if (v == nullptr) return;
+  if (!v->is_array()) {
+    h.Fail(key, "is not a list");
     return;
   }
   for (const auto& c : *v) {
     if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number_unsigned()) {
-      f.Fail(std::string("histograms_us.") + key, "holds an entry that is not [us, count]");
+      h.Fail(key, "holds an entry that is not [us, count]");
       return;
     }
     out.emplace_back(c[0].get<int64_t>(), c[1].get<uint64_t>());
   }
 }
 
-void ReadCounters(Fields& f, const Json& counters, ControlFile& out) {
+void ReadCounters(JsonFields& f, const Json& counters, ControlFile& out) {
   if (counters.is_object() && counters.contains("error") && counters["error"].is_string()) {
     out.counters_error = counters["error"].get<std::string>();
     return;
@@ -86,53 +43,47 @@ void ReadCounters(Fields& f, const Json& counters, ControlFile& out) {
     f.Fail("counters", "is not an object");
     return;
   }
+  JsonFields all = f.Nested("counters");
   for (const auto& [name, c] : counters.items()) {
     ControlCounter counter;
-    Fields cf(c);
+    JsonFields cf = all.Nested(name.c_str());
     cf.GetOptional("value", counter.value);
     if (counter.value) {
       cf.Get("multiplexed", counter.multiplexed);
     } else {
       cf.Get("unsupported", counter.unsupported);
     }
-    if (!cf.error().empty()) f.Fail("counters." + name, cf.error());
     out.counters[name] = counter;
   }
 }
 
-void ReadNested(Fields& f, ControlFile& out) {
-  if (const Json* ws = f.Find("work_set")) {
-    Fields w(*ws);
-    w.Get("bytes", out.work_set_bytes);
-    w.Get("mode", out.work_set_mode);
-    if (!w.error().empty()) f.Fail("work_set", w.error());
-  }
+void ReadNested(JsonFields& f, ControlFile& out) {
+  JsonFields work_set = f.Nested("work_set");
+  work_set.Get("bytes", out.work_set_bytes);
+  work_set.Get("mode", out.work_set_mode);
   if (const Json* cal = f.Find("calibration"); cal != nullptr && !cal->is_null()) {
     ControlCalibration c;
-    Fields cf(*cal);
+    JsonFields cf = f.Nested("calibration");
     cf.Get("target_ns", c.target_ns);
     cf.Get("extra_passes", c.extra_passes);
     cf.Get("measured_ns", c.measured_ns);
     cf.Get("one_pass_ns", c.one_pass_ns);
     cf.Get("caveat", c.caveat);
-    if (!cf.error().empty()) f.Fail("calibration", cf.error());
     out.calibration = c;
   }
   if (const Json* inj = f.Find("inject"); inj != nullptr && !inj->is_null()) {
     std::pair<uint64_t, int64_t> every_extra{};
-    Fields i(*inj);
+    JsonFields i = f.Nested("inject");
     i.Get("every", every_extra.first);
     i.Get("extra_ns", every_extra.second);
-    if (!i.error().empty()) f.Fail("inject", i.error());
     out.inject = every_extra;
   }
   if (const Json* counters = f.Find("counters")) ReadCounters(f, *counters, out);
   if (const Json* cost = f.Find("control_cost")) out.control_cost = *cost;
-  if (const Json* h = f.Find("histograms_us")) {
-    ReadClasses(f, *h, "wakeup_latency", out.wakeup_latency_us);
-    ReadClasses(f, *h, "execution", out.execution_us);
-    ReadClasses(f, *h, "response", out.response_us);
-  }
+  JsonFields h = f.Nested("histograms_us");
+  ReadClasses(h, "wakeup_latency", out.wakeup_latency_us);
+  ReadClasses(h, "execution", out.execution_us);
+  ReadClasses(h, "response", out.response_us);
 }
 
 }  // namespace
@@ -194,7 +145,8 @@ nlohmann::json ToJson(const ControlFile& f) {
 
 Expected<ControlFile> ControlFileFromJson(const nlohmann::json& doc) {
   ControlFile out;
-  Fields f(doc);
+  std::string error;
+  JsonFields f(doc, "", &error);
   f.Get("scenario", out.scenario);
   f.Get("configuration", out.configuration);
   f.Get("policy", out.policy);
@@ -223,7 +175,7 @@ Expected<ControlFile> ControlFileFromJson(const nlohmann::json& doc) {
   f.Get("checksum", out.checksum);
   f.Get("latency_quantity", out.latency_quantity);
   ReadNested(f, out);
-  if (!f.error().empty()) return UsageError("control.json: " + f.error());
+  if (!error.empty()) return UsageError("control.json: " + error);
   return out;
 }
 

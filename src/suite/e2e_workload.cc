@@ -12,6 +12,7 @@
 #include "core/fs_root.h"
 #include "core/histogram.h"
 #include "measure/sample_log.h"
+#include "results/e2e_file.h"
 #include "results/log_percentiles.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
@@ -58,40 +59,6 @@ Status WriteE2eSamples(const std::string& path, const std::vector<results::E2eFr
   }
   if (Status s = (*sink)->Write(out.data(), out.size()); !s) return s;
   return (*sink)->Finish(0, interrupted);
-}
-
-nlohmann::json E2eThreadChecksJson(const std::vector<e2e::ThreadCheck>& checks) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& t : checks) {
-    out.push_back({{"tid", t.tid},
-                   {"name", t.name},
-                   {"role", t.role},
-                   {"policy", t.policy},
-                   {"priority", t.priority},
-                   {"cpus", t.cpus},
-                   {"as_asked", t.as_asked},
-                   {"note", t.note}});
-  }
-  return out;
-}
-
-nlohmann::json E2eThreadSpecJson(const e2e::ThreadSpec& t) {
-  return {{"policy", t.policy}, {"priority", t.priority}, {"cpus", t.cpus}};
-}
-
-nlohmann::json E2eStageStatsJson(const std::vector<results::E2eFrameRow>& rows) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const char* name : results::kE2eStageNames) {
-    auto s = results::ComputeE2eStageStats(results::StageValues(rows, name));
-    if (!s) {
-      out[name] = nullptr;
-      continue;
-    }
-    out[name] = {{"count", s->count},   {"mean_ns", s->mean_ns}, {"std_ns", s->std_ns},
-                 {"min_ns", s->min_ns}, {"p50_ns", s->p50_ns},   {"p90_ns", s->p90_ns},
-                 {"p99_ns", s->p99_ns}, {"max_ns", s->max_ns}};
-  }
-  return out;
 }
 
 /// The scenario's probe: Total of every frame in its histogram. Periodic: the interval is the
@@ -450,76 +417,75 @@ Expected<Measured> E2eWorkload::Measure(
 
   const e2e::ModelShape& shape = (*stages)->backend->shape();
   const e2e::PipelineSettings& p = settings_.pipeline;
-  nlohmann::json doc = {
-      {"scenario", name},
-      {"configuration", config.configuration},
-      {"source",
-       {{"spec", settings_.source.text},
-        {"describe", facts.source},
-        {"timestamp_source", facts.timestamp_source},
-        {"frame_width", (*stages)->source_width},
-        {"frame_height", (*stages)->source_height},
-        {"references",
-         settings_.reference_file.empty() ? "the source's own" : settings_.reference_file}}},
-      {"model",
-       {{"path", settings_.model_path},
-        {"input_shape", e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width})},
-        {"output_shape",
-         e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width})},
-        {"label", ModelLabel(settings_.model_path)}}},
-      {"backend",
-       {{"kind", e2e::BackendKindName(settings_.backend)},
-        {"name", facts.backend_name},
-        {"why", facts.backend_why},
-        {"threads_asked", config.threads},
-        {"threads", facts.backend_threads >= 0 ? nlohmann::json(facts.backend_threads)
-                    : facts.workers_seen >= 0  ? nlohmann::json(facts.workers_seen + 1)
-                                               : nlohmann::json(nullptr)},
-        {"threads_from", facts.backend_threads >= 0 ? "the backend"
-                         : facts.workers_seen >= 0
-                             ? "/proc/self/task: the inference thread and the backend's workers"
-                             : "not known"}}},
-      {"settings",
-       {{"mode", facts.mode},
-        {"fps", p.fps},
-        {"deadline_ns", facts.deadline_ns},
-        {"period_ns", run.period_ns},
-        {"frames", p.frames},
-        {"warmup_frames", p.warmup_frames},
-        {"capture", E2eThreadSpecJson(p.capture)},
-        {"inference", E2eThreadSpecJson(p.inference)},
-        {"crop",
-         {settings_.preprocess.crop.x0, settings_.preprocess.crop.y0, settings_.preprocess.crop.x1,
-          settings_.preprocess.crop.y1}},
-        {"roi",
-         {settings_.decision.roi.x0, settings_.decision.roi.y0, settings_.decision.roi.x1,
-          settings_.decision.roi.y1}},
-        {"near_m", settings_.decision.near_m},
-        {"clear_m", settings_.decision.clear_m},
-        {"alert", settings_.alert.text.empty() ? "none" : settings_.alert.text},
-        {"loopback",
-         settings_.loopback.empty() ? nlohmann::json(nullptr) : nlohmann::json(settings_.loopback)},
-        {"loaded", config.loaded},
-        {"loads", config.loaded ? nlohmann::json(settings_.load_specs) : nlohmann::json::array()}}},
-      {"threads", E2eThreadChecksJson(run.threads)},
-      {"counts",
-       {{"frames", outcome.rows.size()},
-        {"frames_asked", p.frames},
-        {"source_ran_out", run.source_ended && outcome.rows.size() < p.frames},
-        {"released", run.released},
-        {"dropped", run.dropped},
-        {"lost", run.lost},
-        {"misses", run.misses},
-        {"loopback_timeouts", run.loopback_timeouts},
-        {"throughput_fps", run.ThroughputFps()},
-        {"start_ns", run.start_ns},
-        {"end_ns", run.end_ns},
-        {"interrupted", run.interrupted},
-        {"source_ended", run.source_ended}}},
-      {"stages", E2eStageStatsJson(outcome.rows)},
-      {"latency_quantity", "Total = alert - capture (result.json's latency of this scenario)"},
-      {"notes", facts.notes}};
-  keep(WriteFileAtomic(dir + "/e2e.json", doc.dump(2) + "\n"));
+  results::E2eFile file;
+  file.scenario = name;
+  file.configuration = config.configuration;
+  file.source = {settings_.source.text,
+                 facts.source,
+                 facts.timestamp_source,
+                 (*stages)->source_width,
+                 (*stages)->source_height,
+                 settings_.reference_file.empty() ? "the source's own" : settings_.reference_file};
+  file.model = {settings_.model_path,
+                e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width}),
+                e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width}),
+                ModelLabel(settings_.model_path)};
+  file.backend.kind = e2e::BackendKindName(settings_.backend);
+  file.backend.name = facts.backend_name;
+  file.backend.why = facts.backend_why;
+  file.backend.threads_asked = config.threads;
+  if (facts.backend_threads >= 0) {
+    file.backend.threads = facts.backend_threads;
+    file.backend.threads_from = "the backend";
+  } else if (facts.workers_seen >= 0) {
+    file.backend.threads = facts.workers_seen + 1;
+    file.backend.threads_from = "/proc/self/task: the inference thread and the backend's workers";
+  } else {
+    file.backend.threads_from = "not known";
+  }
+  results::E2eFile::Settings& fs = file.settings;
+  fs.mode = facts.mode;
+  fs.fps = p.fps;
+  fs.deadline_ns = facts.deadline_ns;
+  fs.period_ns = run.period_ns;
+  fs.frames = p.frames;
+  fs.warmup_frames = p.warmup_frames;
+  fs.capture = {p.capture.policy, p.capture.priority, p.capture.cpus};
+  fs.inference = {p.inference.policy, p.inference.priority, p.inference.cpus};
+  const auto& crop = settings_.preprocess.crop;
+  const auto& roi = settings_.decision.roi;
+  fs.crop = {crop.x0, crop.y0, crop.x1, crop.y1};
+  fs.roi = {roi.x0, roi.y0, roi.x1, roi.y1};
+  fs.near_m = settings_.decision.near_m;
+  fs.clear_m = settings_.decision.clear_m;
+  fs.alert = settings_.alert.text.empty() ? "none" : settings_.alert.text;
+  if (!settings_.loopback.empty()) fs.loopback = settings_.loopback;
+  fs.loaded = config.loaded;
+  if (config.loaded) fs.loads = settings_.load_specs;
+  for (const auto& t : run.threads) {
+    file.threads.push_back(
+        {t.tid, t.name, t.role, t.policy, t.priority, t.cpus, t.as_asked, t.note});
+  }
+  file.counts = {outcome.rows.size(),
+                 p.frames,
+                 run.source_ended && outcome.rows.size() < p.frames,
+                 run.released,
+                 run.dropped,
+                 run.lost,
+                 run.misses,
+                 run.loopback_timeouts,
+                 run.ThroughputFps(),
+                 run.start_ns,
+                 run.end_ns,
+                 run.interrupted,
+                 run.source_ended};
+  for (const char* stage : results::kE2eStageNames) {
+    auto st = results::ComputeE2eStageStats(results::StageValues(outcome.rows, stage));
+    file.stages[stage] = st ? std::optional<results::E2eStageStats>(*st) : std::nullopt;
+  }
+  file.latency_quantity = "Total = alert - capture (result.json's latency of this scenario)";
+  file.notes = facts.notes;
+  keep(WriteFileAtomic(dir + "/e2e.json", results::ToJson(file).dump(2) + "\n"));
 
   results::LatencyRun& m = out.latency;
   m.rtpulse_version = version_;

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+// Reading the fields of a results file's JSON object into its type: the first problem is
+// kept with the field's path ("settings.capture.policy is missing"), so a reader returns one
+// usage error that names it. Used by the readers of control.json and e2e.json.
+namespace rtpulse::results {
+
+class JsonFields {
+ public:
+  /// `where` prefixes every field's name in an error ("settings." for a nested object).
+  JsonFields(const nlohmann::json& doc, std::string where, std::string* error)
+      : doc_(doc), where_(std::move(where)), error_(error) {}
+
+  template <typename T>
+  void Get(const char* key, T& out) {
+    const nlohmann::json* v = Find(key);
+    if (v == nullptr) return;
+    try {
+      out = v->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      Fail(key, fmt::format("is {}, not the expected type", v->type_name()));
+    }
+  }
+  /// null or absent-as-null: nullopt.
+  template <typename T>
+  void GetOptional(const char* key, std::optional<T>& out) {
+    const nlohmann::json* v = Find(key);
+    if (v == nullptr || v->is_null()) return;
+    T value{};
+    Get(key, value);
+    out = value;
+  }
+  /// The field, or nullptr (and the error) when it is missing.
+  const nlohmann::json* Find(const char* key) {
+    if (!doc_.is_object()) {
+      Fail(key, "has no object around it");
+      return nullptr;
+    }
+    const auto it = doc_.find(key);
+    if (it == doc_.end()) {
+      Fail(key, "is missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  /// The fields of a nested object, its errors under this one's path.
+  JsonFields Nested(const char* key) {
+    const nlohmann::json* v = Find(key);
+    return JsonFields(v != nullptr ? *v : Empty(), where_ + key + ".", error_);
+  }
+  /// The fields of element `index` of this list (its errors under "list.index.").
+  JsonFields At(size_t index) {
+    const std::string key = std::to_string(index);
+    if (!doc_.is_array() || index >= doc_.size()) {
+      Fail(key, "is not in the list");
+      return JsonFields(Empty(), where_ + key + ".", error_);
+    }
+    return JsonFields(doc_[index], where_ + key + ".", error_);
+  }
+  void Fail(const std::string& key, const std::string& what) {
+    if (error_->empty()) *error_ = fmt::format("field '{}{}' {}", where_, key, what);
+  }
+
+ private:
+  static const nlohmann::json& Empty() {
+    static const nlohmann::json empty = nlohmann::json::object();
+    return empty;
+  }
+
+  const nlohmann::json& doc_;
+  std::string where_;
+  std::string* error_;
+};
+
+}  // namespace rtpulse::results
