@@ -54,12 +54,7 @@ struct ControlOptions {
 /// The request with --explain parsed, checked into a plan; --exec calibrated last, before any
 /// load starts, on the job's CPU: every configuration runs the same work.
 Expected<suite::ControlPlan> BuildControlPlan(ControlOptions& o) {
-  auto explain = ParseExplainOption(o.explain, o.explain_events);
-  if (!explain) return explain.error();
-  o.request.explain = std::move(*explain);
-  o.request.verdict_line = ExplainVerdictLine;
-  o.request.invocation = Invocation();
-  o.request.version = kVersion;
+  if (Status s = CompleteRequest(o.request, o.explain, o.explain_events); !s) return s.error();
   auto plan = suite::BuildControlPlan(o.request, FsRoot::System());
   if (!plan) return plan.error();
   if (!o.json.empty() && o.json != "-") {

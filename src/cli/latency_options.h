@@ -3,9 +3,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cli/command.h"
+#include "cli/explain_text.h"
 #include "core/error.h"
+#include "core/version.h"
 #include "measure/engine.h"
 #include "trace/explainer.h"
 
@@ -91,6 +95,19 @@ Expected<trace::EventSet> ParseExplainEvents(const std::string& text, bool expla
 /// without --explain.
 Expected<std::optional<trace::ExplainPlan>> ParseExplainOption(const std::string& explain,
                                                                const std::string& events);
+
+/// A suite command's request (suite::SuiteRequest, ControlRequest) completed from the command
+/// line: --explain's plan and how its verdicts read, this process's invocation and version.
+template <typename Request>
+Status CompleteRequest(Request& request, const std::string& explain, const std::string& events) {
+  auto plan = ParseExplainOption(explain, events);
+  if (!plan) return plan.error();
+  request.explain = std::move(*plan);
+  request.verdict_line = ExplainVerdictLine;
+  request.invocation = Invocation();
+  request.version = kVersion;
+  return {};
+}
 
 /// Declares the `rtpulse latency` options (cyclictest's spelling) on `sub`, bound to `o`.
 void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o);

@@ -46,12 +46,7 @@ struct SuiteOptions {
 
 /// The request with --explain parsed, checked into a plan (suite/suite_plan.h).
 Expected<suite::LatencySuitePlan> BuildPlan(SuiteOptions& o) {
-  auto explain = ParseExplainOption(o.explain, o.explain_events);
-  if (!explain) return explain.error();
-  o.request.explain = std::move(*explain);
-  o.request.verdict_line = ExplainVerdictLine;
-  o.request.invocation = Invocation();
-  o.request.version = kVersion;
+  if (Status s = CompleteRequest(o.request, o.explain, o.explain_events); !s) return s.error();
   return suite::BuildLatencySuitePlan(o.request, FsRoot::System());
 }
 

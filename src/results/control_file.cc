@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "results/json_fields.h"
 
 namespace rtpulse::results {
@@ -180,15 +177,9 @@ Expected<ControlFile> ControlFileFromJson(const nlohmann::json& doc) {
 }
 
 Expected<ControlFile> ReadControlFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return UsageError(
-        fmt::format("{}: cannot be read; give a control scenario's control.json", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json doc = Json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
-  auto file = ControlFileFromJson(doc);
+  auto doc = ReadJsonDocument(path, "a control scenario's control.json");
+  if (!doc) return doc.error();
+  auto file = ControlFileFromJson(*doc);
   if (!file) return UsageError(fmt::format("{}: {}", path, file.error().message));
   return file;
 }

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "results/json_fields.h"
 
 namespace rtpulse::results {
@@ -229,14 +226,9 @@ Expected<E2eFile> E2eFileFromJson(const nlohmann::json& doc) {
 }
 
 Expected<E2eFile> ReadE2eFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return UsageError(fmt::format("{}: cannot be read; give an e2e scenario's e2e.json", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json doc = Json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
-  auto file = E2eFileFromJson(doc);
+  auto doc = ReadJsonDocument(path, "an e2e scenario's e2e.json");
+  if (!doc) return doc.error();
+  auto file = E2eFileFromJson(*doc);
   if (!file) return UsageError(fmt::format("{}: {}", path, file.error().message));
   return file;
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "results/json_fields.h"
 
 namespace rtpulse::results {
 namespace {
@@ -74,14 +74,9 @@ Expected<std::vector<SweepRecommendation>> SweepFileFromJson(const nlohmann::jso
 }
 
 Expected<std::vector<SweepRecommendation>> ReadSweepFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return UsageError(fmt::format("{}: cannot be read; give an e2e sweep's sweep.json", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json doc = Json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
-  auto file = SweepFileFromJson(doc);
+  auto doc = ReadJsonDocument(path, "an e2e sweep's sweep.json");
+  if (!doc) return doc.error();
+  auto file = SweepFileFromJson(*doc);
   if (!file) return UsageError(fmt::format("{}: {}", path, file.error().message));
   return file;
 }

@@ -2,14 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
+
+#include "core/error.h"
 
 // Reading the fields of a results file's JSON object into its type: the first problem is
 // kept with the field's path ("settings.capture.policy is missing"), so a reader returns one
-// usage error that names it. Used by the readers of control.json and e2e.json.
+// usage error that names it. Used by the readers of control.json, e2e.json, sweep.json and
+// interference.json, which read their file with ReadJsonDocument.
 namespace rtpulse::results {
+
+/// The JSON document in `path`; usage errors name the file and, when it cannot be read, what
+/// to give instead (`what`: "an e2e scenario's e2e.json").
+inline Expected<nlohmann::json> ReadJsonDocument(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) return UsageError(fmt::format("{}: cannot be read; give {}", path, what));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
+  return doc;
+}
 
 class JsonFields {
  public:

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "core/parse.h"
+#include "results/json_fields.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -679,16 +678,9 @@ Expected<InterferenceReport> InterferenceFromJson(const nlohmann::json& doc) {
 }
 
 Expected<InterferenceReport> ReadInterferenceFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return UsageError(fmt::format(
-        "{}: cannot be read; give a control --interference run's interference.json", path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json doc = Json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
-  auto report = InterferenceFromJson(doc);
+  auto doc = results::ReadJsonDocument(path, "a control --interference run's interference.json");
+  if (!doc) return doc.error();
+  auto report = InterferenceFromJson(*doc);
   if (!report) return UsageError(fmt::format("{}: {}", path, report.error().message));
   return report;
 }

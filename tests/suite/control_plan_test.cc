@@ -7,14 +7,14 @@
 #include <string>
 
 #include "core/clock.h"
-#include "support/fake_tree.h"
+#include "support/plan_test.h"
 
 namespace rtpulse::suite {
 namespace {
 
 using control::PolicySpec;
 
-class ControlPlanTest : public ::testing::Test {
+class ControlPlanTest : public testutil::PlanTest<ControlRequest, ControlPlan, &BuildControlPlan> {
  protected:
   ControlPlanTest() {
     tree_.Write("/sys/devices/system/cpu/online", "0-3\n")
@@ -23,21 +23,10 @@ class ControlPlanTest : public ::testing::Test {
         .Write("/sys/devices/system/cpu/cpu0/cache/index3/size", "8192K\n");
     request_.out = tree_.path() + "/run";
   }
-  Expected<ControlPlan> Build() { return BuildControlPlan(request_, tree_.Root()); }
-  /// The refusal's message, or "" when the plan was built.
-  std::string Refusal(ExitCode code = ExitCode::kUsage) {
-    auto plan = Build();
-    if (plan) return "";
-    EXPECT_EQ(plan.error().code, code) << plan.error().message;
-    return plan.error().message;
-  }
-
-  testutil::FakeTree tree_;
-  ControlRequest request_;
 };
 
 TEST_F(ControlPlanTest, DefaultsAreOneFifoConfigurationWithAndWithoutTheStudysLoad) {
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   const ControlSettings& s = plan->settings;
   EXPECT_EQ(s.period_ns, 4 * kNsPerMs);
@@ -63,7 +52,7 @@ TEST_F(ControlPlanTest, DefaultsAreOneFifoConfigurationWithAndWithoutTheStudysLo
 TEST_F(ControlPlanTest, PaperSweepIsTheStudysEightConfigurationsTwice) {
   request_.sweep = "paper";
   request_.no_stress = true;
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->settings.configurations.size(), 8u);
   const PolicySpec& last = plan->settings.configurations.back().policy;
@@ -72,7 +61,7 @@ TEST_F(ControlPlanTest, PaperSweepIsTheStudysEightConfigurationsTwice) {
   EXPECT_TRUE(plan->settings.load_specs.empty());
   request_.no_stress = false;
   request_.out = tree_.path() + "/run2";
-  auto loaded = Build();
+  auto loaded = BuildPlan();
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->settings.configurations.size(), 16u);
 }
@@ -80,7 +69,7 @@ TEST_F(ControlPlanTest, PaperSweepIsTheStudysEightConfigurationsTwice) {
 TEST_F(ControlPlanTest, PathsSweepNamesEachPathAndRefusesADeadlinePolicy) {
   request_.sweep = "paths";
   request_.no_stress = true;
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->settings.configurations.size(), 3u);
   EXPECT_EQ(plan->settings.configurations[1].scenario, "fifo-99-timerfd");
@@ -99,7 +88,7 @@ TEST_F(ControlPlanTest, TimesNeedAUnitAndAPositiveValue) {
   EXPECT_NE(Refusal().find("--checkpoint '11s' is above 10s"), std::string::npos);
   request_.checkpoint = "1s";
   request_.settle = "0";  // zero is a settle time
-  EXPECT_TRUE(Build());
+  EXPECT_TRUE(BuildPlan());
   EXPECT_EQ(ControlTime("--x", "250us", false).value(), 250 * kNsPerUs);
 }
 
@@ -127,7 +116,7 @@ TEST_F(ControlPlanTest, JobsCpuAndWorkSetAreCheckedAgainstTheMachine) {
   request_.work_set_mode = "backwards";
   EXPECT_NE(Refusal().find("--work-set-mode 'backwards'"), std::string::npos);
   request_.work_set_mode = "random";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->settings.cpu, 1);
   EXPECT_EQ(plan->settings.work_set_bytes, 64u << 20);
@@ -143,7 +132,7 @@ TEST_F(ControlPlanTest, ExecAndInjectedOverrunsAreParsedOrRefused) {
   request_.inject_exec = "0:6ms";
   EXPECT_NE(Refusal().find("EVERY must be at least 1"), std::string::npos);
   request_.inject_exec = "50:6ms";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->settings.exec_ns, 400 * kNsPerUs);
   EXPECT_FALSE(plan->settings.calibration);  // calibrating runs the job: not the plan's part
@@ -175,7 +164,7 @@ TEST_F(ControlPlanTest, ResultsFolderThatHoldsFilesIsRefused) {
 TEST_F(ControlPlanTest, InterferenceSizesItsWorkSetFromTheCacheAndUsesTheOtherCpus) {
   request_.interference = true;
   request_.no_stress = true;
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->interference);
   EXPECT_EQ(plan->interference->cpu, 3);
@@ -203,7 +192,7 @@ TEST_F(ControlPlanTest, ExplainRunsOnTheJobsCpu) {
   explain.threshold_ns = 200 * kNsPerUs;
   request_.explain = explain;
   request_.cpu = 2;
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->settings.explain);
   EXPECT_EQ(plan->settings.explain->threshold_ns, 200 * kNsPerUs);

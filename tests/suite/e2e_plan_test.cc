@@ -10,13 +10,13 @@
 
 #include "core/clock.h"
 #include "e2e/inference.h"
-#include "support/fake_tree.h"
+#include "support/plan_test.h"
 #include "support/test_paths.h"
 
 namespace rtpulse::suite {
 namespace {
 
-class E2ePlanTest : public ::testing::Test {
+class E2ePlanTest : public testutil::PlanTest<E2eRequest, E2ePlan, &BuildE2ePlan> {
  protected:
   void SetUp() override {
     if (!e2e::BackendCompiledIn(e2e::BackendKind::kOpenCv)) {
@@ -26,21 +26,10 @@ class E2ePlanTest : public ::testing::Test {
     request_.model = tree_.path() + "/m/model.onnx";
     request_.out = tree_.path() + "/run";
   }
-  Expected<E2ePlan> Build() { return BuildE2ePlan(request_, tree_.Root()); }
-  /// The refusal's message, or "" when the plan was built.
-  std::string Refusal(ExitCode code = ExitCode::kUsage) {
-    auto plan = Build();
-    if (plan) return "";
-    EXPECT_EQ(plan.error().code, code) << plan.error().message;
-    return plan.error().message;
-  }
-
-  testutil::FakeTree tree_;
-  E2eRequest request_;
 };
 
 TEST_F(E2ePlanTest, DefaultsAreOneBackToBackBaselineOnOneThread) {
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   const E2eSettings& s = plan->settings;
   EXPECT_EQ(s.pipeline.frames, 1000u);
@@ -74,7 +63,7 @@ TEST_F(E2ePlanTest, PeriodicModeTakesItsDeadlineFromTheFrameRate) {
   request_.fps = "fast";
   EXPECT_NE(Refusal().find("--fps 'fast': give a frame rate above 0"), std::string::npos);
   request_.fps = "10";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->settings.pipeline.mode, e2e::PipelineMode::kPeriodic);
   EXPECT_EQ(plan->settings.pipeline.deadline_ns, 100 * kNsPerMs);
@@ -82,7 +71,7 @@ TEST_F(E2ePlanTest, PeriodicModeTakesItsDeadlineFromTheFrameRate) {
   EXPECT_NE(Refusal().find("--deadline '100' needs a unit"), std::string::npos);
   request_.deadline = "50ms";
   request_.out = tree_.path() + "/run2";
-  auto given = Build();
+  auto given = BuildPlan();
   ASSERT_TRUE(given) << given.error().message;
   EXPECT_EQ(given->settings.pipeline.deadline_ns, 50 * kNsPerMs);
 }
@@ -97,7 +86,7 @@ TEST_F(E2ePlanTest, ThreadPoliciesAndCpusAreCheckedAgainstTheMachine) {
   EXPECT_NE(Refusal().find("--inference-cpus '2,7': CPU 7 is not online (online: 0-3)"),
             std::string::npos);
   request_.inference_cpus = "2-3";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->settings.pipeline.capture.policy, "rr");
   EXPECT_EQ(plan->settings.pipeline.capture.priority, 70);
@@ -111,7 +100,7 @@ TEST_F(E2ePlanTest, ThreadSweepTriesOneToTheInferenceCpusWithAndWithoutTheLoad) 
   request_.threads = "";
   request_.inference_cpus = "1-3";
   request_.load = {"cpu"};
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_TRUE(plan->sweep);
   ASSERT_EQ(plan->settings.configurations.size(), 6u);
@@ -125,7 +114,7 @@ TEST_F(E2ePlanTest, ThreadSweepTriesOneToTheInferenceCpusWithAndWithoutTheLoad) 
 
 TEST_F(E2ePlanTest, NearAndClearKeepTheirHysteresis) {
   request_.near_m = "2";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_DOUBLE_EQ(plan->settings.decision.near_m, 2.0);
   EXPECT_DOUBLE_EQ(plan->settings.decision.clear_m, 2.5);  // --near x 1.25
@@ -151,7 +140,7 @@ TEST_F(E2ePlanTest, OutputsThatWouldCollideAreRefused) {
 
 TEST_F(E2ePlanTest, ModelAndBackendMustAgree) {
   request_.backend = "armnn";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_FALSE(plan);
   EXPECT_EQ(plan.error().code, ExitCode::kUsage) << plan.error().message;
   EXPECT_NE(plan.error().message.find("--backend armnn cannot run"), std::string::npos)
@@ -172,7 +161,7 @@ TEST_F(E2ePlanTest, AFiniteSourceTheWarmupWouldUseUpIsRefusedBeforeAnythingIsWri
   request_.reference = tree_.path() + "/ref.csv";
   request_.model = models + "/depth-tiny.onnx";
   request_.warmup = "10";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   const Status checked = PrecheckE2e(*plan);
   ASSERT_FALSE(checked);
@@ -184,7 +173,7 @@ TEST_F(E2ePlanTest, AFiniteSourceTheWarmupWouldUseUpIsRefusedBeforeAnythingIsWri
       << checked.error().message;
   request_.warmup = "1";
   request_.out = tree_.path() + "/run2";
-  auto fits = Build();
+  auto fits = BuildPlan();
   ASSERT_TRUE(fits) << fits.error().message;
   const Status ok = PrecheckE2e(*fits);
   EXPECT_TRUE(ok) << ok.error().message;

@@ -8,32 +8,22 @@
 #include <string>
 
 #include "core/clock.h"
-#include "support/fake_tree.h"
+#include "support/plan_test.h"
 
 namespace rtpulse::suite {
 namespace {
 
-class SuitePlanTest : public ::testing::Test {
+class SuitePlanTest
+    : public testutil::PlanTest<SuiteRequest, LatencySuitePlan, &BuildLatencySuitePlan> {
  protected:
   SuitePlanTest() {
     tree_.Write("/sys/devices/system/cpu/online", "0-1\n");
     request_.out = tree_.path() + "/run";
   }
-  Expected<LatencySuitePlan> Build() { return BuildLatencySuitePlan(request_, tree_.Root()); }
-  /// The refusal's message, or "" when the plan was built.
-  std::string Refusal() {
-    auto plan = Build();
-    if (plan) return "";
-    EXPECT_EQ(plan.error().code, ExitCode::kUsage) << plan.error().message;
-    return plan.error().message;
-  }
-
-  testutil::FakeTree tree_;
-  SuiteRequest request_;
 };
 
 TEST_F(SuitePlanTest, DefaultsAreTheBuiltInScenariosOnEveryOnlineCpu) {
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   const SuitePlan& p = plan->suite;
   EXPECT_EQ(p.config.source, "built-in");
@@ -54,7 +44,7 @@ TEST_F(SuitePlanTest, ScenariosAndTimesOverrideTheSuites) {
   request_.settle = "0";
   request_.interval = "250";  // microseconds
   request_.priority = 90;
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   const SuiteConfig& c = plan->suite.config;
   ASSERT_EQ(c.scenarios.size(), 2u);
@@ -80,7 +70,7 @@ TEST_F(SuitePlanTest, TimesCpusAndIntervalAreChecked) {
   request_.cpus = "1,3";
   EXPECT_EQ(Refusal(), "--cpus '1,3': CPU 3 is not online (online: 0-1)");
   request_.cpus = "1";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->latency.cpus, std::vector<int>{1});
 }
@@ -103,7 +93,7 @@ TEST_F(SuitePlanTest, TuningOptionsThatCannotWorkTogetherAreRefused) {
   request_.wake = "abs,timerfd";
   EXPECT_NE(Refusal().find("--tune-ab compares one wake path per block"), std::string::npos);
   request_.wake = "abs";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
 }
 
@@ -114,7 +104,7 @@ TEST_F(SuitePlanTest, BudgetAndResultsFolderAreCheckedBeforeAnythingRuns) {
   tree_.Write("/run/result.json", "{}");
   EXPECT_NE(Refusal().find("already holds files"), std::string::npos);
   request_.out = tree_.path() + "/run2";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->suite.budget);
 }
@@ -124,7 +114,7 @@ TEST_F(SuitePlanTest, ExplainTracesTheMeasuredCpusAndPriorityIsCheckedByTheProbe
   explain.threshold_ns = 300 * kNsPerUs;
   request_.explain = explain;
   request_.cpus = "0";
-  auto plan = Build();
+  auto plan = BuildPlan();
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->latency.explain);
   EXPECT_EQ(plan->latency.explain->session.cpus, std::vector<int>{0});
