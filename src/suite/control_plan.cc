@@ -241,17 +241,9 @@ Status BuildSuite(const ControlRequest& o, const std::vector<int>& online, Contr
   c.interval_ns = plan.settings.period_ns;
   c.monitor_interval_ns = kNsPerSec;
   for (const auto& config : plan.settings.configurations) {
-    Scenario s;
-    s.name = config.scenario;
-    s.description = config.configuration;
-    if (config.loaded) {
-      s.loads = loads;
-      s.load_specs = plan.settings.load_specs;
-      s.settle_ns = settle.value_or(kNsPerSec);
-    } else {
-      s.settle_ns = settle.value_or(0);
-    }
-    c.scenarios.push_back(std::move(s));
+    c.scenarios.push_back(ConfigurationScenario(config.scenario, config.configuration,
+                                                config.loaded, loads, plan.settings.load_specs,
+                                                settle.value_or(config.loaded ? kNsPerSec : 0)));
   }
   p.invocation = o.invocation;
   p.version = o.version;

@@ -337,15 +337,9 @@ Status BuildE2eSuite(const E2eRequest& o, const std::vector<int>& online, E2ePla
   c.interval_ns = ps.deadline_ns;
   c.monitor_interval_ns = kNsPerSec;
   for (const auto& config : plan.settings.configurations) {
-    Scenario s;
-    s.name = config.scenario;
-    s.description = config.configuration;
-    if (config.loaded) {
-      s.loads = loads;
-      s.load_specs = plan.settings.load_specs;
-      s.settle_ns = kNsPerSec;
-    }
-    c.scenarios.push_back(std::move(s));
+    c.scenarios.push_back(ConfigurationScenario(
+        config.scenario, config.configuration, config.loaded, loads, plan.settings.load_specs,
+        config.loaded ? std::optional<int64_t>(kNsPerSec) : std::nullopt));
   }
   p.invocation = o.invocation;
   p.version = o.version;

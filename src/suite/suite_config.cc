@@ -42,6 +42,21 @@ Expected<SuiteConfig> LoadSuiteFile(const std::string& path, const std::vector<i
   return ParseSuiteToml(*text, path, online_cpus);
 }
 
+Scenario ConfigurationScenario(const std::string& name, const std::string& description, bool loaded,
+                               const std::vector<load::LoadSpec>& loads,
+                               const std::vector<std::string>& load_specs,
+                               std::optional<int64_t> settle_ns) {
+  Scenario s;
+  s.name = name;
+  s.description = description;
+  if (loaded) {
+    s.loads = loads;
+    s.load_specs = load_specs;
+  }
+  s.settle_ns = settle_ns;
+  return s;
+}
+
 Expected<std::vector<Scenario>> SelectScenarios(const std::vector<Scenario>& all,
                                                 std::string_view list) {
   const std::vector<std::string> names = NamesOf(all);

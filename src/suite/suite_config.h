@@ -62,6 +62,13 @@ Expected<SuiteConfig> ParseSuiteToml(std::string_view text, std::string_view fil
 /// Reads and parses `path`; an unreadable file is a usage error naming it.
 Expected<SuiteConfig> LoadSuiteFile(const std::string& path, const std::vector<int>& online_cpus);
 
+/// A workload configuration's scenario (control, e2e): its name and description; when
+/// `loaded`, the loads (parsed and as their SPECs); `settle_ns` when given (else the suite's).
+Scenario ConfigurationScenario(const std::string& name, const std::string& description, bool loaded,
+                               const std::vector<load::LoadSpec>& loads,
+                               const std::vector<std::string>& load_specs,
+                               std::optional<int64_t> settle_ns);
+
 /// --scenarios a,b: those scenarios of `all`, in the order given. An unknown name, an empty
 /// item or a name given twice is a usage error (with "did you mean" and the known names).
 Expected<std::vector<Scenario>> SelectScenarios(const std::vector<Scenario>& all,
