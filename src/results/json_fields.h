@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "core/error.h"
+#include "core/fs_root.h"
 
 // Reading the fields of a results file's JSON object into its type: the first problem is
 // kept with the field's path ("settings.capture.policy is missing"), so a reader returns one
@@ -19,11 +18,9 @@ namespace rtpulse::results {
 /// The JSON document in `path`; usage errors name the file and, when it cannot be read, what
 /// to give instead (`what`: "an e2e scenario's e2e.json").
 inline Expected<nlohmann::json> ReadJsonDocument(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) return UsageError(fmt::format("{}: cannot be read; give {}", path, what));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto text = ReadWholeFile(path);
+  if (!text) return UsageError(fmt::format("{}: cannot be read; give {}", path, what));
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded()) return UsageError(fmt::format("{}: not JSON", path));
   return doc;
 }

@@ -502,27 +502,7 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
 namespace {
 
 using Json = nlohmann::json;
-
-/// The first problem met while reading interference.json, with where it was.
-struct ReadError {
-  std::string message;
-  void Set(const std::string& where, const std::string& what) {
-    if (message.empty()) message = fmt::format("field '{}' {}", where, what);
-  }
-};
-
-template <typename T>
-void Take(const Json& obj, const char* key, const std::string& where, T& out, ReadError& err) {
-  if (!obj.is_object() || !obj.contains(key)) {
-    err.Set(where + key, "is missing");
-    return;
-  }
-  try {
-    out = obj.at(key).get<T>();
-  } catch (const Json::exception&) {
-    err.Set(where + key, fmt::format("is {}, not the expected type", obj.at(key).type_name()));
-  }
-}
+using results::JsonFields;
 
 std::optional<InterferenceCondition> ConditionFromName(const std::string& name) {
   for (const auto c : {InterferenceCondition::kIsolated, InterferenceCondition::kCpuOther,
@@ -532,20 +512,18 @@ std::optional<InterferenceCondition> ConditionFromName(const std::string& name) 
   return std::nullopt;
 }
 
-InterferenceCondition TakeCondition(const Json& obj, const char* key, const std::string& where,
-                                    ReadError& err) {
+InterferenceCondition TakeCondition(JsonFields& f, const char* key) {
   std::string name;
-  Take(obj, key, where, name, err);
+  f.Get(key, name);
   const auto c = ConditionFromName(name);
-  if (!c && err.message.empty()) err.Set(where + key, fmt::format("'{}' is no condition", name));
+  if (!c) f.Fail(key, fmt::format("'{}' is no condition", name));
   return c.value_or(InterferenceCondition::kIsolated);
 }
 
-CounterReading TakeCounter(const Json& j, const std::string& where, ReadError& err,
-                           double* per_job) {
+CounterReading TakeCounter(JsonFields f, double* per_job) {
   CounterReading c;
   std::string name;
-  Take(j, "name", where, name, err);
+  f.Get("name", name);
   bool found = false;
   for (const auto counter : measure::kAllCounters) {
     if (measure::CounterName(counter) == name) {
@@ -553,127 +531,130 @@ CounterReading TakeCounter(const Json& j, const std::string& where, ReadError& e
       found = true;
     }
   }
-  if (!found && err.message.empty())
-    err.Set(where + "name", fmt::format("'{}' is no counter", name));
-  Take(j, "supported", where, c.supported, err);
+  if (!found) f.Fail("name", fmt::format("'{}' is no counter", name));
+  f.Get("supported", c.supported);
   if (c.supported) {
-    Take(j, "value", where, c.value, err);
-    Take(j, "multiplexed", where, c.multiplexed, err);
-    Take(j, "user_only", where, c.user_only, err);
-    if (per_job != nullptr) Take(j, "per_job", where, *per_job, err);
+    f.Get("value", c.value);
+    f.Get("multiplexed", c.multiplexed);
+    f.Get("user_only", c.user_only);
+    if (per_job != nullptr) f.Get("per_job", *per_job);
   } else {
-    Take(j, "unsupported", where, c.unsupported, err);
+    f.Get("unsupported", c.unsupported);
   }
   return c;
 }
 
-std::vector<CounterReading> TakeCounters(const Json& obj, const std::string& where, ReadError& err,
-                                         std::vector<double>* per_job) {
+/// The "counters" list of `f`'s object, each entry's errors under "WHERE.counters[K].".
+std::vector<CounterReading> TakeCounters(JsonFields& f, const std::string& where,
+                                         std::string* error, std::vector<double>* per_job) {
   std::vector<CounterReading> out;
-  Json list;
-  Take(obj, "counters", where, list, err);
-  if (!list.is_array()) return out;
-  for (size_t k = 0; k < list.size(); ++k) {
+  const Json* list = f.Find("counters");
+  if (list == nullptr || !list->is_array()) return out;
+  for (size_t k = 0; k < list->size(); ++k) {
     double each = 0;
-    out.push_back(TakeCounter(list[k], fmt::format("{}counters[{}].", where, k), err,
-                              per_job != nullptr ? &each : nullptr));
+    out.push_back(
+        TakeCounter(JsonFields((*list)[k], fmt::format("{}counters[{}].", where, k), error),
+                    per_job != nullptr ? &each : nullptr));
     if (per_job != nullptr) per_job->push_back(each);
   }
   return out;
 }
 
-InterferencePlan TakePlan(const Json& doc, ReadError& err) {
+InterferencePlan TakePlan(JsonFields& doc) {
   InterferencePlan p;
-  Json plan;
-  Take(doc, "plan", "", plan, err);
-  Take(plan, "cpu", "plan.", p.cpu, err);
-  Take(plan, "other_cpus", "plan.", p.other_cpus, err);
-  Take(plan, "jobs_per_run", "plan.", p.jobs_per_run, err);
-  Take(plan, "repetitions", "plan.", p.repetitions, err);
-  Take(plan, "work_set_bytes", "plan.", p.work_set_bytes, err);
-  Take(plan, "llc_bytes", "plan.", p.llc_bytes, err);
+  JsonFields plan = doc.Nested("plan");
+  plan.Get("cpu", p.cpu);
+  plan.Get("other_cpus", p.other_cpus);
+  plan.Get("jobs_per_run", p.jobs_per_run);
+  plan.Get("repetitions", p.repetitions);
+  plan.Get("work_set_bytes", p.work_set_bytes);
+  plan.Get("llc_bytes", p.llc_bytes);
   std::vector<std::string> names;
-  Take(plan, "conditions", "plan.", names, err);
+  plan.Get("conditions", names);
   p.conditions.clear();
   for (const auto& n : names) {
     if (auto c = ConditionFromName(n)) {
       p.conditions.push_back(*c);
     } else {
-      err.Set("plan.conditions", fmt::format("'{}' is no condition", n));
+      plan.Fail("conditions", fmt::format("'{}' is no condition", n));
     }
   }
   return p;
 }
 
-RunSummary TakeRun(const Json& j, const std::string& where, ReadError& err) {
+RunSummary TakeRun(const Json& j, const std::string& where, std::string* error) {
+  JsonFields f(j, where, error);
   RunSummary r;
-  r.condition = TakeCondition(j, "condition", where, err);
-  Take(j, "repetition", where, r.repetition, err);
-  Take(j, "measured", where, r.measured, err);
+  r.condition = TakeCondition(f, "condition");
+  f.Get("repetition", r.repetition);
+  f.Get("measured", r.measured);
   if (!r.measured) {
-    Take(j, "error", where, r.error, err);
+    f.Get("error", r.error);
     return r;
   }
-  Take(j, "jobs", where, r.jobs, err);
-  Take(j, "median_exec_ns", where, r.median_exec_ns, err);
-  r.counters = TakeCounters(j, where, err, nullptr);
-  Take(j, "warnings", where, r.warnings, err);
+  f.Get("jobs", r.jobs);
+  f.Get("median_exec_ns", r.median_exec_ns);
+  r.counters = TakeCounters(f, where, error, nullptr);
+  f.Get("warnings", r.warnings);
   return r;
 }
 
-ConditionResult TakeConditionResult(const Json& j, const std::string& where, ReadError& err) {
+ConditionResult TakeConditionResult(const Json& j, const std::string& where, std::string* error) {
+  JsonFields f(j, where, error);
   ConditionResult c;
-  c.condition = TakeCondition(j, "name", where, err);
-  Take(j, "runs", where, c.runs, err);
-  Take(j, "failed_runs", where, c.failed_runs, err);
-  Take(j, "jobs", where, c.jobs, err);
-  Take(j, "repetition_medians_ns", where, c.repetition_medians_ns, err);
-  if (j.contains("median_exec_ns") && !j["median_exec_ns"].is_null()) {
-    Take(j, "median_exec_ns", where, c.median_exec_ns, err);
-  }
-  Json inflation;
-  Take(j, "inflation", where, inflation, err);
-  c.has_inflation = inflation.is_object();
+  c.condition = TakeCondition(f, "name");
+  f.Get("runs", c.runs);
+  f.Get("failed_runs", c.failed_runs);
+  f.Get("jobs", c.jobs);
+  f.Get("repetition_medians_ns", c.repetition_medians_ns);
+  std::optional<double> median;
+  f.GetOptional("median_exec_ns", median);
+  c.median_exec_ns = median.value_or(0);
+  const Json* inflation = f.Find("inflation");
+  c.has_inflation = inflation != nullptr && inflation->is_object();
   if (c.has_inflation) {
     stats::Inflation& i = c.inflation;
-    const std::string at = where + "inflation.";
-    Take(inflation, "pct", at, i.pct, err);
-    Take(inflation, "ci_low_pct", at, i.ci_low_pct, err);
-    Take(inflation, "ci_high_pct", at, i.ci_high_pct, err);
-    Take(inflation, "confidence", at, i.confidence, err);
-    Take(inflation, "base_median_ns", at, i.base_median_ns, err);
-    Take(inflation, "cond_median_ns", at, i.cond_median_ns, err);
-    Take(inflation, "base_n", at, i.base_n, err);
-    Take(inflation, "cond_n", at, i.cond_n, err);
+    JsonFields in = f.Nested("inflation");
+    in.Get("pct", i.pct);
+    in.Get("ci_low_pct", i.ci_low_pct);
+    in.Get("ci_high_pct", i.ci_high_pct);
+    in.Get("confidence", i.confidence);
+    in.Get("base_median_ns", i.base_median_ns);
+    in.Get("cond_median_ns", i.cond_median_ns);
+    in.Get("base_n", i.base_n);
+    in.Get("cond_n", i.cond_n);
   } else {
-    Take(j, "no_inflation", where, c.no_inflation, err);
+    f.Get("no_inflation", c.no_inflation);
   }
-  c.counters = TakeCounters(j, where, err, &c.counters_per_job);
+  c.counters = TakeCounters(f, where, error, &c.counters_per_job);
   return c;
+}
+
+/// Every entry of the list `key` of `doc`, read by `take` with its errors under "KEY[K].".
+template <typename Entry, typename Take>
+std::vector<Entry> TakeList(JsonFields& doc, const char* key, std::string* error, Take take) {
+  std::vector<Entry> out;
+  const Json* list = doc.Find(key);
+  for (size_t k = 0; list != nullptr && list->is_array() && k < list->size(); ++k) {
+    out.push_back(take((*list)[k], fmt::format("{}[{}].", key, k), error));
+  }
+  return out;
 }
 
 }  // namespace
 
 Expected<InterferenceReport> InterferenceFromJson(const nlohmann::json& doc) {
   InterferenceReport report;
-  ReadError err;
-  report.plan = TakePlan(doc, err);
-  Take(doc, "planned_runs", "", report.planned_runs, err);
-  Json runs;
-  Take(doc, "runs", "", runs, err);
-  for (size_t k = 0; runs.is_array() && k < runs.size(); ++k) {
-    report.runs.push_back(TakeRun(runs[k], fmt::format("runs[{}].", k), err));
-  }
-  Json conditions;
-  Take(doc, "conditions", "", conditions, err);
-  for (size_t k = 0; conditions.is_array() && k < conditions.size(); ++k) {
-    report.conditions.push_back(
-        TakeConditionResult(conditions[k], fmt::format("conditions[{}].", k), err));
-  }
-  Take(doc, "warnings", "", report.warnings, err);
-  Take(doc, "interrupted", "", report.interrupted, err);
-  Take(doc, "verdict", "", report.verdict, err);
-  if (!err.message.empty()) return UsageError("interference.json: " + err.message);
+  std::string error;
+  JsonFields f(doc, "", &error);
+  report.plan = TakePlan(f);
+  f.Get("planned_runs", report.planned_runs);
+  report.runs = TakeList<RunSummary>(f, "runs", &error, TakeRun);
+  report.conditions = TakeList<ConditionResult>(f, "conditions", &error, TakeConditionResult);
+  f.Get("warnings", report.warnings);
+  f.Get("interrupted", report.interrupted);
+  f.Get("verdict", report.verdict);
+  if (!error.empty()) return UsageError("interference.json: " + error);
   return report;
 }
 
