@@ -13,14 +13,12 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/explain_text.h"
 #include "cli/latency_options.h"
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
 #include "control/control_loop.h"
 #include "control/flight_controller.h"
 #include "core/atomic_file.h"
-#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/file_owner.h"
 #include "core/fs_root.h"
@@ -33,10 +31,8 @@
 #include "suite/control_plan.h"
 #include "suite/control_workload.h"
 #include "suite/interference.h"
+#include "suite/machine_run.h"
 #include "suite/runner.h"
-#include "suite/services.h"
-#include "sys/check.h"
-#include "sys/process_facts.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -205,25 +201,12 @@ int RunControl(ControlOptions& o) {
   suite::ControlPlan& plan = *built;
   if (plan.interference) return RunInterferenceMode(o, plan);
 
-  const sys::ProcessFacts process = sys::ProbeProcess();
-  measure::BlockRunSignals();
-  const FsRoot& root = FsRoot::System();
-  const SystemCommandRunner commands;
-  const sys::CheckContext context(root, commands, process);
-  suite::Preflight preflight =
-      suite::RunPreflight(context, fmt::format("rtpulse {} control, {}", kVersion, Invocation()));
-  suite::ControlWorkload workload(plan.settings, context.info, kVersion, Invocation());
+  suite::MachineRun machine(FsRoot::System(),
+                            fmt::format("rtpulse {} control, {}", kVersion, Invocation()));
+  suite::ControlWorkload workload(plan.settings, machine.info(), kVersion, Invocation());
   ControlProgress progress(StderrProgressMode(o.quiet));
-  suite::SignalPause pause;
-
-  const suite::Services services =
-      suite::MachineServices(plan.suite, root, std::move(preflight), pause, workload, progress);
-
-  const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
-  if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||
-      outcome.result.status == "running") {
-    return ToInt(outcome.code);
-  }
+  const suite::RunOutcome outcome = machine.Run(plan.suite, workload, progress);
+  if (suite::NothingRan(outcome)) return ToInt(outcome.code);  // the runner said why
   // --json -: the JSON document alone goes to stdout; the text goes to stderr.
   std::FILE* text = o.json == "-" ? stderr : stdout;
   nlohmann::json doc = PrintControlSummary(workload, text);
@@ -235,16 +218,7 @@ int RunControl(ControlOptions& o) {
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   }
-  for (const auto& s : outcome.result.scenarios) {
-    if (!s.latency || !s.latency->explain) continue;
-    int64_t measured_ns = 0;
-    for (const auto& path : s.latency->paths) measured_ns += path.duration_ns;
-    fmt::print(text, "\nscenario {}:\n{}", s.name,
-               FormatExplainTable(*s.latency->explain, measured_ns));
-  }
-  for (const auto& w : outcome.result.warnings) fmt::print(text, "warning: {}\n", w);
-  fmt::print(text, "results: {}\n", plan.suite.out_dir);
-  std::fflush(stdout);
+  PrintRunEnd(outcome, plan.suite.out_dir, text);
   return code;
 }
 

@@ -15,21 +15,17 @@
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
 #include "core/atomic_file.h"
-#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/version.h"
-#include "measure/engine.h"
 #include "report/e2e_figures.h"
 #include "results/cyclictest_format.h"
 #include "results/e2e_result.h"
 #include "results/e2e_sweep.h"
 #include "suite/e2e_plan.h"
 #include "suite/e2e_workload.h"
+#include "suite/machine_run.h"
 #include "suite/runner.h"
-#include "suite/services.h"
-#include "sys/check.h"
-#include "sys/process_facts.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -158,24 +154,12 @@ int RunE2e(E2eOptions& o) {
   if (!built) return ReportError(built.error());
   suite::E2ePlan& plan = *built;
 
-  const sys::ProcessFacts process = sys::ProbeProcess();
-  measure::BlockRunSignals();
-  const FsRoot& root = FsRoot::System();
-  const SystemCommandRunner commands;
-  const sys::CheckContext context(root, commands, process);
-  suite::Preflight preflight =
-      suite::RunPreflight(context, fmt::format("rtpulse {} e2e, {}", kVersion, Invocation()));
-  suite::E2eWorkload workload(plan.settings, context.info, kVersion, Invocation());
+  suite::MachineRun machine(FsRoot::System(),
+                            fmt::format("rtpulse {} e2e, {}", kVersion, Invocation()));
+  suite::E2eWorkload workload(plan.settings, machine.info(), kVersion, Invocation());
   E2eProgress progress(StderrProgressMode(o.quiet));
-  suite::SignalPause pause;
-  const suite::Services services =
-      suite::MachineServices(plan.suite, root, std::move(preflight), pause, workload, progress);
-
-  const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
-  if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||
-      outcome.result.status == "running") {
-    return ToInt(outcome.code);
-  }
+  const suite::RunOutcome outcome = machine.Run(plan.suite, workload, progress);
+  if (suite::NothingRan(outcome)) return ToInt(outcome.code);  // the runner said why
   std::FILE* text = o.request.json == "-" ? stderr : stdout;
   nlohmann::json doc = PrintE2eSummary(workload, plan.sweep, text);
   // A scenario the suite started but never measured (interrupted while its loads settled):
@@ -204,9 +188,7 @@ int RunE2e(E2eOptions& o) {
     fail(results::WriteE2eLatencyCsv(o.request.csv, workload.outcomes().front().rows));
   }
   fail(WriteE2eJson(o.request.json, doc));
-  for (const auto& w : outcome.result.warnings) fmt::print(text, "warning: {}\n", w);
-  fmt::print(text, "results: {}\n", plan.suite.out_dir);
-  std::fflush(stdout);
+  PrintRunEnd(outcome, plan.suite.out_dir, text);
   return code;
 }
 

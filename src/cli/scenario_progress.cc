@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "cli/explain_text.h"
 #include "core/clock.h"
 
 namespace rtpulse::cli {
@@ -46,6 +47,19 @@ void ScenarioProgress::Show(const std::string& line) {
 LiveMode StderrProgressMode(bool quiet) {
   if (quiet) return LiveMode::kOff;
   return isatty(STDERR_FILENO) != 0 ? LiveMode::kTty : LiveMode::kPlain;
+}
+
+void PrintRunEnd(const suite::RunOutcome& outcome, const std::string& out_dir, std::FILE* out) {
+  for (const auto& s : outcome.result.scenarios) {
+    if (!s.latency || !s.latency->explain) continue;
+    int64_t measured_ns = 0;
+    for (const auto& path : s.latency->paths) measured_ns += path.duration_ns;
+    fmt::print(out, "\nscenario {}:\n{}", s.name,
+               FormatExplainTable(*s.latency->explain, measured_ns));
+  }
+  for (const auto& w : outcome.result.warnings) fmt::print(out, "warning: {}\n", w);
+  fmt::print(out, "results: {}\n", out_dir);
+  std::fflush(stdout);
 }
 
 }  // namespace rtpulse::cli

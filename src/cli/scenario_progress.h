@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "cli/live_view.h"
@@ -45,5 +46,9 @@ class ScenarioProgress : public suite::Progress {
 
 /// Off with --quiet; redrawn when stderr is a terminal; plain lines otherwise.
 LiveMode StderrProgressMode(bool quiet);
+
+/// How every scenario run's text ends, on `out`: each scenario's --explain table (with its
+/// measured time), the run's warnings and "results: OUT_DIR"; stdout is flushed.
+void PrintRunEnd(const suite::RunOutcome& outcome, const std::string& out_dir, std::FILE* out);
 
 }  // namespace rtpulse::cli

@@ -12,24 +12,19 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/explain_text.h"
 #include "cli/latency_options.h"
 #include "cli/live_view.h"
 #include "cli/scenario_progress.h"
-#include "core/command_runner.h"
 #include "core/exit_code.h"
 #include "core/fs_root.h"
 #include "core/version.h"
-#include "measure/engine.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
 #include "suite/latency_workload.h"
+#include "suite/machine_run.h"
 #include "suite/runner.h"
-#include "suite/services.h"
 #include "suite/suite_plan.h"
 #include "suite/tune_ab.h"
-#include "sys/check.h"
-#include "sys/process_facts.h"
 #include "sys/system_info.h"
 
 namespace rtpulse::cli {
@@ -87,43 +82,30 @@ int RunSuite(SuiteOptions& o) {
     return ToInt(ExitCode::kOk);
   }
 
-  const sys::ProcessFacts process = sys::ProbeProcess();
-  // Signals are taken synchronously from here on (sigtimedwait in the settle wait and in the
-  // engine); load workers restore their own mask.
-  measure::BlockRunSignals();
-
-  const FsRoot& root = FsRoot::System();
+  suite::MachineRun machine(FsRoot::System(),
+                            fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
+  const FsRoot& root = machine.root();
   if (r.tune_ab) {
     const int pairs = r.ab_pairs.value_or(suite::kAbDefaultPairs);
     if (Status s = suite::PlanTuneAb(root, r.rt_throttling_off, pairs, plan.suite); !s) {
       return ReportError(s.error());
     }
   }
-  const SystemCommandRunner commands;
-  const sys::CheckContext context(root, commands, process);
-  suite::Preflight preflight =
-      suite::RunPreflight(context, fmt::format("rtpulse {} suite, {}", kVersion, Invocation()));
-  suite::LatencyWorkload workload(plan.latency_plan, plan.latency, context.info, kVersion,
+  suite::LatencyWorkload workload(plan.latency_plan, plan.latency, machine.info(), kVersion,
                                   Invocation());
   SuiteProgress progress(StderrProgressMode(o.quiet));
-  suite::SignalPause pause;
-
-  suite::Services services =
-      suite::MachineServices(plan.suite, root, std::move(preflight), pause, workload, progress);
-  services.tune = [&](const std::string& journal) {
-    return suite::ApplyTuning(root, plan.suite.cpus, plan.suite.online, r.rt_throttling_off,
-                              journal);
-  };
-  services.tune_knob = [&](sys::TuneKnob knob, const std::string& journal) {
-    return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal,
-                            plan.suite.out_dir + "/result.json");
-  };
-
-  const suite::RunOutcome outcome = suite::RunSuite(plan.suite, services);
-  if (outcome.result.scenarios.empty() || outcome.result.status == "refused" ||
-      outcome.result.status == "running") {
-    return ToInt(outcome.code);  // stopped before any scenario ran; the runner said why
-  }
+  const suite::RunOutcome outcome =
+      machine.Run(plan.suite, workload, progress, [&](suite::Services& services) {
+        services.tune = [&](const std::string& journal) {
+          return suite::ApplyTuning(root, plan.suite.cpus, plan.suite.online, r.rt_throttling_off,
+                                    journal);
+        };
+        services.tune_knob = [&](sys::TuneKnob knob, const std::string& journal) {
+          return suite::ApplyKnob(root, knob, plan.suite.cpus, plan.suite.online, journal,
+                                  plan.suite.out_dir + "/result.json");
+        };
+      });
+  if (suite::NothingRan(outcome)) return ToInt(outcome.code);  // the runner said why
   std::fputs(results::FormatStatisticalSummary(outcome.result).c_str(), stdout);
   if (!outcome.result.tune_ab.is_null()) {
     std::fputs(("\n" + suite::FormatTuneAb(outcome.result.tune_ab)).c_str(), stdout);
@@ -132,15 +114,7 @@ int RunSuite(SuiteOptions& o) {
   if (const std::string text = results::FormatVerdict(verdict); !text.empty()) {
     std::fputs(("\n" + text).c_str(), stdout);
   }
-  for (const auto& s : outcome.result.scenarios) {
-    if (!s.latency || !s.latency->explain) continue;
-    int64_t measured_ns = 0;
-    for (const auto& path : s.latency->paths) measured_ns += path.duration_ns;
-    fmt::print("\nscenario {}:\n{}", s.name, FormatExplainTable(*s.latency->explain, measured_ns));
-  }
-  for (const auto& w : outcome.result.warnings) fmt::print("warning: {}\n", w);
-  fmt::print("results: {}\n", plan.suite.out_dir);
-  std::fflush(stdout);
+  PrintRunEnd(outcome, plan.suite.out_dir, stdout);
   if (outcome.code == ExitCode::kOk && plan.suite.budget && !verdict.Met()) {
     return ToInt(ExitCode::kBudgetNotMet);
   }
