@@ -24,6 +24,7 @@
 #include "measure/sample_log.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
+#include "results/log_percentiles.h"
 #include "stats/budget.h"
 #include "stats/summary.h"
 #include "suite/explain_record.h"
@@ -243,7 +244,7 @@ results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdl
   if (!o.samples.empty() && run.samples_error.empty()) {
     // Exact percentiles from the log in place of the bucket edges; a log that does not hold
     // the run's samples leaves the bucket edges, with a warning that says why.
-    for (auto& w : suite::AddLogPercentiles(run, o.samples, stats::kPercentiles)) {
+    for (auto& w : suite::AddLogPercentiles(run, o.samples, results::kLoggedPercentiles)) {
       run.warnings.push_back(std::move(w));
     }
   }

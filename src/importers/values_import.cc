@@ -363,7 +363,7 @@ Expected<uint64_t> ParseRange(const std::string& path, uint64_t begin, uint64_t 
     if (run->empty()) {
       if (exact != nullptr) {
         if (const auto v = parser.ExactPercentiles(results::kSummaryPercentiles)) {
-          *exact = results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+          *exact = results::SummaryPercentileValues(*v);
         }
       }
       parser.Finish();

@@ -120,6 +120,13 @@ std::optional<std::vector<int64_t>> PickPercentiles(const ExactPathPercentiles& 
   return out;
 }
 
+std::optional<ExactPercentileValues> PickSummaryPercentiles(const ExactPathPercentiles& exact,
+                                                            const std::vector<int64_t>& list) {
+  const auto v = PickPercentiles(exact, list, kSummaryPercentiles);
+  if (!v) return std::nullopt;
+  return SummaryPercentileValues(*v);
+}
+
 Expected<ExactPathPercentiles> ExactPercentilesFromLog(const PathRun& path,
                                                        const LogPercentileRequest& request) {
   ExactPathPercentiles out;

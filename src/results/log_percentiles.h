@@ -10,9 +10,35 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/float_compare.h"
 #include "results/latency_result.h"
+#include "results/suite_result.h"
+#include "stats/summary.h"
 
 namespace rtpulse::results {
+
+/// Every percentile a run's outputs show, computed exactly from its samples log by every
+/// workload: cyclictest.json's and the latency block's (stats::kPercentiles) and the summary
+/// rows' (kSummaryPercentiles). One list, so no output is left with bucket edges because its
+/// workload computed another selection.
+inline constexpr double kLoggedPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
+
+namespace detail {
+constexpr bool Logged(double p) {
+  for (const double q : kLoggedPercentiles) {
+    if (ExactlyEqual(q, p)) return true;
+  }
+  return false;
+}
+constexpr bool LogsAll(std::span<const double> wanted) {
+  for (const double p : wanted) {
+    if (!Logged(p)) return false;
+  }
+  return true;
+}
+}  // namespace detail
+static_assert(detail::LogsAll(stats::kPercentiles) && detail::LogsAll(kSummaryPercentiles),
+              "kLoggedPercentiles must hold every percentile an output shows");
 
 /// What to select from a samples log for one wake path.
 struct LogPercentileRequest {
@@ -34,13 +60,18 @@ struct LogPercentileRequest {
 /// Per period, a thread's log is replayed in seq order: a record followed by a gap of k
 /// periods (the next record's seq, or the thread's periods_elapsed after its last record)
 /// gives latency, latency - T, ..., latency - kT (docs/latency.md#per-period-statistics).
+Expected<ExactPathPercentiles> ExactPercentilesFromLog(const PathRun& path,
+                                                       const LogPercentileRequest& request);
+
 /// The values of `list` (one of `exact`'s lists) at `wanted`, in its order; none when the
 /// list was not computed or lacks one of them.
 std::optional<std::vector<int64_t>> PickPercentiles(const ExactPathPercentiles& exact,
                                                     const std::vector<int64_t>& list,
                                                     std::span<const double> wanted);
 
-Expected<ExactPathPercentiles> ExactPercentilesFromLog(const PathRun& path,
-                                                       const LogPercentileRequest& request);
+/// The summary's values (kSummaryPercentiles) of `list`, one of `exact`'s lists; none when
+/// it was not computed or lacks one of them.
+std::optional<ExactPercentileValues> PickSummaryPercentiles(const ExactPathPercentiles& exact,
+                                                            const std::vector<int64_t>& list);
 
 }  // namespace rtpulse::results

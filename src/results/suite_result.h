@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct ExactPercentileValues {
 };
 /// The percentiles ExactPercentileValues holds, in its order.
 inline constexpr double kSummaryPercentiles[] = {50.0, 95.0, 99.0, 99.9, 99.99};
+/// ExactPercentileValues from `v`, the values at kSummaryPercentiles in that order.
+inline ExactPercentileValues SummaryPercentileValues(std::span<const int64_t> v) {
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
 
 /// One scenario of a suite: its loads, what they achieved, and what was measured under them.
 struct ScenarioResult {

@@ -368,6 +368,206 @@ nlohmann::json ControlWorkload::ConfigJson() const {
           {"loads", settings_.load_specs}};
 }
 
+namespace {
+
+/// --explain's tracer on the job's CPU, its raw windows in `dir`/explain and each verdict line
+/// queued in `verdicts`; none without --explain.
+std::unique_ptr<trace::Explainer> StartControlExplainer(const ControlSettings& settings,
+                                                        const std::string& dir,
+                                                        SuiteVerdictLines& verdicts) {
+  if (!settings.explain) return nullptr;
+  trace::ExplainPlan explain = *settings.explain;
+  explain.window_dir = dir + "/explain";
+  explain.session.cpus = {settings.cpu};
+  return trace::Explainer::Start(
+      explain, [&verdicts, line = settings.verdict_line](const trace::Explanation& e,
+                                                         const std::string& verdict) {
+        verdicts.Add(line ? line(e, verdict) : verdict);
+      });
+}
+
+/// --explain's end: the jobs of the loop's last tick fed to `explainer` (when the loop ran:
+/// `record`), then the explainer finished, whatever is still queued with it; none without
+/// --explain.
+std::optional<trace::ExplainSummary> FinishControlExplainer(
+    trace::Explainer* explainer, ControlSpikeFeed& feed, const control::ControlRunRecord* record) {
+  if (!explainer) return std::nullopt;
+  if (record) {
+    control::ControlLive done;
+    done.tid.store(record->tid, std::memory_order_release);
+    done.job_log.store(record->jobs.data(), std::memory_order_release);
+    done.jobs.store(record->jobs.size(), std::memory_order_release);
+    feed.Poll(done);
+  }
+  return explainer->Finish();
+}
+
+/// A checkpoint's path: the jobs the loop has published so far (control::JobsSoFar, with
+/// release order), converted as the end converts all of them, so a killed run keeps this
+/// configuration's response times up to its last checkpoint.
+results::PathRun CheckpointPath(const control::ControlLive& live, const ControlSettings& settings,
+                                const control::ControlLoopPlan& plan, int64_t start_realtime_ns,
+                                int64_t elapsed_ns) {
+  control::ControlRunRecord so_far;
+  so_far.jobs = control::JobsSoFar(live);
+  for (const control::JobTiming& j : so_far.jobs) {
+    so_far.skipped += j.skipped_before;
+    so_far.misses += j.miss ? 1 : 0;
+  }
+  so_far.releases = so_far.jobs.size() + so_far.skipped;
+  results::PathRun path;
+  path.wake = std::string(measure::WakePathName(plan.path));
+  path.start_realtime_ns = start_realtime_ns;
+  path.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  path.duration_ns = elapsed_ns;
+  results::ProbeResult p = ResponseProbe(so_far, settings, plan);
+  p.notes.push_back(fmt::format(
+      "checkpoint: the {} jobs so far ({} releases); the configuration was still running",
+      so_far.jobs.size(), so_far.releases));
+  path.probes.push_back(std::move(p));
+  return path;
+}
+
+/// What the control summary keeps of a scenario: its rows, counts and the replayed cost.
+ControlOutcome ControlOutcomeOf(const std::string& name, const ControlConfiguration& config,
+                                const control::ControlRunRecord& record,
+                                const stats::ReplaySettings& replay) {
+  ControlOutcome outcome;
+  outcome.scenario = name;
+  outcome.configuration = config.configuration;
+  outcome.policy_path = config.policy_path;
+  outcome.loaded = config.loaded;
+  outcome.rows = RowsOf(record);
+  outcome.releases = record.releases;
+  outcome.skipped = record.skipped;
+  outcome.misses = record.misses;
+  outcome.interrupted = record.interrupted;
+  if (outcome.rows.empty()) {
+    outcome.cost_error = "no job ran";
+  } else if (auto cost = stats::ReplayControlCost(ReplayJobsFromRows(outcome.rows), replay)) {
+    outcome.cost = *cost;
+  } else {
+    outcome.cost_error = cost.error().message;
+  }
+  return outcome;
+}
+
+/// The scenario's statistical report's facts: counts, times and every note of the run.
+results::ControlScenarioFacts ControlFactsOf(const ControlConfiguration& config,
+                                             const ControlSettings& settings,
+                                             const control::ControlRunRecord& record,
+                                             const std::vector<std::string>& notes) {
+  results::ControlScenarioFacts facts;
+  facts.configuration = config.configuration;
+  facts.period_ns = settings.period_ns;
+  facts.deadline_ns = settings.deadline_ns > 0 ? settings.deadline_ns : settings.period_ns;
+  facts.releases = record.releases;
+  facts.skipped = record.skipped;
+  facts.skipped_after_last = record.skipped_after_last;
+  facts.misses = record.misses;
+  facts.interrupted = record.interrupted;
+  facts.notes = notes;
+  if (!record.rt_throttling.empty()) facts.notes.push_back(record.rt_throttling);
+  if (record.deadline_overruns) {
+    facts.notes.push_back(fmt::format("SCHED_DEADLINE overruns signalled by the kernel: {}",
+                                      *record.deadline_overruns));
+  }
+  for (const auto& w : record.warnings) facts.notes.push_back(w);
+  return facts;
+}
+
+/// control.json of the scenario (results::ControlFile), but for the loop thread's counters
+/// and the controller's checksum, which the caller holds.
+results::ControlFile ControlFileOf(const std::string& name, const ControlConfiguration& config,
+                                   const ControlSettings& settings, measure::WakePath path,
+                                   const control::ControlRunRecord& record,
+                                   const ControlOutcome& outcome,
+                                   const stats::ReplaySettings& replay) {
+  results::ControlFile file;
+  file.scenario = name;
+  file.configuration = config.configuration;
+  file.policy = control::FormatPolicySpec(config.policy);
+  file.applied_policy = record.applied_policy;
+  file.wake = measure::WakePathName(path);
+  file.loaded = config.loaded;
+  if (config.loaded) file.loads = settings.load_specs;
+  file.cpu = settings.cpu;
+  file.tid = record.tid;
+  file.period_ns = settings.period_ns;
+  file.deadline_ns = settings.deadline_ns > 0 ? settings.deadline_ns : settings.period_ns;
+  file.jobs_planned = settings.jobs;
+  file.jobs = record.jobs.size();
+  file.releases = record.releases;
+  file.skipped = record.skipped;
+  file.skipped_after_last = record.skipped_after_last;
+  file.misses = record.misses;
+  file.grid_restarts = record.grid_restarts;
+  file.rt_throttle_suspects = record.rt_throttle_suspects;
+  file.interrupted = record.interrupted;
+  file.degraded = record.degraded;
+  file.warnings = record.warnings;
+  file.rt_throttling = record.rt_throttling;
+  file.deadline_overruns = record.deadline_overruns;
+  file.work_set_bytes = settings.work_set_bytes;
+  file.work_set_mode = WorkSetModeName(settings.work_set_mode);
+  file.calibration = Calibration(settings);
+  if (settings.inject_every > 0) file.inject = {settings.inject_every, settings.inject_ns};
+  file.control_cost = CostJson(outcome, replay);
+  file.latency_quantity = "response time c - r (result.json's latency of this scenario)";
+  std::vector<int64_t> latency_ns, exec_ns, response_ns;
+  for (size_t i = 0; i < record.jobs.size(); ++i) {
+    const auto& j = record.jobs[i];
+    if (j.release_unknown) file.release_unknown_jobs.push_back(i);
+    latency_ns.push_back(j.start_ns - j.release_ns);
+    exec_ns.push_back(j.end_ns - j.start_ns);
+    response_ns.push_back(j.end_ns - j.release_ns);
+  }
+  file.wakeup_latency_us = MicrosecondHistogram(latency_ns);
+  file.execution_us = MicrosecondHistogram(exec_ns);
+  file.response_us = MicrosecondHistogram(response_ns);
+  return file;
+}
+
+/// The scenario's result.json entry: one path whose probe is the jobs' response times.
+results::LatencyRun ControlLatencyRunOf(const control::ControlRunRecord& record,
+                                        const ControlSettings& settings,
+                                        const control::ControlLoopPlan& plan,
+                                        const sys::SystemInfo& info, const std::string& version,
+                                        const std::string& invocation, int64_t duration_ns) {
+  results::LatencyRun m;
+  m.rtpulse_version = version;
+  m.cmdline = invocation;
+  FillSystem(info, m);
+  m.start_realtime_ns = record.start_realtime_ns;
+  m.end_realtime_ns = record.end_realtime_ns;
+  m.interrupted = record.interrupted;
+  m.degraded = record.degraded;
+  m.warnings = record.warnings;
+  results::PathRun path;
+  path.wake = std::string(measure::WakePathName(plan.path));
+  path.start_realtime_ns = record.start_realtime_ns;
+  path.end_realtime_ns = record.end_realtime_ns;
+  path.duration_ns = duration_ns;
+  path.probes.push_back(ResponseProbe(record, settings, plan));
+  m.paths.push_back(std::move(path));
+  return m;
+}
+
+/// The exact percentiles of samples.bin (`dir`/samples.bin) into the run and the summary's
+/// per-wake-up and per-period values; a read problem becomes a warning.
+void AddControlExactPercentiles(const std::string& dir, Measured& out) {
+  results::LatencyRun& m = out.latency;
+  for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", results::kLoggedPercentiles)) {
+    out.warnings.push_back(std::move(w));
+  }
+  if (!m.paths.front().exact) return;
+  const results::ExactPathPercentiles& e = *m.paths.front().exact;
+  out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
+  out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
+}
+
+}  // namespace
+
 Expected<Measured> ControlWorkload::Measure(
     const std::string& dir, const std::string& name, int64_t /*duration_ns*/, int64_t checkpoint_ns,
     const std::function<void(const results::LatencyRun&)>& checkpoint, Progress& progress) {
@@ -398,10 +598,7 @@ Expected<Measured> ControlWorkload::Measure(
     readings = counters.Read();
   };
 
-  // Each checkpoint carries the jobs so far (control::JobsSoFar, a snapshot the loop
-  // publishes with release order), converted as the end converts all of them, so a killed
-  // run keeps this configuration's response times up to its last checkpoint.
-  results::LatencyRun partial;
+  results::LatencyRun partial;  // what each checkpoint writes
   partial.rtpulse_version = version_;
   partial.cmdline = invocation_;
   FillSystem(info_, partial);
@@ -409,18 +606,8 @@ Expected<Measured> ControlWorkload::Measure(
   const int64_t start_ns = MonotonicNs();
   int64_t next_checkpoint_ns = start_ns + checkpoint_ns;
   std::atomic<bool> stop{false};
-  std::unique_ptr<trace::Explainer> explainer;
   SuiteVerdictLines verdicts;
-  if (settings_.explain) {
-    trace::ExplainPlan explain = *settings_.explain;
-    explain.window_dir = dir + "/explain";
-    explain.session.cpus = {settings_.cpu};
-    explainer = trace::Explainer::Start(
-        explain, [&verdicts, line = settings_.verdict_line](const trace::Explanation& e,
-                                                            const std::string& verdict) {
-          verdicts.Add(line ? line(e, verdict) : verdict);
-        });
-  }
+  std::unique_ptr<trace::Explainer> explainer = StartControlExplainer(settings_, dir, verdicts);
   ControlSpikeFeed feed(explainer.get(), settings_.explain ? settings_.explain->threshold_ns : 0,
                         settings_.cpu, std::string(measure::WakePathName(plan.path)));
   const auto tick = [&](const control::ControlLive& live) {
@@ -437,67 +624,24 @@ Expected<Measured> ControlWorkload::Measure(
     }
     if (checkpoint_ns > 0 && now >= next_checkpoint_ns) {
       next_checkpoint_ns = now + checkpoint_ns;
-      control::ControlRunRecord so_far;
-      so_far.jobs = control::JobsSoFar(live);
-      for (const control::JobTiming& j : so_far.jobs) {
-        so_far.skipped += j.skipped_before;
-        so_far.misses += j.miss ? 1 : 0;
-      }
-      so_far.releases = so_far.jobs.size() + so_far.skipped;
-      results::PathRun path;
-      path.wake = std::string(measure::WakePathName(plan.path));
-      path.start_realtime_ns = partial.start_realtime_ns;
-      path.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-      path.duration_ns = now - start_ns;
-      results::ProbeResult p = ResponseProbe(so_far, settings_, plan);
-      p.notes.push_back(fmt::format(
-          "checkpoint: the {} jobs so far ({} releases); the configuration was still running",
-          so_far.jobs.size(), so_far.releases));
-      path.probes.push_back(std::move(p));
       partial.paths.clear();
-      partial.paths.push_back(std::move(path));
+      partial.paths.push_back(
+          CheckpointPath(live, settings_, plan, partial.start_realtime_ns, now - start_ns));
       partial.end_realtime_ns = ClockNs(CLOCK_REALTIME);
       checkpoint(partial);
     }
   };
   auto ran = RunLoopWatched(plan, job, stop, tick);
-  std::optional<trace::ExplainSummary> explained;
-  if (ran && explainer) {
-    // The jobs of the last tick, then what is still queued (the instance goes either way).
-    control::ControlLive done;
-    done.tid.store(ran->tid, std::memory_order_release);
-    done.job_log.store(ran->jobs.data(), std::memory_order_release);
-    done.jobs.store(ran->jobs.size(), std::memory_order_release);
-    feed.Poll(done);
-  }
-  if (explainer) explained = explainer->Finish();
+  std::optional<trace::ExplainSummary> explained =
+      FinishControlExplainer(explainer.get(), feed, ran ? &*ran : nullptr);
   if (progress.WantsTicks()) verdicts.SayAll(progress);
   if (!ran) return ran.error();
   const control::ControlRunRecord& record = *ran;
   const int64_t end_ns = MonotonicNs();
 
-  ControlOutcome outcome;
-  outcome.scenario = name;
-  outcome.configuration = config.configuration;
-  outcome.policy_path = config.policy_path;
-  outcome.loaded = config.loaded;
-  outcome.rows = RowsOf(record);
-  outcome.releases = record.releases;
-  outcome.skipped = record.skipped;
-  outcome.misses = record.misses;
-  outcome.interrupted = record.interrupted;
   stats::ReplaySettings replay;
   replay.period_ns = settings_.period_ns;
-  if (outcome.rows.empty()) {
-    outcome.cost_error = "no job ran";
-  } else {
-    auto cost = stats::ReplayControlCost(ReplayJobsFromRows(outcome.rows), replay);
-    if (cost) {
-      outcome.cost = *cost;
-    } else {
-      outcome.cost_error = cost.error().message;
-    }
-  }
+  ControlOutcome outcome = ControlOutcomeOf(name, config, record, replay);
 
   Measured out;
   out.interrupted = record.interrupted;
@@ -505,25 +649,10 @@ Expected<Measured> ControlWorkload::Measure(
   const auto keep = [&](const Status& s) {
     if (!s) out.warnings.push_back(s.error().message);
   };
-  results::ControlScenarioFacts facts;
-  facts.configuration = config.configuration;
-  facts.period_ns = settings_.period_ns;
-  facts.deadline_ns = settings_.deadline_ns > 0 ? settings_.deadline_ns : settings_.period_ns;
-  facts.releases = record.releases;
-  facts.skipped = record.skipped;
-  facts.skipped_after_last = record.skipped_after_last;
-  facts.misses = record.misses;
-  facts.interrupted = record.interrupted;
-  facts.notes = notes_;
-  if (!record.rt_throttling.empty()) facts.notes.push_back(record.rt_throttling);
-  if (record.deadline_overruns) {
-    facts.notes.push_back(fmt::format("SCHED_DEADLINE overruns signalled by the kernel: {}",
-                                      *record.deadline_overruns));
-  }
-  for (const auto& w : record.warnings) facts.notes.push_back(w);
   if (!outcome.rows.empty()) {
     keep(results::WriteResponseTimes(dir + "/response_times.txt", outcome.rows));
-    keep(results::WriteStatisticalReport(dir + "/statistical_report.txt", outcome.rows, facts));
+    keep(results::WriteStatisticalReport(dir + "/statistical_report.txt", outcome.rows,
+                                         ControlFactsOf(config, settings_, record, notes_)));
   }
   keep(results::WriteJobLog(dir + "/jobs.csv", outcome.rows));
   if (Status s = WriteResponseSamples(dir + "/samples.bin", record, settings_.cpu, plan.path); s) {
@@ -532,93 +661,24 @@ Expected<Measured> ControlWorkload::Measure(
     out.warnings.push_back("no samples.bin: " + s.error().message);
   }
 
-  results::ControlFile file;
-  file.scenario = name;
-  file.configuration = config.configuration;
-  file.policy = control::FormatPolicySpec(config.policy);
-  file.applied_policy = record.applied_policy;
-  file.wake = measure::WakePathName(plan.path);
-  file.loaded = config.loaded;
-  if (config.loaded) file.loads = settings_.load_specs;
-  file.cpu = settings_.cpu;
-  file.tid = record.tid;
-  file.period_ns = settings_.period_ns;
-  file.deadline_ns = facts.deadline_ns;
-  file.jobs_planned = settings_.jobs;
-  file.jobs = record.jobs.size();
-  file.releases = record.releases;
-  file.skipped = record.skipped;
-  file.skipped_after_last = record.skipped_after_last;
-  file.misses = record.misses;
-  file.grid_restarts = record.grid_restarts;
-  file.rt_throttle_suspects = record.rt_throttle_suspects;
-  file.interrupted = record.interrupted;
-  file.degraded = record.degraded;
-  file.warnings = record.warnings;
-  file.rt_throttling = record.rt_throttling;
-  file.deadline_overruns = record.deadline_overruns;
-  file.work_set_bytes = settings_.work_set_bytes;
-  file.work_set_mode = WorkSetModeName(settings_.work_set_mode);
-  file.calibration = Calibration(settings_);
-  if (settings_.inject_every > 0) file.inject = {settings_.inject_every, settings_.inject_ns};
+  results::ControlFile file =
+      ControlFileOf(name, config, settings_, plan.path, record, outcome, replay);
   file.counters_error = counters_error;
   if (counters_error.empty()) file.counters = Counters(readings);
-  file.control_cost = CostJson(outcome, replay);
   file.checksum = (*controller)->checksum();
-  file.latency_quantity = "response time c - r (result.json's latency of this scenario)";
-  std::vector<int64_t> latency_ns, exec_ns, response_ns;
-  for (size_t i = 0; i < record.jobs.size(); ++i) {
-    const auto& j = record.jobs[i];
-    if (j.release_unknown) file.release_unknown_jobs.push_back(i);
-    latency_ns.push_back(j.start_ns - j.release_ns);
-    exec_ns.push_back(j.end_ns - j.start_ns);
-    response_ns.push_back(j.end_ns - j.release_ns);
-  }
-  file.wakeup_latency_us = MicrosecondHistogram(latency_ns);
-  file.execution_us = MicrosecondHistogram(exec_ns);
-  file.response_us = MicrosecondHistogram(response_ns);
   keep(WriteFileAtomic(dir + "/control.json", results::ToJson(file).dump(2) + "\n"));
 
-  results::LatencyRun& m = out.latency;
-  m.rtpulse_version = version_;
-  m.cmdline = invocation_;
-  FillSystem(info_, m);
-  m.start_realtime_ns = record.start_realtime_ns;
-  m.end_realtime_ns = record.end_realtime_ns;
-  m.interrupted = record.interrupted;
-  m.degraded = record.degraded;
-  m.warnings = record.warnings;
-  results::PathRun path;
-  path.wake = std::string(measure::WakePathName(plan.path));
-  path.start_realtime_ns = record.start_realtime_ns;
-  path.end_realtime_ns = record.end_realtime_ns;
-  path.duration_ns = end_ns - start_ns;
-  path.probes.push_back(ResponseProbe(record, settings_, plan));
-  m.paths.push_back(std::move(path));
+  out.latency =
+      ControlLatencyRunOf(record, settings_, plan, info_, version_, invocation_, end_ns - start_ns);
   if (explained) {
+    results::LatencyRun& m = out.latency;
     m.explain = SuiteExplainResult(*explained, std::filesystem::path(dir).parent_path().string(),
                                    out.warnings);
     m.explain->notes.push_back(
         "control: a spike is a job whose start - release (the wake-up latency) exceeds the "
         "threshold; the scenario's latency statistics are response times");
   }
-  if (!out.samples_file.empty()) {
-    constexpr double kControlPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
-    for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", kControlPercentiles)) {
-      out.warnings.push_back(std::move(w));
-    }
-    if (m.paths.front().exact) {
-      const results::ExactPathPercentiles& e = *m.paths.front().exact;
-      const auto pick =
-          [&](const std::vector<int64_t>& list) -> std::optional<results::ExactPercentileValues> {
-        auto v = results::PickPercentiles(e, list, results::kSummaryPercentiles);
-        if (!v) return std::nullopt;
-        return results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
-      };
-      out.exact_percentiles = pick(e.all);
-      out.exact_per_period_percentiles = pick(e.all_per_period);
-    }
-  }
+  if (!out.samples_file.empty()) AddControlExactPercentiles(dir, out);
   outcomes_.push_back(std::move(outcome));
   return out;
 }

@@ -294,6 +294,184 @@ nlohmann::json E2eWorkload::ConfigJson() const {
           {"loads", settings_.load_specs}};
 }
 
+namespace {
+
+/// Runs the pipeline on its own thread while this one takes SIGINT/SIGTERM (which stop it)
+/// and shows the frames recorded so far about every 100 ms.
+Expected<e2e::PipelineResult> RunPipelineWatched(const e2e::PipelineSettings& pipeline,
+                                                 e2e::PipelineStages view, Progress& progress) {
+  const int64_t start_ns = MonotonicNs();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> recorded{0};
+  std::atomic<bool> done{false};
+  std::optional<Expected<e2e::PipelineResult>> result;
+  std::thread runner([&] {
+    result.emplace(e2e::RunPipeline(pipeline, view, stop, [&](uint64_t n) { recorded.store(n); }));
+    done.store(true, std::memory_order_release);
+  });
+  while (!done.load(std::memory_order_acquire)) {
+    if (StopSignalWithin(100 * kNsPerMs)) stop.store(true);
+    if (progress.WantsTicks()) {
+      LiveStatus s;
+      s.elapsed_ns = MonotonicNs() - start_ns;
+      s.samples = recorded.load();
+      progress.Measuring(s);
+    }
+  }
+  runner.join();
+  return std::move(*result);
+}
+
+/// "1x3x256x256"-style input and output shapes of the backend's model.
+std::pair<std::string, std::string> ModelShapes(const e2e::ModelShape& shape) {
+  return {e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width}),
+          e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width})};
+}
+
+/// The scenario's facts for e2e_statistics.txt and the summary: counts, times, what ran
+/// (source, model, backend and its threads) and every note of the run.
+results::E2eRunFacts E2eFactsOf(const std::string& name, const E2eConfiguration& config,
+                                const E2eSettings& settings, const e2e::PipelineResult& run,
+                                const E2eStagesOwned& stages, size_t rows,
+                                const std::vector<std::string>& notes) {
+  results::E2eRunFacts facts;
+  facts.scenario = name;
+  facts.configuration = config.configuration;
+  facts.mode = E2eModeName(settings.pipeline.mode);
+  facts.fps = settings.pipeline.fps;
+  facts.deadline_ns = run.deadline_ns;
+  facts.released = run.released;
+  facts.dropped = run.dropped;
+  facts.lost = run.lost;
+  facts.misses = run.misses;
+  facts.loopback_timeouts = run.loopback_timeouts;
+  facts.start_ns = run.start_ns;
+  facts.end_ns = run.end_ns;
+  facts.backend_name = stages.backend->name();
+  facts.backend_why = stages.backend->why();
+  facts.threads_asked = config.threads;
+  facts.backend_threads = stages.backend->threads();
+  facts.workers_seen = run.workers_seen;
+  facts.source = stages.source->Describe();
+  facts.timestamp_source = std::string(e2e::TimestampSourceName(stages.source->timestamp_source()));
+  const auto [in_shape, out_shape] = ModelShapes(stages.backend->shape());
+  facts.model = fmt::format("{} ({} -> {}, {})", settings.model_path, in_shape, out_shape,
+                            ModelLabel(settings.model_path));
+  facts.interrupted = run.interrupted;
+  facts.source_ended = run.source_ended;
+  facts.notes = notes;
+  for (const auto& n : run.notes) facts.notes.push_back(n);
+  if (!run.error.empty()) facts.notes.push_back("the run stopped early: " + run.error);
+  if (run.source_ended && rows < settings.pipeline.frames) {
+    facts.notes.push_back(
+        E2eSourceRanOutNote(rows, settings.pipeline.frames, settings.pipeline.warmup_frames));
+  }
+  for (const auto& t : run.threads) {
+    if (!t.as_asked)
+      facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
+  }
+  return facts;
+}
+
+/// e2e.json's settings block: the pipeline, its threads' scheduling, crop, decision, alert.
+results::E2eFile::Settings E2eFileSettingsOf(const E2eConfiguration& config,
+                                             const E2eSettings& settings,
+                                             const e2e::PipelineResult& run,
+                                             const results::E2eRunFacts& facts) {
+  const e2e::PipelineSettings& p = settings.pipeline;
+  results::E2eFile::Settings fs;
+  fs.mode = facts.mode;
+  fs.fps = p.fps;
+  fs.deadline_ns = facts.deadline_ns;
+  fs.period_ns = run.period_ns;
+  fs.frames = p.frames;
+  fs.warmup_frames = p.warmup_frames;
+  fs.capture = {p.capture.policy, p.capture.priority, p.capture.cpus};
+  fs.inference = {p.inference.policy, p.inference.priority, p.inference.cpus};
+  const auto& crop = settings.preprocess.crop;
+  const auto& roi = settings.decision.roi;
+  fs.crop = {crop.x0, crop.y0, crop.x1, crop.y1};
+  fs.roi = {roi.x0, roi.y0, roi.x1, roi.y1};
+  fs.near_m = settings.decision.near_m;
+  fs.clear_m = settings.decision.clear_m;
+  fs.alert = settings.alert.text.empty() ? "none" : settings.alert.text;
+  if (!settings.loopback.empty()) fs.loopback = settings.loopback;
+  fs.loaded = config.loaded;
+  if (config.loaded) fs.loads = settings.load_specs;
+  return fs;
+}
+
+/// The scenario's e2e.json (results::E2eFile).
+results::E2eFile E2eFileOf(const std::string& name, const E2eConfiguration& config,
+                           const E2eSettings& settings, const e2e::PipelineResult& run,
+                           const E2eStagesOwned& stages, const results::E2eRunFacts& facts,
+                           const std::vector<results::E2eFrameRow>& rows) {
+  results::E2eFile file;
+  file.scenario = name;
+  file.configuration = config.configuration;
+  file.source = {settings.source.text,
+                 facts.source,
+                 facts.timestamp_source,
+                 stages.source_width,
+                 stages.source_height,
+                 settings.reference_file.empty() ? "the source's own" : settings.reference_file};
+  const auto [in_shape, out_shape] = ModelShapes(stages.backend->shape());
+  file.model = {settings.model_path, in_shape, out_shape, ModelLabel(settings.model_path)};
+  file.backend.kind = e2e::BackendKindName(settings.backend);
+  file.backend.name = facts.backend_name;
+  file.backend.why = facts.backend_why;
+  file.backend.threads_asked = config.threads;
+  if (facts.backend_threads >= 0) {
+    file.backend.threads = facts.backend_threads;
+    file.backend.threads_from = "the backend";
+  } else if (facts.workers_seen >= 0) {
+    file.backend.threads = facts.workers_seen + 1;
+    file.backend.threads_from = "/proc/self/task: the inference thread and the backend's workers";
+  } else {
+    file.backend.threads_from = "not known";
+  }
+  file.settings = E2eFileSettingsOf(config, settings, run, facts);
+  for (const auto& t : run.threads) {
+    file.threads.push_back(
+        {t.tid, t.name, t.role, t.policy, t.priority, t.cpus, t.as_asked, t.note});
+  }
+  const uint64_t frames = settings.pipeline.frames;
+  file.counts = {rows.size(),
+                 frames,
+                 run.source_ended && rows.size() < frames,
+                 run.released,
+                 run.dropped,
+                 run.lost,
+                 run.misses,
+                 run.loopback_timeouts,
+                 run.ThroughputFps(),
+                 run.start_ns,
+                 run.end_ns,
+                 run.interrupted,
+                 run.source_ended};
+  for (const char* stage : results::kE2eStageNames) {
+    auto st = results::ComputeE2eStageStats(results::StageValues(rows, stage));
+    file.stages[stage] = st ? std::optional<results::E2eStageStats>(*st) : std::nullopt;
+  }
+  file.latency_quantity = "Total = alert - capture (result.json's latency of this scenario)";
+  file.notes = facts.notes;
+  return file;
+}
+
+/// The exact percentiles of `dir`/samples.bin into the run and the summary; a read problem
+/// becomes a warning.
+void AddE2eExactPercentiles(const std::string& dir, Measured& out) {
+  results::LatencyRun& m = out.latency;
+  for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", results::kLoggedPercentiles)) {
+    out.warnings.push_back(std::move(w));
+  }
+  if (!m.paths.front().exact) return;
+  const results::ExactPathPercentiles& e = *m.paths.front().exact;
+  out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
+}
+
+}  // namespace
+
 Expected<Measured> E2eWorkload::Measure(
     const std::string& dir, const std::string& name, int64_t /*duration_ns*/,
     int64_t /*checkpoint_ns*/,
@@ -315,32 +493,13 @@ Expected<Measured> E2eWorkload::Measure(
   });
   auto stages = OpenE2eStages(settings_, config.threads);
   if (!stages) return stages.error();
-  e2e::PipelineStages view = (*stages)->View();
   e2e::PipelineSettings pipeline = settings_.pipeline;
   pipeline.threads_before_backend = before;
 
   const int64_t start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  const int64_t start_ns = MonotonicNs();
-  std::atomic<bool> stop{false};
-  std::atomic<uint64_t> recorded{0};
-  std::atomic<bool> done{false};
-  std::optional<Expected<e2e::PipelineResult>> result;
-  std::thread runner([&] {
-    result.emplace(e2e::RunPipeline(pipeline, view, stop, [&](uint64_t n) { recorded.store(n); }));
-    done.store(true, std::memory_order_release);
-  });
-  while (!done.load(std::memory_order_acquire)) {
-    if (StopSignalWithin(100 * kNsPerMs)) stop.store(true);
-    if (progress.WantsTicks()) {
-      LiveStatus s;
-      s.elapsed_ns = MonotonicNs() - start_ns;
-      s.samples = recorded.load();
-      progress.Measuring(s);
-    }
-  }
-  runner.join();
-  if (!*result) return result->error();
-  const e2e::PipelineResult& run = **result;
+  auto result = RunPipelineWatched(pipeline, (*stages)->View(), progress);
+  if (!result) return result.error();
+  const e2e::PipelineResult& run = *result;
 
   for (const auto& t : run.threads) {
     if (t.role == "worker" &&
@@ -356,48 +515,7 @@ Expected<Measured> E2eWorkload::Measure(
   outcome.loaded = config.loaded;
   outcome.rows = E2eRowsOf(run.frames);
   outcome.interrupted = run.interrupted;
-  results::E2eRunFacts& facts = outcome.facts;
-  facts.scenario = name;
-  facts.configuration = config.configuration;
-  facts.mode = E2eModeName(settings_.pipeline.mode);
-  facts.fps = settings_.pipeline.fps;
-  facts.deadline_ns = run.deadline_ns;
-  facts.released = run.released;
-  facts.dropped = run.dropped;
-  facts.lost = run.lost;
-  facts.misses = run.misses;
-  facts.loopback_timeouts = run.loopback_timeouts;
-  facts.start_ns = run.start_ns;
-  facts.end_ns = run.end_ns;
-  facts.backend_name = (*stages)->backend->name();
-  facts.backend_why = (*stages)->backend->why();
-  facts.threads_asked = config.threads;
-  facts.backend_threads = (*stages)->backend->threads();
-  facts.workers_seen = run.workers_seen;
-  facts.source = (*stages)->source->Describe();
-  facts.timestamp_source =
-      std::string(e2e::TimestampSourceName((*stages)->source->timestamp_source()));
-  facts.model = fmt::format("{} ({} -> {}, {})", settings_.model_path,
-                            e2e::FormatShape({1, (*stages)->backend->shape().in_channels,
-                                              (*stages)->backend->shape().in_height,
-                                              (*stages)->backend->shape().in_width}),
-                            e2e::FormatShape({1, (*stages)->backend->shape().out_channels,
-                                              (*stages)->backend->shape().out_height,
-                                              (*stages)->backend->shape().out_width}),
-                            ModelLabel(settings_.model_path));
-  facts.interrupted = run.interrupted;
-  facts.source_ended = run.source_ended;
-  facts.notes = notes_;
-  for (const auto& n : run.notes) facts.notes.push_back(n);
-  if (!run.error.empty()) facts.notes.push_back("the run stopped early: " + run.error);
-  if (run.source_ended && outcome.rows.size() < settings_.pipeline.frames) {
-    facts.notes.push_back(E2eSourceRanOutNote(outcome.rows.size(), settings_.pipeline.frames,
-                                              settings_.pipeline.warmup_frames));
-  }
-  for (const auto& t : run.threads) {
-    if (!t.as_asked)
-      facts.notes.push_back(fmt::format("thread {} ({}): {}", t.name, t.role, t.note));
-  }
+  outcome.facts = E2eFactsOf(name, config, settings_, run, **stages, outcome.rows.size(), notes_);
 
   Measured out;
   out.interrupted = run.interrupted;
@@ -406,7 +524,7 @@ Expected<Measured> E2eWorkload::Measure(
   };
   keep(results::WriteE2eLatencyCsv(dir + "/e2e_inference_latency.csv", outcome.rows));
   keep(results::WriteFrameLog(dir + "/frames.csv", outcome.rows));
-  keep(results::WriteE2eStatistics(dir + "/e2e_statistics.txt", outcome.rows, facts));
+  keep(results::WriteE2eStatistics(dir + "/e2e_statistics.txt", outcome.rows, outcome.facts));
   if (Status s =
           WriteE2eSamples(dir + "/samples.bin", outcome.rows, start_realtime_ns, run.interrupted);
       s) {
@@ -414,77 +532,8 @@ Expected<Measured> E2eWorkload::Measure(
   } else {
     out.warnings.push_back("no samples.bin: " + s.error().message);
   }
-
-  const e2e::ModelShape& shape = (*stages)->backend->shape();
-  const e2e::PipelineSettings& p = settings_.pipeline;
-  results::E2eFile file;
-  file.scenario = name;
-  file.configuration = config.configuration;
-  file.source = {settings_.source.text,
-                 facts.source,
-                 facts.timestamp_source,
-                 (*stages)->source_width,
-                 (*stages)->source_height,
-                 settings_.reference_file.empty() ? "the source's own" : settings_.reference_file};
-  file.model = {settings_.model_path,
-                e2e::FormatShape({1, shape.in_channels, shape.in_height, shape.in_width}),
-                e2e::FormatShape({1, shape.out_channels, shape.out_height, shape.out_width}),
-                ModelLabel(settings_.model_path)};
-  file.backend.kind = e2e::BackendKindName(settings_.backend);
-  file.backend.name = facts.backend_name;
-  file.backend.why = facts.backend_why;
-  file.backend.threads_asked = config.threads;
-  if (facts.backend_threads >= 0) {
-    file.backend.threads = facts.backend_threads;
-    file.backend.threads_from = "the backend";
-  } else if (facts.workers_seen >= 0) {
-    file.backend.threads = facts.workers_seen + 1;
-    file.backend.threads_from = "/proc/self/task: the inference thread and the backend's workers";
-  } else {
-    file.backend.threads_from = "not known";
-  }
-  results::E2eFile::Settings& fs = file.settings;
-  fs.mode = facts.mode;
-  fs.fps = p.fps;
-  fs.deadline_ns = facts.deadline_ns;
-  fs.period_ns = run.period_ns;
-  fs.frames = p.frames;
-  fs.warmup_frames = p.warmup_frames;
-  fs.capture = {p.capture.policy, p.capture.priority, p.capture.cpus};
-  fs.inference = {p.inference.policy, p.inference.priority, p.inference.cpus};
-  const auto& crop = settings_.preprocess.crop;
-  const auto& roi = settings_.decision.roi;
-  fs.crop = {crop.x0, crop.y0, crop.x1, crop.y1};
-  fs.roi = {roi.x0, roi.y0, roi.x1, roi.y1};
-  fs.near_m = settings_.decision.near_m;
-  fs.clear_m = settings_.decision.clear_m;
-  fs.alert = settings_.alert.text.empty() ? "none" : settings_.alert.text;
-  if (!settings_.loopback.empty()) fs.loopback = settings_.loopback;
-  fs.loaded = config.loaded;
-  if (config.loaded) fs.loads = settings_.load_specs;
-  for (const auto& t : run.threads) {
-    file.threads.push_back(
-        {t.tid, t.name, t.role, t.policy, t.priority, t.cpus, t.as_asked, t.note});
-  }
-  file.counts = {outcome.rows.size(),
-                 p.frames,
-                 run.source_ended && outcome.rows.size() < p.frames,
-                 run.released,
-                 run.dropped,
-                 run.lost,
-                 run.misses,
-                 run.loopback_timeouts,
-                 run.ThroughputFps(),
-                 run.start_ns,
-                 run.end_ns,
-                 run.interrupted,
-                 run.source_ended};
-  for (const char* stage : results::kE2eStageNames) {
-    auto st = results::ComputeE2eStageStats(results::StageValues(outcome.rows, stage));
-    file.stages[stage] = st ? std::optional<results::E2eStageStats>(*st) : std::nullopt;
-  }
-  file.latency_quantity = "Total = alert - capture (result.json's latency of this scenario)";
-  file.notes = facts.notes;
+  const results::E2eFile file =
+      E2eFileOf(name, config, settings_, run, **stages, outcome.facts, outcome.rows);
   keep(WriteFileAtomic(dir + "/e2e.json", results::ToJson(file).dump(2) + "\n"));
 
   results::LatencyRun& m = out.latency;
@@ -502,19 +551,7 @@ Expected<Measured> E2eWorkload::Measure(
   path.probes.push_back(E2eTotalProbe(outcome.rows, run, settings_));
   m.degraded = path.probes.front().degraded;
   m.paths.push_back(std::move(path));
-  if (!out.samples_file.empty() && !outcome.rows.empty()) {
-    constexpr double kE2ePercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99};
-    for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", kE2ePercentiles)) {
-      out.warnings.push_back(std::move(w));
-    }
-    if (m.paths.front().exact) {
-      const results::ExactPathPercentiles& e = *m.paths.front().exact;
-      auto v = results::PickPercentiles(e, e.all, results::kSummaryPercentiles);
-      if (v)
-        out.exact_percentiles =
-            results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
-    }
-  }
+  if (!out.samples_file.empty() && !outcome.rows.empty()) AddE2eExactPercentiles(dir, out);
   if (outcome.rows.empty()) out.warnings.push_back(name + ": no frame was recorded");
   outcomes_.push_back(std::move(outcome));
   if (!run.error.empty()) {

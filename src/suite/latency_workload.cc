@@ -64,28 +64,17 @@ void SuiteNoSamplesLogged(results::LatencyRun& run) {
   }
 }
 
-/// What a scenario's outputs show: stats::kPercentiles (cyclictest.json, the latency block)
-/// and the summary rows' results::kSummaryPercentiles, one selection for both.
-constexpr double kLoggedPercentiles[] = {50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999};
-
-std::optional<results::ExactPercentileValues> SummaryValues(
-    const results::ExactPathPercentiles& exact, const std::vector<int64_t>& list) {
-  auto v = results::PickPercentiles(exact, list, results::kSummaryPercentiles);
-  if (!v) return std::nullopt;
-  return results::ExactPercentileValues{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
-}
-
 /// Exact percentiles from the scenario's samples.bin in place of bucket edges (streaming
 /// passes, never the whole log in memory): every path's in its latency block, and the
 /// summary's when the scenario has one path.
 void AddExactPercentiles(const std::string& samples_path, Measured& out) {
-  for (auto& w : AddLogPercentiles(out.latency, samples_path, kLoggedPercentiles)) {
+  for (auto& w : AddLogPercentiles(out.latency, samples_path, results::kLoggedPercentiles)) {
     out.warnings.push_back(std::move(w));
   }
   if (out.latency.paths.size() == 1 && out.latency.paths.front().exact) {
     const results::ExactPathPercentiles& e = *out.latency.paths.front().exact;
-    out.exact_percentiles = SummaryValues(e, e.all);
-    out.exact_per_period_percentiles = SummaryValues(e, e.all_per_period);
+    out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
+    out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
   }
 }
 

@@ -22,6 +22,10 @@ class MachineRun {
  public:
   /// `header_line` opens system_info.txt ("rtpulse VERSION COMMAND, INVOCATION").
   MachineRun(const FsRoot& root, std::string header_line);
+  /// The machine's facts hold `root` by reference: it must outlive the MachineRun.
+  MachineRun(FsRoot&& root, std::string header_line) = delete;
+  MachineRun(const MachineRun&) = delete;
+  MachineRun& operator=(const MachineRun&) = delete;
 
   const FsRoot& root() const { return context_.root; }
   const sys::CheckContext& context() const { return context_; }

@@ -38,6 +38,10 @@ DERIVED = ["capture_stage_ns", "queue_ns", "preproc_ns", "inference_ns", "postpr
            "decision_to_alert_ns", "total_ns"]
 
 
+EXACT_METHOD = ("nearest-rank (rank = ceil(p/100*N)); value = the sample of that rank, exact "
+                "(from the samples log)")
+
+
 def fail(msg):
     print("MISMATCH: " + msg)
     sys.exit(1)
@@ -296,6 +300,16 @@ def main():
             ex = sc.get("exact_percentiles")
             if not ex or ex["p99_ns"] != rank(t, 99) or ex["median_ns"] != rank(t, 50):
                 fail(f"result.json {sc['name']} exact_percentiles {ex} != p99 {rank(t, 99)}")
+            # The scenario's cyclictest.json: every percentile the sample of its rank, as
+            # result.json's (the frames' times are all known), never a bucket edge.
+            ct = json.load(open(os.path.join(d, "cyclictest.json")))["rtpulse"]
+            if ct["percentile_method"] != EXACT_METHOD:
+                fail(f"{sc['name']}/cyclictest.json percentile_method {ct['percentile_method']!r}")
+            all_threads = ct["paths"][0]["all_threads"]
+            for p in ("50", "90", "99", "99.9", "99.99", "99.999"):
+                if all_threads[f"p{p}_ns"] != rank(t, p):
+                    fail(f"{sc['name']}/cyclictest.json p{p} {all_threads[f'p{p}_ns']} != "
+                         f"{rank(t, p)}")
             summary = sc["summary"][0]
             if summary["samples"] != len(t) or summary["max_ns"] != t[-1]:
                 fail(f"result.json {sc['name']} summary {summary['samples']} samples, max "

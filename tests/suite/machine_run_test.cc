@@ -34,12 +34,13 @@ class NoWorkload final : public Workload {
 
 TEST(MachineRunTest, StopSignalsAreBlockedOnceConstructed) {
   const testutil::FakeTree tree;
+  const FsRoot root = tree.Root();
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     sigset_t before;
     sigprocmask(SIG_SETMASK, nullptr, &before);
-    const MachineRun machine(tree.Root(), "rtpulse test");
+    const MachineRun machine(root, "rtpulse test");
     sigset_t after;
     sigprocmask(SIG_SETMASK, nullptr, &after);
     const bool was_open = sigismember(&before, SIGINT) == 0 && sigismember(&before, SIGTERM) == 0;
@@ -54,6 +55,7 @@ TEST(MachineRunTest, StopSignalsAreBlockedOnceConstructed) {
 
 TEST(MachineRunTest, TheCommandsServicesAreAddedBeforeARunThatCannotStart) {
   const testutil::FakeTree tree;
+  const FsRoot root = tree.Root();
   const testutil::TempDir tmp;
   // The results folder's parent is a file: the run stops before its first scenario, with
   // the runner's exit code for a file in the way (bad input, core's CreateFolders).
@@ -70,7 +72,7 @@ TEST(MachineRunTest, TheCommandsServicesAreAddedBeforeARunThatCannotStart) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    MachineRun machine(tree.Root(), "rtpulse test");
+    MachineRun machine(root, "rtpulse test");
     const RunOutcome outcome = machine.Run(plan, workload, progress, [&](Services& services) {
       ++customized;
       if (services.workload != &workload || services.progress != &progress) _exit(10);
