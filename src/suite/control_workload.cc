@@ -553,19 +553,6 @@ results::LatencyRun ControlLatencyRunOf(const control::ControlRunRecord& record,
   return m;
 }
 
-/// The exact percentiles of samples.bin (`dir`/samples.bin) into the run and the summary's
-/// per-wake-up and per-period values; a read problem becomes a warning.
-void AddControlExactPercentiles(const std::string& dir, Measured& out) {
-  results::LatencyRun& m = out.latency;
-  for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", results::kLoggedPercentiles)) {
-    out.warnings.push_back(std::move(w));
-  }
-  if (!m.paths.front().exact) return;
-  const results::ExactPathPercentiles& e = *m.paths.front().exact;
-  out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
-  out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
-}
-
 }  // namespace
 
 Expected<Measured> ControlWorkload::Measure(
@@ -678,7 +665,7 @@ Expected<Measured> ControlWorkload::Measure(
         "control: a spike is a job whose start - release (the wake-up latency) exceeds the "
         "threshold; the scenario's latency statistics are response times");
   }
-  if (!out.samples_file.empty()) AddControlExactPercentiles(dir, out);
+  if (!out.samples_file.empty()) AddExactPercentiles(dir + "/samples.bin", true, out);
   outcomes_.push_back(std::move(outcome));
   return out;
 }

@@ -458,18 +458,6 @@ results::E2eFile E2eFileOf(const std::string& name, const E2eConfiguration& conf
   return file;
 }
 
-/// The exact percentiles of `dir`/samples.bin into the run and the summary; a read problem
-/// becomes a warning.
-void AddE2eExactPercentiles(const std::string& dir, Measured& out) {
-  results::LatencyRun& m = out.latency;
-  for (auto& w : AddLogPercentiles(m, dir + "/samples.bin", results::kLoggedPercentiles)) {
-    out.warnings.push_back(std::move(w));
-  }
-  if (!m.paths.front().exact) return;
-  const results::ExactPathPercentiles& e = *m.paths.front().exact;
-  out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
-}
-
 }  // namespace
 
 Expected<Measured> E2eWorkload::Measure(
@@ -551,7 +539,10 @@ Expected<Measured> E2eWorkload::Measure(
   path.probes.push_back(E2eTotalProbe(outcome.rows, run, settings_));
   m.degraded = path.probes.front().degraded;
   m.paths.push_back(std::move(path));
-  if (!out.samples_file.empty() && !outcome.rows.empty()) AddE2eExactPercentiles(dir, out);
+  if (!out.samples_file.empty() && !outcome.rows.empty()) {
+    // Per wake-up only, as before: e2e's summary takes no per-period values from the log.
+    AddExactPercentiles(dir + "/samples.bin", false, out);
+  }
   if (outcome.rows.empty()) out.warnings.push_back(name + ": no frame was recorded");
   outcomes_.push_back(std::move(outcome));
   if (!run.error.empty()) {

@@ -160,4 +160,16 @@ void NoSamplesLogClaimed(results::LatencyRun& run) {
   }
 }
 
+void AddExactPercentiles(const std::string& samples_path, bool per_period, Measured& out) {
+  for (auto& w : AddLogPercentiles(out.latency, samples_path, results::kLoggedPercentiles)) {
+    out.warnings.push_back(std::move(w));
+  }
+  if (out.latency.paths.size() != 1 || !out.latency.paths.front().exact) return;
+  const results::ExactPathPercentiles& e = *out.latency.paths.front().exact;
+  out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
+  if (per_period) {
+    out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
+  }
+}
+
 }  // namespace rtpulse::suite

@@ -9,6 +9,7 @@
 
 #include "measure/recorder.h"
 #include "results/latency_result.h"
+#include "suite/runner.h"
 
 namespace rtpulse::suite {
 
@@ -39,5 +40,10 @@ void NoSamplesLogClaimed(results::LatencyRun& run);
 std::vector<std::string> AddLogPercentiles(results::LatencyRun& run,
                                            const std::string& samples_path,
                                            std::span<const double> percentiles);
+
+/// A scenario's exact percentiles from its samples log (AddLogPercentiles with
+/// results::kLoggedPercentiles, each warning into `out.warnings`) and, when its run has one
+/// path, the summary's values per wake-up and, with `per_period`, per period.
+void AddExactPercentiles(const std::string& samples_path, bool per_period, Measured& out);
 
 }  // namespace rtpulse::suite

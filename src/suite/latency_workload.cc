@@ -64,20 +64,6 @@ void SuiteNoSamplesLogged(results::LatencyRun& run) {
   }
 }
 
-/// Exact percentiles from the scenario's samples.bin in place of bucket edges (streaming
-/// passes, never the whole log in memory): every path's in its latency block, and the
-/// summary's when the scenario has one path.
-void AddExactPercentiles(const std::string& samples_path, Measured& out) {
-  for (auto& w : AddLogPercentiles(out.latency, samples_path, results::kLoggedPercentiles)) {
-    out.warnings.push_back(std::move(w));
-  }
-  if (out.latency.paths.size() == 1 && out.latency.paths.front().exact) {
-    const results::ExactPathPercentiles& e = *out.latency.paths.front().exact;
-    out.exact_percentiles = results::PickSummaryPercentiles(e, e.all);
-    out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
-  }
-}
-
 }  // namespace
 
 Expected<measure::LatencyPlan> SuiteLatencyPlan(const LatencySettings& settings) {
@@ -195,7 +181,7 @@ Expected<Measured> LatencyWorkload::Measure(
     out.write_error = Error{m.samples_error_code, "samples log: " + m.samples_error};
   }
   out.latency = std::move(m);
-  if (logged) AddExactPercentiles(dir + "/samples.bin", out);
+  if (logged) AddExactPercentiles(dir + "/samples.bin", true, out);
   return out;
 }
 
