@@ -62,7 +62,7 @@ constexpr std::array kCommands = {
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
     "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
-    "            130 interrupted (partial results written).\n"
+    "            130 interrupted (partial results written; latency: 0, as cyclictest).\n"
     "Docs: docs/ in the source tree (cli.md, suite.md, control.md, e2e.md, latency.md, report.md,\n"
     "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md,\n"
     "      result-json.md, budget.md, fleet.md).";

@@ -63,8 +63,25 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
   auto plan = BuildLatencyPlan(measured_options, online);
   if (!plan) return plan.error();
   out.plan = std::move(*plan);
+  if (wake.timerlat && (o.aligned_us || o.secaligned_given)) {
+    return UsageError(
+        "-A/--secaligned set where rtpulse's threads start their grids; the timerlat tracer "
+        "arms its own timers: drop them, or measure timerlat in a run of its own");
+  }
   if (wake.timerlat) {
-    auto t = BuildTimerlatPlan(out.plan, online);
+    // The tracer has one period, -i, for every CPU: cyclictest's thread distance (-d, 500 us
+    // by default) spaces only the other paths' threads.
+    if (wake.others.empty() && o.distance_us && *o.distance_us != 0) {
+      return UsageError(fmt::format(
+          "-d {}: --wake timerlat has one period (-i) for every CPU, so a thread distance "
+          "does not apply: drop -d",
+          *o.distance_us));
+    }
+    LatencyOptions timerlat_options = measured_options;
+    timerlat_options.distance_us = 0;
+    auto timerlat_threads = BuildLatencyPlan(timerlat_options, online);
+    if (!timerlat_threads) return timerlat_threads.error();
+    auto t = BuildTimerlatPlan(*timerlat_threads, online);
     if (!t) return t.error();
     out.timerlat = std::move(*t);
   }
@@ -175,8 +192,8 @@ int WriteRunFiles(const LatencyOptions& o, results::LatencyRun& run,
 }
 
 /// cyclictest's outputs: the histogram (to --histfile or `text`), the final status lines,
-/// the injection lines, the breaktrace lines; then rtpulse's summary, commented out in script
-/// mode so cyclictest-style parsers skip it. Returns the exit code so far.
+/// the injection lines, the breaktrace lines; then rtpulse's summary (not with -q), commented
+/// out in script mode so cyclictest-style parsers skip it. Returns the exit code so far.
 int PrintRunText(const LatencyOptions& o, const measure::LatencyPlan& plan,
                  const results::LatencyRun& run, const results::Verdict& verdict, std::FILE* text,
                  int exit_code) {
@@ -214,9 +231,13 @@ int PrintRunText(const LatencyOptions& o, const measure::LatencyPlan& plan,
     fmt::print(text, "# Break thread: {}\n# Break value: {}\n", run.breaktrace->thread,
                o.nsecs ? run.breaktrace->latency_ns : run.breaktrace->latency_ns / 1000);
   }
+  // -q, as cyclictest's: its lines alone, then only what was asked for by name (--explain's
+  // table, --budget's verdict), commented. rtpulse's summary table is in the JSON and in the
+  // output without -q; the warnings were printed once, on stderr.
   std::string summary;
   if (run.explain) summary += FormatExplainTable(*run.explain, MeasuredNs(run)) + "\n";
-  summary += results::FormatSummary(run) + results::FormatVerdict(verdict);
+  if (!o.quiet) summary += results::FormatSummary(run);
+  if (!o.quiet || verdict.budget) summary += results::FormatVerdict(verdict);
   const bool script_mode = o.quiet || o.verbose || plan.linear_histogram_us > 0;
   std::fputs(script_mode ? results::CommentedLines(summary).c_str() : ("\n" + summary).c_str(),
              text);
@@ -240,7 +261,9 @@ results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdl
   suite::FillSystem(probe, run);
   run.warnings.insert(run.warnings.begin(), environment.begin(), environment.end());
   run.inject = InjectSettingsOf(p.plan);
-  run.return_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : 0;
+  // Stopped by SIGINT or SIGTERM is how harnesses end cyclictest (rteval does): exit 0 with
+  // the results, as cyclictest; the JSON's rtpulse.interrupted says it.
+  run.return_code = 0;
   if (!o.samples.empty() && run.samples_error.empty()) {
     // Exact percentiles from the log in place of the bucket edges; a log that does not hold
     // the run's samples leaves the bucket edges, with a warning that says why.
@@ -255,10 +278,16 @@ results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdl
 }
 
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
+  // -u, as cyclictest: every line reaches a pipe as it is printed.
+  if (o.unbuffered) std::setvbuf(stdout, nullptr, _IONBF, 0);
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
   auto prepared = PrepareLatency(o, probe.online_cpus);
   if (!prepared) return ReportError(prepared.error());
   LatencyCommandPlan& p = *prepared;
+  // As cyclictest: a refused real-time set-up stops before anything is measured or written.
+  if (!o.allow_degraded && p.run_wake_paths) {
+    if (Status s = measure::CheckRealtimeSetup(p.plan); !s) return ReportError(s.error());
+  }
   auto sink = OpenSampleSink(o);
   if (!sink) return ReportError(sink.error());
 
@@ -308,10 +337,12 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   results::LatencyRun run = CompleteRun(o, cmdline, probe, p, std::move(record), environment,
                                         explain_only_ring, explained);
 
-  int exit_code = run.interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
+  int exit_code = ToInt(ExitCode::kOk);
   if (!run.samples_error.empty()) exit_code = ToInt(run.samples_error_code);
   const results::Verdict verdict = results::JudgeLatencyRun(run, p.budget);
-  const bool budget_not_met = exit_code == ToInt(ExitCode::kOk) && p.budget && !verdict.Met();
+  // An interrupted run is judged and printed, but its verdict does not set the exit code.
+  const bool budget_not_met =
+      exit_code == ToInt(ExitCode::kOk) && !run.interrupted && p.budget && !verdict.Met();
   exit_code = WriteRunFiles(o, run, verdict, budget_not_met, start_realtime_ns, exit_code);
   exit_code = PrintRunText(o, p.plan, run, verdict, text, exit_code);
   std::fflush(stdout);

@@ -190,7 +190,14 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("-h,--histogram", o.histogram_us, "print a 1 us histogram up to US at the end");
   sub.add_option("-H,--histofall", o.histofall_us, "as -h, with a sum column");
   sub.add_option("--histfile", o.histfile, "write the -h/-H histogram to PATH instead of stdout");
-  sub.add_flag("-q,--quiet", o.quiet, "print only the final summary");
+  sub.add_flag("-q,--quiet", o.quiet, "print only cyclictest's final lines");
+  sub.add_flag("-u,--unbuffered", o.unbuffered, "unbuffered standard output (live processing)");
+  sub.add_option("-A,--aligned", o.aligned_us,
+                 "start every thread's grid at one moment, thread N's N x USEC later");
+  sub.add_option("--secaligned", o.secaligned,
+                 "start every thread's grid at the next whole second (CLOCK_MONOTONIC), USEC "
+                 "later (no value: 0)")
+      ->expected(0, 1);
   sub.add_flag("-N,--nsecs", o.nsecs, "cyclictest fields in ns instead of us");
   sub.add_flag("-r,--relative", o.relative, "relative timer (= --wake rel)");
   sub.add_flag("-x,--posix_timers", o.posix, "POSIX timers (= --wake posix)");
@@ -202,6 +209,9 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--json", o.json,
                  "write results as JSON (cyclictest schema + rtpulse fields); - = stdout");
   sub.add_flag("--laptop", o.laptop, "leave /dev/cpu_dma_latency alone (save battery)");
+  sub.add_flag("--allow-degraded", o.allow_degraded,
+               "measure even if the RT policy, CPU or memory lock is refused (marked degraded; "
+               "without it: exit 3 before measuring)");
   sub.add_flag("--default-system", o.default_system, "do not tune the system");
   sub.add_option("--latency", o.latency_pm_qos, "value for /dev/cpu_dma_latency (default 0)");
   sub.add_option("--mainaffinity", o.mainaffinity, "pin the main (non-RT) thread to CPUSET");
@@ -241,6 +251,7 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
 void NoteGivenOptions(const CLI::App& sub, LatencyOptions& o) {
   o.affinity_given = sub.count("--affinity") > 0;
   o.threads_given = sub.count("--threads") > 0;
+  o.secaligned_given = sub.count("--secaligned") > 0;
   o.explain_cost_given = sub.count("--explain-cost") > 0;
 }
 
@@ -384,6 +395,50 @@ Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOption
   explain.session.events = *events;
   return std::optional<trace::ExplainPlan>(std::move(explain));
 }
+
+namespace {
+
+/// -A and --secaligned: each thread's grid phase and the origin on a whole second.
+Status ApplyAlignment(const LatencyOptions& o, LatencyPlan& plan) {
+  if (!o.aligned_us && !o.secaligned_given) return Status::Ok();
+  if (o.aligned_us && o.secaligned_given) {
+    return UsageError(
+        "-A and --secaligned both set where the threads' grids start: give one (as cyclictest)");
+  }
+  if (plan.inject) {
+    return UsageError(
+        "--inject aligns its spins to the shared grid; -A/--secaligned move the threads' own: "
+        "drop one");
+  }
+  constexpr int64_t kHourUs = 3600LL * 1000 * 1000;
+  int64_t offset_us = 0;
+  if (o.aligned_us) {
+    offset_us = *o.aligned_us;
+    const auto last = static_cast<int64_t>(plan.threads.size()) - 1;
+    if (offset_us < 0 || offset_us * last > kHourUs) {
+      return UsageError(fmt::format(
+          "-A {}: thread N starts N x {} us after the first; give 0 or more, at most an hour "
+          "for the last thread (e.g. -A 100)",
+          offset_us, offset_us));
+    }
+  } else if (!o.secaligned.empty()) {
+    auto parsed = ParseInt(o.secaligned, "--secaligned");
+    if (!parsed || *parsed >= 1'000'000) {
+      return UsageError(
+          fmt::format("--secaligned {}: the offset after the whole second is 0 to 999999 us (e.g. "
+                      "--secaligned 500)",
+                      Printable(o.secaligned)));
+    }
+    offset_us = *parsed;
+  }
+  plan.origin_on_second = o.secaligned_given;
+  for (auto& t : plan.threads) {
+    t.phase_ns = (o.aligned_us ? offset_us * t.index : offset_us) * kNsPerUs;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
                                        const std::vector<int>& online_cpus) {
@@ -582,6 +637,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
         "--samples and -v both stream every sample: use one (rtpulse samples FILE "
         "--csv prints a samples file as text)");
   }
+  if (Status s = ApplyAlignment(o, plan); !s) return s.error();
   if (Status s = CheckOutputs(o); !s) return s.error();
   return plan;
 }

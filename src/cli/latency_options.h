@@ -49,8 +49,12 @@ struct LatencyOptions {
   std::string histfile;
   bool quiet = false;
   bool nsecs = false;
-  bool relative = false;  ///< -r
-  bool posix = false;     ///< -x
+  bool unbuffered = false;            ///< -u: stdout unbuffered, for live processing
+  std::optional<int64_t> aligned_us;  ///< -A USEC: thread N's grid N x USEC after the origin
+  bool secaligned_given = false;      ///< --secaligned [USEC]
+  std::string secaligned;             ///< its USEC ("" = 0)
+  bool relative = false;              ///< -r
+  bool posix = false;                 ///< -x
   std::optional<int64_t> breaktrace_us;
   bool tracemark = false;
   std::optional<int64_t> spike_us;
@@ -58,6 +62,9 @@ struct LatencyOptions {
   bool verbose = false;
   std::string json;
   bool laptop = false;
+  /// --allow-degraded: measure even when the real-time set-up is refused (marked degraded)
+  /// instead of stopping with exit 3 before measuring, as cyclictest does.
+  bool allow_degraded = false;
   bool default_system = false;
   std::optional<int> latency_pm_qos;
   std::string mainaffinity;

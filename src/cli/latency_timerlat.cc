@@ -76,6 +76,7 @@ Status RunTimerlatInto(const trace::TimerlatPlan& plan, measure::RunRecord& reco
   if (!result) return result.error();
   if (record.paths.empty()) record.start_realtime_ns = result->start_realtime_ns;
   record.end_realtime_ns = result->end_realtime_ns;
+  const size_t first = record.paths.size();
   for (auto& path : suite::TimerlatPaths(*result, plan.period_ns)) {
     record.paths.push_back(std::move(path));
   }
@@ -83,7 +84,7 @@ Status RunTimerlatInto(const trace::TimerlatPlan& plan, measure::RunRecord& reco
   for (const auto& w : result->warnings) record.warnings.push_back(w);
   // The notes say how it was measured; the record has no notes of its own, so the first
   // probe of each timerlat path carries them.
-  for (size_t i = record.paths.size() - 2; i < record.paths.size(); ++i) {
+  for (size_t i = first; i < record.paths.size(); ++i) {
     if (record.paths[i].probes.empty()) continue;
     auto& notes = record.paths[i].probes.front().notes;
     notes.insert(notes.begin(), result->notes.begin(), result->notes.end());

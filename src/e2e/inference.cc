@@ -5,13 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
 
 #include "core/printable.h"
-#include "e2e/backends.h"
 
 namespace rtpulse::e2e {
 
@@ -49,25 +47,6 @@ Expected<BackendKind> BackendForModel(const std::string& model_path) {
 
 bool BackendCompiledIn(BackendKind kind) {
   return kind == BackendKind::kOpenCv ? RTPULSE_HAVE_OPENCV != 0 : RTPULSE_HAVE_ARMNN != 0;
-}
-
-Expected<std::unique_ptr<InferenceBackend>> MakeBackend(BackendKind kind) {
-  if (!BackendCompiledIn(kind)) {
-    const char* packages = kind == BackendKind::kOpenCv
-                               ? "libopencv-dev"
-                               : "libarmnn-dev libarmnntfliteparser-dev libarmnn-cpuref-backend22";
-    return ResourceError(fmt::format(
-        "backend {}: not in this build of rtpulse (built without RTPULSE_INFERENCE or without "
-        "its library); install {} (scripts/install-deps) and rebuild with -DRTPULSE_INFERENCE=ON",
-        BackendKindName(kind), packages));
-  }
-#if RTPULSE_HAVE_OPENCV
-  if (kind == BackendKind::kOpenCv) return MakeOpenCvBackend();
-#endif
-#if RTPULSE_HAVE_ARMNN
-  if (kind == BackendKind::kArmNn) return MakeArmNnBackend();
-#endif
-  std::abort();  // BackendCompiledIn said it is here
 }
 
 Status CheckModelFile(const std::string& path) {

@@ -1,5 +1,6 @@
 // Loads librtpulse_e2e_media.so (sources.h): from the build tree for a binary that runs there,
-// else from the library folder of the prefix the binary is installed in.
+// else from the library folder of the prefix the binary is installed in (ModulePath, which
+// the inference module's loader uses too).
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <climits>
 #include <string>
 
+#include "e2e/backends.h"
 #include "e2e/sources.h"
 
 namespace rtpulse::e2e {
@@ -14,16 +16,7 @@ namespace {
 
 std::string MediaModulePath() {
 #if RTPULSE_HAVE_OPENCV
-  char exe[PATH_MAX] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  const std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-  const std::string build_dir = RTPULSE_MEDIA_BUILD_TREE;
-  if (!build_dir.empty() && self.rfind(build_dir + "/", 0) == 0) return RTPULSE_MEDIA_BUILD_PATH;
-  // Installed: PREFIX/bin/rtpulse and PREFIX/LIBDIR/rtpulse/, whatever the prefix (the .deb's
-  // /usr or a `cmake --install` prefix).
-  const size_t slash = self.rfind('/');
-  const std::string bin_dir = slash == std::string::npos ? "." : self.substr(0, slash);
-  return bin_dir + "/../" RTPULSE_MEDIA_INSTALL_REL;
+  return ModulePath(RTPULSE_MEDIA_BUILD_TREE, RTPULSE_MEDIA_BUILD_PATH, RTPULSE_MEDIA_INSTALL_REL);
 #else
   return "";
 #endif
@@ -61,6 +54,19 @@ Expected<const MediaModule*> LoadMediaModuleOnce() {
 }
 
 }  // namespace
+
+std::string ModulePath(const std::string& build_tree, const std::string& build_path,
+                       const std::string& install_rel) {
+  char exe[PATH_MAX] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  const std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+  if (!build_tree.empty() && self.rfind(build_tree + "/", 0) == 0) return build_path;
+  // Installed: PREFIX/bin/rtpulse and PREFIX/LIBDIR/rtpulse/, whatever the prefix (the .deb's
+  // /usr or a `cmake --install` prefix).
+  const size_t slash = self.rfind('/');
+  const std::string bin_dir = slash == std::string::npos ? "." : self.substr(0, slash);
+  return bin_dir + "/../" + install_rel;
+}
 
 Expected<const MediaModule*> LoadMediaModule() {
   static const Expected<const MediaModule*> kLoaded = LoadMediaModuleOnce();

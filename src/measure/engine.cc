@@ -9,11 +9,13 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/fs_root.h"
 #include "measure/injector.h"
 #include "measure/probe.h"
+#include "measure/rt_setup.h"
 #include "measure/sample_log.h"
 #include "measure/tracing.h"
 
@@ -200,6 +202,9 @@ void StartThreads(const LatencyPlan& plan, size_t path_index, PathThreads& threa
     sink->OnProbeThreads(ThreadIds(path_index, out.run.wake, from_ns, threads, false));
   }
   threads.origin_ns = MonotonicNs() + kStartMarginNs;
+  if (plan.origin_on_second) {
+    threads.origin_ns = (threads.origin_ns + kNsPerSec - 1) / kNsPerSec * kNsPerSec;
+  }
   // end_ns is published by the release store of origin_ns: threads read it only after
   // AwaitOrigin's acquire load.
   threads.shared.end_ns = plan.duration_ns > 0 ? threads.origin_ns + plan.duration_ns : 0;
@@ -338,6 +343,37 @@ void BlockRunSignals() {
   sigaddset(&set, SIGALRM);
   sigaddset(&set, PosixTimerSignal());
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Status CheckRealtimeSetup(const LatencyPlan& plan) {
+  constexpr const char* kAnyway = "; --allow-degraded measures anyway, marked degraded";
+  const bool probes_set_up =
+      std::any_of(plan.paths.begin(), plan.paths.end(), [](WakePath p) { return !OwnsPolicy(p); });
+  for (const ThreadPlan& t : probes_set_up ? plan.threads : std::vector<ThreadPlan>{}) {
+    Status tried = Status::Ok();
+    std::thread([&t, &tried] {
+      if (t.cpu >= 0) {
+        if (Status s = SetThreadAffinity({t.cpu}); !s) {
+          tried = ResourceError(fmt::format(
+              "thread {} cannot run on CPU {} ({}): pick CPUs this process may use (taskset "
+              "-cp $$ lists them; a cgroup cpuset may hold fewer)",
+              t.index, t.cpu, s.error().message));
+          return;
+        }
+      }
+      if (Status s = SetThreadScheduling(t.policy, t.priority); !s) {
+        tried = ResourceError(fmt::format(
+            "thread {}: {} (fix: run as root, e.g. with sudo, or grant CAP_SYS_NICE or an "
+            "rtprio limit of at least {} in /etc/security/limits.conf)",
+            t.index, s.error().message, t.priority));
+      }
+    }).join();
+    if (!tried) return ResourceError(tried.error().message + kAnyway);
+  }
+  if (plan.lock_memory) {
+    if (auto refused = LockAllMemory()) return ResourceError(*refused + kAnyway);
+  }
+  return Status::Ok();
 }
 
 Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,

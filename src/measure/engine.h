@@ -75,6 +75,14 @@ struct LoopHooks {
 };
 void SetLoopHooks(LoopHooks hooks);
 
+/// What `plan` asks of this process before it measures, tried for real: memory locked
+/// (mlockall, which stays: the engine locks it anyway) and, on a short-lived thread per probe
+/// thread, its CPU and its policy and priority (Linux applies both per thread). The first
+/// refusal is a resource error (exit 3) naming the privilege and the fix, as cyclictest stops
+/// with an error where rtpulse would otherwise measure degraded. Paths that own their policy
+/// (deadline) are checked by their probe, as before.
+Status CheckRealtimeSetup(const LatencyPlan& plan);
+
 class SampleSink;
 
 /// Runs every wake path of `plan` in turn and returns what was measured. SIGINT/SIGTERM

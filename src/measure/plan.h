@@ -20,6 +20,9 @@ struct ThreadPlan {
   SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 80;
   int64_t interval_ns = 1'000'000;
+  /// The thread's own grid starts this long after the shared origin (cyclictest -A: N x USEC
+  /// for thread N; --secaligned USEC: USEC for every thread). 0: the shared origin.
+  int64_t phase_ns = 0;
 };
 
 /// Ground-truth load: a higher-priority SCHED_FIFO thread on each probe's CPU that
@@ -44,6 +47,11 @@ struct LatencyPlan {
 
   size_t sample_ring_capacity = 0;  ///< 0 = no per-sample log; else ring slots per thread.
   std::optional<InjectPlan> inject;
+
+  /// cyclictest --secaligned: the shared grid origin is a whole second of CLOCK_MONOTONIC
+  /// (the first one at least the start margin away), so runs on several machines or of
+  /// several tools can be lined up.
+  bool origin_on_second = false;
 
   bool lock_memory = true;
   std::optional<int> pm_qos_us = 0;  ///< Value held in /dev/cpu_dma_latency; nullopt = leave.

@@ -160,7 +160,8 @@ void Probe::ThreadMain() {
   set_up_.store(true, std::memory_order_release);
   if (g_hooks.before_ready != nullptr) g_hooks.before_ready();
   SignalReady(shared_.ready);
-  const int64_t origin = AwaitOrigin(shared_.origin_ns);
+  // This thread's grid: the shared origin, moved by its phase (-A, --secaligned).
+  const int64_t origin = AwaitOrigin(shared_.origin_ns) + thread_.phase_ns;
   if (shared_.stop.load(std::memory_order_relaxed)) {
     helper_tid_.store(0, std::memory_order_release);
     done_.store(true, std::memory_order_release);

@@ -60,7 +60,9 @@ void Probe::LoopImpl(Source& source, Clock clock) {
       result_.cpu >= 0 ? static_cast<uint16_t>(result_.cpu) : uint16_t{0xFFFF};
   Histogram& histogram = result_.histogram;
   Histogram& skipped_histogram = result_.skipped_histogram;
-  int64_t next = source.GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed)) + interval;
+  int64_t next =
+      source.GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed) + thread_.phase_ns) +
+      interval;
   uint64_t seq = 0;
   uint64_t cycles = 0;
   bool resync = false;

@@ -55,12 +55,51 @@ measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int6
   return path;
 }
 
+/// Context 2: each cycle's return of the user-space thread to the kernel, from the timer's
+/// expiry; an activation numbered without such a record is counted as missed.
+measure::PathRecord TimerlatUserPathRecord(const trace::TimerlatResult& result, int64_t period_ns) {
+  measure::PathRecord path;
+  path.wake = std::string(kTimerlatUserPath);
+  path.start_realtime_ns = result.start_realtime_ns;
+  path.end_realtime_ns = result.end_realtime_ns;
+  path.duration_ns = result.duration_ns;
+  for (size_t i = 0; i < result.cpus.size(); ++i) {
+    const trace::TimerlatCpu& c = result.cpus[i];
+    measure::ProbeRecord p;
+    p.index = static_cast<int>(i);
+    p.cpu = c.cpu;
+    p.tid = c.tid;
+    p.policy = c.policy;
+    p.priority = c.priority;
+    p.interval_ns = period_ns;
+    p.wake = path.wake;
+    p.histogram = c.user;
+    p.periods_elapsed = c.last_user_seq;
+    p.missed_activations = c.last_user_seq - c.user.count();
+    p.last_latency_ns = c.last_user_latency_ns;
+    p.notes.emplace_back(
+        "from the timer's expiry to the user-space thread's return to the kernel after its "
+        "cycle (rtla's Ret user Timer Latency)");
+    if (p.missed_activations > 0) {
+      p.notes.push_back(fmt::format(
+          "{} of the kernel's {} activations have no return-from-user record (lost from the "
+          "trace buffer, or before the thread's first cycle): counted as missed, their latency "
+          "is unknown",
+          p.missed_activations, p.periods_elapsed));
+    }
+    path.probes.push_back(std::move(p));
+  }
+  return path;
+}
+
 }  // namespace
 
 std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
                                                int64_t period_ns) {
-  return {TimerlatPathRecord(result, period_ns, false),
-          TimerlatPathRecord(result, period_ns, true)};
+  std::vector<measure::PathRecord> paths = {TimerlatPathRecord(result, period_ns, false),
+                                            TimerlatPathRecord(result, period_ns, true)};
+  if (result.mode == "user") paths.push_back(TimerlatUserPathRecord(result, period_ns));
+  return paths;
 }
 
 }  // namespace rtpulse::suite

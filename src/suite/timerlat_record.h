@@ -14,8 +14,12 @@ namespace rtpulse::suite {
 
 inline constexpr std::string_view kTimerlatPath = "timerlat";
 inline constexpr std::string_view kTimerlatIrqPath = "timerlat-irq";
+/// With the user-space interface: from the timer's expiry to the user-space thread's return
+/// to the kernel after its cycle (rtla's "Ret user Timer Latency").
+inline constexpr std::string_view kTimerlatUserPath = "timerlat-user";
 
-/// The two paths of one timerlat run (probes in CPU order, index = position). Per probe:
+/// The paths of one timerlat run, "timerlat", "timerlat-irq" and, with the user-space
+/// interface, "timerlat-user" (probes in CPU order, index = position). Per probe:
 /// missed_activations = activations the kernel numbered without a record (lost from the trace
 /// buffer); skipped_periods (thread path only) = periods the kernel skipped behind a late
 /// thread, with their lateness in skipped_histogram; periods_elapsed = the last activation

@@ -166,6 +166,13 @@ void TimerlatCollector::OnEvent(const TraceEvent& event) {
   const auto seq = static_cast<uint64_t>(event.number);
   if (event.timerlat_context == kTimerlatUserReturnContext) {
     ++c.user_return;
+    if (seq <= c.last_user_seq) {
+      ++c.out_of_order;
+      return;
+    }
+    c.user.Record(event.timerlat_latency_ns);
+    c.last_user_seq = seq;
+    c.last_user_latency_ns = event.timerlat_latency_ns;
     return;
   }
   const bool irq = event.timerlat_context == kTimerlatIrqContext;

@@ -81,7 +81,12 @@ struct TimerlatCpu {
   uint64_t irq_lost = 0;      ///< Activations before the last one seen without an IRQ record.
   uint64_t thread_lost = 0;   ///< Same for the thread record.
   uint64_t out_of_order = 0;  ///< Records with a sequence number not above the last one.
-  uint64_t user_return = 0;   ///< Context 2 (return from user space) records, not measured.
+  /// Context 2 records (the user-space thread back in the kernel after its cycle: rtla's "Ret
+  /// user Timer Latency", from the timer's expiry), with the user-space interface only.
+  Histogram user;
+  uint64_t user_return = 0;    ///< Those records, as counted (out-of-sequence ones included).
+  uint64_t last_user_seq = 0;  ///< Activation number of the last one kept.
+  int64_t last_user_latency_ns = 0;
   /// Periods the kernel skipped without numbering them: when the thread comes back later
   /// than the next expiry, timerlat re-arms for the first expiry still ahead. Found from the
   /// gap between consecutive IRQ records' expiries (record time - latency).

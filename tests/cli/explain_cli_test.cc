@@ -506,8 +506,9 @@ TEST_F(LatencyExplainTest, NoTracefsWarnsAndMeasuresWithoutAttribution) {
 TEST_F(LatencyExplainTest, NotRootWarnsAndMeasuresWithoutAttribution) {
   ProcessOptions options;
   options.run_as_uid = 65534;  // nobody: tracefs is mode 0700
-  const std::vector<std::string> base = {"latency", "-a", ExplainCpu(), "-t", "1",      "-i",
-                                         "1000",    "-D", "1s",         "-q", "--json", "-"};
+  const std::vector<std::string> base = {
+      "latency", "-a", ExplainCpu(),      "-t", "1", "-i", "1000", "-D", "1s", "-q",
+      "--json",  "-",  "--allow-degraded"};
   std::vector<std::string> with = base;
   with.emplace_back("--explain");
   with.emplace_back("100");
@@ -534,7 +535,7 @@ TEST_F(LatencyExplainTest, SigintMidRunLeavesNoInstanceAndValidJson) {
       {"latency", "-a", ExplainCpu(), "-t", "1", "-i", "1000", "-D", "60s", "-q", "--inject",
        "300us@20Hz", "--explain", "150", "--explain-cost", "1s", "--json", dir.File("s.json")},
       options);
-  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // latency exits 0 when stopped, as cyclictest
   const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
   EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());
   const auto& x = j["rtpulse"]["explain"];

@@ -1,6 +1,7 @@
 // Runs the real `rtpulse` binary: bad input, signals, outputs, degraded mode.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,10 +170,11 @@ TEST_P(SignalTest, StopAtARandomMomentLeavesValidJsonMarkedInterrupted) {
                        dir.File("r.json"), "--samples", dir.File("r.smp")},
                       options);
   SCOPED_TRACE(::testing::Message() << "signal after " << delay_ms << " ms");
-  EXPECT_EQ(r.exit_code, 130) << r.err;
+  // As cyclictest, which harnesses such as rteval stop with a signal and then read: exit 0.
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());
-  EXPECT_EQ(j["return_code"], 130);
+  EXPECT_EQ(j["return_code"], 0);
   // Atomic writes: no temporaries left, and the samples file is complete (trailer).
   for (const auto& name : dir.List()) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
   auto samples = RunRtpulse({"samples", dir.File("r.smp")});
@@ -236,10 +238,10 @@ TEST_F(LatencyRunTest, StopDuringStartUpStillWritesAnInterruptedResult) {
   auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "60s", "-q", "--json",
                        dir.File("r.json"), "--samples", dir.File("r.smp")},
                       options);
-  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("r.json")));
   EXPECT_TRUE(j["rtpulse"]["interrupted"].get<bool>());
-  EXPECT_EQ(j["return_code"], 130);
+  EXPECT_EQ(j["return_code"], 0);
   for (const auto& name : dir.List()) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
   EXPECT_LT(r.signal_to_exit_seconds, 5.0);
 }
@@ -266,7 +268,8 @@ TEST_F(LatencyRunTest, StopsWithinOnePeriod) {
   // 2 s periods: without prompt handling the exit would wait for the 60 s duration.
   auto r = RunRtpulse(
       {"latency", "-S", "-i", "2000000", "-D", "60s", "-q", "--json", dir.File("r.json")}, options);
-  EXPECT_EQ(r.exit_code, 130);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(ReadFile(dir.File("r.json")))["rtpulse"]["interrupted"]);
   EXPECT_LT(r.signal_to_exit_seconds, 2.0 + 1.0) << "one period is 2 s";
 }
 
@@ -464,12 +467,43 @@ TEST_F(LatencyRunTest, WithoutInjectThereIsNoInjectionLineOrField) {
   EXPECT_FALSE(j["thread"]["0"].contains("injections_detected"));
 }
 
-TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
+TEST_F(LatencyRunTest, WithoutPrivilegeItStopsBeforeMeasuringAsCyclictestDoes) {
+  TempDir dir;
+  ProcessOptions options;
+  options.run_as_uid = 65534;  // nobody: no CAP_SYS_NICE, RLIMIT_RTPRIO 0, finite memlock
+  auto r = RunRtpulse({"latency", "-S", "-p", "80", "-i", "1000", "-l", "200", "-q", "--json",
+                       dir.File("d.json"), "--samples", dir.File("d.smp")},
+                      options);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("rtpulse: error: thread 0: cannot set policy fifo priority 80"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rtprio limit of at least 80"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow-degraded"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("T: 0"), std::string::npos) << "nothing measured: " << r.out;
+  EXPECT_TRUE(dir.List().empty()) << "nothing written";
+  // A policy this user may set (SCHED_OTHER), and the memory lock is refused next: nobody's
+  // RLIMIT_MEMLOCK is finite.
+  rlimit memlock{};
+  ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &memlock), 0);
+  if (memlock.rlim_cur == RLIM_INFINITY) GTEST_SKIP() << "RLIMIT_MEMLOCK is unlimited here";
+  auto memory =
+      RunRtpulse({"latency", "-S", "--policy", "other", "-i", "1000", "-l", "200", "-q"}, options);
+  EXPECT_EQ(memory.exit_code, 3) << memory.err;
+  EXPECT_NE(memory.err.find("rtpulse: error: memory not locked: RLIMIT_MEMLOCK is "),
+            std::string::npos)
+      << memory.err;
+  EXPECT_NE(memory.err.find("--allow-degraded"), std::string::npos) << memory.err;
+  EXPECT_EQ(memory.out.find("T: 0"), std::string::npos) << memory.out;
+}
+
+TEST_F(LatencyRunTest, WithoutPrivilegeAndAllowDegradedItWarnsRunsAndMarksTheResult) {
   TempDir dir;
   ProcessOptions options;
   options.run_as_uid = 65534;  // nobody: no CAP_SYS_NICE, RLIMIT_RTPRIO 0
-  auto r = RunRtpulse(
-      {"latency", "-S", "-i", "1000", "-l", "200", "-q", "--json", dir.File("d.json")}, options);
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-l", "200", "-q", "--json",
+                       dir.File("d.json"), "--allow-degraded"},
+                      options);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning"), std::string::npos);
   const auto j = nlohmann::json::parse(ReadFile(dir.File("d.json")));
@@ -484,13 +518,106 @@ TEST_F(LatencyRunTest, WithoutPrivilegeItWarnsRunsAndMarksTheResultDegraded) {
 namespace rtpulse {
 namespace {
 
+// A probe as light as the tool it replaces: the e2e backends (OpenCV, Arm NN) and the media
+// decoders are modules loaded by e2e alone, so a running `latency` maps none of them, nor
+// their dependencies, and what its mlockall locks is its own.
+TEST_F(LatencyRunTest, TheRunningProbeMapsNoInferenceOrMediaLibrary) {
+  auto r = testutil::RunProcess(
+      {"/bin/bash", "-c",
+       "\"$0\" latency -t 1 -i 1000 -D 3s -q & pid=$!; sleep 1.5; cat /proc/$pid/maps; "
+       "wait $pid",
+       RTPULSE_BINARY});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("T: 0"), std::string::npos) << "it measured: " << r.out;
+  EXPECT_NE(r.out.find("/libfmt.so"), std::string::npos) << "its maps were read: " << r.out;
+  for (const char* name : {"libopencv_", "libarmnn", "librtpulse_e2e_", "libprotobuf", "libtbb",
+                           "libgfortran", "libblas", "libavcodec", "libgdal"}) {
+    EXPECT_EQ(r.out.find(name), std::string::npos) << name << " mapped";
+  }
+}
+
+/// (thread, seq) -> expected_ns from `rtpulse samples --csv FILE`.
+std::map<std::pair<int, int>, int64_t> ExpectedDeadlines(const std::string& samples_file) {
+  std::map<std::pair<int, int>, int64_t> out;
+  auto csv = RunRtpulse({"samples", "--csv", samples_file});
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("thread,cpu,seq,expected_ns,", 0), 0u) << line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    if (f.size() < 4) continue;
+    out[{std::stoi(f[0]), std::stoi(f[2])}] = std::stoll(f[3]);
+  }
+  return out;
+}
+
+// cyclictest's -A and --secaligned, on the samples log's exact deadlines: -A USEC puts thread
+// N's grid N x USEC after the first's; --secaligned USEC starts every grid USEC after a whole
+// second of CLOCK_MONOTONIC.
+TEST_F(LatencyRunTest, AlignedAndSecalignedPlaceEachThreadsGridAsCyclictest) {
+  TempDir dir;
+  auto a = RunRtpulse({"latency", "-a", "0", "-t", "3", "-d", "0", "-i", "10000", "-l", "20", "-q",
+                       "-A", "2500", "--samples", dir.File("a.smp")});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto aligned = ExpectedDeadlines(dir.File("a.smp"));
+  for (int seq = 0; seq < 20; ++seq) {
+    ASSERT_TRUE(aligned.count({0, seq}) && aligned.count({1, seq}) && aligned.count({2, seq}))
+        << seq;
+    EXPECT_EQ(aligned.at({1, seq}) - aligned.at({0, seq}), 2'500'000) << seq;
+    EXPECT_EQ(aligned.at({2, seq}) - aligned.at({0, seq}), 5'000'000) << seq;
+  }
+  auto s = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "10000", "-l", "5", "-q",
+                       "--secaligned", "300", "--samples", dir.File("s.smp")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto second = ExpectedDeadlines(dir.File("s.smp"));
+  for (int thread = 0; thread < 2; ++thread) {
+    ASSERT_TRUE(second.count({thread, 0})) << thread;
+    // The first deadline is one interval after the grid's start.
+    EXPECT_EQ((second.at({thread, 0}) - 10'000'000) % 1'000'000'000, 300'000) << thread;
+  }
+  // As cyclictest: one or the other; and each refused where it cannot mean the same.
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"-A", "10", "--secaligned"},
+                                              {"-A", "-5"},
+                                              {"--secaligned", "1000000"},
+                                              {"-A", "10", "--inject", "1ms@10Hz"}}) {
+    std::vector<std::string> args = {"latency", "-t", "2", "-l", "5"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    auto r = RunRtpulse(args);
+    EXPECT_EQ(r.exit_code, 2) << bad.front() << ": " << r.err;
+    EXPECT_NE(r.err.find("rtpulse: error: "), std::string::npos) << r.err;
+  }
+}
+
+// -u, as cyclictest: each -v line reaches the file as it is printed (10 lines a second, far
+// from filling a buffer), where without it nothing has arrived after 1.5 s.
+TEST_F(LatencyRunTest, UnbufferedOutputReachesAFileAsItIsPrinted) {
+  TempDir dir;
+  auto lines_after = [&](const std::string& extra) {
+    const std::string out = dir.File("v" + extra + ".txt");
+    auto r = testutil::RunProcess({"/bin/bash", "-c",
+                                   "\"$0\" latency -t 1 -i 100000 -D 4s -v " + extra +
+                                       " > \"$1\" & pid=$!; sleep 1.5; "
+                                       "wc -l < \"$1\"; kill -INT $pid; wait $pid",
+                                   RTPULSE_BINARY, out});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::stoi(r.out);
+  };
+  EXPECT_GE(lines_after("-u"), 5);
+  EXPECT_EQ(lines_after(""), 0);
+}
+
 TEST_F(LatencyRunTest, PipedOutputGetsPlainPeriodicLinesAndQuietGetsNone) {
   auto piped = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s"});
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_EQ(piped.out.find('\033'), std::string::npos) << "no escape codes into a pipe";
   EXPECT_NE(piped.out.find("elapsed 00:00:0"), std::string::npos) << piped.out;
   EXPECT_NE(piped.out.find(" P99:"), std::string::npos) << piped.out;
-  auto quiet = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q"});
+  // -a before -S: ignored with a warning (as cyclictest), so there is one to count below.
+  auto quiet = RunRtpulse({"latency", "-a", "0", "-S", "-i", "1000", "-D", "1s", "-q"});
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out.find("elapsed"), std::string::npos) << quiet.out;
   EXPECT_NE(quiet.out.find("T: 0"), std::string::npos) << "final summary still printed";
@@ -507,6 +634,22 @@ TEST_F(LatencyRunTest, PipedOutputGetsPlainPeriodicLinesAndQuietGetsNone) {
   const auto cpus = static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN));
   EXPECT_EQ(status_lines(quiet.out), cpus) << quiet.out;
   EXPECT_GT(status_lines(piped.out), cpus) << piped.out;
+  // As cyclictest's -q: nothing but the final status lines on stdout (rtpulse's summary is in
+  // the output without -q and in --json) ...
+  std::istringstream quiet_lines(quiet.out);
+  for (std::string line; std::getline(quiet_lines, line);) {
+    EXPECT_EQ(line.rfind("T:", 0), 0u) << "not a status line: " << line;
+  }
+  // ... and each warning once, on stderr.
+  std::map<std::string, int> warnings;
+  std::istringstream err_lines(quiet.err);
+  for (std::string line; std::getline(err_lines, line);) {
+    if (line.find("warning") != std::string::npos) ++warnings[line];
+  }
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const auto& w) {
+    return w.first.find("-a") != std::string::npos;
+  })) << quiet.err;
+  for (const auto& [line, count] : warnings) EXPECT_EQ(count, 1) << line;
 }
 
 TEST_F(LatencyRunTest, TtyOutputRedrawsOneLinePerThreadWithAnEta) {
@@ -705,8 +848,9 @@ TEST_F(LatencyRunTest, ThreadsRunAtTheIntervalsTheRealCyclictestSets) {
 TEST_F(LatencyRunTest, PerPeriodStatisticsMatchTheSamplesLogWhenInjectionsSkipPeriods) {
   TempDir dir;
   // 5 ms injected at 5 Hz into a 1 ms period: every injection swallows about five periods.
-  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
-                       "5ms@5Hz", "--json", dir.File("p.json"), "--samples", dir.File("p.bin")});
+  // Without -q: the summary table with its per-period block (-q prints cyclictest's lines).
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "--inject", "5ms@5Hz",
+                       "--json", dir.File("p.json"), "--samples", dir.File("p.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("per period: every period"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("p.json")));
@@ -807,9 +951,15 @@ std::vector<std::string> SummaryRow(const std::string& text, const std::string& 
                                     const std::string& name) {
   const size_t table = text.find(heading);
   if (table == std::string::npos) return {};
-  const size_t at = text.find("# " + name + " ", table);
+  // Commented ("# T0 ...") in script mode (-v, -h), plain after the run's output otherwise.
+  size_t at = text.find("# " + name + " ", table);
+  size_t skip = 2;
+  if (at == std::string::npos) {
+    at = text.find("\n" + name + " ", table);
+    skip = 1;
+  }
   if (at == std::string::npos) return {};
-  std::istringstream line(text.substr(at + 2, text.find('\n', at) - at - 2));
+  std::istringstream line(text.substr(at + skip, text.find('\n', at + 1) - at - skip));
   std::vector<std::string> tokens;
   for (std::string t; line >> t;) tokens.push_back(t);
   std::vector<std::string> cols;
@@ -823,8 +973,9 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
   TempDir dir;
   // Two threads, 5 ms stalls injected into a 1 ms period: per period, every stall adds
   // about five entries, so the per-period tail differs from the per-wake-up one.
-  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "-q", "--inject",
-                       "5ms@5Hz", "--json", dir.File("e.json"), "--samples", dir.File("e.bin")});
+  // Without -q: the summary table (-q prints cyclictest's lines alone).
+  auto r = RunRtpulse({"latency", "-S", "-d", "0", "-i", "1000", "-D", "2s", "--inject", "5ms@5Hz",
+                       "--json", dir.File("e.json"), "--samples", dir.File("e.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("e.json")));
   std::string threads;
@@ -869,7 +1020,7 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
   EXPECT_EQ(j["rtpulse"]["percentile_method"].get<std::string>().find("bucket"), std::string::npos);
 
   // The text summary prints the same values, per wake-up and per period, and says so.
-  EXPECT_NE(r.out.find("# percentiles: nearest-rank (rank = ceil(p/100*N)); value = the sample "
+  EXPECT_NE(r.out.find("percentiles: nearest-rank (rank = ceil(p/100*N)); value = the sample "
                        "of that rank, exact (from the samples log)"),
             std::string::npos)
       << r.out;
@@ -892,8 +1043,7 @@ TEST_F(LatencyRunTest, WithASamplesLogEveryPercentileIsTheLogsOwnNearestRank) {
 
 TEST_F(LatencyRunTest, WithoutASamplesLogPercentilesStayBucketEdgesAndSaySo) {
   TempDir dir;
-  auto r =
-      RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "-q", "--json", dir.File("b.json")});
+  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "1s", "--json", dir.File("b.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(ReadFile(dir.File("b.json")));
   EXPECT_NE(j["rtpulse"]["percentile_method"].get<std::string>().find("upper edge"),

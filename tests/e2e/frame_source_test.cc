@@ -110,6 +110,11 @@ TEST(SourceSpecTest, LinkingTheSourcesLoadsNoVideoOrImageLibrary) {
   EXPECT_FALSE(Contains(maps, "libopencv_videoio")) << "videoio linked into rtpulse_e2e";
   EXPECT_FALSE(Contains(maps, "libopencv_imgcodecs")) << "imgcodecs linked into rtpulse_e2e";
   EXPECT_FALSE(Contains(maps, "librtpulse_e2e_media"));
+  // The inference backends too (issue 31: a probe as light as cyclictest): OpenCV and Arm NN
+  // are the inference module's, loaded with the first model (inference_backends_test).
+  EXPECT_FALSE(Contains(maps, "libopencv_")) << "OpenCV linked into rtpulse_e2e";
+  EXPECT_FALSE(Contains(maps, "libarmnn")) << "Arm NN linked into rtpulse_e2e";
+  EXPECT_FALSE(Contains(maps, "librtpulse_e2e_inference"));
 }
 
 // ---- --reference

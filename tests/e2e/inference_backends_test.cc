@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "e2e/inference.h"
 #include "support/subprocess.h"
@@ -45,8 +46,10 @@ void WriteFloats(const std::string& path, const std::vector<float>& v) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-/// Independently of OpenCV: whether a libtbb is mapped into this process (/proc/self/maps).
+/// Independently of OpenCV: whether a libtbb is mapped into this process (/proc/self/maps)
+/// once OpenCV is (the inference module brings it with the first backend).
 bool OpenCvRunsOnTbb() {
+  EXPECT_TRUE(MakeBackend(BackendKind::kOpenCv));
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
@@ -62,6 +65,28 @@ std::unique_ptr<InferenceBackend> Loaded(BackendKind kind, const std::string& mo
   const Status s = (*backend)->Load(model, 2);
   EXPECT_TRUE(s) << s.error().message;
   return s ? std::move(*backend) : nullptr;
+}
+
+// The backends are a module (src/e2e/backends.h): a program linked with rtpulse_e2e maps
+// OpenCV and Arm NN only once it asks for a backend, and then maps the module.
+TEST(InferenceModule, IsLoadedWithTheFirstBackendAndBringsOpenCv) {
+  const auto mapped = [](const std::string& name) {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find(name) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // The other tests of this program may have loaded it already; when not, nothing yet.
+  if (!mapped("librtpulse_e2e_inference.so")) {
+    EXPECT_FALSE(mapped("libopencv_dnn"));
+  }
+  auto backend = MakeBackend(BackendKind::kOpenCv);
+  ASSERT_TRUE(backend) << backend.error().message;
+  EXPECT_TRUE(mapped("librtpulse_e2e_inference.so"));
+  EXPECT_TRUE(mapped("libopencv_dnn"));
+  EXPECT_NE((*backend)->name().find("opencv"), std::string::npos) << (*backend)->name();
 }
 
 TEST(OpenCvBackend, DefaultModelMatchesAnIndependentNumpyForwardPass) {

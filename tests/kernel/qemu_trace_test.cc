@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,7 +150,36 @@ TEST_F(QemuTrace, TimerlatGivesBothHistogramsCountedAgainstTheKernelsSequence) {
                           n.get<std::string>().find("user-space interface") != std::string::npos;
   }
   EXPECT_TRUE(user_interface_note) << tt["notes"].dump(1);
+  // With the user-space interface, the third latency rtla reports: the thread's return to the
+  // kernel after each cycle, from the same expiry, so never below the thread's own latency.
+  const TracePath user = FindTracePath(doc, "timerlat-user");
+  ASSERT_EQ(user.threads.size(), 1U) << doc["rtpulse"]["paths"].dump(1);
+  const auto& ut = user.threads[0];
+  EXPECT_EQ(ut["cpu"], 1);
+  EXPECT_EQ(ut["cycles"].get<uint64_t>() + ut["missed_activations"].get<uint64_t>(),
+            ut["periods_elapsed"].get<uint64_t>())
+      << ut.dump(1);
+  EXPECT_GT(ut["cycles"].get<uint64_t>(), 2000U);
+  EXPECT_GE(ut["stats"]["min_ns"].get<int64_t>(), tt["stats"]["min_ns"].get<int64_t>());
   EXPECT_EQ(doc["rtpulse"]["interrupted"], false);
+}
+
+TEST_F(QemuTrace, TimerlatWithSmpAndNoOtherFlagMeasuresEveryCpuAtTheBaseInterval) {
+  ASSERT_EQ(TraceGuestValue("trace-timerlat-smp-exit"), "0")
+      << TraceGuestSection("trace-timerlat-smp");
+  const auto doc = TraceGuestJson("trace-timerlat-smp.json");
+  ASSERT_TRUE(doc.is_object());
+  for (const char* wake : {"timerlat", "timerlat-irq"}) {
+    const TracePath p = FindTracePath(doc, wake);
+    ASSERT_EQ(p.threads.size(), 2U) << wake << " " << doc["rtpulse"]["paths"].dump(1);
+    std::set<int> cpus;
+    for (const auto& t : p.threads) {
+      cpus.insert(t["cpu"].get<int>());
+      EXPECT_EQ(t["interval_ns"], 1'000'000) << wake;  // -i's default on every CPU, no -d
+      EXPECT_GT(t["cycles"].get<uint64_t>(), 500U) << wake << " " << t.dump(1);
+    }
+    EXPECT_EQ(cpus, (std::set<int>{0, 1})) << wake;
+  }
 }
 
 TEST_F(QemuTrace, OsnoiseIsRestoredAfterTheRunAndAfterSigint) {
@@ -157,7 +187,7 @@ TEST_F(QemuTrace, OsnoiseIsRestoredAfterTheRunAndAfterSigint) {
   ASSERT_NE(before.find("stop_us=5000"), std::string::npos) << before;
   EXPECT_NE(before.find("tracer=nop"), std::string::npos) << before;
   EXPECT_EQ(TraceGuestValue("trace-osnoise-after"), before);
-  EXPECT_EQ(TraceGuestValue("trace-timerlat-int-exit"), "130");
+  EXPECT_EQ(TraceGuestValue("trace-timerlat-int-exit"), "0");  // as cyclictest
   EXPECT_EQ(TraceGuestValue("trace-osnoise-after-int"), before);
   const auto doc = TraceGuestJson("trace-timerlat-int.json");
   EXPECT_EQ(doc["rtpulse"]["interrupted"], true);

@@ -1,5 +1,6 @@
-// suite/timerlat_record.h: a timerlat run's per-CPU histograms and sequence counts as the two
-// measure paths every output shows ("timerlat" thread latency, "timerlat-irq" IRQ latency).
+// suite/timerlat_record.h: a timerlat run's per-CPU histograms and sequence counts as the
+// measure paths every output shows ("timerlat" thread latency, "timerlat-irq" IRQ latency,
+// "timerlat-user" the return from user space).
 #include "suite/timerlat_record.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,17 @@ trace::TimerlatResult TimerlatRecordFixture() {
   trace::TimerlatCollector collector({2, 5});
   // CPU 2: activations 1..10, IRQ record 4 lost; CPU 5: 1..8, thread records 7 and 8 lost
   // (8 is simply the last: the run stopped between its IRQ and its thread record).
+  // Return from user space (context 2): CPU 2's activation 5 lost, none from CPU 5.
   for (int64_t seq = 1; seq <= 10; ++seq) {
+    if (seq != 5) {
+      trace::TraceEvent e;
+      e.kind = trace::EventKind::kTimerlat;
+      e.number = seq;
+      e.timerlat_context = 2;
+      e.cpu = 2;
+      e.timerlat_latency_ns = 2000 * seq;
+      collector.OnEvent(e);
+    }
     for (int context : {0, 1}) {
       trace::TraceEvent e;
       e.kind = trace::EventKind::kTimerlat;
@@ -41,11 +52,12 @@ trace::TimerlatResult TimerlatRecordFixture() {
   return r;
 }
 
-TEST(TimerlatRecord, TwoPathsWithTheThreadAndTheIrqLatencyOfEveryCpu) {
+TEST(TimerlatRecord, ThreePathsWithTheThreadIrqAndReturnFromUserLatencyOfEveryCpu) {
   const auto paths = TimerlatPaths(TimerlatRecordFixture(), 1'000'000);
-  ASSERT_EQ(paths.size(), 2U);
+  ASSERT_EQ(paths.size(), 3U);
   EXPECT_EQ(paths[0].wake, "timerlat");
   EXPECT_EQ(paths[1].wake, "timerlat-irq");
+  EXPECT_EQ(paths[2].wake, "timerlat-user");
   for (const auto& path : paths) {
     EXPECT_EQ(path.duration_ns, 3'000'000'000);
     EXPECT_EQ(path.start_realtime_ns, 1'000);
@@ -82,14 +94,34 @@ TEST(TimerlatRecord, TwoPathsWithTheThreadAndTheIrqLatencyOfEveryCpu) {
   EXPECT_EQ(thread[1].missed_activations, 0U);
   EXPECT_EQ(irq[1].histogram.count(), 8U);
   EXPECT_EQ(irq[1].histogram.max(), 800);
+  // Return from user, CPU 2: 9 of 10 (2000..20000 ns less 10000), one missed; CPU 5: none.
+  const auto& user = paths[2].probes;
+  EXPECT_EQ(user[0].histogram.count(), 9U);
+  EXPECT_EQ(user[0].histogram.sum(), 2000 * 55 - 10'000);
+  EXPECT_EQ(user[0].periods_elapsed, 10U);
+  EXPECT_EQ(user[0].missed_activations, 1U);
+  EXPECT_EQ(user[0].last_latency_ns, 20'000);
+  EXPECT_NE(user[0].notes.back().find("1 of the kernel's 10 activations have no "
+                                      "return-from-user record"),
+            std::string::npos);
+  EXPECT_EQ(user[1].histogram.count(), 0U);
+  EXPECT_EQ(user[1].missed_activations, 0U);
 
   // And through to the results every output reads.
   measure::RunRecord run;
   run.paths = paths;
   const auto results = ToLatencyRun(std::move(run));
-  ASSERT_EQ(results.paths.size(), 2U);
+  ASSERT_EQ(results.paths.size(), 3U);
   EXPECT_EQ(results.paths[1].wake, "timerlat-irq");
   EXPECT_EQ(results.paths[1].probes[0].missed_activations, 1U);
+}
+
+TEST(TimerlatRecord, TheKernelsOwnThreadsGiveNoReturnFromUserPath) {
+  trace::TimerlatResult kernel = TimerlatRecordFixture();
+  kernel.mode = "kernel";
+  const auto paths = TimerlatPaths(kernel, 1'000'000);
+  ASSERT_EQ(paths.size(), 2U);
+  EXPECT_EQ(paths[1].wake, "timerlat-irq");
 }
 
 }  // namespace

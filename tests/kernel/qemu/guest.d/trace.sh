@@ -38,7 +38,18 @@ cat /tmp/timerlat.json 2>/dev/null
 echo
 say "end trace-timerlat.json"
 
-# SIGINT in the middle: partial results, exit 130, osnoise/ restored.
+# -S with no other flag: a period per CPU on both CPUs (cyclictest's default thread distance
+# does not apply to timerlat).
+say "begin trace-timerlat-smp"
+rtpulse latency --wake timerlat -S -D 2s --json /tmp/timerlat-smp.json -q 2>&1
+say "trace-timerlat-smp-exit: $?"
+say "end trace-timerlat-smp"
+say "begin trace-timerlat-smp.json"
+cat /tmp/timerlat-smp.json 2>/dev/null
+echo
+say "end trace-timerlat-smp.json"
+
+# SIGINT in the middle: partial results, exit 0 (as cyclictest), osnoise/ restored.
 rtpulse latency --wake timerlat -a 1 -t 1 -i 500 -D 30s --json /tmp/timerlat-int.json -q &
 rp=$!
 sleep 2
