@@ -21,6 +21,7 @@
 #include "export/textfile.h"
 #include "measure/engine.h"
 #include "measure/gpio.h"
+#include "measure/rt_setup.h"
 #include "measure/sample_log.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
@@ -280,6 +281,8 @@ results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdl
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   // -u, as cyclictest: every line reaches a pipe as it is printed.
   if (o.unbuffered) std::setvbuf(stdout, nullptr, _IONBF, 0);
+  // Before any thread: the writer's and the explainer's stacks, all locked, stay small.
+  measure::SetDefaultThreadStack(measure::kHelperThreadStackBytes);
   const sys::SystemInfo probe = sys::ProbeSystem(FsRoot::System());
   auto prepared = PrepareLatency(o, probe.online_cpus);
   if (!prepared) return ReportError(prepared.error());

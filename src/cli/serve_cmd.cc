@@ -20,6 +20,7 @@
 #include "core/parse.h"
 #include "core/version.h"
 #include "measure/engine.h"
+#include "measure/rt_setup.h"
 #include "monitor/sources.h"
 #include "results/cyclictest_format.h"
 #include "results/latency_result.h"
@@ -123,6 +124,8 @@ exporter::Labels SystemLabels(const sys::SystemInfo& info) {
 }
 
 int RunServeCommand(const ServeOptions& o) {
+  // Before any thread: the HTTP server's and the helpers' stacks, all locked, stay small.
+  measure::SetDefaultThreadStack(measure::kHelperThreadStackBytes);
   const sys::SystemInfo info = sys::ProbeSystem(FsRoot::System());
   auto plan = BuildServePlan(o, info.online_cpus);
   if (!plan) return ReportError(plan.error());

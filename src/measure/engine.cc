@@ -1,15 +1,17 @@
 #include "measure/engine.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "core/clock.h"
 #include "core/fs_root.h"
@@ -345,30 +347,51 @@ void BlockRunSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+namespace {
+
+/// Tries thread `t`'s CPU and policy on the calling thread, then puts back what it had.
+Status TryThreadSetup(const ThreadPlan& t) {
+  cpu_set_t affinity_before;
+  sched_param param_before{};
+  const int policy_before = sched_getscheduler(0);
+  if (sched_getaffinity(0, sizeof(affinity_before), &affinity_before) != 0 || policy_before < 0 ||
+      sched_getparam(0, &param_before) != 0) {
+    return Failure(fmt::format("cannot read this thread's scheduling: {}", std::strerror(errno)));
+  }
+  Status tried = Status::Ok();
+  if (t.cpu >= 0) {
+    if (Status s = SetThreadAffinity({t.cpu}); !s) {
+      tried = ResourceError(fmt::format(
+          "thread {} cannot run on CPU {} ({}): pick CPUs this process may use (taskset -cp $$ "
+          "lists them; a cgroup cpuset may hold fewer)",
+          t.index, t.cpu, s.error().message));
+    }
+  }
+  if (tried) {
+    if (Status s = SetThreadScheduling(t.policy, t.priority); !s) {
+      tried = ResourceError(fmt::format(
+          "thread {}: {} (fix: run as root, e.g. with sudo, or grant CAP_SYS_NICE or an rtprio "
+          "limit of at least {} in /etc/security/limits.conf)",
+          t.index, s.error().message, t.priority));
+    }
+  }
+  sched_setscheduler(0, policy_before, &param_before);
+  sched_setaffinity(0, sizeof(affinity_before), &affinity_before);
+  return tried;
+}
+
+}  // namespace
+
 Status CheckRealtimeSetup(const LatencyPlan& plan) {
+  // On this thread, not a helper's: a thread's exited stack stays cached (and would be locked
+  // with the rest), and its first allocation would reserve a malloc arena.
   constexpr const char* kAnyway = "; --allow-degraded measures anyway, marked degraded";
   const bool probes_set_up =
       std::any_of(plan.paths.begin(), plan.paths.end(), [](WakePath p) { return !OwnsPolicy(p); });
   for (const ThreadPlan& t : probes_set_up ? plan.threads : std::vector<ThreadPlan>{}) {
-    Status tried = Status::Ok();
-    std::thread([&t, &tried] {
-      if (t.cpu >= 0) {
-        if (Status s = SetThreadAffinity({t.cpu}); !s) {
-          tried = ResourceError(fmt::format(
-              "thread {} cannot run on CPU {} ({}): pick CPUs this process may use (taskset "
-              "-cp $$ lists them; a cgroup cpuset may hold fewer)",
-              t.index, t.cpu, s.error().message));
-          return;
-        }
-      }
-      if (Status s = SetThreadScheduling(t.policy, t.priority); !s) {
-        tried = ResourceError(fmt::format(
-            "thread {}: {} (fix: run as root, e.g. with sudo, or grant CAP_SYS_NICE or an "
-            "rtprio limit of at least {} in /etc/security/limits.conf)",
-            t.index, s.error().message, t.priority));
-      }
-    }).join();
-    if (!tried) return ResourceError(tried.error().message + kAnyway);
+    if (Status s = TryThreadSetup(t); !s) {
+      return Error{s.error().code, s.error().message + kAnyway};
+    }
   }
   if (plan.lock_memory) {
     if (auto refused = LockAllMemory()) return ResourceError(*refused + kAnyway);

@@ -17,6 +17,12 @@ Expected<SchedPolicy> ParsePolicy(const std::string& name);
 /// Locks current and future memory (mlockall). Returns a warning text on failure.
 std::optional<std::string> LockAllMemory();
 
+/// Threads created from now on without a stack size of their own (the HTTP server's, the
+/// monitor's, std::thread) get `bytes` of stack instead of RLIMIT_STACK's 8 MiB: with all
+/// memory locked, each would otherwise hold its whole stack resident.
+void SetDefaultThreadStack(size_t bytes);
+inline constexpr size_t kHelperThreadStackBytes = 512 * 1024;
+
 /// Touches `bytes` of the calling thread's stack so later use never page-faults.
 void PrefaultStack(size_t bytes);
 

@@ -2,26 +2,42 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <string_view>
+
 namespace rtpulse::suite {
 namespace {
 
-measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int64_t period_ns,
-                                       bool irq) {
+/// A path named `wake` over the run's time, without probes.
+measure::PathRecord TimerlatPath(const trace::TimerlatResult& result, std::string_view wake) {
   measure::PathRecord path;
-  path.wake = std::string(irq ? kTimerlatIrqPath : kTimerlatPath);
+  path.wake = std::string(wake);
   path.start_realtime_ns = result.start_realtime_ns;
   path.end_realtime_ns = result.end_realtime_ns;
   path.duration_ns = result.duration_ns;
+  return path;
+}
+
+/// CPU `c`'s probe of `path` (index `i`): who measured, at which period; no samples yet.
+measure::ProbeRecord TimerlatProbe(const trace::TimerlatCpu& c, size_t i, int64_t period_ns,
+                                   const measure::PathRecord& path) {
+  measure::ProbeRecord p;
+  p.index = static_cast<int>(i);
+  p.cpu = c.cpu;
+  p.tid = c.tid;
+  p.policy = c.policy;
+  p.priority = c.priority;
+  p.interval_ns = period_ns;
+  p.wake = path.wake;
+  return p;
+}
+
+measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int64_t period_ns,
+                                       bool irq) {
+  measure::PathRecord path = TimerlatPath(result, irq ? kTimerlatIrqPath : kTimerlatPath);
   for (size_t i = 0; i < result.cpus.size(); ++i) {
     const trace::TimerlatCpu& c = result.cpus[i];
-    measure::ProbeRecord p;
-    p.index = static_cast<int>(i);
-    p.cpu = c.cpu;
-    p.tid = c.tid;
-    p.policy = c.policy;
-    p.priority = c.priority;
-    p.interval_ns = period_ns;
-    p.wake = path.wake;
+    measure::ProbeRecord p = TimerlatProbe(c, i, period_ns, path);
     p.histogram = irq ? c.irq : c.thread;
     p.missed_activations = irq ? c.irq_lost : c.thread_lost;
     // The periods the kernel skipped behind a late thread are the thread path's (with their
@@ -58,21 +74,10 @@ measure::PathRecord TimerlatPathRecord(const trace::TimerlatResult& result, int6
 /// Context 2: each cycle's return of the user-space thread to the kernel, from the timer's
 /// expiry; an activation numbered without such a record is counted as missed.
 measure::PathRecord TimerlatUserPathRecord(const trace::TimerlatResult& result, int64_t period_ns) {
-  measure::PathRecord path;
-  path.wake = std::string(kTimerlatUserPath);
-  path.start_realtime_ns = result.start_realtime_ns;
-  path.end_realtime_ns = result.end_realtime_ns;
-  path.duration_ns = result.duration_ns;
+  measure::PathRecord path = TimerlatPath(result, kTimerlatUserPath);
   for (size_t i = 0; i < result.cpus.size(); ++i) {
     const trace::TimerlatCpu& c = result.cpus[i];
-    measure::ProbeRecord p;
-    p.index = static_cast<int>(i);
-    p.cpu = c.cpu;
-    p.tid = c.tid;
-    p.policy = c.policy;
-    p.priority = c.priority;
-    p.interval_ns = period_ns;
-    p.wake = path.wake;
+    measure::ProbeRecord p = TimerlatProbe(c, i, period_ns, path);
     p.histogram = c.user;
     p.periods_elapsed = c.last_user_seq;
     p.missed_activations = c.last_user_seq - c.user.count();
