@@ -6,12 +6,12 @@
 # others (REUSE_FROM), which therefore must share its compile flags: the libraries' are the
 # build type's, the test programs' add RTPULSE_TEST_OPT. Measured without ccache on the 2-core
 # CI machine: the libraries 427 -> 378 CPU-s, the test programs 746 -> 355.
-# With clang (the sanitizer builds) for the test programs only: its libraries compiled slower
-# with one (471 -> 507 CPU-s), its test programs faster (ASan's 65 test and fuzz programs
-# about 440 -> 379 CPU-s with their links). Debian 12's ccache (4.7) leaves clang's
-# `-Xclang -include-pch` path absolute, so clang's launcher is cmake/ccache-pch, which makes
-# it relative, and the header is written without the headers' times (-fno-pch-timestamp): a
-# clone at another path builds the same header file and reuses every test object.
+# Not with clang (the sanitizer builds): its libraries compiled slower with one (471 -> 507
+# CPU-s), and Debian 12's ccache (4.7) leaves clang's `-Xclang -include` path absolute, so a
+# clone at another path would miss the cache for every test program. Making those paths
+# relative (a launcher) did not help: clang writes the absolute paths of the header's inputs
+# into the header file itself, so ccache handed a clone a header that named files of another
+# clone, and the build failed once that clone was gone (measured and reverted 2026-12-06).
 # -Winvalid-pch (an error under RTPULSE_WERROR) fails a build in which a target could not use
 # its precompiled header, so the saving cannot quietly vanish. Every source still includes what
 # it uses: clang-tidy (scripts/check-tidy) checks each file without precompiled headers
@@ -20,32 +20,26 @@
 # headers (sloppiness pch_defines, time_macros and the include files' times), or it would
 # compile every source that uses one; and its inode cache, so the 100-140 MB header files are
 # hashed once per build instead of once per source.
-option(RTPULSE_PCH "Precompiled headers for the standard, fmt, JSON and gtest headers" ON)
+option(RTPULSE_PCH "Precompiled headers for the standard, fmt, JSON and gtest headers (GCC)" ON)
 
 set(rtpulse_pch_headers
   <algorithm> <atomic> <chrono> <cmath> <cstdint> <cstring> <filesystem> <fstream> <functional>
   <map> <memory> <optional> <sstream> <string> <string_view> <thread> <utility> <vector>
   <fmt/format.h> <nlohmann/json.hpp>)
 
-# Which precompiled headers this build uses: the test programs' with GCC and clang, the
-# libraries' with GCC only (above).
+# Whether this build uses them (above: GCC's only).
 set(RTPULSE_PCH_ACTIVE OFF)
-set(RTPULSE_PCH_SRC OFF)
-if(RTPULSE_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang)$")
+if(RTPULSE_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(RTPULSE_PCH_ACTIVE ON)
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    set(RTPULSE_PCH_SRC ON)
-  endif()
 endif()
 
-# rtpulse_pch_holder(NAME [SOURCES] HEADERS... [OPTIONS opts] [LIBS libs]): the target whose
-# precompiled header others reuse; none when this build uses no precompiled headers (SOURCES:
-# the libraries' header, GCC only).
+# rtpulse_pch_holder(NAME HEADERS... [OPTIONS opts] [LIBS libs]): the target whose precompiled
+# header others reuse; none when this build uses no precompiled headers.
 function(rtpulse_pch_holder name)
-  cmake_parse_arguments(ARG "SOURCES" "" "HEADERS;OPTIONS;LIBS" ${ARGN})
-  if(NOT RTPULSE_PCH_ACTIVE OR (ARG_SOURCES AND NOT RTPULSE_PCH_SRC))
+  if(NOT RTPULSE_PCH_ACTIVE)
     return()
   endif()
+  cmake_parse_arguments(ARG "" "" "HEADERS;OPTIONS;LIBS" ${ARGN})
   set(source ${CMAKE_CURRENT_BINARY_DIR}/${name}.cc)
   # Written only when missing, so a reconfigure does not make it new.
   if(NOT EXISTS ${source})
@@ -55,11 +49,6 @@ function(rtpulse_pch_holder name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} rtpulse_warnings)
   target_compile_options(${name} PRIVATE ${ARG_OPTIONS})
   target_precompile_headers(${name} PRIVATE ${ARG_HEADERS})
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    # Without the headers' times in it, the header is the same file in every build of the same
-    # sources, so ccache can reuse what was compiled with it.
-    target_compile_options(${name} PRIVATE -Xclang -fno-pch-timestamp)
-  endif()
 endfunction()
 
 # rtpulse_use_pch(TARGET HOLDER): TARGET compiles with HOLDER's precompiled header, if there
@@ -72,11 +61,7 @@ endfunction()
 
 if(RTPULSE_PCH_ACTIVE)
   target_compile_options(rtpulse_warnings INTERFACE -Winvalid-pch)
-  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$" AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    # clang's header paths made relative too (cmake/ccache-pch says why).
-    set(CMAKE_CXX_COMPILER_LAUNCHER ${PROJECT_SOURCE_DIR}/cmake/ccache-pch
-        ${CMAKE_CXX_COMPILER_LAUNCHER})
-  elseif(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
+  if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
     set(CMAKE_CXX_COMPILER_LAUNCHER
         /usr/bin/env
         CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
