@@ -23,6 +23,7 @@
 #include "measure/gpio.h"
 #include "measure/rt_setup.h"
 #include "measure/sample_log.h"
+#include "measure/wake_clock.h"
 #include "results/budget_verdict.h"
 #include "results/cyclictest_format.h"
 #include "results/log_percentiles.h"
@@ -33,7 +34,9 @@
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 #include "suite/textfile_observer.h"
+#include "sys/stats_outlets.h"
 #include "sys/system_info.h"
+#include "sys/tuning.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -64,6 +67,12 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
   auto plan = BuildLatencyPlan(measured_options, online);
   if (!plan) return plan.error();
   out.plan = std::move(*plan);
+  if (wake.timerlat && out.plan.wake_clock != CLOCK_MONOTONIC) {
+    return UsageError(fmt::format(
+        "-c {}: the timerlat tracer's timers are the kernel's, on CLOCK_MONOTONIC: drop -c, or "
+        "measure timerlat in a run of its own",
+        o.clock));
+  }
   if (wake.timerlat && (o.aligned_us || o.secaligned_given)) {
     return UsageError(
         "-A/--secaligned set where rtpulse's threads start their grids; the timerlat tracer "
@@ -118,7 +127,7 @@ Expected<std::unique_ptr<measure::SampleSink>> OpenSampleSink(const LatencyOptio
     if (!opened) return opened.error();
     return std::move(*opened);
   }
-  if (o.verbose) return measure::MakeVerboseSink(stdout);
+  if (o.verbose) return measure::MakeVerboseSink(stdout, o.oscope.value_or(1));
   return std::unique_ptr<measure::SampleSink>();
 }
 
@@ -278,6 +287,86 @@ results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdl
   return run;
 }
 
+/// --dbg_cyclictest: each thread as it will run, on standard error.
+void PrintThreadSetup(const measure::LatencyPlan& plan) {
+  fmt::print(stderr, "# rtpulse: {} thread(s), wake path(s):", plan.threads.size());
+  for (auto path : plan.paths) fmt::print(stderr, " {}", measure::WakePathName(path));
+  fmt::print(stderr, ", clock {}\n", measure::WakeClockName(plan.wake_clock));
+  for (const auto& t : plan.threads) {
+    fmt::print(
+        stderr, "# rtpulse: thread {}: CPU {}, {} priority {}, interval {} us, offset {} us\n",
+        t.index, t.cpu < 0 ? std::string("any") : std::to_string(t.cpu), SchedPolicyName(t.policy),
+        t.priority, t.interval_ns / kNsPerUs, t.phase_ns / kNsPerUs);
+  }
+}
+
+/// -R: the clock's resolution as the kernel reports it and as measured, on standard error; a
+/// clock that steps by more than a microsecond (cyclictest's unit) is a warning recorded with
+/// the run. A finer step is no warning: it includes a read's own cost, about 20 ns here, so it
+/// is above the 1 ns every high-resolution clock reports.
+void CheckClockResolution(clockid_t clock, std::vector<std::string>& warnings) {
+  const measure::ClockResolution r = measure::MeasureClockResolution(clock);
+  const std::string name = measure::WakeClockName(clock);
+  fmt::print(stderr,
+             "# rtpulse: {} clock: reported resolution {} ns, measured about {} ns over {} "
+             "consecutive reads (a read's own cost included)\n",
+             name, r.reported_ns, r.measured_ns, r.reads);
+  if (r.measured_ns == 0) {
+    warnings.push_back(fmt::format(
+        "-R: the {} clock returned the same time for {} consecutive reads: it steps more "
+        "coarsely than a millisecond, so latencies finer than that are not measured",
+        name, r.reads));
+  } else if (r.measured_ns > kNsPerUs || r.reported_ns > kNsPerUs) {
+    warnings.push_back(fmt::format(
+        "-R: the {} clock steps by about {} ns (the kernel reports {} ns): latencies are "
+        "measured no finer than that",
+        name, std::max(r.measured_ns, r.reported_ns), r.reported_ns));
+  }
+}
+
+/// --deepest-idle-state: the idle states deeper than N off on the measured CPUs (every
+/// online CPU when the threads are not pinned), through the tuning that puts them back.
+Expected<std::unique_ptr<sys::Tuning>> LimitIdleStates(const LatencyOptions& o,
+                                                       const measure::LatencyPlan& plan,
+                                                       const std::vector<int>& online) {
+  if (!o.deepest_idle_state) return std::unique_ptr<sys::Tuning>();
+  sys::TuneOptions tune;
+  tune.only = sys::TuneKnob::kIdleStates;
+  tune.deepest_idle_state = o.deepest_idle_state;
+  tune.online_cpus = online;
+  for (const auto& t : plan.threads) {
+    if (t.cpu < 0) {
+      tune.measured_cpus = online;
+      break;
+    }
+    if (std::find(tune.measured_cpus.begin(), tune.measured_cpus.end(), t.cpu) ==
+        tune.measured_cpus.end()) {
+      tune.measured_cpus.push_back(t.cpu);
+    }
+  }
+  return sys::Tuning::Apply(FsRoot::System(), tune);
+}
+
+/// What --deepest-idle-state did, for the run's record, once the states are back; refusals and
+/// CPUs without states become warnings.
+std::string IdleStatesRecord(sys::Tuning& tuning, std::vector<std::string>& warnings) {
+  const Status restored = tuning.Restore();
+  tuning.Release();
+  std::string disabled;
+  for (const auto& c : tuning.changes()) {
+    if (c.status == sys::TuneStatus::kApplied) {
+      disabled += (disabled.empty() ? "" : ", ") + c.what;
+    } else if (c.status == sys::TuneStatus::kRefused ||
+               (c.status == sys::TuneStatus::kSkipped && c.after.empty())) {
+      warnings.push_back(fmt::format("--deepest-idle-state: {}: {}", c.what, c.detail));
+    }
+  }
+  if (!restored) warnings.push_back("--deepest-idle-state: " + restored.error().message);
+  if (disabled.empty()) return "none disabled";
+  return fmt::format("disabled for the run, then {}: {}", restored ? "restored" : "NOT restored",
+                     disabled);
+}
+
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   // -u, as cyclictest: every line reaches a pipe as it is printed.
   if (o.unbuffered) std::setvbuf(stdout, nullptr, _IONBF, 0);
@@ -291,8 +380,22 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (!o.allow_degraded && p.run_wake_paths) {
     if (Status s = measure::CheckRealtimeSetup(p.plan); !s) return ReportError(s.error());
   }
+  if (o.debug) PrintThreadSetup(p.plan);
+  std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
+  if (o.resolution) CheckClockResolution(p.plan.wake_clock, environment);
   auto sink = OpenSampleSink(o);
   if (!sink) return ReportError(sink.error());
+  std::optional<sys::StatsFifo> fifo;
+  if (!o.fifo.empty()) {
+    auto made = sys::StatsFifo::Create(o.fifo);
+    if (!made) return ReportError(made.error());
+    fifo.emplace(std::move(*made));
+  }
+  // As cyclictest, always: rt-tests' get_cyclictest_snapshot finds running instances by it.
+  sys::SharedStats shared_stats;
+  if (!shared_stats.warning().empty()) environment.push_back(shared_stats.warning());
+  auto idle_states = LimitIdleStates(o, p.plan, probe.online_cpus);
+  if (!idle_states) return ReportError(idle_states.error());
 
   std::vector<std::string> names;
   for (auto path : p.plan.paths) names.emplace_back(measure::WakePathName(path));
@@ -301,7 +404,9 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   std::FILE* text = json_stdout ? stderr : stdout;
   LiveView view(ChooseLiveMode(o.quiet || json_stdout, o.verbose), stdout, o.nsecs,
                 p.plan.duration_ns, p.plan.loops, names);
-  const std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
+  if (o.refresh_on_max) view.RefreshOnMax();
+  view.ShareStats(&shared_stats);
+  if (fifo) view.ServeFifo(&*fifo);
   for (const auto& w : environment) fmt::print(stderr, "rtpulse: warning: {}\n", w);
 
   measure::BlockRunSignals();
@@ -333,12 +438,20 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   const Status ran = Measure(p, observer, std::move(*sink), explainer.get(), record);
   std::optional<trace::ExplainSummary> explained;
   if (explainer) explained = explainer->Finish();  // the instance goes, whatever happened
+  std::string idle_states_record;
+  std::vector<std::string> idle_warnings;
+  if (*idle_states) idle_states_record = IdleStatesRecord(**idle_states, idle_warnings);
   if (!ran) {
     if (textfile) textfile->Failed();
     return ReportError(ran.error());
   }
   results::LatencyRun run = CompleteRun(o, cmdline, probe, p, std::move(record), environment,
                                         explain_only_ring, explained);
+  run.idle_states = std::move(idle_states_record);
+  for (auto& w : idle_warnings) {
+    fmt::print(stderr, "rtpulse: warning: {}\n", w);
+    run.warnings.push_back(std::move(w));
+  }
 
   int exit_code = ToInt(ExitCode::kOk);
   if (!run.samples_error.empty()) exit_code = ToInt(run.samples_error_code);

@@ -17,6 +17,9 @@
 #include "core/printable.h"
 #include "export/textfile.h"
 #include "measure/gpio.h"
+#include "measure/wake_clock.h"
+#include "measure/wake_path.h"
+#include "measure/wake_source.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -58,16 +61,20 @@ Status ResolvePolicy(const LatencyOptions& o, SchedPolicy& policy, int& priority
 }
 
 Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
-  if (o.relative && o.posix) {
+  if (o.relative && o.posix && !o.system) {
     return UsageError("-r (relative clock_nanosleep) and -x (POSIX timers) conflict: pick one");
   }
-  if (!o.wake.empty() && (o.relative || o.posix)) {
+  if (!o.wake.empty() && (o.relative || o.posix || o.system)) {
     return UsageError(
-        fmt::format("--wake '{}' conflicts with {}: -r means --wake rel, -x means "
+        fmt::format("--wake '{}' conflicts with {}: -r and -s mean --wake rel, -x means "
                     "--wake posix; use only --wake",
-                    o.wake, o.relative ? "-r" : "-x"));
+                    o.wake,
+                    o.relative ? "-r"
+                    : o.system ? "-s"
+                               : "-x"));
   }
-  if (o.relative) return std::vector<WakePath>{WakePath::kRel};
+  // -s: cyclictest's sys_nanosleep mode, relative sleeps (it drops -x for it, with a warning).
+  if (o.relative || o.system) return std::vector<WakePath>{WakePath::kRel};
   if (o.posix) return std::vector<WakePath>{WakePath::kPosix};
   if (o.wake.empty()) return std::vector<WakePath>{WakePath::kAbs};
   if (o.wake.rfind("gpio", 0) == 0 || o.wake.find(",gpio") != std::string::npos) {
@@ -201,6 +208,28 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_flag("-N,--nsecs", o.nsecs, "cyclictest fields in ns instead of us");
   sub.add_flag("-r,--relative", o.relative, "relative timer (= --wake rel)");
   sub.add_flag("-x,--posix_timers", o.posix, "POSIX timers (= --wake posix)");
+  sub.add_flag("-s,--system", o.system,
+               "nanosleep(2) (= --wake rel: the kernel runs both as one relative hrtimer sleep)");
+  sub.add_option("-c,--clock", o.clock,
+                 "clock the abs, rel and posix paths sleep on: 0 or monotonic (default), 1 or "
+                 "realtime, boottime, tai, aux0..aux7");
+  sub.add_option("-F,--fifo", o.fifo,
+                 "make a named pipe at PATH; each reader gets the current status lines");
+  sub.add_option("-o,--oscope", o.oscope,
+                 "with -v: print only the largest latency of every RED samples (and its cycle)");
+  sub.add_flag("-M,--refresh_on_max", o.refresh_on_max,
+               "redraw the live view only when a thread's maximum grew");
+  sub.add_flag("-R,--resolution", o.resolution,
+               "measure the clock's resolution before the run, print it beside the kernel's "
+               "figure, and warn when it steps by more than 1 us");
+  sub.add_flag("--dbg_cyclictest", o.debug,
+               "print each thread's CPU, policy, priority, interval and grid offset first");
+  sub.add_flag("--smi", o.smi,
+               "count System Management Interrupts on each thread's CPU (x86 MSR 0x34; needs "
+               "pinned threads and the msr module)");
+  sub.add_option("--deepest-idle-state", o.deepest_idle_state,
+                 "on the measured CPUs, disable every cpuidle state deeper than N (-1: all) for "
+                 "the run; restored after");
   sub.add_option("-b,--breaktrace", o.breaktrace_us, "stop (and stop ftrace) when latency > US");
   sub.add_flag("--tracemark", o.tracemark, "write an ftrace marker when -b fires");
   sub.add_option("--spike", o.spike_us, "record every sample above US");
@@ -438,6 +467,58 @@ Status ApplyAlignment(const LatencyOptions& o, LatencyPlan& plan) {
   return Status::Ok();
 }
 
+/// cyclictest's -s with -x, -c, -o, --smi and --deepest-idle-state: checked, and set in
+/// `plan` where the engine does them.
+Status ApplyCyclictestModes(const LatencyOptions& o, LatencyPlan& plan) {
+  if (o.system && o.posix) {
+    plan.notes.push_back(
+        "-x ignored: -s sleeps with nanosleep(2), which needs no timer (as cyclictest, which "
+        "warns and does the same)");
+  }
+  if (!o.clock.empty()) {
+    auto clock = measure::ParseWakeClock(o.clock);
+    if (!clock) return clock.error();
+    for (WakePath p : plan.paths) {
+      if (*clock != CLOCK_MONOTONIC && !measure::WakePathTakesClock(p)) {
+        return UsageError(fmt::format(
+            "-c {} applies to cyclictest's own ways of waiting (--wake abs, rel, posix); --wake "
+            "{} sleeps on CLOCK_MONOTONIC: drop -c or that path",
+            Printable(o.clock), measure::WakePathName(p)));
+      }
+    }
+    if (Status s = measure::CheckWakeClock(*clock); !s) return s;
+    plan.wake_clock = *clock;
+  }
+  if (o.oscope) {
+    if (*o.oscope < 1) {
+      return UsageError(fmt::format(
+          "-o {}: RED is how many samples make one printed line: give 1 or more (e.g. -o 10)",
+          *o.oscope));
+    }
+    if (!o.verbose) {
+      return UsageError(fmt::format(
+          "-o {} reduces -v's sample lines: add -v (as cyclictest, which refuses it alone)",
+          *o.oscope));
+    }
+  }
+  if (o.smi) {
+    if (std::any_of(plan.threads.begin(), plan.threads.end(),
+                    [](const measure::ThreadPlan& t) { return t.cpu < 0; })) {
+      return UsageError(
+          "--smi counts SMIs on each thread's CPU, so the threads must be pinned: add -a or -S "
+          "(as cyclictest)");
+    }
+    plan.count_smis = true;
+  }
+  if (o.deepest_idle_state && *o.deepest_idle_state < -1) {
+    return UsageError(fmt::format(
+        "--deepest-idle-state {}: give the deepest cpuidle state to keep (0 = only the first, "
+        "the polling one on x86), or -1 to disable every state",
+        *o.deepest_idle_state));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
@@ -638,6 +719,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
         "--csv prints a samples file as text)");
   }
   if (Status s = ApplyAlignment(o, plan); !s) return s.error();
+  if (Status s = ApplyCyclictestModes(o, plan); !s) return s.error();
   if (Status s = CheckOutputs(o); !s) return s.error();
   return plan;
 }

@@ -49,12 +49,21 @@ struct LatencyOptions {
   std::string histfile;
   bool quiet = false;
   bool nsecs = false;
-  bool unbuffered = false;            ///< -u: stdout unbuffered, for live processing
-  std::optional<int64_t> aligned_us;  ///< -A USEC: thread N's grid N x USEC after the origin
-  bool secaligned_given = false;      ///< --secaligned [USEC]
-  std::string secaligned;             ///< its USEC ("" = 0)
-  bool relative = false;              ///< -r
-  bool posix = false;                 ///< -x
+  bool unbuffered = false;                ///< -u: stdout unbuffered, for live processing
+  std::optional<int64_t> aligned_us;      ///< -A USEC: thread N's grid N x USEC after the origin
+  bool secaligned_given = false;          ///< --secaligned [USEC]
+  std::string secaligned;                 ///< its USEC ("" = 0)
+  bool relative = false;                  ///< -r
+  bool posix = false;                     ///< -x
+  bool system = false;                    ///< -s: nanosleep(2), which the kernel runs as -r
+  std::string clock;                      ///< -c CLOCK: 0/monotonic (default), 1/realtime, ...
+  std::string fifo;                       ///< -F PATH: a named pipe handing out the status lines
+  std::optional<int64_t> oscope;          ///< -o RED: with -v, the largest of every RED samples
+  bool refresh_on_max = false;            ///< -M: redraw the live view on a new maximum only
+  bool resolution = false;                ///< -R: measure the clock's resolution first
+  bool debug = false;                     ///< --dbg_cyclictest: print the threads' set-up
+  bool smi = false;                       ///< --smi: count SMIs on each thread's CPU (x86 MSR)
+  std::optional<int> deepest_idle_state;  ///< --deepest-idle-state N (-1: every state off)
   std::optional<int64_t> breaktrace_us;
   bool tracemark = false;
   std::optional<int64_t> spike_us;

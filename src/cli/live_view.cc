@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/clock.h"
 #include "results/cyclictest_format.h"
@@ -15,6 +16,20 @@ constexpr int64_t kPlainEveryNs = 5 * kNsPerSec;
 
 int64_t ToUnit(int64_t ns, bool nsecs) {
   return nsecs ? ns : ns / kNsPerUs;
+}
+
+results::StatusLine LiveStatus(const measure::LiveProbe& p, bool nsecs) {
+  results::StatusLine l;
+  l.index = p.index;
+  l.tid = p.tid;
+  l.priority = p.priority;
+  l.interval_us = p.interval_ns / kNsPerUs;
+  l.cycles = p.count;
+  l.min = ToUnit(p.min_ns, nsecs);
+  l.act = ToUnit(p.cur_ns, nsecs);
+  l.avg = ToUnit(static_cast<int64_t>(p.avg_ns), nsecs);
+  l.max = ToUnit(p.max_ns, nsecs);
+  return l;
 }
 
 std::string Clock(int64_t ns) {
@@ -43,6 +58,7 @@ void LiveView::OnPathStart(size_t path_index, measure::WakePath) {
   path_index_ = path_index;
   drawn_lines_ = 0;
   last_plain_ns_ = -1;
+  drawn_max_.clear();
   if (mode_ != LiveMode::kOff && path_names_.size() > 1) {
     fmt::print(out_, "# wake path {} ({}/{})\n", path_names_[path_index], path_index + 1,
                path_names_.size());
@@ -52,19 +68,17 @@ void LiveView::OnPathStart(size_t path_index, measure::WakePath) {
 std::vector<std::string> LiveView::Lines(const std::vector<measure::LiveProbe>& probes) const {
   std::vector<std::string> lines;
   for (const auto& p : probes) {
-    results::StatusLine l;
-    l.index = p.index;
-    l.tid = p.tid;
-    l.priority = p.priority;
-    l.interval_us = p.interval_ns / kNsPerUs;
-    l.cycles = p.count;
-    l.min = ToUnit(p.min_ns, nsecs_);
-    l.act = ToUnit(p.cur_ns, nsecs_);
-    l.avg = ToUnit(static_cast<int64_t>(p.avg_ns), nsecs_);
-    l.max = ToUnit(p.max_ns, nsecs_);
-    lines.push_back(
-        results::FormatStatusLineWithTail(l, nsecs_, ToUnit(p.p99_ns, nsecs_), p.missed));
+    lines.push_back(results::FormatStatusLineWithTail(LiveStatus(p, nsecs_), nsecs_,
+                                                      ToUnit(p.p99_ns, nsecs_), p.missed));
   }
+  return lines;
+}
+
+std::vector<std::string> LiveView::StatusLines(
+    const std::vector<measure::LiveProbe>& probes) const {
+  std::vector<std::string> lines;
+  for (const auto& p : probes)
+    lines.push_back(results::FormatStatusLine(LiveStatus(p, nsecs_), nsecs_));
   return lines;
 }
 
@@ -86,8 +100,21 @@ std::string LiveView::Eta(const std::vector<measure::LiveProbe>& probes, int64_t
 }
 
 void LiveView::OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) {
+  if (fifo_ != nullptr) fifo_->Offer(StatusLines(probes));
   if (mode_ == LiveMode::kOff) return;
   const std::lock_guard lock(mutex_);
+  if (refresh_on_max_) {
+    // cyclictest -M: the screen changes only when some thread's maximum does.
+    bool grew = drawn_max_.size() != probes.size();
+    drawn_max_.resize(probes.size(), INT64_MIN);
+    for (size_t i = 0; i < probes.size(); ++i) {
+      if (probes[i].count > 0 && probes[i].max_ns > drawn_max_[i]) {
+        drawn_max_[i] = probes[i].max_ns;
+        grew = true;
+      }
+    }
+    if (!grew) return;
+  }
   auto lines = Lines(probes);
   lines.push_back(Eta(probes, elapsed_ns));
   if (mode_ == LiveMode::kTty) {
@@ -113,9 +140,14 @@ void LiveView::Note(std::FILE* stream, const std::string& line) {
   std::fflush(stream);
 }
 
-void LiveView::OnStatsRequest(const std::vector<measure::LiveProbe>& probes) {
-  fmt::print(stderr, "# SIGUSR1: current statistics\n");
-  for (const auto& line : Lines(probes)) fmt::print(stderr, "{}\n", line);
+void LiveView::OnStatsRequest(const std::vector<measure::LiveProbe>& probes,
+                              measure::StatsRequest request) {
+  const std::string block = results::CurrentStatusBlock(StatusLines(probes));
+  if (request == measure::StatsRequest::kSharedMemory) {
+    if (shared_ != nullptr) shared_->Write(block);
+    return;
+  }
+  std::fputs(block.c_str(), stderr);
   std::fflush(stderr);
 }
 

@@ -19,6 +19,7 @@
 #include "measure/probe.h"
 #include "measure/rt_setup.h"
 #include "measure/sample_log.h"
+#include "measure/smi.h"
 #include "measure/tracing.h"
 
 namespace rtpulse::measure {
@@ -33,6 +34,7 @@ sigset_t RunSignals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGUSR2);
   return set;
 }
 
@@ -44,7 +46,7 @@ std::vector<LiveProbe> Snapshot(const std::vector<std::unique_ptr<Probe>>& probe
 }
 
 /// Result of waiting on the controlling signals for up to `timeout_ns`.
-enum class SignalEvent { kNone, kStop, kStats };
+enum class SignalEvent { kNone, kStop, kStats, kSharedStats };
 
 SignalEvent WaitSignal(int64_t timeout_ns) {
   const sigset_t set = RunSignals();
@@ -52,6 +54,7 @@ SignalEvent WaitSignal(int64_t timeout_ns) {
   const int sig = sigtimedwait(&set, nullptr, &timeout);
   if (sig == SIGINT || sig == SIGTERM) return SignalEvent::kStop;
   if (sig == SIGUSR1) return SignalEvent::kStats;
+  if (sig == SIGUSR2) return SignalEvent::kSharedStats;
   return SignalEvent::kNone;
 }
 
@@ -101,8 +104,12 @@ struct PathThreads {
   std::vector<std::unique_ptr<Probe>> probes;
   std::vector<std::unique_ptr<Injector>> injectors;
   bool start_failed = false;  ///< A thread did not start: the path is stopped at once.
-  int64_t origin_ns = 0;      ///< Grid origin (CLOCK_MONOTONIC).
-  int64_t start_ns = 0;       ///< When supervision began (for the observer's elapsed time).
+  /// --smi: the counters, and each probe's CPU's count when its path started.
+  const SmiCounters* smis = nullptr;
+  std::vector<int> smi_cpus;
+  std::vector<std::optional<uint32_t>> smis_before;
+  int64_t origin_ns = 0;  ///< Grid origin (CLOCK_MONOTONIC).
+  int64_t start_ns = 0;   ///< When supervision began (for the observer's elapsed time).
 };
 
 /// Creates the probes of `path` and, with --inject, one injector per probed CPU (not started).
@@ -218,13 +225,13 @@ void StartThreads(const LatencyPlan& plan, size_t path_index, PathThreads& threa
   threads.start_ns = MonotonicNs();
 }
 
-/// The main thread's work while the probes measure: live ticks, SIGUSR1 statistics,
+/// The main thread's work while the probes measure: live ticks, SIGUSR1/SIGUSR2 statistics,
 /// checkpoints, and SIGINT/SIGTERM (which stop the path and set `out.interrupted`). Returns
 /// when every probe has left its loop or a stop signal came.
 void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, PathOutcome& out) {
   RunShared& shared = threads.shared;
   const auto& probes = threads.probes;
-  bool stats_requested = false;
+  std::optional<StatsRequest> stats_requested;
   const int64_t checkpoint_ns = observer != nullptr ? observer->CheckpointIntervalNs() : 0;
   int64_t next_checkpoint = checkpoint_ns > 0 ? threads.start_ns + checkpoint_ns : INT64_MAX;
   PathRecord checkpoint;
@@ -247,13 +254,14 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, P
       for (auto& p : probes) p->Interrupt();
       return;
     }
-    if (event == SignalEvent::kStats) stats_requested = true;
+    if (event == SignalEvent::kStats) stats_requested = StatsRequest::kPrint;
+    if (event == SignalEvent::kSharedStats) stats_requested = StatsRequest::kSharedMemory;
     if (observer != nullptr && (stats_requested || observer->WantsTicks())) {
       const auto live = Snapshot(probes);
-      if (stats_requested) observer->OnStatsRequest(live);
+      if (stats_requested) observer->OnStatsRequest(live, *stats_requested);
       if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - threads.start_ns);
     }
-    stats_requested = false;
+    stats_requested.reset();
     if (const int64_t now = MonotonicNs(); now >= next_checkpoint) {
       // Counted from this snapshot, not from the schedule: after a stalled main thread the
       // next one is a full interval later instead of a burst of catch-up checkpoints.
@@ -280,8 +288,18 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunR
   }
 
   size_t failed = 0;
-  for (auto& p : threads.probes) {
+  for (size_t i = 0; i < threads.probes.size(); ++i) {
+    auto& p = threads.probes[i];
     ProbeRecord r = p->TakeResult();
+    if (threads.smis != nullptr) {
+      const auto before = threads.smis_before[i];
+      const auto after = threads.smis->Read(threads.smi_cpus[i]);
+      if (before && after) {
+        r.smi_count = SmiCounters::Since(*before, *after);
+      } else {
+        r.notes.push_back("--smi: the SMI counter could not be read again; SMIs not counted");
+      }
+    }
     if (p->failure()) {
       ++failed;
       r.degraded = true;
@@ -325,7 +343,8 @@ void Collect(PathThreads& threads, RunObserver* observer, PathOutcome& out, RunR
 
 PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
                     std::vector<std::unique_ptr<SampleRing>>& rings, SampleSink* sink,
-                    Tracer* tracer, RunObserver* observer, RunRecord& run) {
+                    Tracer* tracer, const SmiCounters* smis, RunObserver* observer,
+                    RunRecord& run) {
   PathOutcome out;
   out.run.wake = std::string(WakePathName(path));
   PathThreads threads;
@@ -333,6 +352,14 @@ PathOutcome RunPath(const LatencyPlan& plan, WakePath path, size_t path_index,
   if (observer != nullptr) observer->OnPathStart(path_index, path);
   out.run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   StartThreads(plan, path_index, threads, sink, out, run.warnings);
+  if (smis != nullptr) {
+    // After the set-up, before the first deadline (the origin is kStartMarginNs away).
+    threads.smis = smis;
+    for (const auto& t : plan.threads) {
+      threads.smi_cpus.push_back(t.cpu);
+      threads.smis_before.push_back(smis->Read(t.cpu));
+    }
+  }
   if (!threads.start_failed) Supervise(threads, path_index, observer, out);
   Collect(threads, observer, out, run);
   return out;
@@ -404,6 +431,14 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
   RunRecord run;
   run.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   run.warnings = plan.notes;
+  std::optional<SmiCounters> smis;
+  if (plan.count_smis) {
+    std::vector<int> cpus;
+    for (const ThreadPlan& t : plan.threads) cpus.push_back(t.cpu);
+    auto opened = SmiCounters::Open(FsRoot::System(), cpus);
+    if (!opened) return opened.error();  // before anything is measured
+    smis.emplace(std::move(*opened));
+  }
 
   if (!plan.main_affinity.empty()) {
     if (Status s = SetThreadAffinity(plan.main_affinity); !s) {
@@ -455,8 +490,8 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
   std::optional<Error> failure;
   size_t paths_with_results = 0;
   for (size_t i = 0; i < plan.paths.size(); ++i) {
-    PathOutcome outcome =
-        RunPath(plan, plan.paths[i], i, rings, sink_seen, tracer.get(), observer, run);
+    PathOutcome outcome = RunPath(plan, plan.paths[i], i, rings, sink_seen, tracer.get(),
+                                  smis ? &*smis : nullptr, observer, run);
     if (outcome.all_failed) {
       if (!failure) failure = outcome.all_failed;
     } else {

@@ -30,6 +30,12 @@ struct LiveProbe {
   uint64_t missed = 0;
 };
 
+/// Which signal asked for the current statistics (cyclictest's two).
+enum class StatsRequest {
+  kPrint,         ///< SIGUSR1: print them on standard error.
+  kSharedMemory,  ///< SIGUSR2: write them into the shared-memory statistics file.
+};
+
 /// What the engine reports while it runs; implemented by the CLI (live view) and the suite.
 class RunObserver {
  public:
@@ -37,12 +43,12 @@ class RunObserver {
   /// A new wake path starts (index into plan.paths).
   virtual void OnPathStart(size_t /*path_index*/, WakePath /*path*/) {}
   /// False when nothing would be shown (-q): the engine then skips the periodic snapshots,
-  /// which read every probe's histogram, and takes one only on SIGUSR1.
+  /// which read every probe's histogram, and takes one only on SIGUSR1 or SIGUSR2.
   virtual bool WantsTicks() const { return true; }
   /// A few times a second. `elapsed_ns` since this path started.
   virtual void OnTick(const std::vector<LiveProbe>& /*probes*/, int64_t /*elapsed_ns*/) {}
-  /// SIGUSR1: print the current statistics now.
-  virtual void OnStatsRequest(const std::vector<LiveProbe>& /*probes*/) {}
+  /// SIGUSR1 or SIGUSR2: give the current statistics now, as `request` says.
+  virtual void OnStatsRequest(const std::vector<LiveProbe>& /*probes*/, StatsRequest /*request*/) {}
   /// Every this many ns of measurement (0 = never), the engine calls OnCheckpoint from its
   /// non-RT main thread with a snapshot of every probe of the current path, so a long run
   /// can save partial results that survive a SIGKILL. Asked once per path, at its start;
@@ -57,7 +63,7 @@ class RunObserver {
   virtual void OnCheckpoint(size_t /*path_index*/, const PathRecord& /*snapshot*/) {}
 };
 
-/// Blocks SIGINT, SIGTERM, SIGUSR1 and the timer signals in the calling thread. Call it in
+/// Blocks SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and the timer signals in the calling thread. Call it in
 /// main() before any thread starts, so every thread inherits the mask and the engine's
 /// main loop takes them synchronously (sigtimedwait): no async handler at all.
 void BlockRunSignals();

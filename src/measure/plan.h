@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,14 @@ struct LatencyPlan {
   /// (the first one at least the start margin away), so runs on several machines or of
   /// several tools can be lined up.
   bool origin_on_second = false;
+
+  /// cyclictest -c: the clock the abs, rel and posix paths sleep on. Deadlines stay on
+  /// CLOCK_MONOTONIC's grid; each wake-up's latency is measured on this clock (wake_source.h).
+  clockid_t wake_clock = CLOCK_MONOTONIC;
+
+  /// cyclictest --smi: count each probe's CPU's SMIs over each path (pinned threads only;
+  /// RunLatency fails before measuring when the counters cannot be read: measure/smi.h).
+  bool count_smis = false;
 
   bool lock_memory = true;
   std::optional<int> pm_qos_us = 0;  ///< Value held in /dev/cpu_dma_latency; nullopt = leave.

@@ -78,7 +78,7 @@ Probe::Probe(const LatencyPlan& plan, const ThreadPlan& thread, WakePath path, R
       shared_(shared),
       ring_(ring),
       tracer_(tracer),
-      source_(MakeWakeSource(path)) {
+      source_(MakeWakeSource(path, plan.wake_clock)) {
   result_.index = thread.index;
   result_.cpu = OwnsPolicy(path) ? -1 : thread.cpu;
   result_.policy = OwnsPolicy(path) ? "deadline" : SchedPolicyName(thread.policy);
@@ -172,6 +172,7 @@ void Probe::ThreadMain() {
   WakeParams params;
   params.start_ns = origin;
   params.interval_ns = thread_.interval_ns;
+  params.clock = plan_.wake_clock;
   params.cpu = thread_.cpu;
   params.policy = thread_.policy;
   params.priority = thread_.priority;
@@ -201,7 +202,7 @@ void Probe::ThreadMain() {
 }
 
 void Probe::Loop() {
-  if (path_ == WakePath::kAbs) {
+  if (path_ == WakePath::kAbs && plan_.wake_clock == CLOCK_MONOTONIC) {
     // The default path, called directly (no virtual dispatch).
     RunLoop(static_cast<AbsSleep&>(*source_), MonotonicClock{});
   } else {

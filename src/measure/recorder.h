@@ -64,6 +64,8 @@ struct ProbeRecord {
   uint64_t samples_logged = 0;   ///< Records handed to the samples ring.
   uint64_t samples_dropped = 0;  ///< Records the ring could not hold (never silent).
   uint64_t injections = 0;       ///< --inject busy spins done on this probe's CPU.
+  /// --smi: SMIs on this probe's CPU from the path's start to its end; none without --smi.
+  std::optional<uint64_t> smi_count;
 
   bool degraded = false;           ///< Ran without the requested policy/priority/affinity.
   std::vector<std::string> notes;  ///< Why degraded, and other per-thread remarks.

@@ -446,7 +446,7 @@ class BackgroundSink final : public SampleSink {
 
 class VerboseSink final : public SampleSink {
  public:
-  explicit VerboseSink(std::FILE* out) : out_(out) {}
+  VerboseSink(std::FILE* out, int64_t reduction) : out_(out), reduction_(reduction) {}
 
   Status Write(const SampleRecord* records, size_t count) override {
     for (size_t i = 0; i < count; ++i) {
@@ -454,9 +454,26 @@ class VerboseSink final : public SampleSink {
       // cyclictest prints the cycle counter and the latency in whole microseconds. Its
       // calcdiff() truncates the nanosecond part of the difference on its own, which can
       // differ from this by 1 us when the two times straddle a second boundary.
+      uint64_t cycle = r.seq;
+      long latency_us = static_cast<long>(LatencyNs(r) / kNsPerUs);
+      if (reduction_ > 1) {
+        // -o: the thread's largest latency of every `reduction_` samples, at its cycle; the
+        // maximum starts from 0 for each group, as cyclictest's.
+        if (reduced_.size() <= r.thread) reduced_.resize(r.thread + size_t{1});
+        Reduced& g = reduced_[r.thread];
+        if (latency_us > g.max_us) {
+          g.max_us = latency_us;
+          g.cycle = r.seq;
+        }
+        if (++g.samples < reduction_) continue;
+        cycle = g.cycle;
+        latency_us = g.max_us;
+        // A group with no latency above 0 repeats the last one's cycle, as cyclictest's.
+        g.samples = 0;
+        g.max_us = 0;
+      }
       if (std::fprintf(out_, "%8d:%8lu:%8ld\n", static_cast<int>(r.thread),
-                       static_cast<unsigned long>(r.seq),
-                       static_cast<long>(LatencyNs(r) / kNsPerUs)) < 0) {
+                       static_cast<unsigned long>(cycle), latency_us) < 0) {
         return Failure(fmt::format("cannot write verbose samples: {}", ErrnoText(errno)));
       }
     }
@@ -464,7 +481,8 @@ class VerboseSink final : public SampleSink {
   }
 
   Status Finish(uint64_t /*dropped*/, bool /*interrupted*/) override {
-    // Plain cyclictest -v has no place for the drop count; the caller reports it.
+    // Plain cyclictest -v has no place for the drop count; the caller reports it. With -o, a
+    // thread's last group short of `reduction_` samples is not printed, as in cyclictest.
     if (std::fflush(out_) != 0 || std::ferror(out_) != 0) {
       return Failure(fmt::format("cannot write verbose samples: {}", ErrnoText(errno)));
     }
@@ -472,7 +490,14 @@ class VerboseSink final : public SampleSink {
   }
 
  private:
+  struct Reduced {
+    int64_t samples = 0;
+    long max_us = 0;
+    uint64_t cycle = 0;
+  };
   std::FILE* out_;
+  int64_t reduction_;
+  std::vector<Reduced> reduced_;  ///< -o: per thread, the group being reduced.
 };
 
 // Threads inherit their creator's policy: a writer started from a SCHED_FIFO thread would
@@ -589,8 +614,8 @@ std::unique_ptr<SampleSink> MakeBackgroundSink(std::unique_ptr<SampleSink> inner
   return std::make_unique<BackgroundSink>(std::move(inner), depth);
 }
 
-std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out) {
-  return std::make_unique<VerboseSink>(out);
+std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out, int64_t reduction) {
+  return std::make_unique<VerboseSink>(out, reduction);
 }
 
 // ---- SampleWriter -----------------------------------------------------------------------

@@ -115,8 +115,10 @@ Expected<std::unique_ptr<SampleSink>> OpenSamplesFile(const std::string& path,
 std::unique_ptr<SampleSink> MakeBackgroundSink(std::unique_ptr<SampleSink> inner, size_t depth = 3);
 
 /// cyclictest -v compatible text ("%8d:%8lu:%8ld" = thread:cycle:latency_us) to a FILE*,
-/// which stays owned by the caller. cycle = seq; latency_us truncates toward zero.
-std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out);
+/// which stays owned by the caller. cycle = seq; latency_us truncates toward zero. With
+/// `reduction` N above 1 (cyclictest -o, its oscilloscope mode), one line per N samples of a
+/// thread: the largest of them (never below 0, as cyclictest's) and its cycle.
+std::unique_ptr<SampleSink> MakeVerboseSink(std::FILE* out, int64_t reduction = 1);
 
 /// A non-RT thread (SCHED_OTHER even when started from an RT thread) that drains every ring
 /// into one sink every 5 ms. Records of one ring keep their order; rings interleave in batches.

@@ -31,6 +31,63 @@ Status ErrnoStatus(const char* what) {
   return Failure(fmt::format("{} failed: {}", what, std::strerror(errno)));
 }
 
+/// cyclictest -c: a clock to sleep on, mapped onto the engine's CLOCK_MONOTONIC deadlines
+/// through the offset between the two, taken at Anchor() and again after every wake-up. When
+/// the clock moves against CLOCK_MONOTONIC (CLOCK_REALTIME stepped, CLOCK_BOOTTIME after a
+/// suspend, an auxiliary clock steered on its own), the latency is still the clock's and the
+/// grid stays the clock's, as in cyclictest: Expected() moves the deadline by the offset's
+/// change, and the engine's next deadline follows from it.
+class ClockMap {
+ public:
+  void Anchor(clockid_t clock) {
+    clock_ = clock;
+    offset_ns_ = clock == CLOCK_MONOTONIC ? 0 : Offset();
+  }
+  clockid_t clock() const { return clock_; }
+  /// `monotonic_ns` on the clock, by the offset last taken.
+  int64_t ToClock(int64_t monotonic_ns) const { return monotonic_ns + offset_ns_; }
+  /// After the wake-up for `deadline_ns` (slept for until ToClock(deadline_ns)): the
+  /// CLOCK_MONOTONIC deadline whose latency is the one on the clock. Takes the offset again.
+  int64_t Expected(int64_t deadline_ns) {
+    if (clock_ == CLOCK_MONOTONIC) return deadline_ns;
+    const int64_t now_offset = Offset();
+    const int64_t expected = deadline_ns - (now_offset - offset_ns_);
+    offset_ns_ = now_offset;
+    return expected;
+  }
+
+ private:
+  int64_t Offset() const {
+    // The clock read between two CLOCK_MONOTONIC reads, set against their middle.
+    const int64_t before = MonotonicNs();
+    const int64_t on_clock = ClockNs(clock_);
+    const int64_t after = MonotonicNs();
+    return on_clock - (before + (after - before) / 2);
+  }
+  clockid_t clock_ = CLOCK_MONOTONIC;
+  int64_t offset_ns_ = 0;
+};
+
+/// Absolute clock_nanosleep on another clock than CLOCK_MONOTONIC (cyclictest -c); AbsSleep
+/// is the CLOCK_MONOTONIC one.
+class AbsSleepOnClock final : public WakeSource {
+ public:
+  Status Arm(const WakeParams& params) override {
+    map_.Anchor(params.clock);
+    return Status::Ok();
+  }
+  WakeResult Wait(int64_t deadline_ns) override {
+    const timespec ts = ToTimespec(map_.ToClock(deadline_ns));
+    int rc;
+    while ((rc = clock_nanosleep(map_.clock(), TIMER_ABSTIME, &ts, nullptr)) == EINTR) {
+    }
+    return {map_.Expected(deadline_ns), 0, rc};
+  }
+
+ private:
+  ClockMap map_;
+};
+
 /// Relative clock_nanosleep (cyclictest -r): the deadline is "now + interval" when the
 /// probe goes to sleep, so the schedule drifts by each activation's own latency.
 class RelSleep final : public WakeSource {
@@ -38,14 +95,16 @@ class RelSleep final : public WakeSource {
   Status Arm(const WakeParams& params) override {
     interval_ = ToTimespec(params.interval_ns);
     interval_ns_ = params.interval_ns;
+    clock_ = params.clock;
     return Status::Ok();
   }
   WakeResult Wait(int64_t) override {
+    // A relative sleep is the same interval on every clock: the latency is CLOCK_MONOTONIC's.
     const int64_t before = MonotonicNs();
     timespec remaining{};
     timespec request = interval_;
     int rc;
-    while ((rc = clock_nanosleep(CLOCK_MONOTONIC, 0, &request, &remaining)) == EINTR) {
+    while ((rc = clock_nanosleep(clock_, 0, &request, &remaining)) == EINTR) {
       request = remaining;
     }
     return {before + interval_ns_, 0, rc};
@@ -54,6 +113,7 @@ class RelSleep final : public WakeSource {
  private:
   timespec interval_{};
   int64_t interval_ns_ = 0;
+  clockid_t clock_ = CLOCK_MONOTONIC;
 };
 
 /// Periodic timerfd: its hrtimer is not marked hard, so PREEMPT_RT expires it from the
@@ -103,13 +163,14 @@ class PosixTimer final : public WakeSource {
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = PosixTimerSignal();
     event._sigev_un._tid = gettid();
-    if (timer_create(CLOCK_MONOTONIC, &event, &timer_) != 0) return ErrnoStatus("timer_create");
+    if (timer_create(params.clock, &event, &timer_) != 0) return ErrnoStatus("timer_create");
     armed_ = true;
+    map_.Anchor(params.clock);
     sigemptyset(&set_);
     sigaddset(&set_, PosixTimerSignal());
     interval_ns_ = params.interval_ns;
     next_ns_ = params.start_ns + params.interval_ns;
-    const itimerspec spec = PeriodicSpec(next_ns_, interval_ns_);
+    const itimerspec spec = PeriodicSpec(map_.ToClock(next_ns_), interval_ns_);
     if (timer_settime(timer_, TIMER_ABSTIME, &spec, nullptr) != 0) {
       return ErrnoStatus("timer_settime");
     }
@@ -122,8 +183,8 @@ class PosixTimer final : public WakeSource {
     }
     if (rc < 0) return {next_ns_, 0, errno};
     const uint64_t expirations = 1 + static_cast<uint64_t>(info.si_overrun);
-    const int64_t expected = next_ns_;
-    next_ns_ += static_cast<int64_t>(expirations) * interval_ns_;
+    const int64_t expected = map_.Expected(next_ns_);
+    next_ns_ = expected + static_cast<int64_t>(expirations) * interval_ns_;
     return {expected, expirations, 0};
   }
   void Disarm() override {
@@ -132,6 +193,7 @@ class PosixTimer final : public WakeSource {
   }
 
  private:
+  ClockMap map_;
   timer_t timer_{};
   bool armed_ = false;
   sigset_t set_{};
@@ -385,9 +447,10 @@ int PosixTimerSignal() {
   return SIGRTMIN + 2;
 }
 
-std::unique_ptr<WakeSource> MakeWakeSource(WakePath path) {
+std::unique_ptr<WakeSource> MakeWakeSource(WakePath path, clockid_t clock) {
   switch (path) {
     case WakePath::kAbs:
+      if (clock != CLOCK_MONOTONIC) return std::make_unique<AbsSleepOnClock>();
       return std::make_unique<AbsSleep>();
     case WakePath::kRel:
       return std::make_unique<RelSleep>();

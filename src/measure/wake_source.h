@@ -21,7 +21,12 @@ namespace rtpulse::measure {
 struct WakeParams {
   int64_t start_ns = 0;     ///< CLOCK_MONOTONIC origin of the period grid (deadline 0).
   int64_t interval_ns = 0;  ///< Period.
-  int cpu = -1;             ///< The probe's CPU (-1: not pinned); the xthread waker uses it.
+  /// The clock to sleep on (cyclictest -c; abs, rel and posix): deadlines are converted to it
+  /// and each wake-up's `expected_ns` is moved by how far it drifted from CLOCK_MONOTONIC
+  /// since Arm(), so the engine's latency (CLOCK_MONOTONIC now - expected) is the latency on
+  /// this clock.
+  clockid_t clock = CLOCK_MONOTONIC;
+  int cpu = -1;  ///< The probe's CPU (-1: not pinned); the xthread waker uses it.
   SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 0;
   int64_t deadline_runtime_ns = 0;  ///< SCHED_DEADLINE runtime (deadline path only).
@@ -135,7 +140,14 @@ class AbsSleep final : public WakeSource {
   }
 };
 
-std::unique_ptr<WakeSource> MakeWakeSource(WakePath path);
+/// The source of `path`; `clock` other than CLOCK_MONOTONIC (cyclictest -c) gives the abs
+/// path's general version instead of AbsSleep.
+std::unique_ptr<WakeSource> MakeWakeSource(WakePath path, clockid_t clock = CLOCK_MONOTONIC);
+
+/// Whether `path` can sleep on another clock than CLOCK_MONOTONIC (cyclictest's own modes).
+constexpr bool WakePathTakesClock(WakePath path) {
+  return path == WakePath::kAbs || path == WakePath::kRel || path == WakePath::kPosix;
+}
 
 /// The gpio path's source (gpio_wake.cc; docs/wake-paths.md "gpio").
 std::unique_ptr<WakeSource> MakeGpioWakeSource();

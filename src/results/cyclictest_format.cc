@@ -150,13 +150,24 @@ void AddBounds(nlohmann::json& stats, const StatBounds& b) {
 
 std::string FormatStatusLine(const StatusLine& l, bool nsecs) {
   if (nsecs) {
-    return fmt::format(
+    std::string line = fmt::format(
         "T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:8d} Avg:{:8d} Max:{:8d}", l.index,
         l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg, l.max);
+    if (l.smi) line += fmt::format(" SMI:{:8d}", *l.smi);
+    return line;
   }
-  return fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:5d} Avg:{:5d} Max:{:8d}",
-                     l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg,
-                     l.max);
+  std::string line =
+      fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:5d} Avg:{:5d} Max:{:8d}",
+                  l.index, l.tid, l.priority, l.interval_us, l.cycles, l.min, l.act, l.avg, l.max);
+  if (l.smi) line += fmt::format(" SMI:{:8d}", *l.smi);  // cyclictest --smi
+  return line;
+}
+
+std::string CurrentStatusBlock(const std::vector<std::string>& lines) {
+  std::string text = "#---------------------------\n# cyclictest current status:\n";
+  for (const auto& line : lines) text += line + "\n";
+  text += "#---------------------------\n";
+  return text;
 }
 
 StatusLine StatusOf(const ProbeResult& p, bool nsecs) {
@@ -170,6 +181,7 @@ StatusLine StatusOf(const ProbeResult& p, bool nsecs) {
   l.act = ToUnit(p.last_latency_ns, nsecs);
   l.avg = IntegerAverage(p.histogram, nsecs);
   l.max = ToUnit(p.histogram.max(), nsecs);
+  l.smi = p.smi_count;
   return l;
 }
 
@@ -253,6 +265,11 @@ std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs)
     }
     out += '\n';
   }
+  if (probes.front().smi_count) {  // cyclictest --smi's line
+    out += "# SMIs:";
+    for (const auto& p : probes) out += fmt::format(" {:05d}", p.smi_count.value_or(0));
+    out += '\n';
+  }
   for (const auto& p : probes) {
     if (p.linear->underflows > 0) {
       out += fmt::format(
@@ -331,6 +348,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
       t["samples_logged"] = p.samples_logged;
       t["samples_dropped"] = p.samples_dropped;
       t["injections"] = p.injections;
+      if (p.smi_count) t["smi_count"] = *p.smi_count;
       if (run.inject) t["injections_detected"] = InjectionsDetected(p, *run.inject);
       t["degraded"] = p.degraded;
       t["notes"] = p.notes;
@@ -389,6 +407,7 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   r["preemption_model"] = run.preemption_model;
   r["hypervisor"] = run.hypervisor;
   r["dma_latency"] = run.dma_latency;
+  if (!run.idle_states.empty()) r["idle_states"] = run.idle_states;
   if (!run.samples_error.empty()) r["samples_error"] = run.samples_error;
   r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
   r["percentile_method"] = RunMethodStatement(run);

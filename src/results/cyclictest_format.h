@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/histogram.h"
 #include "results/latency_result.h"
@@ -20,10 +21,14 @@ struct StatusLine {
   int64_t act = 0;
   int64_t avg = 0;
   int64_t max = 0;
+  std::optional<uint64_t> smi;  ///< --smi: cyclictest's "SMI:" field.
 };
 
 /// Formats a status line exactly as cyclictest 2.x prints it (ns widths with -N).
 std::string FormatStatusLine(const StatusLine& line, bool nsecs);
+
+/// cyclictest's "current status" block (SIGUSR1, SIGUSR2) around `lines`, its status lines.
+std::string CurrentStatusBlock(const std::vector<std::string>& lines);
 
 /// The status line of a finished probe.
 StatusLine StatusOf(const ProbeResult& probe, bool nsecs);

@@ -111,6 +111,9 @@ struct ProbeResult {
   uint64_t samples_logged = 0;   ///< Records handed to the samples ring.
   uint64_t samples_dropped = 0;  ///< Records the ring could not hold (never silent).
   uint64_t injections = 0;       ///< --inject busy spins done on this probe's CPU.
+  /// --smi: SMIs on this probe's CPU from the path's start to its end (MSR 0x34); none
+  /// without --smi.
+  std::optional<uint64_t> smi_count;
 
   bool degraded = false;           ///< Ran without the requested policy/priority/affinity.
   std::vector<std::string> notes;  ///< Why degraded, and other per-thread remarks.
@@ -222,7 +225,10 @@ struct LatencyRun {
   bool degraded = false;              ///< Some RT setup was refused; see warnings.
   std::vector<std::string> warnings;  ///< Environment and privilege warnings, verbatim.
   std::optional<BreakTrace> breaktrace;
-  std::string dma_latency;    ///< What was done with /dev/cpu_dma_latency.
+  std::string dma_latency;  ///< What was done with /dev/cpu_dma_latency.
+  /// --deepest-idle-state: the cpuidle states disabled for the run and whether they were put
+  /// back; "" without the option.
+  std::string idle_states;
   std::string samples_error;  ///< Non-empty when the --samples/-v stream failed.
   /// Its exit code: 3 for a full disk or missing privilege, else 1 (docs/cli.md).
   ExitCode samples_error_code = ExitCode::kFailure;

@@ -132,6 +132,9 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
   p.samples_logged = FieldOr<uint64_t>(t, "samples_logged", 0);
   p.samples_dropped = FieldOr<uint64_t>(t, "samples_dropped", 0);
   p.injections = FieldOr<uint64_t>(t, "injections", 0);
+  if (auto smi = t.find("smi_count"); smi != t.end() && smi->is_number_unsigned()) {
+    p.smi_count = smi->get<uint64_t>();
+  }
   p.degraded = FieldOr<bool>(t, "degraded", false);
   p.notes = FieldOr<std::vector<std::string>>(t, "notes", {});
   p.spikes_not_kept = FieldOr<uint64_t>(t, "spikes_not_kept", 0);
@@ -207,6 +210,7 @@ Expected<LatencyRun> LatencyRunFromJson(const json& latency) {
   run.preemption_model = FieldOr<std::string>(*r, "preemption_model", "");
   run.hypervisor = FieldOr<std::string>(*r, "hypervisor", "");
   run.dma_latency = FieldOr<std::string>(*r, "dma_latency", "");
+  run.idle_states = FieldOr<std::string>(*r, "idle_states", "");
   if (auto e = r->find("explain"); e != r->end()) {
     auto explain = ExplainFromJson(*e);
     if (!explain) return UsageError("rtpulse." + explain.error().message);

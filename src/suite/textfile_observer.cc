@@ -26,8 +26,9 @@ void TextfileObserver::OnTick(const std::vector<measure::LiveProbe>& probes, int
   inner_.OnTick(probes, elapsed_ns);
 }
 
-void TextfileObserver::OnStatsRequest(const std::vector<measure::LiveProbe>& probes) {
-  inner_.OnStatsRequest(probes);
+void TextfileObserver::OnStatsRequest(const std::vector<measure::LiveProbe>& probes,
+                                      measure::StatsRequest request) {
+  inner_.OnStatsRequest(probes, request);
 }
 
 void TextfileObserver::OnCheckpoint(size_t path_index, const measure::PathRecord& snapshot) {

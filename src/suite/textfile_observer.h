@@ -24,7 +24,8 @@ class TextfileObserver final : public measure::RunObserver {
   void OnPathStart(size_t path_index, measure::WakePath path) override;
   bool WantsTicks() const override;
   void OnTick(const std::vector<measure::LiveProbe>& probes, int64_t elapsed_ns) override;
-  void OnStatsRequest(const std::vector<measure::LiveProbe>& probes) override;
+  void OnStatsRequest(const std::vector<measure::LiveProbe>& probes,
+                      measure::StatsRequest request) override;
   int64_t CheckpointIntervalNs() const override { return kIntervalNs; }
   void OnCheckpoint(size_t path_index, const measure::PathRecord& snapshot) override;
   /// A run that failed: the last checkpoint's figures, marked failed (not left "running").

@@ -216,6 +216,40 @@ void PlanIrqs(const FsRoot& root, const std::vector<int>& online, const std::vec
   }
 }
 
+/// cpuidle's per-state switch: stateK/disable := 1 for every K deeper than `deepest` on each
+/// measured CPU (cyclictest --deepest-idle-state, through the kernel's files instead of
+/// libcpupower).
+void PlanIdleStates(const FsRoot& root, const std::vector<int>& measured, int deepest,
+                    std::vector<Step>& steps) {
+  const std::string all = std::string(kCpuDir) + "/cpu*/cpuidle";
+  if (measured.empty()) {
+    steps.push_back(Note("idle states", all, "no measured CPUs given: idle states left alone"));
+    return;
+  }
+  for (int cpu : measured) {
+    const std::string dir = fmt::format("{}/cpu{}/cpuidle", kCpuDir, cpu);
+    std::vector<int> states;
+    for (const auto& name : root.List(dir)) {
+      if (name.rfind("state", 0) != 0) continue;
+      if (auto k = ParseInt(name.substr(5), name); k) states.push_back(static_cast<int>(*k));
+    }
+    std::sort(states.begin(), states.end());
+    if (states.empty()) {
+      steps.push_back(Note(fmt::format("idle states of CPU {}", cpu), dir,
+                           "no cpuidle states (no idle driver, or a virtual machine): nothing "
+                           "to limit"));
+      continue;
+    }
+    for (int k : states) {
+      if (k <= deepest) continue;
+      const std::string state = fmt::format("{}/state{}", dir, k);
+      const std::string name = FirstLine(root.Read(state + "/name").value_or("?"));
+      steps.push_back(
+          Set(fmt::format("idle state {} ({}) of CPU {}", k, name, cpu), state + "/disable", "1"));
+    }
+  }
+}
+
 /// Every tuning, in the order applied (restored in reverse).
 std::vector<Step> Plan(const FsRoot& root, const TuneOptions& options,
                        const std::vector<int>& online) {
@@ -230,6 +264,9 @@ std::vector<Step> Plan(const FsRoot& root, const TuneOptions& options,
   if (on(TuneKnob::kDefaultIrqAffinity) || on(TuneKnob::kIrqAffinity)) {
     PlanIrqs(root, online, SortedCpus(options.measured_cpus), on(TuneKnob::kDefaultIrqAffinity),
              on(TuneKnob::kIrqAffinity), steps);
+  }
+  if (options.deepest_idle_state && on(TuneKnob::kIdleStates)) {
+    PlanIdleStates(root, SortedCpus(options.measured_cpus), *options.deepest_idle_state, steps);
   }
   return steps;
 }
@@ -275,6 +312,8 @@ std::string_view TuneKnobName(TuneKnob knob) {
       return "default-irq-affinity";
     case TuneKnob::kIrqAffinity:
       return "irq-affinity";
+    case TuneKnob::kIdleStates:
+      return "idle-states";
   }
   return "governor";
 }

@@ -18,15 +18,24 @@
 
 namespace rtpulse::sys {
 
-/// The tunings one at a time, as `suite --tune-ab` switches them (docs/tuning.md).
-enum class TuneKnob { kGovernor, kMinFreq, kRtThrottling, kDefaultIrqAffinity, kIrqAffinity };
+/// The tunings one at a time, as `suite --tune-ab` switches them (docs/tuning.md); kIdleStates
+/// is `latency --deepest-idle-state`'s, applied only when asked for.
+enum class TuneKnob {
+  kGovernor,
+  kMinFreq,
+  kRtThrottling,
+  kDefaultIrqAffinity,
+  kIrqAffinity,
+  kIdleStates
+};
 
 /// Every knob, in the order --tune applies them.
 inline constexpr TuneKnob kTuneKnobs[] = {TuneKnob::kGovernor, TuneKnob::kMinFreq,
                                           TuneKnob::kRtThrottling, TuneKnob::kDefaultIrqAffinity,
                                           TuneKnob::kIrqAffinity};
 
-/// "governor", "min-freq", "rt-throttling", "default-irq-affinity", "irq-affinity".
+/// "governor", "min-freq", "rt-throttling", "default-irq-affinity", "irq-affinity",
+/// "idle-states".
 std::string_view TuneKnobName(TuneKnob knob);
 
 struct TuneOptions {
@@ -39,6 +48,9 @@ struct TuneOptions {
   bool rt_throttling_off = false;
   /// Only this knob (rt_throttling_off is then ignored); nullopt: every knob --tune applies.
   std::optional<TuneKnob> only;
+  /// cyclictest --deepest-idle-state N: on the measured CPUs, every cpuidle state deeper than
+  /// N is disabled (-1: every state). nullopt: idle states left alone.
+  std::optional<int> deepest_idle_state;
   /// Where to keep a JSON record of the changes for a human (results dir/tuning_journal.json);
   /// "" for none. Rewritten after applying and after restoring.
   std::string journal_path;

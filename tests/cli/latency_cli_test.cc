@@ -1,4 +1,5 @@
 // Runs the real `rtpulse` binary: bad input, signals, outputs, degraded mode.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -107,7 +108,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"-l", "x"}, "x"}, BadInput{{"--wake", ""}, "--wake"},
         BadInput{{"-t", "2", "--priospread", "-h", "20"}, "--priospread"},
         BadInput{{"--budget", "100"}, "'100' has no unit"},
-        BadInput{{"--budget", "100us@p101"}, "'p101'"}, BadInput{{"--budget", "@p0"}, "'p0'"}),
+        BadInput{{"--budget", "100us@p101"}, "'p101'"}, BadInput{{"--budget", "@p0"}, "'p0'"},
+        BadInput{{"-c", "7"}, "-c 7"}, BadInput{{"-o", "5"}, "-o 5"},
+        BadInput{{"-t", "2", "--smi"}, "--smi"}, BadInput{{"--deepest-idle-state", "-5"}, "-5"},
+        BadInput{{"-s", "--wake", "abs"}, "-s"}),
     BadInputName);
 
 TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {
@@ -273,14 +277,26 @@ TEST_F(LatencyRunTest, StopsWithinOnePeriod) {
   EXPECT_LT(r.signal_to_exit_seconds, 2.0 + 1.0) << "one period is 2 s";
 }
 
+// SIGUSR1: cyclictest's "current status" block on stderr, one plain status line per thread.
 TEST_F(LatencyRunTest, SigusrOnePrintsCurrentStatistics) {
   ProcessOptions options;
   options.signal = SIGUSR1;
   options.signal_after = std::chrono::milliseconds(700);
-  auto r = RunRtpulse({"latency", "-S", "-i", "1000", "-D", "2s", "-q"}, options);
+  auto r = RunRtpulse({"latency", "-a", "0", "-t", "2", "-i", "1000", "-D", "2s", "-q"}, options);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("SIGUSR1: current statistics"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("T: 0"), std::string::npos) << r.err;
+  const size_t block = r.err.find("#---------------------------\n# cyclictest current status:\n");
+  ASSERT_NE(block, std::string::npos) << r.err;
+  std::istringstream lines(r.err.substr(block));
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_EQ(line.rfind(fmt::format("T:{:2d} (", t), 0), 0u) << line;
+    EXPECT_EQ(line.find("P99"), std::string::npos) << "cyclictest's fields only: " << line;
+  }
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "#---------------------------");
 }
 
 TEST_F(LatencyRunTest, TwoThreadsAtTenKilohertzForTenSecondsDropNoSample) {

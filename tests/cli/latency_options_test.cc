@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/exit_code.h"
 #include "measure/gpio.h"
+#include "measure/wake_clock.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -168,6 +169,83 @@ TEST(LatencyOptionsTest, TheTimerPathsLeaveTheGpioLinesEmpty) {
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->gpio_wake, "");
   EXPECT_EQ(std::count(plan->paths.begin(), plan->paths.end(), measure::WakePath::kGpio), 0);
+}
+
+// cyclictest's -s: nanosleep(2), the relative path; -x alongside is dropped with a note (as
+// cyclictest warns and does); with --wake it conflicts like -r.
+TEST(LatencyOptionsTest, SystemSleepIsTheRelativePath) {
+  auto plan = PlanFor("-s -t 1");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->paths, std::vector<measure::WakePath>{measure::WakePath::kRel});
+  auto with_x = PlanFor("-s -x -t 1");
+  ASSERT_TRUE(with_x) << with_x.error().message;
+  EXPECT_EQ(with_x->paths, std::vector<measure::WakePath>{measure::WakePath::kRel});
+  EXPECT_TRUE(HasNote(*with_x, "-x ignored")) << ::testing::PrintToString(with_x->notes);
+  auto with_wake = PlanFor("-s --wake abs");
+  ASSERT_FALSE(with_wake);
+  EXPECT_EQ(with_wake.error().code, ExitCode::kUsage);
+  EXPECT_NE(with_wake.error().message.find("-s"), std::string::npos) << with_wake.error().message;
+}
+
+// -c: cyclictest's numbers and the names, each to its clock id; the plan keeps it.
+TEST(LatencyOptionsTest, ClockNamesAndNumbersPickTheClock) {
+  struct Case {
+    const char* flags;
+    clockid_t clock;
+  };
+  for (const Case& c :
+       {Case{"-c 0", CLOCK_MONOTONIC}, Case{"-c 1", CLOCK_REALTIME},
+        Case{"--clock monotonic", CLOCK_MONOTONIC}, Case{"--clock=realtime", CLOCK_REALTIME},
+        Case{"-c boottime", CLOCK_BOOTTIME}, Case{"-c tai -x", CLOCK_TAI},
+        Case{"-c realtime -r", CLOCK_REALTIME}}) {
+    SCOPED_TRACE(c.flags);
+    auto plan = PlanFor(std::string(c.flags) + " -t 1");
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_EQ(plan->wake_clock, c.clock);
+  }
+}
+
+// Each new cyclictest option's bad values: one usage error naming the value and the fix.
+TEST(LatencyOptionsTest, CyclictestModeMistakesAreUsageErrorsWithTheFix) {
+  struct Case {
+    const char* flags;
+    const char* says;
+  };
+  for (const Case& c : {Case{"-c 2", "not a clock"}, Case{"-c aux8", "aux0..aux7"},
+                        Case{"-c realtime --wake timerfd", "--wake timerfd sleeps on"},
+                        Case{"-c 1 --wake abs,epoll", "--wake epoll"}, Case{"-o 10", "add -v"},
+                        Case{"-o 0 -v", "1 or more"}, Case{"--smi -t 2", "must be pinned"},
+                        Case{"--deepest-idle-state -2 -t 1", "-1 to disable every state"}}) {
+    SCOPED_TRACE(c.flags);
+    auto plan = PlanFor(c.flags);
+    ASSERT_FALSE(plan);
+    EXPECT_EQ(plan.error().code, ExitCode::kUsage) << plan.error().message;
+    EXPECT_NE(plan.error().message.find(c.says), std::string::npos) << plan.error().message;
+  }
+}
+
+// A clock this kernel lacks (an auxiliary clock before Linux 6.17, or one not enabled) is a
+// resource error that says what the kernel needs.
+TEST(LatencyOptionsTest, AnAuxiliaryClockTheKernelLacksSaysWhatItNeeds) {
+  timespec now{};
+  if (clock_gettime(measure::kFirstAuxClock, &now) == 0) {
+    GTEST_SKIP() << "this kernel has auxiliary clock 0 enabled";
+  }
+  auto plan = PlanFor("-c aux0 -t 1");
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ExitCode::kResource) << plan.error().message;
+  EXPECT_NE(plan.error().message.find("aux_clocks/0/aux_clock_enable"), std::string::npos)
+      << plan.error().message;
+}
+
+// --smi with pinned threads asks the engine to count; -S pins.
+TEST(LatencyOptionsTest, SmiCountingNeedsPinnedThreadsAndIsPlanned) {
+  auto plan = PlanFor("--smi -S");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_TRUE(plan->count_smis);
+  auto off = PlanFor("-S");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->count_smis);
 }
 
 }  // namespace

@@ -625,6 +625,49 @@ TEST(VerboseSinkTest, MatchesCyclictestVerboseFormat) {
             "      10:       3:12345678\n");
 }
 
+// cyclictest -o RED: one line per RED samples of a thread, the group's largest latency at its
+// cycle; the group's maximum starts from 0, and a short last group is not printed.
+TEST(VerboseSinkTest, OscopeModePrintsEachGroupsLargestLatencyAtItsCycle) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = ::open_memstream(&text, &size);
+  ASSERT_NE(out, nullptr);
+  auto sink = MakeVerboseSink(out, 3);
+  std::vector<SampleRecord> records;
+  // Two threads interleaved; thread 0's latencies (us) 4 9 2 | 1 1 7 | -3 -2 -1 | 8,
+  // thread 1's 5 5 5 | 6.
+  const int64_t t0[] = {4, 9, 2, 1, 1, 7, -3, -2, -1, 8};
+  const int64_t t1[] = {5, 5, 5, 6};
+  for (size_t i = 0; i < std::size(t0); ++i) {
+    SampleRecord r{};
+    r.thread = 0;
+    r.seq = i;
+    r.expected_ns = 1'000'000'000;
+    r.actual_ns = r.expected_ns + t0[i] * 1000;
+    records.push_back(r);
+    if (i < std::size(t1)) {
+      r.thread = 1;
+      r.seq = i;
+      r.actual_ns = r.expected_ns + t1[i] * 1000;
+      records.push_back(r);
+    }
+  }
+  // Split across two writes: a group spans them.
+  ASSERT_TRUE(sink->Write(records.data(), 5));
+  ASSERT_TRUE(sink->Write(records.data() + 5, records.size() - 5));
+  ASSERT_TRUE(sink->Finish(0, false));
+  std::fclose(out);
+  const std::string got(text, size);
+  std::free(text);
+  // The expected lines, computed here from the groups above (first maximum wins a tie; a
+  // group with nothing above 0 prints 0 at the previous group's cycle).
+  EXPECT_EQ(got,
+            "       0:       1:       9\n"
+            "       1:       0:       5\n"
+            "       0:       5:       7\n"
+            "       0:       5:       0\n");
+}
+
 }  // namespace
 }  // namespace rtpulse::measure
 

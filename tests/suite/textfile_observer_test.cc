@@ -21,7 +21,9 @@ class CountingObserver final : public measure::RunObserver {
   void OnPathStart(size_t, measure::WakePath) override { ++starts; }
   bool WantsTicks() const override { return false; }
   void OnTick(const std::vector<measure::LiveProbe>&, int64_t) override { ++ticks; }
-  void OnStatsRequest(const std::vector<measure::LiveProbe>&) override { ++stats; }
+  void OnStatsRequest(const std::vector<measure::LiveProbe>&, measure::StatsRequest) override {
+    ++stats;
+  }
   int starts = 0, ticks = 0, stats = 0;
 };
 
@@ -69,7 +71,7 @@ TEST(TextfileObserverTest, EveryCheckpointRewritesTheFileWithEachPathsLatestSnap
   EXPECT_FALSE(observer.WantsTicks());  // the view's answer
   observer.OnPathStart(0, measure::WakePath::kAbs);
   observer.OnTick({}, 0);
-  observer.OnStatsRequest({});
+  observer.OnStatsRequest({}, measure::StatsRequest::kPrint);
   EXPECT_EQ(view.starts, 1);
   EXPECT_EQ(view.ticks, 1);
   EXPECT_EQ(view.stats, 1);

@@ -240,6 +240,45 @@ TEST(TuningTest, AKnobThatDoesNotApplySaysWhy) {
   }
 }
 
+// --deepest-idle-state: cpuidle's per-state disable files, only the states deeper than N, only
+// on the measured CPUs, nothing else of the tree; every byte back after.
+TEST(TuningTest, IdleStatesDeeperThanTheLimitAreDisabledOnTheMeasuredCpusOnly) {
+  FakeTree tree = Pi5Tree();
+  const char* names[] = {"WFI", "cpu-sleep", "cluster-sleep"};
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    for (int k = 0; k < 3; ++k) {
+      const std::string state = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                                "/cpuidle/state" + std::to_string(k) + "/";
+      tree.Write(state + "name", std::string(names[k]) + "\n").Write(state + "disable", "0\n");
+    }
+  }
+  const auto before = Snapshot(tree.path());
+  TuneOptions options;
+  options.only = TuneKnob::kIdleStates;
+  options.deepest_idle_state = 0;
+  options.measured_cpus = {3, 2};
+  {
+    auto tuning = ApplyOrDie(tree.Root(), options);
+    ASSERT_TRUE(tuning);
+    auto now = Snapshot(tree.path());
+    std::vector<std::string> changed;
+    for (const auto& [file, bytes] : now) {
+      if (before.at(file) != bytes) changed.push_back(file + "=" + bytes);
+    }
+    EXPECT_EQ(changed,
+              (std::vector<std::string>{"sys/devices/system/cpu/cpu2/cpuidle/state1/disable=1\n",
+                                        "sys/devices/system/cpu/cpu2/cpuidle/state2/disable=1\n",
+                                        "sys/devices/system/cpu/cpu3/cpuidle/state1/disable=1\n",
+                                        "sys/devices/system/cpu/cpu3/cpuidle/state2/disable=1\n"}));
+    const TuneChange* c = Find(*tuning, "idle state 2 (cluster-sleep) of CPU 3");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->status, TuneStatus::kApplied);
+    EXPECT_EQ(c->before, "0");
+    ASSERT_TRUE(tuning->Restore());
+  }
+  EXPECT_EQ(Snapshot(tree.path()), before);
+}
+
 TEST(TuningTest, RestorePutsEveryByteBack) {
   FakeTree tree = Pi5Tree();
   const auto before = Snapshot(tree.path());
