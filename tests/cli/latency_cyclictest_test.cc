@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -266,6 +267,53 @@ TEST_F(LatencyCyclictestTest, RealtimeClockMeasuresEveryLoop) {
           << "deadline " << i << " is " << step << " ns after the previous";
     }
   }
+}
+
+/// The kernel's TAI offset (CLOCK_TAI - CLOCK_REALTIME, s), set with adjtimex(ADJ_TAI) and put
+/// back on destruction: a step of CLOCK_TAI alone, which nothing else here sleeps on.
+class TaiOffset {
+ public:
+  TaiOffset() {
+    timex tx{};
+    ::adjtimex(&tx);
+    original_ = tx.tai;
+  }
+  ~TaiOffset() { (void)Set(original_); }
+  TaiOffset(const TaiOffset&) = delete;
+  TaiOffset& operator=(const TaiOffset&) = delete;
+  int original() const { return original_; }
+  bool Set(int seconds) {
+    timex tx{};
+    tx.modes = ADJ_TAI;
+    tx.constant = seconds;
+    return ::adjtimex(&tx) >= 0;
+  }
+
+ private:
+  int original_ = 0;
+};
+
+// -c tai with CLOCK_TAI stepped 1 s forward mid-run (the injected ground truth): as cyclictest,
+// the sleeping thread wakes at once 1 s late on its clock, and the grid catches up by skipping
+// the periods the step jumped (about 1000 at 1 ms); no other sample is near that late.
+TEST_F(LatencyCyclictestTest, AStepOfTheChosenClockIsMeasuredOnThatClock) {
+  TempDir dir;
+  TaiOffset tai;
+  BackgroundProcess run({RTPULSE_BINARY, "latency", "-a", "0", "-t", "1", "-i", "1000", "-D", "3s",
+                         "-q", "-c", "tai", "--json", dir.File("r.json")});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_TRUE(tai.Set(tai.original() + 1)) << "adjtimex(ADJ_TAI) refused";
+  auto r = run.Stop();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = nlohmann::json::parse(ReadFile(dir.File("r.json")))["thread"]["0"];
+  const int64_t max_ns = t["stats"]["max_ns"];
+  EXPECT_GT(max_ns, 990'000'000) << "the 1 s step";
+  EXPECT_LT(max_ns, 1'000'000'000 + 20'000'000) << "the 1 s step and a host stall at most";
+  const uint64_t skipped = t["skipped_periods"];
+  EXPECT_GE(skipped, 990u);
+  EXPECT_LE(skipped, 1100u);
+  // One wake-up saw the step; p99 is the run's ordinary latency, far below it.
+  EXPECT_LT(t["stats"]["p99_ns"].get<int64_t>(), 100'000'000);
 }
 
 /// A fixture root for --smi: an Intel family 6 CPU with MSRs, and /dev/cpu/0/msr as a file
