@@ -269,6 +269,66 @@ TEST_F(LatencyCyclictestTest, RealtimeClockMeasuresEveryLoop) {
   }
 }
 
+/// rteval's cyclictest module, as it runs a tool and reads it (tests/cli/rteval_cyclictest_parse.py
+/// re-expresses its reader): its argv (`-h 3500` one argument), stdin and stderr on /dev/null,
+/// SIGINT to stop; the reader's JSON of what it got.
+nlohmann::json RunTheRtevalWay(std::vector<std::string> tool, const std::string& json_path,
+                               const TempDir& dir, int& exit_code) {
+  for (const char* arg : {"-i100", "-qmu", "-h 3500", "-p95", "-t2", "-a0-1"})
+    tool.emplace_back(arg);
+  tool.insert(tool.end(), {"--json", json_path});
+  const std::string out = dir.File("stdout.txt");
+  std::string shell;
+  for (const auto& a : tool) shell += "'" + a + "' ";
+  // rteval sends SIGINT (again every 2 s until the tool exits); 3 s of measuring here.
+  auto r = RunProcess({"/bin/sh", "-c",
+                       shell + "> " + out +
+                           " 2>/dev/null </dev/null & p=$!; sleep 3; kill -INT $p; "
+                           "wait $p"});
+  exit_code = r.exit_code;
+  auto parsed =
+      RunProcess({"/usr/bin/python3",
+                  std::string(RTPULSE_SOURCE_DIR) + "/tests/cli/rteval_cyclictest_parse.py", out,
+                  "2", "3500"});
+  EXPECT_EQ(parsed.exit_code, 0) << parsed.err;
+  return nlohmann::json::parse(parsed.out);
+}
+
+// Point 2 of issue 31: rteval reads cyclictest and rtpulse latency alike. Run each its way on
+// the same CPUs, its reader finds every histogram row and no unexpected line in either output,
+// and what it derives matches each tool's own JSON (samples = cycles while nothing overflowed
+// the 3500 us rows; "# Max Latencies" = the JSON's max).
+TEST_F(LatencyCyclictestTest, RtevalsReaderReadsRtpulseAsItReadsCyclictest) {
+  if (access("/usr/bin/cyclictest", X_OK) != 0) GTEST_SKIP() << "cyclictest missing (rt-tests)";
+  TempDir dir;
+  struct Tool {
+    const char* name;
+    std::vector<std::string> argv;
+  };
+  for (const Tool& tool : {Tool{"cyclictest", {"/usr/bin/cyclictest"}},
+                           Tool{"rtpulse", {RTPULSE_BINARY, "latency"}}}) {
+    SCOPED_TRACE(tool.name);
+    int exit_code = -1;
+    const std::string json_path = dir.File(std::string(tool.name) + ".json");
+    const auto got = RunTheRtevalWay(tool.argv, json_path, dir, exit_code);
+    EXPECT_EQ(exit_code, 0) << "stopped by SIGINT, as rteval stops it";
+    EXPECT_TRUE(got["unexpected"].empty()) << got["unexpected"].dump();
+    ASSERT_EQ(got["cores"].size(), 2u);
+    const auto own = nlohmann::json::parse(ReadFile(json_path));
+    for (size_t c = 0; c < 2; ++c) {
+      const auto& core = got["cores"][c];
+      const auto& thread = own["thread"][std::to_string(c)];
+      EXPECT_GT(core["samples"].get<uint64_t>(), 1000u) << "3 s at 100 us";
+      EXPECT_EQ(got["max_latencies_line"][c], thread["max"]);
+      if (thread["max"].get<int64_t>() < 3500) {
+        EXPECT_EQ(core["samples"], thread["cycles"]);
+        // rteval's mean is over whole-us rows; the tool's own average is exact.
+        EXPECT_NEAR(core["mean"].get<double>(), thread["avg"].get<double>(), 1.0);
+      }
+    }
+  }
+}
+
 /// The kernel's TAI offset (CLOCK_TAI - CLOCK_REALTIME, s), set with adjtimex(ADJ_TAI) and put
 /// back on destruction: a step of CLOCK_TAI alone, which nothing else here sleeps on.
 class TaiOffset {
