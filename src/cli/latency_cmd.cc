@@ -12,7 +12,6 @@
 #include "cli/command.h"
 #include "cli/explain_text.h"
 #include "cli/latency_options.h"
-#include "cli/latency_timerlat.h"
 #include "cli/live_view.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
@@ -34,6 +33,7 @@
 #include "suite/facts.h"
 #include "suite/latency_record.h"
 #include "suite/textfile_observer.h"
+#include "suite/timerlat_record.h"
 #include "sys/stats_outlets.h"
 #include "sys/system_info.h"
 #include "sys/tuning.h"
@@ -61,7 +61,7 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
   LatencyCommandPlan out;
   // --wake timerlat runs after the list's other paths (alone: the plan still gives the
   // threads' CPUs, interval and priority).
-  const TimerlatWake wake = SplitTimerlatWake(o.wake);
+  const suite::TimerlatWake wake = suite::SplitTimerlatWake(o.wake);
   LatencyOptions measured_options = o;
   if (wake.timerlat) measured_options.wake = wake.others.empty() ? "abs" : wake.others;
   auto plan = BuildLatencyPlan(measured_options, online);
@@ -91,7 +91,7 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
     timerlat_options.distance_us = 0;
     auto timerlat_threads = BuildLatencyPlan(timerlat_options, online);
     if (!timerlat_threads) return timerlat_threads.error();
-    auto t = BuildTimerlatPlan(*timerlat_threads, online);
+    auto t = suite::BuildTimerlatPlan(*timerlat_threads, online);
     if (!t) return t.error();
     out.timerlat = std::move(*t);
   }
@@ -169,7 +169,7 @@ Status Measure(LatencyCommandPlan& p, measure::RunObserver* observer,
   }
   if (ran && p.timerlat && !record.interrupted) {
     if (explainer != nullptr) FeedTimerlatToExplainer(explainer, *p.timerlat);
-    ran = RunTimerlatInto(*p.timerlat, record);
+    ran = suite::RunTimerlatInto(*p.timerlat, record);
   }
   return ran;
 }

@@ -415,9 +415,11 @@ Status CheckRealtimeSetup(const LatencyPlan& plan) {
   constexpr const char* kAnyway = "; --allow-degraded measures anyway, marked degraded";
   const bool probes_set_up =
       std::any_of(plan.paths.begin(), plan.paths.end(), [](WakePath p) { return !OwnsPolicy(p); });
-  for (const ThreadPlan& t : probes_set_up ? plan.threads : std::vector<ThreadPlan>{}) {
-    if (Status s = TryThreadSetup(t); !s) {
-      return Error{s.error().code, s.error().message + kAnyway};
+  if (probes_set_up) {
+    for (const ThreadPlan& t : plan.threads) {
+      if (Status s = TryThreadSetup(t); !s) {
+        return Error{s.error().code, s.error().message + kAnyway};
+      }
     }
   }
   if (plan.lock_memory) {

@@ -13,6 +13,7 @@
 #include "suite/explain_sink.h"
 #include "suite/facts.h"
 #include "suite/latency_record.h"
+#include "suite/timerlat_record.h"
 
 namespace rtpulse::suite {
 
@@ -101,6 +102,7 @@ LatencyWorkload::LatencyWorkload(measure::LatencyPlan plan, LatencySettings sett
 nlohmann::json LatencyWorkload::ConfigJson() const {
   std::vector<std::string> wake;
   for (const auto w : plan_.paths) wake.emplace_back(measure::WakePathName(w));
+  if (settings_.timerlat) wake.emplace_back(kTimerlatPath);
   return {
       {"priority", settings_.priority},
       {"policy", "fifo"},
@@ -150,6 +152,7 @@ Expected<Measured> LatencyWorkload::Measure(
     checkpoint(partial);
   };
   std::unique_ptr<trace::Explainer> explainer;
+  std::optional<trace::ExplainSummary> explained;
   SuiteVerdictLines verdicts;
   if (settings_.explain) {
     trace::ExplainPlan explain = *settings_.explain;
@@ -162,13 +165,22 @@ Expected<Measured> LatencyWorkload::Measure(
     sink = std::make_unique<ExplainSink>(explainer.get(), std::move(sink));
   }
   Relay relay(progress, checkpoint_ns, on_checkpoint, &verdicts);
-  auto measured = measure::RunLatency(plan, &relay, std::move(sink));
-  // The trace instance goes whatever happened to the run.
-  std::optional<trace::ExplainSummary> explained;
-  if (explainer) explained = explainer->Finish();
-  if (progress.WantsTicks()) verdicts.SayAll(progress);
-  if (!measured) return measured.error();
-  results::LatencyRun m = ToLatencyRun(std::move(*measured));
+  measure::RunRecord record;
+  if (!plan.paths.empty()) {
+    auto measured = measure::RunLatency(plan, &relay, std::move(sink));
+    // The trace instance goes whatever happened to the run.
+    if (explainer) explained = explainer->Finish();
+    if (progress.WantsTicks()) verdicts.SayAll(progress);
+    if (!measured) return measured.error();
+    record = std::move(*measured);
+  }
+  if (settings_.timerlat && !record.interrupted) {
+    // After the probes' paths, for the same time (no checkpoint while the tracer runs).
+    trace::TimerlatPlan timerlat = *settings_.timerlat;
+    timerlat.duration_ns = duration_ns;
+    if (Status s = RunTimerlatInto(timerlat, record); !s) return s.error();
+  }
+  results::LatencyRun m = ToLatencyRun(std::move(record));
   FillRunFacts(m);
   if (explained) {
     if (!sink_opened) SuiteNoSamplesLogged(m);

@@ -9,6 +9,7 @@
 #include "suite/runner.h"
 #include "sys/system_info.h"
 #include "trace/explainer.h"
+#include "trace/timerlat.h"
 
 namespace rtpulse::suite {
 
@@ -22,6 +23,9 @@ struct LatencySettings {
   int priority = 80;
   int64_t interval_ns = 1'000'000;
   std::vector<measure::WakePath> wake{measure::WakePath::kAbs};
+  /// --wake ...,timerlat: the tracer's plan on the probes' CPUs, period and priority (its
+  /// duration set per scenario), run after `wake`'s paths (docs/wake-paths.md#timerlat).
+  std::optional<trace::TimerlatPlan> timerlat;
   bool samples = false;  ///< Log every sample to <scenario>/samples.bin.
   /// suite --explain US: per scenario an explainer over the probes' samples, its raw windows
   /// in <scenario>/explain/ (window_dir is set per scenario), the summary in the scenario's

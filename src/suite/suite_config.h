@@ -35,7 +35,10 @@ struct SuiteConfig {
   int64_t settle_ns = 5'000'000'000;
   int64_t interval_ns = 1'000'000;  ///< Probe period.
   int priority = 80;                ///< SCHED_FIFO priority of the probes (1..99).
+  /// The probes' paths; empty when --wake names timerlat alone.
   std::vector<measure::WakePath> wake{measure::WakePath::kAbs};
+  /// --wake ...,timerlat: the kernel's timerlat tracer after `wake`'s paths in each scenario.
+  bool timerlat = false;
   int64_t monitor_interval_ns = 5'000'000'000;
   std::vector<Scenario> scenarios;
 };

@@ -15,6 +15,7 @@
 #include "stats/budget.h"
 #include "suite/services.h"
 #include "suite/suite_config.h"
+#include "suite/timerlat_record.h"
 #include "suite/tune_ab.h"
 #include "sys/tuning.h"
 
@@ -99,9 +100,15 @@ Expected<SuiteConfig> BuildConfig(const SuiteRequest& o, const std::vector<int>&
     c.interval_ns = *i;
   }
   if (!o.wake.empty()) {
-    auto paths = measure::ParseWakeList(o.wake);
-    if (!paths) return paths.error();
-    c.wake = std::move(*paths);
+    // timerlat runs after the list's other paths, as in `latency --wake`.
+    const TimerlatWake wake = SplitTimerlatWake(o.wake);
+    c.timerlat = wake.timerlat;
+    c.wake.clear();
+    if (!wake.others.empty()) {
+      auto paths = measure::ParseWakeList(wake.others);
+      if (!paths) return paths.error();
+      c.wake = std::move(*paths);
+    }
   }
   return config;
 }
@@ -193,6 +200,24 @@ Status BuildProbes(const SuiteRequest& o, LatencySuitePlan& plan) {
   }
   auto latency = SuiteLatencyPlan(l);
   if (!latency) return latency.error();
+  if (p.config.timerlat) {
+    if (o.explain) {
+      return UsageError(
+          "--explain with --wake timerlat: the suite explains its own probes' samples, not the "
+          "tracer's; drop timerlat from --wake, or use 'rtpulse latency --wake timerlat "
+          "--explain US'");
+    }
+    if (o.samples && l.wake.empty()) {
+      return UsageError(
+          "--samples with --wake timerlat alone: the tracer's samples stay in its trace, so "
+          "there is nothing to log; add a probe path (e.g. --wake abs,timerlat) or drop "
+          "--samples");
+    }
+    // Checked now (exit 3 when the kernel has no timerlat tracer), run per scenario.
+    auto timerlat = BuildTimerlatPlan(*latency, p.online);
+    if (!timerlat) return timerlat.error();
+    l.timerlat = std::move(*timerlat);
+  }
   plan.latency_plan = std::move(*latency);
   return {};
 }

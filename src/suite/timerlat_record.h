@@ -4,9 +4,12 @@
 // latency the kernel saw at the timer's hard IRQ, side by side (docs/wake-paths.md#timerlat).
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
+#include "measure/plan.h"
 #include "measure/recorder.h"
 #include "trace/timerlat.h"
 
@@ -26,5 +29,25 @@ inline constexpr std::string_view kTimerlatUserPath = "timerlat-user";
 /// number + skipped, so samples + missed + skipped = periods_elapsed.
 std::vector<measure::PathRecord> TimerlatPaths(const trace::TimerlatResult& result,
                                                int64_t period_ns);
+
+/// A --wake list (latency's, suite's) split into "timerlat" and the rest ("" when timerlat
+/// was alone): the timerlat tracer runs after the list's other paths.
+struct TimerlatWake {
+  bool timerlat = false;
+  std::string others;
+};
+TimerlatWake SplitTimerlatWake(const std::string& wake);
+
+/// The timerlat plan from a latency plan: the threads' CPUs (every online CPU when a thread
+/// is not pinned), their interval as timerlat_period_us, their policy and priority, the plan's
+/// duration. Usage errors for an interval outside the tracer's range, differing intervals or
+/// loops instead of a duration; a ResourceError (exit 3) when this kernel cannot run the
+/// tracer (checked before anything runs).
+Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan,
+                                                const std::vector<int>& online_cpus);
+
+/// Runs it and appends its paths, warnings and notes to `record` (interrupted when SIGINT or
+/// SIGTERM ended it).
+Status RunTimerlatInto(const trace::TimerlatPlan& plan, measure::RunRecord& record);
 
 }  // namespace rtpulse::suite

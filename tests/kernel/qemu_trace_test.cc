@@ -182,6 +182,32 @@ TEST_F(QemuTrace, TimerlatWithSmpAndNoOtherFlagMeasuresEveryCpuAtTheBaseInterval
   }
 }
 
+// suite --wake abs,timerlat (issue 31): the scenario holds the probes' path and the tracer's
+// thread and IRQ paths, on both CPUs at the suite's 1 ms period, each for the scenario's 2 s.
+TEST_F(QemuTrace, SuiteWithWakeTimerlatMeasuresTheTracerAfterTheProbes) {
+  ASSERT_EQ(TraceGuestValue("trace-suite-timerlat-exit"), "0")
+      << TraceGuestSection("trace-suite-timerlat");
+  const auto doc = TraceGuestJson("trace-suite-timerlat.json");
+  ASSERT_TRUE(doc.is_object()) << TraceGuestSection("trace-suite-timerlat");
+  std::vector<std::string> order;
+  for (const auto& p : doc["rtpulse"]["paths"]) order.push_back(p["wake"]);
+  ASSERT_GE(order.size(), 3U) << doc["rtpulse"]["paths"].dump(1);
+  EXPECT_EQ(order[0], "abs");
+  EXPECT_EQ(order[1], "timerlat");
+  EXPECT_EQ(order[2], "timerlat-irq");
+  for (const char* wake : {"abs", "timerlat", "timerlat-irq"}) {
+    const TracePath p = FindTracePath(doc, wake);
+    ASSERT_EQ(p.threads.size(), 2U) << wake;
+    std::set<int> cpus;
+    for (const auto& t : p.threads) {
+      cpus.insert(t["cpu"].get<int>());
+      EXPECT_EQ(t["interval_ns"], 1'000'000) << wake;
+      EXPECT_GT(t["cycles"].get<uint64_t>(), 1000U) << wake << " " << t.dump(1);
+    }
+    EXPECT_EQ(cpus, (std::set<int>{0, 1})) << wake;
+  }
+}
+
 TEST_F(QemuTrace, OsnoiseIsRestoredAfterTheRunAndAfterSigint) {
   const std::string before = TraceGuestValue("trace-osnoise-before");
   ASSERT_NE(before.find("stop_us=5000"), std::string::npos) << before;

@@ -57,6 +57,34 @@ TEST_F(SuitePlanTest, ScenariosAndTimesOverrideTheSuites) {
   EXPECT_NE(Refusal().find("noisy"), std::string::npos);
 }
 
+// --wake with timerlat: the tracer after the list's other paths (or alone), as in `latency`;
+// --explain with it, and --samples with it alone, are refused before the tracer is looked for;
+// a kernel without the timerlat tracer (this VM's) is exit 3 before anything runs.
+TEST_F(SuitePlanTest, WakeTimerlatRunsTheTracerAfterTheOtherPaths) {
+  request_.wake = "timerlat";
+  request_.explain = trace::ExplainPlan{};
+  EXPECT_NE(Refusal().find("--explain with --wake timerlat"), std::string::npos);
+  request_.explain.reset();
+  request_.samples = true;
+  EXPECT_NE(Refusal().find("--samples with --wake timerlat alone"), std::string::npos);
+  request_.samples = false;
+  request_.wake = "abs,timerlat,rel";
+  auto plan = BuildPlan();
+  if (!plan) {
+    // No timerlat tracer here: the resource error names it, and the rest was planned first.
+    EXPECT_EQ(plan.error().code, ExitCode::kResource) << plan.error().message;
+    EXPECT_NE(plan.error().message.find("timerlat"), std::string::npos) << plan.error().message;
+    return;
+  }
+  EXPECT_EQ(plan->suite.config.wake,
+            (std::vector<measure::WakePath>{measure::WakePath::kAbs, measure::WakePath::kRel}));
+  EXPECT_TRUE(plan->suite.config.timerlat);
+  ASSERT_TRUE(plan->latency.timerlat);
+  EXPECT_EQ(plan->latency.timerlat->cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan->latency.timerlat->period_ns, kNsPerMs);
+  EXPECT_EQ(plan->latency.timerlat->priority, 80);
+}
+
 TEST_F(SuitePlanTest, TimesCpusAndIntervalAreChecked) {
   request_.duration = "0s";
   EXPECT_EQ(Refusal(), "--duration '0s' must be greater than 0 (e.g. 10s, 5m)");

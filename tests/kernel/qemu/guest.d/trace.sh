@@ -4,7 +4,8 @@
 # reads it): the guest kernel has tracefs with the timerlat and osnoise tracers
 # (qemu/x86_64-boot.config). `rtpulse check`'s Tracing section, `latency --wake timerlat` with
 # osnoise/ read before and after (restored at the end, after SIGINT too, busy when another
-# tracer holds it), and `latency --explain` on the deferred timerfd path.
+# tracer holds it), `suite --wake abs,timerlat`, and `latency --explain` on the deferred timerfd
+# path.
 say() { echo "RTPULSE-GUEST: $*"; }
 
 t=/sys/kernel/tracing
@@ -48,6 +49,17 @@ say "begin trace-timerlat-smp.json"
 cat /tmp/timerlat-smp.json 2>/dev/null
 echo
 say "end trace-timerlat-smp.json"
+
+# `suite --wake abs,timerlat`: in each scenario the probes' path, then the tracer's, for the
+# scenario's time each.
+say "begin trace-suite-timerlat"
+rtpulse suite --scenarios idle -D 2s --settle 0 --wake abs,timerlat -o /tmp/suite-timerlat -q 2>&1
+say "trace-suite-timerlat-exit: $?"
+say "end trace-suite-timerlat"
+say "begin trace-suite-timerlat.json"
+cat /tmp/suite-timerlat/idle/cyclictest.json 2>/dev/null
+echo
+say "end trace-suite-timerlat.json"
 
 # SIGINT in the middle: partial results, exit 0 (as cyclictest), osnoise/ restored.
 rtpulse latency --wake timerlat -a 1 -t 1 -i 500 -D 30s --json /tmp/timerlat-int.json -q &
