@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -257,15 +258,23 @@ std::string CyclictestStatus(const StatusLine& l, bool nsecs) {
                   static_cast<unsigned long>(l.cycles), static_cast<long>(l.min),
                   static_cast<long>(l.act), static_cast<long>(l.avg), static_cast<long>(l.max));
   }
-  return buf;
+  std::string line = buf;
+  if (l.smi) {
+    // cyclictest --smi's field after Max.
+    std::snprintf(buf, sizeof(buf), " SMI:%8ld", static_cast<long>(*l.smi));
+    line += buf;
+  }
+  return line;
 }
 
 TEST(StatusLineTest, MatchesCyclictestPrintfForTypicalAndWideValues) {
   const std::vector<StatusLine> lines = {
-      {0, 1234, 80, 1000, 59'876, 2, 3, 4, 17},
-      {1, 98, 9, 1500, 0, 0, 0, 0, 0},
-      {12, 1'234'567, 99, 1'000'000, 123'456'789, -5, 123'456, 99'999, 123'456'789},
-      {3, 42, 1, 200, 7, -12'345, -1, -100, -1},
+      {0, 1234, 80, 1000, 59'876, 2, 3, 4, 17, std::nullopt},
+      {1, 98, 9, 1500, 0, 0, 0, 0, 0, std::nullopt},
+      {12, 1'234'567, 99, 1'000'000, 123'456'789, -5, 123'456, 99'999, 123'456'789, std::nullopt},
+      {3, 42, 1, 200, 7, -12'345, -1, -100, -1, std::nullopt},
+      {0, 1234, 80, 1000, 59'876, 2, 3, 4, 17, 0},
+      {2, 77, 80, 1000, 5, 1, 2, 3, 4, 123'456'789},
   };
   for (const auto& l : lines) {
     for (bool nsecs : {false, true}) {
@@ -273,11 +282,15 @@ TEST(StatusLineTest, MatchesCyclictestPrintfForTypicalAndWideValues) {
     }
   }
   // The literal layout, so a change of both sides together cannot go unnoticed.
-  EXPECT_EQ(FormatStatusLine({0, 1234, 80, 1000, 59'876, 2, 3, 4, 17}, false),
+  EXPECT_EQ(FormatStatusLine({0, 1234, 80, 1000, 59'876, 2, 3, 4, 17, std::nullopt}, false),
             "T: 0 ( 1234) P:80 I:1000 C:  59876 Min:      2 Act:    3 Avg:    4 Max:      17");
-  EXPECT_EQ(FormatStatusLine({0, 1234, 80, 1000, 59'876, 2'100, 3'050, 4'962, 17'001}, true),
+  EXPECT_EQ(FormatStatusLine({0, 1234, 80, 1000, 59'876, 2'100, 3'050, 4'962, 17'001, std::nullopt},
+                             true),
             "T: 0 ( 1234) P:80 I:1000 C:  59876 Min:   2100 Act:    3050 Avg:    4962 Max:"
             "   17001");
+  EXPECT_EQ(FormatStatusLine({0, 1234, 80, 1000, 59'876, 2, 3, 4, 17, 26}, false),
+            "T: 0 ( 1234) P:80 I:1000 C:  59876 Min:      2 Act:    3 Avg:    4 Max:      17"
+            " SMI:      26");
 }
 
 TEST(StatusLineTest, StatusOfAProbeInMicrosecondsAndNanoseconds) {
