@@ -231,7 +231,6 @@ void StartThreads(const LatencyPlan& plan, size_t path_index, PathThreads& threa
 void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, PathOutcome& out) {
   RunShared& shared = threads.shared;
   const auto& probes = threads.probes;
-  std::optional<StatsRequest> stats_requested;
   const int64_t checkpoint_ns = observer != nullptr ? observer->CheckpointIntervalNs() : 0;
   int64_t next_checkpoint = checkpoint_ns > 0 ? threads.start_ns + checkpoint_ns : INT64_MAX;
   PathRecord checkpoint;
@@ -254,14 +253,16 @@ void Supervise(PathThreads& threads, size_t path_index, RunObserver* observer, P
       for (auto& p : probes) p->Interrupt();
       return;
     }
-    if (event == SignalEvent::kStats) stats_requested = StatsRequest::kPrint;
-    if (event == SignalEvent::kSharedStats) stats_requested = StatsRequest::kSharedMemory;
+    // SIGUSR1 or SIGUSR2 (a plain flag and value: GCC's -O1 arm64 build warned that an
+    // optional here may be used uninitialized).
+    const bool stats_requested = event == SignalEvent::kStats || event == SignalEvent::kSharedStats;
+    const StatsRequest request =
+        event == SignalEvent::kSharedStats ? StatsRequest::kSharedMemory : StatsRequest::kPrint;
     if (observer != nullptr && (stats_requested || observer->WantsTicks())) {
       const auto live = Snapshot(probes);
-      if (stats_requested) observer->OnStatsRequest(live, *stats_requested);
+      if (stats_requested) observer->OnStatsRequest(live, request);
       if (observer->WantsTicks()) observer->OnTick(live, MonotonicNs() - threads.start_ns);
     }
-    stats_requested.reset();
     if (const int64_t now = MonotonicNs(); now >= next_checkpoint) {
       // Counted from this snapshot, not from the schedule: after a stalled main thread the
       // next one is a full interval later instead of a burst of catch-up checkpoints.
