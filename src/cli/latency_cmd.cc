@@ -334,16 +334,7 @@ Expected<std::unique_ptr<sys::Tuning>> LimitIdleStates(const LatencyOptions& o,
   tune.only = sys::TuneKnob::kIdleStates;
   tune.deepest_idle_state = o.deepest_idle_state;
   tune.online_cpus = online;
-  for (const auto& t : plan.threads) {
-    if (t.cpu < 0) {
-      tune.measured_cpus = online;
-      break;
-    }
-    if (std::find(tune.measured_cpus.begin(), tune.measured_cpus.end(), t.cpu) ==
-        tune.measured_cpus.end()) {
-      tune.measured_cpus.push_back(t.cpu);
-    }
-  }
+  tune.measured_cpus = measure::MeasuredCpus(plan.threads, online);
   return sys::Tuning::Apply(FsRoot::System(), tune);
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <set>
 #include <sstream>
 #include <utility>
 
@@ -411,15 +410,7 @@ Expected<std::optional<trace::ExplainPlan>> BuildExplainPlan(const LatencyOption
     // The default 2 s does not fit a short run: no cost phase, and the notes say so.
     explain.cost_phase_ns = 0;
   }
-  std::set<int> cpus;
-  for (const auto& t : plan.threads) {
-    if (t.cpu < 0) {
-      cpus.insert(online_cpus.begin(), online_cpus.end());
-      break;
-    }
-    cpus.insert(t.cpu);
-  }
-  explain.session.cpus.assign(cpus.begin(), cpus.end());
+  explain.session.cpus = measure::MeasuredCpus(plan.threads, online_cpus);
   explain.session.tracefs_dir = TracefsDirFromEnv();
   explain.session.events = *events;
   return std::optional<trace::ExplainPlan>(std::move(explain));

@@ -28,6 +28,21 @@ std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, SchedPolicy 
   return threads;
 }
 
+std::vector<int> MeasuredCpus(const std::vector<ThreadPlan>& threads,
+                              const std::vector<int>& online) {
+  std::vector<int> cpus;
+  for (const auto& t : threads) {
+    if (t.cpu < 0) {
+      cpus.insert(cpus.end(), online.begin(), online.end());
+    } else {
+      cpus.push_back(t.cpu);
+    }
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
 size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads) {
   int64_t fastest_ns = kNsPerSec;
   for (const auto& t : threads)

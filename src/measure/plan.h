@@ -78,6 +78,12 @@ struct LatencyPlan {
 std::vector<ThreadPlan> PinnedThreads(const std::vector<int>& cpus, SchedPolicy policy,
                                       int priority, int64_t interval_ns);
 
+/// The CPUs `threads` measure on, sorted, each once; every CPU of `online` when a thread is
+/// not pinned (it may run on any). --explain's trace, --wake timerlat and
+/// --deepest-idle-state act on these.
+std::vector<int> MeasuredCpus(const std::vector<ThreadPlan>& threads,
+                              const std::vector<int>& online);
+
 /// Ring slots per thread for a per-sample log: 2 s of samples at the fastest thread's rate,
 /// at least 64 Ki records. The writer drains every few ms, so only a stalled disk can fill
 /// it (and drops are counted).

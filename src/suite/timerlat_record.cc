@@ -139,15 +139,8 @@ Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan
           "({} and {} us, from -d): add -d 0",
           first.interval_ns / 1000, thread.interval_ns / 1000));
     }
-    if (thread.cpu < 0) {
-      t.cpus = online_cpus;
-      break;
-    }
-    if (std::find(t.cpus.begin(), t.cpus.end(), thread.cpu) == t.cpus.end()) {
-      t.cpus.push_back(thread.cpu);
-    }
   }
-  std::sort(t.cpus.begin(), t.cpus.end());
+  t.cpus = measure::MeasuredCpus(plan.threads, online_cpus);
   const int64_t period_us = first.interval_ns / 1000;
   if (first.interval_ns % 1000 != 0 || period_us < trace::kTimerlatMinPeriodUs ||
       period_us > trace::kTimerlatMaxPeriodUs) {

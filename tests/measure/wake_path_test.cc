@@ -106,5 +106,16 @@ TEST(ParsePolicyTest, TakesCyclictestsNamesAndNamesThemOnError) {
             "unknown policy 'deadline': use one of other, normal, batch, idle, fifo, rr");
 }
 
+// The CPUs a plan measures on (--explain's trace, --wake timerlat, --deepest-idle-state):
+// pinned threads' CPUs sorted and each once; every online CPU when a thread is not pinned.
+TEST(MeasuredCpusTest, PinnedCpusOnceInOrderOrEveryOnlineCpuForAFreeThread) {
+  std::vector<ThreadPlan> threads(4);
+  const int pinned[] = {3, 1, 3, 2};
+  for (size_t i = 0; i < threads.size(); ++i) threads[i].cpu = pinned[i];
+  EXPECT_EQ(MeasuredCpus(threads, {0, 1, 2, 3}), (std::vector<int>{1, 2, 3}));
+  for (auto& t : threads) t.cpu = -1;
+  EXPECT_EQ(MeasuredCpus(threads, {0, 1, 2, 3}), (std::vector<int>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace rtpulse::measure
