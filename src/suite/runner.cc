@@ -241,6 +241,7 @@ void Run::MeasureScenario(size_t index) {
   const Scenario& scenario = plan_.config.scenarios[index];
   ScenarioResult& r = result_.scenarios[index];
   r.status = ScenarioStatus::kMeasuring;
+  WriteResult();  // on disk as it starts: a reader of result.json sees the scenario measure
   const auto checkpoint = [&](const results::LatencyRun& partial) {
     r.latency = partial;
     WriteResult();

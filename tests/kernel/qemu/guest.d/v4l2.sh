@@ -56,21 +56,27 @@ say "begin v4l2 missing"
 e2e_quick v4l2:/dev/video99 2 missing 2>&1
 say "v4l2 missing exit: $?"
 say "end v4l2 missing"
+# The holder opens the camera three times: its plan's check (one frame, then closed), the
+# scenario's probe (one frame, closed) and the scenario's stream. Only the stream holds it long
+# enough, so the second run starts once the holder's result.json says it measures and its fd is
+# open; 150 frames keep it streaming for seconds after that.
 rtpulse e2e --source v4l2:/dev/video0 --reference "$refs" --model /models/depth-tiny.onnx \
-  --frames 40 --warmup 0 --out /tmp/e2e-v4l2-holder -q >/tmp/holder.log 2>&1 &
+  --frames 150 --warmup 0 --out /tmp/e2e-v4l2-holder -q >/tmp/holder.log 2>&1 &
 holder=$!
 holds_camera() {
+  grep -q '"measuring"' /tmp/e2e-v4l2-holder/result.json 2>/dev/null || return 1
   for fd in "/proc/$1/fd/"*; do
     [ "$(readlink "$fd" 2>/dev/null)" = /dev/video0 ] && return 0
   done
   return 1
 }
 tries=0
-while [ $tries -lt 300 ] && ! holds_camera "$holder"; do
+while [ $tries -lt 600 ] && ! holds_camera "$holder"; do
   sleep 0.1
   tries=$((tries + 1))
 done
-sleep 1
+say "v4l2 holder streaming: $(holds_camera "$holder" && echo yes || echo no)"
+sleep 0.3
 say "begin v4l2 busy"
 e2e_quick v4l2:/dev/video0 2 busy 2>&1
 say "v4l2 busy exit: $?"
