@@ -198,7 +198,8 @@ void DeclareLatencyOptions(CLI::App& sub, LatencyOptions& o) {
   sub.add_option("--histfile", o.histfile, "write the -h/-H histogram to PATH instead of stdout");
   sub.add_flag("-q,--quiet", o.quiet, "print only cyclictest's final lines");
   sub.add_flag("-u,--unbuffered", o.unbuffered, "unbuffered standard output (live processing)");
-  sub.add_option("-A,--aligned", o.aligned_us,
+  // --aligned is cyclictest 2.4's name, --align rt-tests main's (its man page).
+  sub.add_option("-A,--aligned,--align", o.aligned_us,
                  "start every thread's grid at one moment, thread N's N x USEC later");
   sub.add_option("--secaligned", o.secaligned,
                  "start every thread's grid at the next whole second (CLOCK_MONOTONIC), USEC "

@@ -586,6 +586,15 @@ TEST_F(LatencyRunTest, AlignedAndSecalignedPlaceEachThreadsGridAsCyclictest) {
     EXPECT_EQ(aligned.at({1, seq}) - aligned.at({0, seq}), 2'500'000) << seq;
     EXPECT_EQ(aligned.at({2, seq}) - aligned.at({0, seq}), 5'000'000) << seq;
   }
+  // --align, rt-tests main's long name for -A (2.4's is --aligned).
+  auto l = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "10000", "-l", "5", "-q",
+                       "--align=4000", "--samples", dir.File("l.smp")});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const auto long_name = ExpectedDeadlines(dir.File("l.smp"));
+  for (int seq = 0; seq < 5; ++seq) {
+    ASSERT_TRUE(long_name.count({0, seq}) && long_name.count({1, seq})) << seq;
+    EXPECT_EQ(long_name.at({1, seq}) - long_name.at({0, seq}), 4'000'000) << seq;
+  }
   auto s = RunRtpulse({"latency", "-a", "0", "-t", "2", "-d", "0", "-i", "10000", "-l", "5", "-q",
                        "--secaligned", "300", "--samples", dir.File("s.smp")});
   ASSERT_EQ(s.exit_code, 0) << s.err;
