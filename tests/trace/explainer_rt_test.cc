@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,19 +36,38 @@ bool ExplainRtPinFifo(int cpu, int priority) {
   return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
 }
 
-TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
-  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  const int cpu = std::thread::hardware_concurrency() > 1 ? 1 : 0;
-  testutil::TempDir dir;
+constexpr int kPeriods = 1000;
+constexpr int64_t kPeriodNs = 1'000'000;
+constexpr int64_t kSpinNs = 2'500'000;
 
+/// One run of the experiment: what the test holds the explanation against.
+struct HogRun {
+  int cpu = 0;
   ExplainPlan plan;
-  plan.threshold_ns = 300'000;
-  plan.window_dir = dir.File("windows");
-  plan.session.cpus = {cpu};
-  plan.session.buffer_kb_per_cpu = 2048;
   std::mutex live_mutex;
   std::vector<std::pair<uint64_t, int64_t>> live;  // (seq, when its verdict came)
   std::atomic<int> analysis_policy{-1}, analysis_cpu{-1};
+  std::vector<SampleRecord> samples = std::vector<SampleRecord>(kPeriods);
+  std::atomic<int> probe_tid{0};
+  std::atomic<bool> probe_fifo{false}, hog_fifo{false};
+  int hog_tid = 0;
+  int64_t spin_from_ns = 0, spin_to_ns = 0;
+  ExplainSummary summary;
+};
+
+/// A SCHED_FIFO probe at 1 ms on `run.cpu` for 1 s, the explainer started beside it, and a
+/// FIFO 60 hog that spins kSpinNs across the deadline of period 150.
+void RunHogBesideTheProbe(HogRun& run, const std::string& window_dir) {
+  const int cpu = run.cpu;
+  ExplainPlan& plan = run.plan;
+  plan.threshold_ns = 300'000;
+  plan.window_dir = window_dir;
+  plan.session.cpus = {cpu};
+  plan.session.buffer_kb_per_cpu = 2048;
+  auto& live_mutex = run.live_mutex;
+  auto& live = run.live;
+  auto& analysis_policy = run.analysis_policy;
+  auto& analysis_cpu = run.analysis_cpu;
   // Started as a command may start it: from a SCHED_FIFO thread pinned to the probe CPU.
   std::unique_ptr<Explainer> explainer;
   bool starter_fifo = false;
@@ -63,17 +84,15 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   ASSERT_TRUE(starter_fifo);
   ASSERT_TRUE(explainer->active()) << explainer->Finish().unavailable_reason;
 
-  constexpr int kPeriods = 1000;
-  constexpr int64_t kPeriodNs = 1'000'000;
-  constexpr int64_t kSpinNs = 2'500'000;
-  std::vector<SampleRecord> samples(kPeriods);
+  auto& samples = run.samples;
   std::atomic<int> published{0};
-  std::atomic<int> probe_tid{0};
-  std::atomic<bool> probe_fifo{false}, hog_fifo{false};
-  int hog_tid = 0;
-  int64_t spin_from_ns = 0, spin_to_ns = 0;
+  auto& probe_tid = run.probe_tid;
+  auto& probe_fifo = run.probe_fifo;
+  auto& hog_fifo = run.hog_fifo;
+  int& hog_tid = run.hog_tid;
+  int64_t& spin_from_ns = run.spin_from_ns;
+  int64_t& spin_to_ns = run.spin_to_ns;
   const int64_t start_ns = MonotonicNs() + 20'000'000;
-
   std::thread probe([&] {
     pthread_setname_np(pthread_self(), "rtp-probe");
     probe_fifo = ExplainRtPinFifo(cpu, 50);
@@ -125,8 +144,59 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   hog.join();
   writer.join();
   ASSERT_TRUE(probe_fifo.load() && hog_fifo.load()) << "SCHED_FIFO refused";
-  const ExplainSummary summary = explainer->Finish();
-  ASSERT_TRUE(summary.active);
+  run.summary = explainer->Finish();
+  ASSERT_TRUE(run.summary.active);
+}
+
+/// The explanation of the spike whose deadline fell inside the hog's spin, or nullptr.
+const Explanation* SpikeInTheSpin(const HogRun& run) {
+  const auto& all = run.summary.explanations;
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Explanation& e) {
+    return e.spike.expected_ns > run.spin_from_ns && e.spike.expected_ns < run.spin_to_ns;
+  });
+  return it == all.end() ? nullptr : &*it;
+}
+
+/// Whether the host took the vCPU for the whole spin: the spike's time is all "unaccounted"
+/// (the timer's interrupt came only after the spin, so no task delayed the wake), the hog has
+/// no part. The experiment then shows nothing of the hog and is run again.
+bool HostTookTheSpin(const HogRun& run) {
+  const Explanation* e = SpikeInTheSpin(run);
+  if (e == nullptr) return false;
+  int64_t unaccounted_ns = 0;
+  for (const Part& p : e->parts) {
+    if (p.kind == CauseKind::kThread && p.name.rfind("rtp-hog ", 0) == 0) return false;
+    unaccounted_ns += p.kind == CauseKind::kUnaccounted ? p.ns : 0;
+  }
+  return unaccounted_ns >= run.spin_to_ns - e->spike.expected_ns - 100'000;
+}
+
+TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
+  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  testutil::TempDir dir;
+  // Up to three runs: one in which this VM's host held the vCPU through the whole spin says
+  // nothing about the hog (a stall of 2.4 ms was seen by CI). Every other outcome is judged.
+  std::unique_ptr<HogRun> kept;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    kept = std::make_unique<HogRun>();
+    kept->cpu = std::thread::hardware_concurrency() > 1 ? 1 : 0;
+    RunHogBesideTheProbe(*kept, dir.File("windows-" + std::to_string(attempt)));
+    if (HasFatalFailure()) return;
+    if (!HostTookTheSpin(*kept)) break;
+    std::printf("attempt %d: the host held the vCPU through the spin; again\n", attempt + 1);
+  }
+  const HogRun& run = *kept;
+  const int cpu = run.cpu;
+  const ExplainPlan& plan = run.plan;
+  const auto& samples = run.samples;
+  const auto& live = run.live;
+  const ExplainSummary& summary = run.summary;
+  const int64_t spin_from_ns = run.spin_from_ns;
+  const int64_t spin_to_ns = run.spin_to_ns;
+  const int hog_tid = run.hog_tid;
+  const auto& probe_tid = run.probe_tid;
+  const auto& analysis_policy = run.analysis_policy;
+  const auto& analysis_cpu = run.analysis_cpu;
 
   // The spikes, counted by the test from the same samples.
   uint64_t above = 0;
