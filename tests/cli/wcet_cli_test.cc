@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "measure/sample_log.h"
+#include "results/wcet_file.h"
 #include "support/subprocess.h"
 #include "support/test_paths.h"
 
@@ -102,6 +103,14 @@ TEST(WcetCommandTest, WritesJsonWithEveryFieldAndTheDisclaimer) {
   EXPECT_NE(r.err.find("not guarantees"), std::string::npos) << "table goes to stderr";
   EXPECT_EQ(nlohmann::json::parse(testutil::ReadFile(dir.File("wcet/wcet.json")))["scenarios"],
             j["scenarios"]);
+  // The file's reader takes what the command wrote and gives the same document back.
+  auto read = results::ReadWcetFile(dir.File("wcet/wcet.json"));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->skipped_scenarios, std::vector<std::string>{"busy"});
+  ASSERT_EQ(read->scenarios.size(), 1u);
+  EXPECT_EQ(read->scenarios[0].threads, 2u);
+  EXPECT_EQ(results::ToJson(*read),
+            nlohmann::json::parse(testutil::ReadFile(dir.File("wcet/wcet.json"))));
   EXPECT_TRUE(fs::exists(dir.File("wcet/idle/exceedance.dat")));
   EXPECT_TRUE(fs::exists(dir.File("wcet/idle/exceedance.gp")));
 }
