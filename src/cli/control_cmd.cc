@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command.h"
@@ -26,6 +27,7 @@
 #include "measure/engine.h"
 #include "report/control_figures.h"
 #include "results/control_result.h"
+#include "results/control_summary.h"
 #include "results/cyclictest_format.h"
 #include "stats/control_cost.h"
 #include "suite/control_plan.h"
@@ -84,10 +86,12 @@ class ControlProgress final : public ScenarioProgress {
   }
 };
 
-/// The summary table, the control cost of each configuration and the JSON document.
-nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::FILE* text) {
+/// The run summary (results/control_summary.h) of the workload's outcomes, printed as the
+/// summary table and the control cost of each configuration.
+results::ControlSummary PrintControlSummary(const suite::ControlWorkload& workload,
+                                            std::FILE* text) {
+  results::ControlSummary summary;
   std::vector<results::ControlSummaryRow> rows;
-  nlohmann::json doc = {{"configurations", nlohmann::json::array()}};
   for (const auto& o : workload.outcomes()) {
     rows.push_back(
         results::SummarizeControlScenario(o.scenario, o.configuration, o.rows, o.skipped));
@@ -99,37 +103,28 @@ nlohmann::json PrintControlSummary(const suite::ControlWorkload& workload, std::
              stats::DescribeReplaySettings(replay));
   for (size_t i = 0; i < workload.outcomes().size(); ++i) {
     const auto& o = workload.outcomes()[i];
-    const std::string cost =
-        o.cost ? stats::DescribeReplayResult(*o.cost) : "not computed: " + o.cost_error;
-    fmt::print(text, "  {}: {}\n", o.scenario, cost);
-    const auto& r = rows[i];
-    doc["configurations"].push_back(
-        {{"scenario", o.scenario},
-         {"configuration", o.configuration},
-         {"jobs", r.jobs},
-         {"releases", o.releases},
-         {"skipped", r.skipped},
-         {"misses", r.misses},
-         {"interrupted", o.interrupted},
-         {"mean_response_us", r.mean_response_us},
-         {"p99_response_us", r.p99_response_us},
-         {"max_response_us", r.max_response_us},
-         {"max_latency_us", r.max_latency_us},
-         {"median_exec_us", r.median_exec_us},
-         {"control_cost", o.cost ? nlohmann::json{{"cost_increase_pct", o.cost->cost_increase_pct},
-                                                  {"peak_error_rad", o.cost->peak_error_rad},
-                                                  {"worst_stall_ns", o.cost->worst_stall_ns},
-                                                  {"outside_model", o.cost->outside_model},
-                                                  {"summary", cost}}
-                                 : nlohmann::json{{"error", o.cost_error}}}});
+    results::ControlSummaryConfiguration c;
+    c.row = rows[i];
+    c.releases = o.releases;
+    c.interrupted = o.interrupted;
+    if (o.cost) {
+      c.cost = results::ControlSummaryCost{o.cost->cost_increase_pct, o.cost->peak_error_rad,
+                                           o.cost->worst_stall_ns, o.cost->outside_model,
+                                           stats::DescribeReplayResult(*o.cost)};
+    } else {
+      c.cost_error = o.cost_error;
+    }
+    fmt::print(text, "  {}: {}\n", o.scenario,
+               c.cost ? c.cost->summary : "not computed: " + o.cost_error);
+    summary.configurations.push_back(std::move(c));
   }
-  return doc;
+  return summary;
 }
 
 /// The response-time CDF and box plot of every configuration into RUN/figures; a figure
 /// that cannot be drawn (gnuplot missing) is a warning, not a failed run.
 void WriteFigures(const std::string& run_dir, const suite::ControlWorkload& workload,
-                  nlohmann::json& doc, std::FILE* text) {
+                  results::ControlSummary& summary, std::FILE* text) {
   std::vector<report::ControlFigureInput> inputs;
   for (const auto& o : workload.outcomes()) {
     inputs.push_back({o.scenario, o.policy_path, o.loaded, o.rows});
@@ -139,7 +134,7 @@ void WriteFigures(const std::string& run_dir, const suite::ControlWorkload& work
     notes.push_back("figures not written: " + s.error().message);
   }
   for (const auto& n : notes) fmt::print(text, "note: {}\n", n);
-  doc["figure_notes"] = notes;
+  summary.figure_notes = notes;
 }
 
 Status WriteControlJson(const std::string& path, const nlohmann::json& doc) {
@@ -209,12 +204,12 @@ int RunControl(ControlOptions& o) {
   if (suite::NothingRan(outcome)) return ToInt(outcome.code);  // the runner said why
   // --json -: the JSON document alone goes to stdout; the text goes to stderr.
   std::FILE* text = o.json == "-" ? stderr : stdout;
-  nlohmann::json doc = PrintControlSummary(workload, text);
-  WriteFigures(plan.suite.out_dir, workload, doc, text);
-  doc["results"] = plan.suite.out_dir;
-  doc["status"] = outcome.result.status;
+  results::ControlSummary summary = PrintControlSummary(workload, text);
+  WriteFigures(plan.suite.out_dir, workload, summary, text);
+  summary.results = plan.suite.out_dir;
+  summary.status = outcome.result.status;
   int code = ToInt(outcome.code);
-  if (Status s = WriteControlJson(o.json, doc); !s) {
+  if (Status s = WriteControlJson(o.json, results::ToJson(summary)); !s) {
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   }

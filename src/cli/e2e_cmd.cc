@@ -21,6 +21,7 @@
 #include "report/e2e_figures.h"
 #include "results/cyclictest_format.h"
 #include "results/e2e_result.h"
+#include "results/e2e_summary.h"
 #include "results/e2e_sweep.h"
 #include "suite/e2e_plan.h"
 #include "suite/e2e_workload.h"
@@ -62,74 +63,46 @@ class E2eProgress final : public ScenarioProgress {
   }
 };
 
-/// The summary table and the JSON document of the run.
-nlohmann::json PrintE2eSummary(const suite::E2eWorkload& workload, bool sweep, std::FILE* text) {
-  nlohmann::json doc = {{"scenarios", nlohmann::json::array()}};
+/// The summary table (and the sweep's recommendations) of the run's summary.
+void PrintE2eSummary(const results::E2eSummary& summary, const suite::E2eWorkload& workload,
+                     std::FILE* text) {
   std::vector<std::string> ran_out_lines;
   fmt::print(text, "{:<20} {:>7} {:>12} {:>12} {:>12} {:>8} {:>8} {:>10}\n", "scenario", "frames",
              "p50 Total", "p99 Total", "max Total", "misses", "dropped", "frames/s");
-  for (const auto& o : workload.outcomes()) {
-    auto st = results::ComputeE2eStageStats(results::StageValues(o.rows, "Total"));
-    const std::optional<double> fps = results::E2eThroughputFps(o.rows);
-    if (st) {
-      const std::string p99 = results::E2ePercentileText(st->p99_ns, 99, st->count);
-      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>12} {:>9} ms {:>8} {:>8} {:>10}\n", o.scenario,
-                 o.rows.size(), results::E2eMsText(st->p50_ns), p99 == "n/a" ? p99 : p99 + " ms",
-                 results::E2eMsText(st->max_ns),
-                 o.facts.deadline_ns > 0 ? std::to_string(o.facts.misses) : std::string("-"),
-                 o.facts.dropped, fps ? fmt::format("{:.3f}", *fps) : std::string("n/a"));
+  for (const auto& r : summary.scenarios) {
+    if (r.p50_total_ns) {
+      const std::string p99 = results::E2ePercentileText(*r.p99_total_ns, 99, r.total_count);
+      fmt::print(text, "{:<20} {:>7} {:>9} ms {:>12} {:>9} ms {:>8} {:>8} {:>10}\n", r.scenario,
+                 r.frames, results::E2eMsText(*r.p50_total_ns), p99 == "n/a" ? p99 : p99 + " ms",
+                 results::E2eMsText(*r.max_total_ns),
+                 r.misses ? std::to_string(*r.misses) : std::string("-"), r.dropped,
+                 r.throughput_fps ? fmt::format("{:.3f}", *r.throughput_fps) : std::string("n/a"));
     } else {
-      fmt::print(text, "{:<20} {:>7} (no frame recorded)\n", o.scenario, 0);
+      fmt::print(text, "{:<20} {:>7} (no frame recorded)\n", r.scenario, 0);
     }
-    const bool ran_out = o.facts.source_ended && o.rows.size() < workload.frames_asked();
-    doc["scenarios"].push_back(
-        {{"scenario", o.scenario},
-         {"configuration", o.configuration},
-         {"threads", o.threads},
-         {"loaded", o.loaded},
-         {"frames", o.rows.size()},
-         {"p50_total_ns", st ? nlohmann::json(st->p50_ns) : nlohmann::json(nullptr)},
-         {"p99_total_ns", st ? nlohmann::json(st->p99_ns) : nlohmann::json(nullptr)},
-         {"max_total_ns", st ? nlohmann::json(st->max_ns) : nlohmann::json(nullptr)},
-         {"misses",
-          o.facts.deadline_ns > 0 ? nlohmann::json(o.facts.misses) : nlohmann::json(nullptr)},
-         {"dropped", o.facts.dropped},
-         {"lost", o.facts.lost},
-         {"throughput_fps", fps ? nlohmann::json(*fps) : nlohmann::json(nullptr)},
-         {"interrupted", o.interrupted},
-         {"source_ran_out", ran_out},
-         {"backend", o.facts.backend_name}});
-    if (ran_out) {
-      ran_out_lines.push_back(
-          fmt::format("{}: {}", o.scenario,
-                      suite::E2eSourceRanOutNote(o.rows.size(), workload.frames_asked(),
-                                                 workload.warmup_frames())));
+    if (r.source_ran_out) {
+      ran_out_lines.push_back(fmt::format(
+          "{}: {}", r.scenario,
+          suite::E2eSourceRanOutNote(r.frames, workload.frames_asked(), workload.warmup_frames())));
     }
   }
   for (const auto& line : ran_out_lines) fmt::print(text, "{}\n", line);
-  if (sweep) {
-    std::vector<results::SweepRecommendation> recs;
-    for (const bool loaded : {false, true}) {
-      auto r = suite::RecommendThreads(workload.outcomes(), loaded);
-      if (!r) continue;
-      std::string all;
-      for (const auto& [threads, ns] : r->p99_by_threads) {
-        all += fmt::format("{}{}: {} ms", all.empty() ? "" : ", ", threads, results::E2eMsText(ns));
-      }
-      fmt::print(text,
-                 "recommendation{}: {} inference thread{} (lowest p99 Total, {} ms; p99 by "
-                 "threads: {})\n",
-                 loaded ? " under load" : "", r->threads, r->threads == 1 ? "" : "s",
-                 results::E2eMsText(r->p99_ns), all);
-      recs.push_back({loaded, r->threads, r->p99_ns, r->p99_by_threads});
+  if (!summary.recommendation) return;
+  for (const auto& r : *summary.recommendation) {
+    std::string all;
+    for (const auto& [threads, ns] : r.p99_total_ns_by_threads) {
+      all += fmt::format("{}{}: {} ms", all.empty() ? "" : ", ", threads, results::E2eMsText(ns));
     }
-    doc["recommendation"] = results::SweepRecommendationsJson(recs);
+    fmt::print(text,
+               "recommendation{}: {} inference thread{} (lowest p99 Total, {} ms; p99 by "
+               "threads: {})\n",
+               r.loaded ? " under load" : "", r.threads, r.threads == 1 ? "" : "s",
+               results::E2eMsText(r.p99_total_ns), all);
   }
-  return doc;
 }
 
 void WriteE2eFiguresOf(const std::string& run_dir, const suite::E2eWorkload& workload,
-                       nlohmann::json& doc, std::FILE* text) {
+                       results::E2eSummary& summary, std::FILE* text) {
   std::vector<report::E2eFigureInput> inputs;
   for (const auto& o : workload.outcomes()) inputs.push_back({o.scenario, o.rows});
   std::vector<std::string> notes;
@@ -137,7 +110,7 @@ void WriteE2eFiguresOf(const std::string& run_dir, const suite::E2eWorkload& wor
     notes.push_back("figures not written: " + s.error().message);
   }
   for (const auto& n : notes) fmt::print(text, "note: {}\n", n);
-  doc["figure_notes"] = notes;
+  summary.figure_notes = notes;
 }
 
 Status WriteE2eJson(const std::string& path, const nlohmann::json& doc) {
@@ -161,27 +134,28 @@ int RunE2e(E2eOptions& o) {
   const suite::RunOutcome outcome = machine.Run(plan.suite, workload, progress);
   if (suite::NothingRan(outcome)) return ToInt(outcome.code);  // the runner said why
   std::FILE* text = o.request.json == "-" ? stderr : stdout;
-  nlohmann::json doc = PrintE2eSummary(workload, plan.sweep, text);
+  results::E2eSummary summary = suite::E2eSummaryOf(workload, plan.sweep);
+  PrintE2eSummary(summary, workload, text);
   // A scenario the suite started but never measured (interrupted while its loads settled):
   // its folder stays, as for every suite, and result.json marks it; the summary says so too.
-  doc["not_measured"] = nlohmann::json::array();
   for (const auto& s : outcome.result.scenarios) {
     if (s.latency || s.status != results::ScenarioStatus::kInterrupted) continue;
     fmt::print(text, "{}: not measured: {}\n", s.name, s.error);
-    doc["not_measured"].push_back({{"scenario", s.name}, {"why", s.error}});
+    summary.not_measured.push_back({s.name, s.error});
   }
-  WriteE2eFiguresOf(plan.suite.out_dir, workload, doc, text);
-  doc["results"] = plan.suite.out_dir;
-  doc["status"] = outcome.result.status;
+  WriteE2eFiguresOf(plan.suite.out_dir, workload, summary, text);
+  summary.results = plan.suite.out_dir;
+  summary.status = outcome.result.status;
+  const nlohmann::json doc = results::ToJson(summary);
   int code = ToInt(outcome.code);
   const auto fail = [&](const Status& s) {
     if (s) return;
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   };
-  if (plan.sweep && doc.contains("recommendation")) {
+  if (summary.recommendation) {
     fail(WriteFileAtomic(plan.suite.out_dir + "/sweep.json",
-                         nlohmann::json{{"recommendation", doc["recommendation"]}}.dump(2) + "\n"));
+                         results::SweepFileJson(*summary.recommendation).dump(2) + "\n"));
   }
   if (!o.request.csv.empty() && !workload.outcomes().empty()) {
     // The first scenario's frames (the baseline, or threads-1 of a sweep), as the seed wrote.

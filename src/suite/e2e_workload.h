@@ -13,6 +13,7 @@
 #include "e2e/pipeline.h"
 #include "e2e/processing.h"
 #include "results/e2e_result.h"
+#include "results/e2e_summary.h"
 #include "suite/runner.h"
 #include "sys/system_info.h"
 
@@ -126,5 +127,10 @@ struct ThreadRecommendation {
 };
 std::optional<ThreadRecommendation> RecommendThreads(const std::vector<E2eOutcome>& outcomes,
                                                      bool loaded);
+
+/// The run summary's scenarios (results/e2e_summary.h) from the workload's outcomes, and with
+/// `sweep` the recommendation per load condition; the rest (not measured, figure notes,
+/// folder, status) the command adds from the run.
+results::E2eSummary E2eSummaryOf(const E2eWorkload& workload, bool sweep);
 
 }  // namespace rtpulse::suite

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/control_cli_support.h"
+#include "results/control_summary.h"
 #include "support/subprocess.h"
 
 namespace rtpulse {
@@ -93,6 +94,11 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
   EXPECT_EQ(summary["configurations"][0]["misses"], control["misses"]);
   EXPECT_EQ(summary["configurations"][0]["skipped"], control["skipped"]);
   EXPECT_EQ(summary["status"], "complete");
+  // The summary's reader takes what the run wrote and gives the same document back.
+  auto summary_back = results::ControlSummaryFromJson(summary);
+  ASSERT_TRUE(summary_back) << summary_back.error().message;
+  EXPECT_EQ(summary_back->configurations.at(0).row.jobs, control["jobs"].get<uint64_t>());
+  EXPECT_EQ(results::ToJson(*summary_back), summary);
   // The control cost line printed per configuration is the one control.json holds.
   EXPECT_NE(result_->out.find("fifo-50: " + control["control_cost"]["summary"].get<std::string>()),
             std::string::npos)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "results/e2e_summary.h"
 #include "support/subprocess.h"
 #include "support/test_paths.h"
 
@@ -69,6 +70,13 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
     EXPECT_TRUE(std::filesystem::exists(run + "/" + f)) << f;
   }
   ExpectE2eTruth(run, r.out, dir.File("seed.csv"), dir.File("summary.json"));
+  // The summary's reader takes what the run wrote and gives the same document back.
+  const auto written = E2eJsonOf(dir.File("summary.json"));
+  auto summary_back = rtpulse::results::E2eSummaryFromJson(written);
+  ASSERT_TRUE(summary_back) << summary_back.error().message;
+  EXPECT_EQ(summary_back->scenarios.at(0).frames, 30u);
+  EXPECT_EQ(summary_back->status, "complete");
+  EXPECT_EQ(rtpulse::results::ToJson(*summary_back), written);
   const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
   EXPECT_EQ(doc["counts"]["frames"], 30);
   EXPECT_EQ(doc["counts"]["dropped"], 0);

@@ -351,7 +351,9 @@ def main():
         doc = json.load(open(a.json))
         for s in doc["scenarios"]:
             t = totals[s["scenario"]]
-            if t and (s["p99_total_ns"] != rank(t, 99) or s["frames"] != len(t)):
+            if t and (s["p99_total_ns"] != rank(t, 99) or s["frames"] != len(t)
+                      or s["p50_total_ns"] != rank(t, 50) or s["max_total_ns"] != max(t)
+                      or s["total_count"] != len(t)):
                 fail(f"--json {s['scenario']}: {s}")
     print(f"OK {len(result['scenarios'])} scenarios")
 

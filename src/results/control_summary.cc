@@ -1,0 +1,106 @@
+#include "results/control_summary.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "results/json_fields.h"
+
+namespace rtpulse::results {
+
+using Json = nlohmann::json;
+
+namespace {
+
+Json CostJson(const ControlSummaryConfiguration& c) {
+  if (!c.cost) return {{"error", c.cost_error}};
+  const ControlSummaryCost& k = *c.cost;
+  return {{"cost_increase_pct", k.cost_increase_pct && std::isfinite(*k.cost_increase_pct)
+                                    ? Json(*k.cost_increase_pct)
+                                    : Json(nullptr)},
+          {"peak_error_rad", k.peak_error_rad},
+          {"worst_stall_ns", k.worst_stall_ns},
+          {"outside_model", k.outside_model},
+          {"summary", k.summary}};
+}
+
+Json ConfigurationJson(const ControlSummaryConfiguration& c) {
+  const ControlSummaryRow& r = c.row;
+  return {{"scenario", r.scenario},
+          {"configuration", r.configuration},
+          {"jobs", r.jobs},
+          {"releases", c.releases},
+          {"skipped", r.skipped},
+          {"misses", r.misses},
+          {"interrupted", c.interrupted},
+          {"mean_response_us", r.mean_response_us},
+          {"p99_response_us", r.p99_response_us},
+          {"max_response_us", r.max_response_us},
+          {"max_latency_us", r.max_latency_us},
+          {"median_exec_us", r.median_exec_us},
+          {"control_cost", CostJson(c)}};
+}
+
+void ReadConfiguration(JsonFields f, ControlSummaryConfiguration& c) {
+  ControlSummaryRow& r = c.row;
+  f.Get("scenario", r.scenario);
+  f.Get("configuration", r.configuration);
+  f.Get("jobs", r.jobs);
+  f.Get("releases", c.releases);
+  f.Get("skipped", r.skipped);
+  f.Get("misses", r.misses);
+  f.Get("interrupted", c.interrupted);
+  f.Get("mean_response_us", r.mean_response_us);
+  f.Get("p99_response_us", r.p99_response_us);
+  f.Get("max_response_us", r.max_response_us);
+  f.Get("max_latency_us", r.max_latency_us);
+  f.Get("median_exec_us", r.median_exec_us);
+  const Json* cost = f.Find("control_cost");
+  if (cost == nullptr) return;
+  JsonFields k = f.Nested("control_cost");
+  if (cost->is_object() && cost->contains("error")) {
+    k.Get("error", c.cost_error);
+    return;
+  }
+  ControlSummaryCost out;
+  k.Find("cost_increase_pct");  // present, null when there is no relative number
+  k.GetOptional("cost_increase_pct", out.cost_increase_pct);
+  k.Get("peak_error_rad", out.peak_error_rad);
+  k.Get("worst_stall_ns", out.worst_stall_ns);
+  k.Get("outside_model", out.outside_model);
+  k.Get("summary", out.summary);
+  c.cost = out;
+}
+
+}  // namespace
+
+Json ToJson(const ControlSummary& summary) {
+  Json configurations = Json::array();
+  for (const auto& c : summary.configurations) configurations.push_back(ConfigurationJson(c));
+  return {{"configurations", std::move(configurations)},
+          {"figure_notes", summary.figure_notes},
+          {"results", summary.results},
+          {"status", summary.status}};
+}
+
+Expected<ControlSummary> ControlSummaryFromJson(const Json& doc) {
+  ControlSummary out;
+  std::string error;
+  JsonFields f(doc, "", &error);
+  if (const Json* list = f.Find("configurations"); list != nullptr && list->is_array()) {
+    JsonFields items = f.Nested("configurations");
+    out.configurations.resize(list->size());
+    for (size_t i = 0; i < list->size(); ++i) {
+      ReadConfiguration(items.At(i), out.configurations[i]);
+    }
+  } else if (list != nullptr) {
+    f.Fail("configurations", fmt::format("is {}, not a list", list->type_name()));
+  }
+  f.Get("figure_notes", out.figure_notes);
+  f.Get("results", out.results);
+  f.Get("status", out.status);
+  if (!error.empty()) return UsageError("control summary: " + error);
+  return out;
+}
+
+}  // namespace rtpulse::results

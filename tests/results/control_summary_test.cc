@@ -1,0 +1,75 @@
+// `rtpulse control --json`'s run summary (results/control_summary.h): a summary reads back
+// into the same document, a cost without a relative number stays null and a cost not
+// computed keeps its reason, and a missing or mistyped field is named.
+// tests/cli/control_cli_test.cc reads the summary a run wrote with the same reader.
+#include "results/control_summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace rtpulse::results {
+namespace {
+
+ControlSummary ControlExample() {
+  ControlSummary s;
+  ControlSummaryConfiguration fifo;
+  fifo.row = {"fifo-50", "fifo:50", 300, 2, 5, 812.5, 1900, 2300, 40, 780.0};
+  fifo.releases = 302;
+  fifo.cost = ControlSummaryCost{12.5, 0.02, 8'000'000, false, "cost +12.5 %"};
+  ControlSummaryConfiguration zero;
+  zero.row = {"other-0", "other:0", 10, 0, 0, 100.0, 120, 130, 15, 90.0};
+  zero.releases = 10;
+  zero.cost = ControlSummaryCost{std::nan(""), 0, 4'000'000, false, "no relative number"};
+  ControlSummaryConfiguration none;
+  none.row.scenario = "rr-10";
+  none.interrupted = true;
+  none.cost_error = "no job ran";
+  s.configurations = {fifo, zero, none};
+  s.figure_notes = {"gnuplot not found"};
+  s.results = "out";
+  s.status = "complete";
+  return s;
+}
+
+TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
+  const nlohmann::json doc = ToJson(ControlExample());
+  EXPECT_TRUE(doc["configurations"][1]["control_cost"]["cost_increase_pct"].is_null());
+  EXPECT_EQ(doc["configurations"][2]["control_cost"], nlohmann::json({{"error", "no job ran"}}));
+  auto back = ControlSummaryFromJson(doc);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->configurations.size(), 3u);
+  EXPECT_EQ(back->configurations[0].row.misses, 5u);
+  EXPECT_EQ(back->configurations[0].releases, 302u);
+  ASSERT_TRUE(back->configurations[0].cost.has_value());
+  EXPECT_EQ(back->configurations[0].cost->cost_increase_pct, 12.5);
+  EXPECT_FALSE(back->configurations[1].cost->cost_increase_pct.has_value());
+  EXPECT_FALSE(back->configurations[2].cost.has_value());
+  EXPECT_EQ(back->configurations[2].cost_error, "no job ran");
+  EXPECT_EQ(ToJson(*back), doc);
+}
+
+TEST(ControlSummaryTest, AMissingOrMistypedFieldIsNamed) {
+  nlohmann::json missing = ToJson(ControlExample());
+  missing["configurations"][0].erase("releases");
+  auto a = ControlSummaryFromJson(missing);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message, "control summary: field 'configurations.0.releases' is missing");
+  nlohmann::json mistyped = ToJson(ControlExample());
+  mistyped["configurations"][1]["control_cost"]["worst_stall_ns"] = "long";
+  auto b = ControlSummaryFromJson(mistyped);
+  ASSERT_FALSE(b);
+  EXPECT_NE(
+      b.error().message.find("field 'configurations.1.control_cost.worst_stall_ns' is string"),
+      std::string::npos)
+      << b.error().message;
+  nlohmann::json no_list = ToJson(ControlExample());
+  no_list["configurations"] = nlohmann::json::object();
+  auto c = ControlSummaryFromJson(no_list);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message, "control summary: field 'configurations' is object, not a list");
+}
+
+}  // namespace
+}  // namespace rtpulse::results
