@@ -42,11 +42,11 @@ void PrintWcetRun(const report::WcetRun& run, std::FILE* text) {
 }
 
 int RunWcet(const WcetOptions& o) {
-  auto run = report::AnalyseWorstCase(o.request, SystemCommandRunner());
+  std::string status_note;
+  auto run = report::AnalyseWorstCase(o.request, SystemCommandRunner(), status_note);
+  // First, as before the analysis: a run that did not end complete may be why a log is missing.
+  if (!status_note.empty()) std::fprintf(stderr, "rtpulse: note: %s\n", status_note.c_str());
   if (!run) return ReportError(run.error());
-  if (!run->status_note.empty()) {
-    std::fprintf(stderr, "rtpulse: note: %s\n", run->status_note.c_str());
-  }
   const bool json_stdout = o.json == "-";
   std::FILE* text = json_stdout ? stderr : stdout;
   PrintWcetRun(*run, text);

@@ -91,15 +91,16 @@ Expected<WcetScenarioRun> AnalyseScenario(const results::ScenarioResult& scenari
 
 }  // namespace
 
-Expected<WcetRun> AnalyseWorstCase(const WcetRequest& request, const CommandRunner& runner) {
+Expected<WcetRun> AnalyseWorstCase(const WcetRequest& request, const CommandRunner& runner,
+                                   std::string& status_note) {
   if (Status s = CheckWcetRequest(request); !s) return s.error();
   auto suite = results::ReadSuiteResult(request.run);
   if (!suite) return suite.error();
+  status_note = suite->status_note;
   auto chosen = ChooseScenarios(*suite, request);
   if (!chosen) return chosen.error();
   WcetRun run;
   run.folder = results::RunFolder(request.run);
-  run.status_note = suite->status_note;
   std::vector<std::pair<const results::ScenarioResult*, std::string>> with_samples;
   for (const auto* s : *chosen) {
     const std::string path = s->samples_file.empty() ? "" : run.folder + "/" + s->samples_file;

@@ -43,8 +43,7 @@ struct WcetScenarioRun {
 };
 
 struct WcetRun {
-  std::string folder;       ///< The run folder.
-  std::string status_note;  ///< The run's own status, when it did not end complete.
+  std::string folder;  ///< The run folder.
   std::vector<WcetScenarioRun> scenarios;
   std::vector<std::string> skipped;  ///< Chosen scenarios without a samples log.
   std::vector<std::string> notes;    ///< Plot files not written, gnuplot failures.
@@ -54,7 +53,10 @@ struct WcetRun {
 /// case (stats::EstimateWorstCase, threads merged in deadline order) and writes its exceedance
 /// plot under RUN/wcet/<scenario>/. Usage errors: a run that cannot be read, a scenario it
 /// does not have (with the closest name), no chosen scenario with a samples log.
-Expected<WcetRun> AnalyseWorstCase(const WcetRequest& request, const CommandRunner& runner);
+/// `status_note` gets the run's own status note (a run that did not end complete) as soon as
+/// the run is read, so it can be said beside an error too.
+Expected<WcetRun> AnalyseWorstCase(const WcetRequest& request, const CommandRunner& runner,
+                                   std::string& status_note);
 
 /// wcet.json's document of `run`.
 results::WcetFile WcetFileOf(const WcetRun& run, const std::string& version,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "results/json_fields.h"
 
@@ -12,13 +13,16 @@ using Json = nlohmann::json;
 
 namespace {
 
+/// A finite number, or null (JSON has no NaN or infinity; the writer printed null for them).
+Json FiniteOrNull(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
+}
+
 Json CostJson(const ControlSummaryConfiguration& c) {
   if (!c.cost) return {{"error", c.cost_error}};
   const ControlSummaryCost& k = *c.cost;
-  return {{"cost_increase_pct", k.cost_increase_pct && std::isfinite(*k.cost_increase_pct)
-                                    ? Json(*k.cost_increase_pct)
-                                    : Json(nullptr)},
-          {"peak_error_rad", k.peak_error_rad},
+  return {{"cost_increase_pct", FiniteOrNull(k.cost_increase_pct)},
+          {"peak_error_rad", FiniteOrNull(k.peak_error_rad)},
           {"worst_stall_ns", k.worst_stall_ns},
           {"outside_model", k.outside_model},
           {"summary", k.summary}};
@@ -63,9 +67,11 @@ void ReadConfiguration(JsonFields f, ControlSummaryConfiguration& c) {
     return;
   }
   ControlSummaryCost out;
-  k.Find("cost_increase_pct");  // present, null when there is no relative number
+  // Present, null when not finite.
+  k.Find("cost_increase_pct");
   k.GetOptional("cost_increase_pct", out.cost_increase_pct);
-  k.Get("peak_error_rad", out.peak_error_rad);
+  k.Find("peak_error_rad");
+  k.GetOptional("peak_error_rad", out.peak_error_rad);
   k.Get("worst_stall_ns", out.worst_stall_ns);
   k.Get("outside_model", out.outside_model);
   k.Get("summary", out.summary);

@@ -18,8 +18,9 @@ namespace rtpulse::results {
 
 /// The control cost of a configuration (stats::ReplayResult's figures), as summarised.
 struct ControlSummaryCost {
-  std::optional<double> cost_increase_pct;  ///< null: the ideal cost is 0 (no relative number).
-  double peak_error_rad = 0;
+  /// null: no relative number (the ideal cost is 0, or the measured cost is not finite).
+  std::optional<double> cost_increase_pct;
+  std::optional<double> peak_error_rad;  ///< null: not finite (the loop was lost).
   int64_t worst_stall_ns = 0;
   bool outside_model = false;  ///< The timing drove the attitude beyond the model: "lost".
   std::string summary;         ///< The line the command printed.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "results/json_fields.h"
 
 namespace rtpulse::results {
@@ -106,7 +108,12 @@ Expected<E2eSummary> E2eSummaryFromJson(const Json& doc) {
   if (!error.empty()) return UsageError("e2e summary: " + error);
   if (doc.contains("recommendation")) {
     auto recs = SweepFileFromJson(Json{{"recommendation", doc["recommendation"]}});
-    if (!recs) return UsageError("e2e summary: " + recs.error().message);
+    if (!recs) {
+      // The list's reader names sweep.json, where the same list lives; here it is this file's.
+      std::string why = recs.error().message;
+      if (why.rfind("sweep.json: ", 0) == 0) why.erase(0, std::string("sweep.json: ").size());
+      return UsageError("e2e summary: " + why);
+    }
     out.recommendation = std::move(*recs);
   }
   return out;

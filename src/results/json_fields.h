@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/fs_root.h"
@@ -35,6 +37,12 @@ class JsonFields {
   void Get(const char* key, T& out) {
     const nlohmann::json* v = Find(key);
     if (v == nullptr) return;
+    // The JSON library converts between kinds (true to 1, 1.5 to 1, -1 to 2^64 - 1): a number
+    // field takes only a number of its kind, a flag only true or false.
+    if (const char* want = KindMismatch<T>(*v)) {
+      Fail(key, fmt::format("is {}, not {}", Describe(*v), want));
+      return;
+    }
     try {
       out = v->get<T>();
     } catch (const nlohmann::json::exception&) {
@@ -82,6 +90,28 @@ class JsonFields {
   }
 
  private:
+  /// What `v` would have to be to fill a T, when it is not that; nullptr when it fits (or T
+  /// is not a scalar: its own conversion checks it).
+  template <typename T>
+  static const char* KindMismatch(const nlohmann::json& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return v.is_boolean() ? nullptr : "true or false";
+    } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+      const bool fits = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+      return fits ? nullptr : "a whole number of 0 or more";
+    } else if constexpr (std::is_integral_v<T>) {
+      return v.is_number_integer() ? nullptr : "a whole number";
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return v.is_number() ? nullptr : "a number";
+    } else {
+      return nullptr;
+    }
+  }
+  /// The value's kind, a number with its value ("number -1", "number 1.5").
+  static std::string Describe(const nlohmann::json& v) {
+    if (v.is_number()) return "number " + v.dump();
+    return v.type_name();
+  }
   static const nlohmann::json& Empty() {
     static const nlohmann::json empty = nlohmann::json::object();
     return empty;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "results/json_fields.h"
 
 namespace rtpulse::results {

@@ -48,11 +48,12 @@ TEST(WcetRequestTest, ABadRequestIsRefusedBeforeTheRunIsRead) {
   WcetRequest r;
   r.run = "/nonexistent/run";
   r.block = 2;
-  auto run = AnalyseWorstCase(r, SystemCommandRunner());
+  std::string note;
+  auto run = AnalyseWorstCase(r, SystemCommandRunner(), note);
   ASSERT_FALSE(run);
   EXPECT_NE(run.error().message.find("--block 2"), std::string::npos) << run.error().message;
   r.block = 1000;
-  run = AnalyseWorstCase(r, SystemCommandRunner());
+  run = AnalyseWorstCase(r, SystemCommandRunner(), note);
   ASSERT_FALSE(run);
   EXPECT_EQ(run.error().code, ExitCode::kUsage) << run.error().message;
 }

@@ -95,7 +95,7 @@ TEST(ControlFileTest, AMissingOrMistypedFieldIsNamed) {
   auto mistyped = ControlFileFromJson(doc);
   ASSERT_FALSE(mistyped);
   EXPECT_EQ(mistyped.error().message,
-            "control.json: field 'jobs' is string, not the expected type");
+            "control.json: field 'jobs' is string, not a whole number of 0 or more");
   doc = ParseFixture();
   doc["histograms_us"]["response"] = {{1, 2, 3}};
   auto bad_class = ControlFileFromJson(doc);

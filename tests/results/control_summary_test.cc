@@ -21,12 +21,15 @@ ControlSummary ControlExample() {
   ControlSummaryConfiguration zero;
   zero.row = {"other-0", "other:0", 10, 0, 0, 100.0, 120, 130, 15, 90.0};
   zero.releases = 10;
-  zero.cost = ControlSummaryCost{std::nan(""), 0, 4'000'000, false, "no relative number"};
+  zero.cost = ControlSummaryCost{std::nan(""), 0.0, 4'000'000, false, "no relative number"};
+  ControlSummaryConfiguration lost;
+  lost.row.scenario = "fifo-1-stress";
+  lost.cost = ControlSummaryCost{HUGE_VAL, HUGE_VAL, 900'000'000, true, "control lost"};
   ControlSummaryConfiguration none;
   none.row.scenario = "rr-10";
   none.interrupted = true;
   none.cost_error = "no job ran";
-  s.configurations = {fifo, zero, none};
+  s.configurations = {fifo, zero, none, lost};
   s.figure_notes = {"gnuplot not found"};
   s.results = "out";
   s.status = "complete";
@@ -39,7 +42,7 @@ TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   EXPECT_EQ(doc["configurations"][2]["control_cost"], nlohmann::json({{"error", "no job ran"}}));
   auto back = ControlSummaryFromJson(doc);
   ASSERT_TRUE(back) << back.error().message;
-  ASSERT_EQ(back->configurations.size(), 3u);
+  ASSERT_EQ(back->configurations.size(), 4u);
   EXPECT_EQ(back->configurations[0].row.misses, 5u);
   EXPECT_EQ(back->configurations[0].releases, 302u);
   ASSERT_TRUE(back->configurations[0].cost.has_value());
@@ -47,6 +50,12 @@ TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   EXPECT_FALSE(back->configurations[1].cost->cost_increase_pct.has_value());
   EXPECT_FALSE(back->configurations[2].cost.has_value());
   EXPECT_EQ(back->configurations[2].cost_error, "no job ran");
+  // Outside the model the replay's figures are not finite: null, and they read back as such.
+  EXPECT_TRUE(doc["configurations"][3]["control_cost"]["peak_error_rad"].is_null());
+  EXPECT_TRUE(doc["configurations"][3]["control_cost"]["cost_increase_pct"].is_null());
+  ASSERT_TRUE(back->configurations[3].cost.has_value());
+  EXPECT_FALSE(back->configurations[3].cost->peak_error_rad.has_value());
+  EXPECT_TRUE(back->configurations[3].cost->outside_model);
   EXPECT_EQ(ToJson(*back), doc);
 }
 

@@ -76,7 +76,7 @@ TEST(E2eFileTest, AMissingOrMistypedFieldIsNamedWithItsPath) {
   auto mistyped = E2eFileFromJson(doc);
   ASSERT_FALSE(mistyped);
   EXPECT_EQ(mistyped.error().message,
-            "e2e.json: field 'stages.Total.count' is string, not the expected type");
+            "e2e.json: field 'stages.Total.count' is string, not a whole number of 0 or more");
   doc = ParseE2eFixture();
   doc["threads"][1].erase("tid");
   auto thread = E2eFileFromJson(doc);

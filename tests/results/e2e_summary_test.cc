@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace rtpulse::results {
 namespace {
@@ -32,7 +35,8 @@ E2eSummary SummaryExample() {
   empty.loaded = true;
   empty.interrupted = true;
   s.scenarios = {measured, empty};
-  s.recommendation = std::vector<SweepRecommendation>{{false, 2, 41'500'000, {{1, 50}, {2, 40}}}};
+  s.recommendation =
+      std::vector<SweepRecommendation>{{false, 2, 41'500'000, {{1, 50}, {2, 40}, {10, 60}}}};
   s.not_measured = {{"loaded", "interrupted while its loads settled"}};
   s.figure_notes = {"gnuplot not found"};
   s.results = "out";
@@ -53,6 +57,8 @@ TEST(E2eSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   EXPECT_FALSE(back->scenarios[1].p50_total_ns.has_value());
   ASSERT_TRUE(back->recommendation.has_value());
   EXPECT_EQ(back->recommendation->front().threads, 2);
+  const std::vector<std::pair<int, int64_t>> in_order = {{1, 50}, {2, 40}, {10, 60}};
+  EXPECT_EQ(back->recommendation->front().p99_total_ns_by_threads, in_order) << "10 after 2";
   EXPECT_EQ(back->not_measured.front().why, "interrupted while its loads settled");
   EXPECT_EQ(ToJson(*back), doc);
   // Without --sweep there is no recommendation at all, and none comes back.
@@ -76,6 +82,21 @@ TEST(E2eSummaryTest, AMissingOrMistypedFieldIsNamed) {
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("field 'scenarios.0.frames' is string"), std::string::npos)
       << b.error().message;
+  // The JSON library would convert these (true to 1, -1 to 2^64 - 1, 1.5 to 1): each is
+  // refused with its value instead.
+  for (const auto& [field, value, message] :
+       {std::tuple{"threads", nlohmann::json(true), "is boolean, not a whole number"},
+        std::tuple{"frames", nlohmann::json(-1), "is number -1, not a whole number of 0 or more"},
+        std::tuple{"frames", nlohmann::json(1.5), "is number 1.5, not a whole number of 0 or more"},
+        std::tuple{"loaded", nlohmann::json(1), "is number 1, not true or false"},
+        std::tuple{"throughput_fps", nlohmann::json("fast"), "is string, not a number"}}) {
+    nlohmann::json doc = ToJson(SummaryExample());
+    doc["scenarios"][0][field] = value;
+    auto r = E2eSummaryFromJson(doc);
+    ASSERT_FALSE(r) << field;
+    EXPECT_EQ(r.error().message,
+              std::string("e2e summary: field 'scenarios.0.") + field + "' " + message);
+  }
   nlohmann::json no_list = ToJson(SummaryExample());
   no_list["not_measured"] = "none";
   auto c = E2eSummaryFromJson(no_list);
@@ -86,6 +107,7 @@ TEST(E2eSummaryTest, AMissingOrMistypedFieldIsNamed) {
   auto d = E2eSummaryFromJson(bad_rec);
   ASSERT_FALSE(d);
   EXPECT_NE(d.error().message.find("field 'threads'"), std::string::npos) << d.error().message;
+  EXPECT_EQ(d.error().message.find("sweep.json"), std::string::npos) << "names this file";
 }
 
 }  // namespace

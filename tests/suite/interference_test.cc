@@ -553,7 +553,7 @@ TEST(InterferenceFileTest, AMissingOrMistypedFieldIsNamed) {
   ASSERT_FALSE(mistyped);
   EXPECT_EQ(mistyped.error().code, ExitCode::kUsage);
   EXPECT_EQ(mistyped.error().message,
-            "interference.json: field 'plan.cpu' is string, not the expected type");
+            "interference.json: field 'plan.cpu' is string, not a whole number");
 }
 
 }  // namespace
