@@ -1,7 +1,5 @@
 #include "results/control_summary.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <utility>
 
@@ -93,15 +91,7 @@ Expected<ControlSummary> ControlSummaryFromJson(const Json& doc) {
   ControlSummary out;
   std::string error;
   JsonFields f(doc, "", &error);
-  if (const Json* list = f.Find("configurations"); list != nullptr && list->is_array()) {
-    JsonFields items = f.Nested("configurations");
-    out.configurations.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i) {
-      ReadConfiguration(items.At(i), out.configurations[i]);
-    }
-  } else if (list != nullptr) {
-    f.Fail("configurations", fmt::format("is {}, not a list", list->type_name()));
-  }
+  f.GetList("configurations", out.configurations, ReadConfiguration);
   f.Get("figure_notes", out.figure_notes);
   f.Get("results", out.results);
   f.Get("status", out.status);

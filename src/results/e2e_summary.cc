@@ -1,7 +1,5 @@
 #include "results/e2e_summary.h"
 
-#include <fmt/format.h>
-
 #include <utility>
 
 #include "results/json_fields.h"
@@ -84,24 +82,11 @@ Expected<E2eSummary> E2eSummaryFromJson(const Json& doc) {
   E2eSummary out;
   std::string error;
   JsonFields f(doc, "", &error);
-  if (const Json* list = f.Find("scenarios"); list != nullptr && list->is_array()) {
-    JsonFields rows = f.Nested("scenarios");
-    out.scenarios.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i) ReadRow(rows.At(i), out.scenarios[i]);
-  } else if (list != nullptr) {
-    f.Fail("scenarios", fmt::format("is {}, not a list", list->type_name()));
-  }
-  if (const Json* list = f.Find("not_measured"); list != nullptr && list->is_array()) {
-    JsonFields items = f.Nested("not_measured");
-    out.not_measured.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i) {
-      JsonFields item = items.At(i);
-      item.Get("scenario", out.not_measured[i].scenario);
-      item.Get("why", out.not_measured[i].why);
-    }
-  } else if (list != nullptr) {
-    f.Fail("not_measured", fmt::format("is {}, not a list", list->type_name()));
-  }
+  f.GetList("scenarios", out.scenarios, ReadRow);
+  f.GetList("not_measured", out.not_measured, [](JsonFields item, E2eNotMeasured& n) {
+    item.Get("scenario", n.scenario);
+    item.Get("why", n.why);
+  });
   f.Get("figure_notes", out.figure_notes);
   f.Get("results", out.results);
   f.Get("status", out.status);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/error.h"
 #include "core/fs_root.h"
@@ -70,6 +71,20 @@ class JsonFields {
       return nullptr;
     }
     return &*it;
+  }
+  /// The list under `key`, each element read by `read(JsonFields element, T& into)` (its errors
+  /// under "key.index."); a missing field or one that is not a list is named.
+  template <typename T, typename Read>
+  void GetList(const char* key, std::vector<T>& out, Read read) {
+    const nlohmann::json* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) {
+      Fail(key, fmt::format("is {}, not a list", v->type_name()));
+      return;
+    }
+    JsonFields items(*v, where_ + key + ".", error_);
+    out.resize(v->size());
+    for (size_t i = 0; i < v->size(); ++i) read(items.At(i), out[i]);
   }
   /// The fields of a nested object, its errors under this one's path.
   JsonFields Nested(const char* key) {

@@ -75,15 +75,7 @@ Expected<WcetFile> WcetFileFromJson(const Json& doc) {
   f.Get("run", out.run);
   f.Get("disclaimer", out.disclaimer);
   f.Get("skipped_scenarios", out.skipped_scenarios);
-  if (const Json* list = f.Find("scenarios"); list != nullptr) {
-    if (!list->is_array()) {
-      f.Fail("scenarios", fmt::format("is {}, not a list", list->type_name()));
-    } else {
-      JsonFields scenarios = f.Nested("scenarios");
-      out.scenarios.resize(list->size());
-      for (size_t i = 0; i < list->size(); ++i) ReadScenario(scenarios.At(i), out.scenarios[i]);
-    }
-  }
+  f.GetList("scenarios", out.scenarios, ReadScenario);
   if (!error.empty()) return UsageError("wcet.json: " + error);
   return out;
 }
