@@ -78,7 +78,6 @@ Expected<WcetScenarioRun> AnalyseScenario(const results::ScenarioResult& scenari
   auto estimate = stats::EstimateWorstCase(series->pass, options);
   if (!estimate) return estimate.error();
   out.report = std::move(*estimate);
-  e.report = stats::ToJson(out.report);
   e.plot = ExceedancePlotJson(
       WriteExceedancePlot(folder + "/wcet/" + scenario.name, scenario.name, out.report, runner),
       scenario.name, notes);
@@ -138,7 +137,10 @@ results::WcetFile WcetFileOf(const WcetRun& run, const std::string& version,
   file.run = run.folder;
   file.disclaimer = std::string(stats::kEvtDisclaimer);
   file.skipped_scenarios = run.skipped;
-  for (const auto& s : run.scenarios) file.scenarios.push_back(s.entry);
+  for (const auto& s : run.scenarios) {
+    file.scenarios.push_back(s.entry);
+    file.scenarios.back().report = stats::ToJson(s.report);
+  }
   return file;
 }
 

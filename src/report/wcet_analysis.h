@@ -36,7 +36,7 @@ inline constexpr const char* kWcetNoSamplesFix =
 
 /// One scenario analysed.
 struct WcetScenarioRun {
-  results::WcetScenarioEntry entry;  ///< As wcet.json records it.
+  results::WcetScenarioEntry entry;  ///< As wcet.json records it, less its report (WcetFileOf).
   std::string samples_path;          ///< The log read (the run folder's path to it).
   stats::EvtReport report;
   std::string plot_shown;  ///< The SVG, or the gnuplot script when it was not rendered.

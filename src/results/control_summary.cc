@@ -66,9 +66,7 @@ void ReadConfiguration(JsonFields f, ControlSummaryConfiguration& c) {
   }
   ControlSummaryCost out;
   // Present, null when not finite.
-  k.Find("cost_increase_pct");
   k.GetOptional("cost_increase_pct", out.cost_increase_pct);
-  k.Find("peak_error_rad");
   k.GetOptional("peak_error_rad", out.peak_error_rad);
   k.Get("worst_stall_ns", out.worst_stall_ns);
   k.Get("outside_model", out.outside_model);

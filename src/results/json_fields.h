@@ -50,7 +50,7 @@ class JsonFields {
       Fail(key, fmt::format("is {}, not the expected type", v->type_name()));
     }
   }
-  /// null or absent-as-null: nullopt.
+  /// null: nullopt. The field must be there (a missing one is named, as for Get).
   template <typename T>
   void GetOptional(const char* key, std::optional<T>& out) {
     const nlohmann::json* v = Find(key);
