@@ -511,12 +511,10 @@ Status ApplyCyclictestModes(const LatencyOptions& o, LatencyPlan& plan) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
-                                       const std::vector<int>& online_cpus) {
-  LatencyPlan plan;
-
+/// The threads: which CPUs, how many, their policy, priority and interval, by cyclictest's
+/// rules (-S, -a, -t, -p, --priospread, -i, -d, -h/-H).
+Status PlanThreads(const LatencyOptions& o, const std::vector<int>& online_cpus,
+                   LatencyPlan& plan) {
   // Which CPUs the threads go on, and how many threads. As in cyclictest, -S means one
   // thread on every online CPU whatever -a and -t say (cyclictest warns and ignores them).
   std::vector<int> cpu_set = online_cpus;
@@ -532,7 +530,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   if (!o.smp && o.affinity_given && !o.affinity.empty()) {
     auto cpus = ParseCpuList(o.affinity);
     if (!cpus) return UsageError("-a: " + cpus.error().message);
-    if (Status s = CheckCpusOnline(*cpus, online_cpus, "-a"); !s) return s.error();
+    if (Status s = CheckCpusOnline(*cpus, online_cpus, "-a"); !s) return s;
     cpu_set = *cpus;
   }
   size_t thread_count = 1;
@@ -548,7 +546,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
 
   SchedPolicy policy = SchedPolicy::kFifo;
   int priority = 80;
-  if (Status s = ResolvePolicy(o, policy, priority); !s) return s.error();
+  if (Status s = ResolvePolicy(o, policy, priority); !s) return s;
   if (o.priospread && o.smp) {
     return UsageError(
         "--priospread conflicts with -S (which runs every thread at the same "
@@ -596,23 +594,24 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     t.interval_ns = (o.interval_us + static_cast<int64_t>(i) * distance_us) * kNsPerUs;
     plan.threads.push_back(t);
   }
+  return Status::Ok();
+}
 
+/// The wake paths (--wake, -r, --posix, gpio) and the one-per-process rule.
+Status PlanWakePaths(const LatencyOptions& o, LatencyPlan& plan) {
   auto paths = ResolveWake(o);
   if (!paths) return paths.error();
   plan.paths = *paths;
-  auto uses = [&](WakePath p) {
-    return std::find(plan.paths.begin(), plan.paths.end(), p) != plan.paths.end();
-  };
   if (o.wake.find("all") != std::string::npos) {
     measure::DropOnePerProcessPaths(plan.paths, plan.threads.size(), plan.notes);
   }
-  if (Status s = ResolveGpioWake(o, plan); !s) return s.error();
-  if (Status s = measure::CheckOnePerProcess(plan.paths, plan.threads.size(),
-                                             "threads were asked for", "add -t 1");
-      !s) {
-    return s.error();
-  }
+  if (Status s = ResolveGpioWake(o, plan); !s) return s;
+  return measure::CheckOnePerProcess(plan.paths, plan.threads.size(), "threads were asked for",
+                                     "add -t 1");
+}
 
+/// How long the run lasts (-D, -l) and its linear histogram (-h, -H, --histfile).
+Status PlanLengthAndHistogram(const LatencyOptions& o, LatencyPlan& plan) {
   if (!o.duration.empty()) {
     auto d = ParseDurationNs(o.duration);
     if (!d) return UsageError("-D: " + d.error().message);
@@ -634,7 +633,11 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     return UsageError("--histfile needs -h US or -H US (what histogram to write)");
   }
   plan.linear_histogram_us = hist_us;
+  return Status::Ok();
+}
 
+/// What a spike triggers: -b (stop and mark the trace), --tracemark, --spike, --spike-nodes.
+Status PlanSpikeActions(const LatencyOptions& o, LatencyPlan& plan) {
   if (o.breaktrace_us) {
     if (*o.breaktrace_us <= 0) return UsageError("-b must be above 0 us");
     plan.breaktrace_ns = *o.breaktrace_us * kNsPerUs;
@@ -651,30 +654,39 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     return UsageError(fmt::format("--spike-nodes {}: use 1..10000000", o.spike_nodes));
   }
   plan.spike_nodes = static_cast<size_t>(o.spike_nodes);
+  return Status::Ok();
+}
 
-  if (!o.inject.empty()) {
-    auto inject = ParseInject(o.inject);
-    if (!inject) return inject.error();
-    if (!pin) {
-      return UsageError(
-          "--inject needs pinned threads (it spins on each measured CPU): add -a "
-          "or -S");
-    }
-    if (uses(WakePath::kDeadline)) {
-      return UsageError(
-          "--inject cannot be combined with --wake deadline (SCHED_DEADLINE "
-          "threads are not pinned)");
-    }
-    for (const auto& t : plan.threads) {
-      if (!IsRealtime(t.policy) || t.priority >= 99) {
-        return UsageError(
-            "--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
-            "can run above them (e.g. -p 80)");
-      }
-    }
-    plan.inject = *inject;
+/// --inject: pinned probes at a FIFO/RR priority the injector can run above.
+Status PlanInject(const LatencyOptions& o, LatencyPlan& plan) {
+  if (o.inject.empty()) return Status::Ok();
+  auto inject = ParseInject(o.inject);
+  if (!inject) return inject.error();
+  if (!o.affinity_given && !o.smp) {
+    return UsageError(
+        "--inject needs pinned threads (it spins on each measured CPU): add -a "
+        "or -S");
   }
+  if (std::find(plan.paths.begin(), plan.paths.end(), WakePath::kDeadline) != plan.paths.end()) {
+    return UsageError(
+        "--inject cannot be combined with --wake deadline (SCHED_DEADLINE "
+        "threads are not pinned)");
+  }
+  for (const auto& t : plan.threads) {
+    if (!IsRealtime(t.policy) || t.priority >= 99) {
+      return UsageError(
+          "--inject needs probes at SCHED_FIFO/RR priority 1..98 so the injector "
+          "can run above them (e.g. -p 80)");
+    }
+  }
+  plan.inject = *inject;
+  return Status::Ok();
+}
 
+/// What the run sets on the system and the main thread: /dev/cpu_dma_latency (--latency,
+/// --laptop, --default-system), --mainaffinity, SCHED_DEADLINE's runtime (--dl-runtime).
+Status PlanSystemSettings(const LatencyOptions& o, const std::vector<int>& online_cpus,
+                          LatencyPlan& plan) {
   if (o.laptop || o.default_system) {
     if (o.latency_pm_qos) {
       return UsageError(
@@ -689,7 +701,7 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
   if (!o.mainaffinity.empty()) {
     auto cpus = ParseCpuList(o.mainaffinity);
     if (!cpus) return UsageError("--mainaffinity: " + cpus.error().message);
-    if (Status s = CheckCpusOnline(*cpus, online_cpus, "--mainaffinity"); !s) return s.error();
+    if (Status s = CheckCpusOnline(*cpus, online_cpus, "--mainaffinity"); !s) return s;
     plan.main_affinity = *cpus;
   }
   if (o.dl_runtime_us) {
@@ -701,6 +713,11 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
     }
     plan.deadline_runtime_ns = *o.dl_runtime_us * kNsPerUs;
   }
+  return Status::Ok();
+}
+
+/// Where the samples go: the rings behind --samples, -v and --explain (one stream of them).
+Status PlanSampleStream(const LatencyOptions& o, LatencyPlan& plan) {
   // --explain sees the samples through the same rings as the log, with or without one.
   if (!o.samples.empty() || o.verbose || !o.explain.empty()) {
     plan.sample_ring_capacity = measure::SampleRingCapacity(plan.threads);
@@ -710,6 +727,22 @@ Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
         "--samples and -v both stream every sample: use one (rtpulse samples FILE "
         "--csv prints a samples file as text)");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<LatencyPlan> BuildLatencyPlan(const LatencyOptions& o,
+                                       const std::vector<int>& online_cpus) {
+  LatencyPlan plan;
+  // In this order: the first bad option is the one named.
+  if (Status s = PlanThreads(o, online_cpus, plan); !s) return s.error();
+  if (Status s = PlanWakePaths(o, plan); !s) return s.error();
+  if (Status s = PlanLengthAndHistogram(o, plan); !s) return s.error();
+  if (Status s = PlanSpikeActions(o, plan); !s) return s.error();
+  if (Status s = PlanInject(o, plan); !s) return s.error();
+  if (Status s = PlanSystemSettings(o, online_cpus, plan); !s) return s.error();
+  if (Status s = PlanSampleStream(o, plan); !s) return s.error();
   if (Status s = ApplyAlignment(o, plan); !s) return s.error();
   if (Status s = ApplyCyclictestModes(o, plan); !s) return s.error();
   if (Status s = CheckOutputs(o); !s) return s.error();

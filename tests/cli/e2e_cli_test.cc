@@ -23,6 +23,7 @@ namespace {
 
 using rtpulse::testutil::ProcessOptions;
 using rtpulse::testutil::ProcessResult;
+using rtpulse::testutil::ReachableCopy;
 using rtpulse::testutil::ReadFile;
 using rtpulse::testutil::RunProcess;
 using rtpulse::testutil::RunRtpulse;
@@ -308,8 +309,10 @@ TEST(E2eCli, RefusedSchedulingIsAResourceErrorBeforeAnythingIsWritten) {
   const std::string run = dir.File("run");
   ProcessOptions options;
   options.run_as_uid = 65534;
+  const ReachableCopy model(kTiny, *options.run_as_uid);  // a checkout in a 0700 home
   const ProcessResult r = RunRtpulse(
-      E2eArgs(run, {"--model", kTiny, "--frames", "5", "--inference-policy", "fifo:70"}), options);
+      E2eArgs(run, {"--model", model.path(), "--frames", "5", "--inference-policy", "fifo:70"}),
+      options);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("--inference-policy fifo:70"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("CAP_SYS_NICE"), std::string::npos) << r.err;

@@ -115,7 +115,12 @@ TEST(PipelineRtTest, CaptureInferenceAndWorkerThreadsRunAsAskedReadBackFromTheKe
 
 TEST(PipelineRtTest, ARefusedPolicyIsAResourceErrorNamingTheOption) {
   if (!testutil::IsRoot()) GTEST_SKIP() << "needs root to drop privileges in a child";
-  // The child forks before any thread exists here, then drops root and loads the stages.
+  // What nobody cannot reach from a checkout in a 0700 home, readied as root: the inference
+  // module mapped (MakeBackend keeps it for the process, so the child inherits it) and the
+  // model copied. The child forks before any thread exists here, then drops root and loads
+  // the stages.
+  ASSERT_TRUE(MakeBackend(BackendKind::kOpenCv).has_value());
+  const testutil::ReachableCopy model(std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx", 65534);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -124,7 +129,7 @@ TEST(PipelineRtTest, ARefusedPolicyIsAResourceErrorNamingTheOption) {
     if (setrlimit(RLIMIT_RTPRIO, &no_rt) != 0) _exit(9);
     if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(10);
     RealStages real;
-    real.Load(1);
+    real.Load(1, model.path());
     if (::testing::Test::HasFailure()) _exit(14);
     PipelineStages stages = real.Stages();
     PipelineSettings settings;

@@ -114,14 +114,16 @@ struct RealStages {
   Postprocessor post;
   TestSource source;
 
-  void Load(int threads) {
+  /// Loads the test model (or `model`) into OpenCV's backend with `threads` threads.
+  void Load(int threads,
+            const std::string& model = std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx") {
     // Before the process's first backend: OpenCV's pool outlives a backend (as in --sweep).
     static const std::vector<int> before_any_backend = ListProcessThreads();
     threads_before = before_any_backend;
     auto made = MakeBackend(BackendKind::kOpenCv);
     ASSERT_TRUE(made.has_value()) << made.error().message;
     backend = std::move(*made);
-    Status loaded = backend->Load(std::string(RTPULSE_MODELS_DIR) + "/depth-tiny.onnx", threads);
+    Status loaded = backend->Load(model, threads);
     ASSERT_TRUE(loaded) << loaded.error().message;
     ASSERT_TRUE(source.Open());
     Status p = pre.Prepare(PreprocessSpec{}, source.width, source.height, backend->shape());

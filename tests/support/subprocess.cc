@@ -36,62 +36,52 @@ double Since(Clock::time_point t) {
 namespace {
 
 /// True when every folder above `path` lets `uid` (a member of `gid` only) search it, and the
-/// file itself lets it execute: what execve() needs.
-bool Reachable(const std::filesystem::path& path, uid_t uid, gid_t gid) {
-  auto allows = [&](const std::filesystem::path& p, mode_t user, mode_t group, mode_t other) {
+/// file itself lets it do `need` (S_IXOTH: what execve() needs; S_IROTH: what open() for
+/// reading needs), both read from the owner, group or other bits that apply to it.
+bool Reachable(const std::filesystem::path& path, uid_t uid, gid_t gid, mode_t need) {
+  auto allows = [&](const std::filesystem::path& p, mode_t other) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return false;
-    if (st.st_uid == uid) return (st.st_mode & user) != 0;
-    if (st.st_gid == gid) return (st.st_mode & group) != 0;
+    if (st.st_uid == uid) return (st.st_mode & (other << 6)) != 0;
+    if (st.st_gid == gid) return (st.st_mode & (other << 3)) != 0;
     return (st.st_mode & other) != 0;
   };
   const std::filesystem::path absolute = std::filesystem::absolute(path);
   for (auto dir = absolute.parent_path();; dir = dir.parent_path()) {
-    if (!allows(dir, S_IXUSR, S_IXGRP, S_IXOTH)) return false;
+    if (!allows(dir, S_IXOTH)) return false;
     if (dir == dir.parent_path()) break;
   }
-  return allows(absolute, S_IXUSR, S_IXGRP, S_IXOTH);
+  return allows(absolute, need);
 }
 
-/// A copy of a program in a fresh 0755 folder under /tmp, for a child that runs as a user who
-/// cannot reach the original: a checkout under a 0700 home (Debian 12's default for new
-/// users) is out of `nobody`'s reach, and the test must not fail because of where the
-/// project was cloned. Removed on destruction.
-class ReachableCopy {
- public:
-  ReachableCopy(const std::string& program, uid_t uid) {
-    if (Reachable(program, uid, uid)) return;
-    std::string tmpl = "/tmp/rtpulse-bin-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-    dir_ = tmpl;
-    namespace fs = std::filesystem;
-    fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-    path_ = dir_ + "/" + fs::path(program).filename().string();
-    fs::copy_file(program, path_);
-    fs::permissions(path_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec);
-  }
-  ~ReachableCopy() {
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-  }
-  ReachableCopy(const ReachableCopy&) = delete;
-  ReachableCopy& operator=(const ReachableCopy&) = delete;
-  /// The copy's path, or empty when the original is reachable.
-  const std::string& path() const { return path_; }
-
- private:
-  std::string dir_;
-  std::string path_;
-};
-
 }  // namespace
+
+ReachableCopy::ReachableCopy(const std::string& path, unsigned uid, bool executable) : path_(path) {
+  const auto id = static_cast<uid_t>(uid);
+  if (Reachable(path, id, id, executable ? S_IXOTH : S_IROTH)) return;
+  std::string tmpl = "/tmp/rtpulse-copy-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+  dir_ = tmpl;
+  namespace fs = std::filesystem;
+  constexpr fs::perms kOpen = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec;
+  fs::permissions(dir_, kOpen);
+  path_ = dir_ + "/" + fs::path(path).filename().string();
+  fs::copy_file(path, path_);
+  fs::permissions(path_, executable ? kOpen
+                                    : kOpen & ~(fs::perms::owner_exec | fs::perms::group_exec |
+                                                fs::perms::others_exec));
+}
+
+ReachableCopy::~ReachableCopy() {
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
 
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
   ProcessResult result;
   std::optional<ReachableCopy> copy;
-  if (options.run_as_uid) copy.emplace(argv.at(0), static_cast<uid_t>(*options.run_as_uid));
+  if (options.run_as_uid) copy.emplace(argv.at(0), *options.run_as_uid, /*executable=*/true);
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) std::abort();
@@ -109,7 +99,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = argv;
-  if (copy && !copy->path().empty()) args[0] = copy->path();
+  if (copy) args[0] = copy->path();
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);

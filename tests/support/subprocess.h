@@ -37,6 +37,24 @@ struct ProcessOptions {
   std::vector<std::string> extra_env;
 };
 
+/// `path` as a user `uid` can reach it: the original when every folder above it lets that
+/// user search it and the file lets it read (or, `executable`, run) it; else a copy in a fresh
+/// 0755 folder under /tmp, removed on destruction. A checkout under a 0700 home (Debian 12's
+/// default for new users) is out of `nobody`'s reach, and a test that runs code as nobody
+/// must not fail because of where the project was cloned.
+class ReachableCopy {
+ public:
+  ReachableCopy(const std::string& path, unsigned uid, bool executable = false);
+  ~ReachableCopy();
+  ReachableCopy(const ReachableCopy&) = delete;
+  ReachableCopy& operator=(const ReachableCopy&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
 /// Runs argv[0] with argv, capturing stdout/stderr. The child gets its own process group;
 /// on timeout the group is killed and exit_code is -1.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
