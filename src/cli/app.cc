@@ -202,6 +202,11 @@ int Main(int argc, char** argv) {
     std::string what = e.what();
     if (e.get_name() == "RequiredError" && argc < 2)
       what = "no command given; see 'rtpulse --help'";
+    // cyclictest's -h/-H take the histogram's size: one reaching for help is told where it is.
+    if ((what.starts_with("--histogram:") || what.starts_with("--histofall:")) &&
+        what.find("missing") != std::string::npos) {
+      what += " (-h US and -H US are cyclictest's histogram size, e.g. -h 400; help is --help)";
+    }
     return ReportError(UsageError(what));
   }
   if (!runner) return ReportError(UsageError("no command given; see 'rtpulse --help'"));

@@ -19,6 +19,7 @@
 #include "measure/wake_clock.h"
 #include "measure/wake_path.h"
 #include "measure/wake_source.h"
+#include "trace/session.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -85,7 +86,10 @@ Expected<std::vector<WakePath>> ResolveWake(const LatencyOptions& o) {
     }
     return std::vector<WakePath>{WakePath::kGpio};
   }
-  return measure::ParseWakeList(o.wake);
+  std::vector<std::string> also;
+  if (trace::TracingCompiledIn()) also.emplace_back("timerlat");
+  if (measure::GpioCompiledIn()) also.emplace_back("gpio:CHIP:LINE");
+  return measure::ParseWakeList(o.wake, also);
 }
 
 /// --wake gpio:CHIP:LINE [--wake-drive gpio:CHIP:LINE]: the lines' syntax now, the devices

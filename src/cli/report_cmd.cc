@@ -28,6 +28,7 @@ struct ReportCliOptions {
   std::string formats = "png,svg,pdf";
   bool no_html = false;
   std::string budget;
+  bool verbose = false;
 };
 
 /// The report's worst-case section: rtpulse wcet's analysis of every scenario that logged
@@ -130,11 +131,21 @@ int RunReport(const ReportCliOptions& o) {
   auto written = report::WriteReport(o.run, options);
   if (!written) return ReportError(written.error());
   for (const auto& note : written->notes) std::fprintf(stderr, "rtpulse: note: %s\n", note.c_str());
-  for (const auto& path : written->written) std::printf("%s\n", path.c_str());
+  // Every file with --verbose; else how many and where, and the page to open last.
+  std::string html;
+  for (const auto& path : written->written) {
+    if (o.verbose) std::printf("%s\n", path.c_str());
+    if (path.ends_with("/report/index.html")) html = path;
+  }
+  if (!o.verbose) {
+    std::printf("wrote %zu files (figures, tables%s) under %s; --verbose lists them\n",
+                written->written.size(), html.empty() ? "" : ", the HTML page", out_root.c_str());
+  }
+  // The verdict the user asked for: its lines start with "verdict:", two blanks,
+  // "meets"/"does not meet", "worst:" or "per period", never with a path.
+  if (options.budget) std::fputs(results::FormatVerdict(written->verdict).c_str(), stdout);
+  if (!html.empty()) std::printf("open %s\n", html.c_str());
   if (!options.budget) return ToInt(ExitCode::kOk);
-  // The verdict the user asked for, after the files: its lines start with "verdict:", two
-  // blanks, "meets"/"does not meet", "worst:" or "per period", never with a path.
-  std::fputs(results::FormatVerdict(written->verdict).c_str(), stdout);
   return ToInt(written->verdict.Met() ? ExitCode::kOk : ExitCode::kBudgetNotMet);
 }
 
@@ -149,6 +160,7 @@ Runner SetupReport(CLI::App& sub) {
   sub.add_option("--formats", o->formats, "image formats, any of png,svg,pdf")
       ->capture_default_str();
   sub.add_flag("--no-html", o->no_html, "figures and tables only");
+  sub.add_flag("-v,--verbose", o->verbose, "list every file written");
   sub.add_option("--budget", o->budget,
                  "judge the run: LATENCY[@PERCENTILE], e.g. 100us@p99.99 (without: the max); "
                  "prints the verdict, exit 4 when not met (docs/budget.md)");

@@ -72,4 +72,22 @@ std::string Printable(std::string_view text) {
   return out;
 }
 
+std::string OneLine(std::string_view text) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    const size_t first = line.find_first_not_of(" \t\r>");
+    if (first != std::string_view::npos) {
+      line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+      if (!out.empty()) out += "; ";
+      out += line;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace rtpulse

@@ -13,4 +13,9 @@ namespace rtpulse {
 /// message that already quotes escaped input changes nothing.
 std::string Printable(std::string_view text);
 
+/// A library's multi-line message (OpenCV's, Arm NN's) as one line a person reads: each line
+/// trimmed of blanks and of a leading '>' (OpenCV's detail marker), empty ones dropped, the
+/// rest joined by "; ".
+std::string OneLine(std::string_view text);
+
 }  // namespace rtpulse

@@ -73,7 +73,7 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
       return UsageError(fmt::format(
           "model {}: Arm NN's TfLite parser cannot read it ({}); give a valid .tflite model of "
           "operators Arm NN 20.08 supports (the file may be truncated)",
-          Printable(model_path), e.what()));
+          Printable(model_path), OneLine(e.what())));
     }
     if (Status s = TakeShape(model_path); !s) return s;
     std::vector<std::string> messages;
@@ -86,11 +86,11 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
       if (runtime_->LoadNetwork(network_id_, std::move(optimized), load_error) !=
           armnn::Status::Success) {
         return UsageError(fmt::format("model {}: Arm NN {} cannot load it: {}",
-                                      Printable(model_path), device_, load_error));
+                                      Printable(model_path), device_, OneLine(load_error)));
       }
     } catch (const armnn::Exception& e) {
-      std::string detail = e.what();
-      for (const auto& m : messages) detail += "; " + m;
+      std::string detail = OneLine(e.what());
+      for (const auto& m : messages) detail += "; " + OneLine(m);
       return UsageError(fmt::format("model {}: Arm NN {} cannot run it ({})", Printable(model_path),
                                     device_, detail));
     }
@@ -142,7 +142,7 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
         return Failure(fmt::format("Arm NN {} inference failed", device_));
       }
     } catch (const armnn::Exception& e) {
-      return Failure(fmt::format("Arm NN {} inference failed: {}", device_, e.what()));
+      return Failure(fmt::format("Arm NN {} inference failed: {}", device_, OneLine(e.what())));
     }
     output.shape = {1, oc, oh, ow};
     output.data.resize(nhwc_out_.size());

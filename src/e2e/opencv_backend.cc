@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/dnn.hpp>
+#include <regex>
 
 #include "core/printable.h"
 #include "e2e/backends.h"
@@ -23,6 +25,17 @@ bool OpenCvBuiltOnTbb() {
   const size_t end = info.find('\n', at);
   return info.substr(at, end == std::string::npos ? std::string::npos : end - at).find("TBB") !=
          std::string::npos;
+}
+
+/// OpenCV's error as one line: its description (e.err, where the ONNX importer names the node
+/// and its operator on lines of their own) without the "OpenCV(4.6.0) FILE:LINE: error:"
+/// prefix of e.msg, and the OpenCV function that raised it.
+std::string OpenCvError(const cv::Exception& e) {
+  // The ONNX importer quotes the inner error whole, prefix included: that goes too.
+  static const std::regex kPrefix(R"(OpenCV\([^)]*\) \S+:\d+: error: \(-?\d+:[^)]*\) )");
+  std::string text = std::regex_replace(OneLine(e.err.empty() ? e.msg : e.err), kPrefix, "");
+  if (!e.func.empty()) text += " (in OpenCV's " + e.func + ")";
+  return text;
 }
 
 /// The CPUs the calling thread may run on (sched_getaffinity); 0 when not known.
@@ -55,6 +68,12 @@ class OpenCvDnnBackend final : public InferenceBackend {
     if (shape_.out_height < 0) shape_.out_height = shape_.in_height;
     if (shape_.out_width < 0) shape_.out_width = shape_.in_width;
     if (Status s = CheckDepthShape(model_path, shape_); !s) return s;
+    // OpenCV logs an import error on stderr as well as throwing it: the error says it once.
+    const auto log_level = cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+    struct RestoreLogLevel {
+      cv::utils::logging::LogLevel level;
+      ~RestoreLogLevel() { cv::utils::logging::setLogLevel(level); }
+    } restore{log_level};
     try {
       net_ = cv::dnn::readNetFromONNX(model_path);
       net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
@@ -63,7 +82,7 @@ class OpenCvDnnBackend final : public InferenceBackend {
       return UsageError(
           fmt::format("model {}: OpenCV DNN cannot import it ({}); give an ONNX "
                       "model of operators OpenCV 4.6 supports",
-                      Printable(model_path), e.msg));
+                      Printable(model_path), OpenCvError(e)));
     }
     // OpenCV's worker pool is process-wide: this sets it for every cv call of the process.
     on_tbb_ = OpenCvBuiltOnTbb();
@@ -105,7 +124,7 @@ class OpenCvDnnBackend final : public InferenceBackend {
       net_.setInput(blob);
       net_.forward(out_blobs_);
     } catch (const cv::Exception& e) {
-      return Failure(fmt::format("OpenCV DNN inference failed: {}", e.msg));
+      return Failure(fmt::format("OpenCV DNN inference failed: {}", OpenCvError(e)));
     }
     const cv::Mat& result = out_blobs_.front();
     if (result.dims != 4 || result.type() != CV_32F) {

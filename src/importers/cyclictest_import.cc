@@ -45,6 +45,60 @@ Expected<json> ParseJson(const std::string& path, const std::string& text) {
 
 /// One thread of a tool's JSON: {"histogram": {"us": count}, count|cycles, min, max, avg}.
 /// `limit_us` 0 = unknown: overflows (count - sum) are then put just above the last class.
+namespace {
+
+/// `where`.histogram's "<us>": <count> entries into `tool.counts`; their sum.
+Expected<uint64_t> ReadToolHistogram(const std::string& path, const std::string& text,
+                                     const std::string& where, const json& t, const char* count_key,
+                                     ToolThread& tool) {
+  auto hist = t.find("histogram");
+  if (hist == t.end() || !hist->is_object()) {
+    return JsonAt(path, text, fmt::format("\"{}\"", count_key),
+                  fmt::format("{}.histogram missing", where),
+                  "the file is not complete tool output; re-run the tool");
+  }
+  uint64_t sum = 0;
+  for (const auto& [key, value] : hist->items()) {
+    size_t pos = 0;
+    int64_t us = 0;
+    if (ParseScaledNs(key, pos, 1, us) != NumberError::kNone || pos != key.size() || us < 0 ||
+        us > 100'000'000 || !value.is_number_unsigned()) {
+      return JsonAt(path, text, fmt::format("\"{}\"", key),
+                    fmt::format("{}.histogram entry \"{}\": {} is not a class in us with a count",
+                                where, key, value.dump()),
+                    "entries must be \"<us>\": <count>");
+    }
+    const auto index_us = static_cast<size_t>(us);
+    if (tool.counts.size() <= index_us) tool.counts.resize(index_us + 1, 0);
+    tool.counts[index_us] += value.get<uint64_t>();
+    sum += value.get<uint64_t>();
+  }
+  return sum;
+}
+
+/// How many of the `outside` samples beyond the histogram wrapped (negative latencies):
+/// avg * cycles = negatives * 2^64 + (the real sum, far below 2^63), so the count is the
+/// nearest whole number, when it is plainly one; else the file is refused.
+Expected<uint64_t> WrappedNegatives(const std::string& path, const std::string& text,
+                                    const std::string& where, double avg, double max,
+                                    uint64_t cycles, uint64_t outside) {
+  const double kTwo64 = 18446744073709551616.0;
+  const double ratio = avg * static_cast<double>(cycles) / kTwo64;
+  const double rounded = std::round(ratio);
+  if (std::fabs(ratio - rounded) > 0.25 || rounded < 1 || rounded > static_cast<double>(outside)) {
+    return JsonAt(path, text, "\"avg\"",
+                  fmt::format("{}: avg {} and max {} are corrupt (cyclictest's unsigned wrap of "
+                              "negative latencies), but avg * cycles / 2^64 = {:.3f} does not "
+                              "say how many of the {} samples outside the histogram are negative",
+                              where, avg, max, ratio, outside),
+                  "the file was edited; re-run cyclictest (without -x, negative latencies "
+                  "cannot occur with clock_nanosleep)");
+  }
+  return static_cast<uint64_t>(rounded);
+}
+
+}  // namespace
+
 Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const std::string& text,
                                                  const std::string& where, const json& t,
                                                  const char* count_key, int index, int64_t limit_us,
@@ -70,30 +124,11 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
   const int cpu = t.contains("cpu") && t["cpu"].is_number_integer() ? t["cpu"].get<int>() : -1;
   const auto cycles = static_cast<uint64_t>(*count);
   results::ProbeResult probe = NewProbe(index, cpu);
-  auto hist = t.find("histogram");
-  if (hist == t.end() || !hist->is_object()) {
-    return JsonAt(path, text, fmt::format("\"{}\"", count_key),
-                  fmt::format("{}.histogram missing", where),
-                  "the file is not complete tool output; re-run the tool");
-  }
   ToolThread tool;
   tool.where = where;
-  uint64_t sum = 0;
-  for (const auto& [key, value] : hist->items()) {
-    size_t pos = 0;
-    int64_t us = 0;
-    if (ParseScaledNs(key, pos, 1, us) != NumberError::kNone || pos != key.size() || us < 0 ||
-        us > 100'000'000 || !value.is_number_unsigned()) {
-      return JsonAt(path, text, fmt::format("\"{}\"", key),
-                    fmt::format("{}.histogram entry \"{}\": {} is not a class in us with a count",
-                                where, key, value.dump()),
-                    "entries must be \"<us>\": <count>");
-    }
-    const auto index_us = static_cast<size_t>(us);
-    if (tool.counts.size() <= index_us) tool.counts.resize(index_us + 1, 0);
-    tool.counts[index_us] += value.get<uint64_t>();
-    sum += value.get<uint64_t>();
-  }
+  auto read = ReadToolHistogram(path, text, where, t, count_key, tool);
+  if (!read) return read.error();
+  const uint64_t sum = *read;
   if (sum > cycles) {
     return JsonAt(
         path, text, fmt::format("\"{}\"", count_key),
@@ -104,26 +139,13 @@ Expected<results::ProbeResult> ProbeFromToolJson(const std::string& path, const 
   // cyclictest 2.x keeps a latency in an unsigned 64-bit integer: a negative one (-x, a
   // clock step) wraps to about 1.8e19 us. It lands outside the histogram, adds ~1.8e19 to
   // the sum behind avg, and becomes max (compared unsigned, printed signed: negative).
-  const double kTwo64 = 18446744073709551616.0;
   const bool wrapped = wrap_possible && (*avg >= 9223372036854775808.0 || *max < *min || *max < 0 ||
                                          *avg < *min || *avg > *max);
   uint64_t negatives = 0;
   if (wrapped) {
-    // avg * cycles = negatives * 2^64 + (the real sum, far below 2^63): the count of wrapped
-    // values is the nearest whole number, when it is plainly one.
-    const double ratio = *avg * static_cast<double>(cycles) / kTwo64;
-    const double rounded = std::round(ratio);
-    if (std::fabs(ratio - rounded) > 0.25 || rounded < 1 ||
-        rounded > static_cast<double>(outside)) {
-      return JsonAt(path, text, "\"avg\"",
-                    fmt::format("{}: avg {} and max {} are corrupt (cyclictest's unsigned wrap of "
-                                "negative latencies), but avg * cycles / 2^64 = {:.3f} does not "
-                                "say how many of the {} samples outside the histogram are negative",
-                                where, *avg, *max, ratio, outside),
-                    "the file was edited; re-run cyclictest (without -x, negative latencies "
-                    "cannot occur with clock_nanosleep)");
-    }
-    negatives = static_cast<uint64_t>(rounded);
+    auto n = WrappedNegatives(path, text, where, *avg, *max, cycles, outside);
+    if (!n) return n.error();
+    negatives = *n;
   }
   out.source_numbers.push_back({{"thread", index},
                                 {"cpu", cpu},
@@ -347,12 +369,11 @@ Status ParseHistLine(const std::string& path, uint64_t n, std::string_view line,
   return Status::Ok();
 }
 
-}  // namespace
-
-Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
+/// The -h text read whole and its shape checked: the summary lines there, as many columns as
+/// threads (plus a sum column with -H). `end_line` is where a missing line would have been.
+Status ReadHistText(const std::string& path, HistText& h, uint64_t& end_line) {
   auto reader = LineReader::Open(path);
   if (!reader) return reader.error();
-  HistText h;
   std::string_view line;
   for (;;) {
     auto more = (*reader)->Next(line);
@@ -363,9 +384,9 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
                 "last line has no end (file cut short)",
                 "re-run cyclictest or copy the whole file");
     }
-    if (Status s = ParseHistLine(path, (*reader)->line_number(), line, h); !s) return s.error();
+    if (Status s = ParseHistLine(path, (*reader)->line_number(), line, h); !s) return s;
   }
-  const uint64_t end_line = (*reader)->line_number() + 1;
+  end_line = (*reader)->line_number() + 1;
   if (h.rows.empty() && h.totals.empty()) {
     return At(path, end_line, 1, "no histogram rows and no '# Total:' line",
               "give cyclictest's -h/-H output, or name the format with --format");
@@ -385,95 +406,113 @@ Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
               fmt::format("rows have {} counts but {} threads are summarised", h.columns, threads),
               "the file mixes two runs or was edited");
   }
-  Imported out;
-  const auto limit = static_cast<int64_t>(h.rows.size());
-  for (size_t t = 0; t < threads; ++t) {
-    for (const char* name : {"Total", "Avg", "Max", "Overflows"}) {
-      if (h.totals[name].size() < threads) {
-        return At(path, end_line, 1,
-                  fmt::format("'{}' line has {} values for {} threads", name, h.totals[name].size(),
-                              threads),
-                  "the file is edited or cut short");
-      }
-    }
-    std::vector<uint64_t> counts;
-    uint64_t sum = 0;
-    for (const auto& row : h.rows) {
-      counts.push_back(row[t]);
-      sum += row[t];
-    }
-    if (sum != static_cast<uint64_t>(h.totals["Total"][t])) {
+  for (const char* name : {"Total", "Avg", "Max", "Overflows"}) {
+    if (h.totals[name].size() < threads) {
       return At(path, end_line, 1,
-                fmt::format("thread {}: rows sum to {} but '# Total:' says {}", t, sum,
-                            h.totals["Total"][t]),
-                "the rows are cut short or edited; copy the whole output");
+                fmt::format("'{}' line has {} values for {} threads", name, h.totals[name].size(),
+                            threads),
+                "the file is edited or cut short");
     }
-    const uint64_t overflows = h.totals["Overflows"][t];
-    const uint64_t min_us = h.totals["Min"][t];
-    const uint64_t avg_us = h.totals["Avg"][t];
-    const uint64_t max_us = h.totals["Max"][t];
-    // A negative latency wraps (cyclictest 2.x keeps it unsigned): it lands among the
-    // overflows, max becomes it (printed unsigned: 20 digits), avg's double passes 2^63.
-    constexpr uint64_t kHalf = uint64_t{1} << 63;
-    const bool wrapped =
-        max_us >= kHalf || avg_us >= kHalf || max_us < min_us || avg_us < min_us || avg_us > max_us;
-    results::ProbeResult probe = NewProbe(static_cast<int>(t), -1);
-    ToolThread tool;
-    tool.where = fmt::format("thread {}", t);
-    tool.counts = counts;
-    tool.limit_us = limit;
-    nlohmann::json numbers = {
-        {"thread", t},   {"cycles", sum + overflows}, {"min", min_us},  {"avg", avg_us},
-        {"max", max_us}, {"overflows", overflows},    {"unit_ns", 1000}};
-    if (wrapped) {
-      if (overflows == 0) {
-        return At(path, end_line, 1,
-                  fmt::format("thread {}: avg {} / max {} look wrapped (cyclictest's unsigned "
-                              "wrap of a negative latency) but '# Histogram Overflows:' is 0",
-                              t, avg_us, max_us),
-                  "a wrapped latency is always an overflow; the file is edited");
-      }
-      const auto signed_max = static_cast<int64_t>(max_us);  // two's complement
-      tool.unknown_sign = overflows;
-      tool.negative_max_ns = signed_max < 0 ? signed_max * 1000 : -1000;
-      numbers["avg"] = nullptr;
-      numbers["max"] = nullptr;
-      numbers["wrapped"] = {{"avg_as_printed", avg_us}, {"max_as_printed", max_us}};
+  }
+  return Status::Ok();
+}
+
+/// Thread `t` of the -h text into `out`: its classes, its summary (a wrapped negative latency
+/// named, never averaged), its overflows.
+Status ImportHistThread(const std::string& path, HistText& h, size_t t, uint64_t end_line,
+                        Imported& out) {
+  const auto limit = static_cast<int64_t>(h.rows.size());
+  std::vector<uint64_t> counts;
+  uint64_t sum = 0;
+  for (const auto& row : h.rows) {
+    counts.push_back(row[t]);
+    sum += row[t];
+  }
+  if (sum != static_cast<uint64_t>(h.totals["Total"][t])) {
+    return At(path, end_line, 1,
+              fmt::format("thread {}: rows sum to {} but '# Total:' says {}", t, sum,
+                          h.totals["Total"][t]),
+              "the rows are cut short or edited; copy the whole output");
+  }
+  const uint64_t overflows = h.totals["Overflows"][t];
+  const uint64_t min_us = h.totals["Min"][t];
+  const uint64_t avg_us = h.totals["Avg"][t];
+  const uint64_t max_us = h.totals["Max"][t];
+  // A negative latency wraps (cyclictest 2.x keeps it unsigned): it lands among the
+  // overflows, max becomes it (printed unsigned: 20 digits), avg's double passes 2^63.
+  constexpr uint64_t kHalf = uint64_t{1} << 63;
+  const bool wrapped =
+      max_us >= kHalf || avg_us >= kHalf || max_us < min_us || avg_us < min_us || avg_us > max_us;
+  results::ProbeResult probe = NewProbe(static_cast<int>(t), -1);
+  ToolThread tool;
+  tool.where = fmt::format("thread {}", t);
+  tool.counts = counts;
+  tool.limit_us = limit;
+  nlohmann::json numbers = {
+      {"thread", t},   {"cycles", sum + overflows}, {"min", min_us},  {"avg", avg_us},
+      {"max", max_us}, {"overflows", overflows},    {"unit_ns", 1000}};
+  if (wrapped) {
+    if (overflows == 0) {
+      return At(path, end_line, 1,
+                fmt::format("thread {}: avg {} / max {} look wrapped (cyclictest's unsigned "
+                            "wrap of a negative latency) but '# Histogram Overflows:' is 0",
+                            t, avg_us, max_us),
+                "a wrapped latency is always an overflow; the file is edited");
+    }
+    const auto signed_max = static_cast<int64_t>(max_us);  // two's complement
+    tool.unknown_sign = overflows;
+    tool.negative_max_ns = signed_max < 0 ? signed_max * 1000 : -1000;
+    numbers["avg"] = nullptr;
+    numbers["max"] = nullptr;
+    numbers["wrapped"] = {{"avg_as_printed", avg_us}, {"max_as_printed", max_us}};
+    out.warnings.push_back(fmt::format(
+        "thread {}: negative latencies: cyclictest stores latencies unsigned, so they wrapped "
+        "to about 1.8e19 us; its avg ({}) and max ({}) are corrupt and are not used; {}; the -h "
+        "text does not say how many of the {} overflows are negative (cyclictest --json's avg "
+        "does), so the min, max, mean and jitter are not known",
+        t, avg_us, max_us,
+        signed_max < 0
+            ? fmt::format("the largest negative latency is max read as signed, {} us", signed_max)
+            : "their values are unknown",
+        overflows));
+  } else {
+    tool.overflows = overflows;
+    tool.overflow_max_ns = static_cast<int64_t>(max_us) * 1000;
+    tool.mean_ns = static_cast<double>(avg_us) * 1000.0;
+    tool.mean_bound = results::Bound::kLowerBound;
+    tool.mean_reason = fmt::format(
+        "thread {}: the mean is cyclictest's -h average, truncated to whole us (a lower bound "
+        "by less than 1 us)",
+        t);
+    if (overflows > 0) {
       out.warnings.push_back(fmt::format(
-          "thread {}: negative latencies: cyclictest stores latencies unsigned, so they wrapped "
-          "to about 1.8e19 us; its avg ({}) and max ({}) are corrupt and are not used; {}; the -h "
-          "text does not say how many of the {} overflows are negative (cyclictest --json's avg "
-          "does), so the min, max, mean and jitter are not known",
-          t, avg_us, max_us,
-          signed_max < 0
-              ? fmt::format("the largest negative latency is max read as signed, {} us", signed_max)
-              : "their values are unknown",
-          overflows));
-    } else {
-      tool.overflows = overflows;
-      tool.overflow_max_ns = static_cast<int64_t>(max_us) * 1000;
-      tool.mean_ns = static_cast<double>(avg_us) * 1000.0;
-      tool.mean_bound = results::Bound::kLowerBound;
-      tool.mean_reason = fmt::format(
-          "thread {}: the mean is cyclictest's -h average, truncated to whole us (a lower bound "
-          "by less than 1 us)",
-          t);
-      if (overflows > 0) {
-        out.warnings.push_back(fmt::format(
-            "thread {}: {} of {} samples were histogram overflows (>= {} us): counted at {} us "
-            "(clipped: their values are unknown) except the max {} us; percentiles that land "
-            "there and the jitter are lower bounds",
-            t, overflows, sum + overflows, limit, limit, max_us));
-      }
+          "thread {}: {} of {} samples were histogram overflows (>= {} us): counted at {} us "
+          "(clipped: their values are unknown) except the max {} us; percentiles that land "
+          "there and the jitter are lower bounds",
+          t, overflows, sum + overflows, limit, limit, max_us));
     }
-    RecordTool(probe, tool);
-    if (probe.linear) {
-      const int ti = static_cast<int>(t);
-      probe.linear->overflow_seqs = h.overflow_seqs[ti];
-      probe.linear->overflow_seqs_dropped = h.overflow_others[ti];
-    }
-    out.source_numbers.push_back(std::move(numbers));
-    out.probes.push_back(std::move(probe));
+  }
+  RecordTool(probe, tool);
+  if (probe.linear) {
+    const int ti = static_cast<int>(t);
+    probe.linear->overflow_seqs = h.overflow_seqs[ti];
+    probe.linear->overflow_seqs_dropped = h.overflow_others[ti];
+  }
+  out.source_numbers.push_back(std::move(numbers));
+  out.probes.push_back(std::move(probe));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<Imported> ImportCyclictestHistogram(const std::string& path) {
+  HistText h;
+  uint64_t end_line = 0;
+  if (Status s = ReadHistText(path, h, end_line); !s) return s.error();
+  Imported out;
+  const size_t threads = h.totals["Min"].size();
+  for (size_t t = 0; t < threads; ++t) {
+    if (Status s = ImportHistThread(path, h, t, end_line, out); !s) return s.error();
   }
   out.warnings.push_back(
       "cyclictest's -h text gives 1 us classes and a whole-us average: values are class lower "

@@ -51,7 +51,8 @@ size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads) {
   return static_cast<size_t>(std::max<int64_t>(65536, 2 * per_sec));
 }
 
-Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
+Expected<std::vector<WakePath>> ParseWakeList(const std::string& text,
+                                              const std::vector<std::string>& also) {
   std::vector<WakePath> paths;
   std::vector<std::string> names;
   for (WakePath p : kAllWakePaths) {
@@ -68,8 +69,9 @@ Expected<std::vector<WakePath>> ParseWakeList(const std::string& text) {
     if (!path) {
       const std::string guess = ClosestName(item, names);
       return UsageError(fmt::format(
-          "unknown wake path '{}': {}use one of {} (or 'all')", Printable(item),
-          guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), fmt::join(names, ", ")));
+          "unknown wake path '{}': {}use one of {} (or 'all'){}", Printable(item),
+          guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess), fmt::join(names, ", "),
+          also.empty() ? "" : fmt::format("; this build also has {}", fmt::join(also, ", "))));
     }
     if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
       return UsageError(fmt::format("wake path '{}' is listed twice in --wake '{}'",

@@ -91,7 +91,10 @@ size_t SampleRingCapacity(const std::vector<ThreadPlan>& threads);
 
 /// `--wake a,b,...` (or `all`): the wake paths in the order given. An unknown name (with
 /// "did you mean"), a name given twice or an empty list is a usage error.
-Expected<std::vector<WakePath>> ParseWakeList(const std::string& text);
+/// `also`: the paths the caller accepts beside the table's (timerlat, gpio:CHIP:LINE), named
+/// in the error for an unknown one so that it lists every path the build has.
+Expected<std::vector<WakePath>> ParseWakeList(const std::string& text,
+                                              const std::vector<std::string>& also = {});
 
 /// `--wake all` with more than one probe thread: drops the paths whose timer is one per
 /// process (itimer, kWakePathTable) and says so in `notes`. A path named on its own is kept

@@ -290,6 +290,131 @@ nlohmann::json HistogramToJson(const Histogram& histogram) {
   return buckets;
 }
 
+namespace {
+
+/// Thread `pi` of `path`: cyclictest's fields (us, or ns with --nsecs) and rtpulse's beside.
+nlohmann::json ThreadJson(const LatencyRun& run, const PathRun& path,
+                          const ExactPathPercentiles& exact, size_t pi, bool nsecs) {
+  const ProbeResult& p = path.probes[pi];
+  nlohmann::json t;
+  nlohmann::json hist = nlohmann::json::object();
+  if (p.linear) {
+    for (size_t us = 0; us < p.linear->counts.size(); ++us) {
+      if (p.linear->counts[us] != 0) hist[std::to_string(us)] = p.linear->counts[us];
+    }
+  }
+  t["histogram"] = hist;
+  t["cycles"] = p.histogram.count();
+  t["min"] = ToUnit(p.histogram.min(), nsecs);
+  t["max"] = ToUnit(p.histogram.max(), nsecs);
+  t["avg"] = std::round(p.histogram.Mean() / (nsecs ? 1.0 : 1000.0) * 100.0) / 100.0;
+  t["cpu"] = p.cpu;
+  t["node"] = -1;
+  // rtpulse's fields, beside cyclictest's.
+  t["thread_index"] = p.index;
+  t["wake"] = p.wake;
+  t["policy"] = p.policy;
+  t["priority"] = p.priority;
+  t["interval_ns"] = p.interval_ns;
+  t["tid"] = p.tid;
+  t["stats"] = SummaryJson(p.histogram, ExactList(path, ListAt(exact.threads, pi)));
+  AddBounds(t["stats"], p.bounds);
+  if (p.latencies_not_printed > 0) t["latencies_not_printed"] = p.latencies_not_printed;
+  t["periods_elapsed"] = p.periods_elapsed;
+  t["missed_activations"] =
+      p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.missed_activations);
+  t["skipped_periods"] =
+      p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.skipped_periods);
+  t["grid_restarts"] = p.grid_restarts;
+  t["samples_logged"] = p.samples_logged;
+  t["samples_dropped"] = p.samples_dropped;
+  t["injections"] = p.injections;
+  if (p.smi_count) t["smi_count"] = *p.smi_count;
+  if (run.inject) t["injections_detected"] = InjectionsDetected(p, *run.inject);
+  t["degraded"] = p.degraded;
+  t["notes"] = p.notes;
+  if (p.linear) {
+    t["histogram_overflows"] = p.linear->overflows;
+    t["histogram_underflows"] = p.linear->underflows;
+  }
+  nlohmann::json spikes = nlohmann::json::array();
+  for (const auto& s : p.spikes) spikes.push_back({{"seq", s.seq}, {"latency_ns", s.latency_ns}});
+  t["spikes"] = spikes;
+  t["spikes_not_kept"] = p.spikes_not_kept;
+  t["histogram_log"] = HistogramToJson(p.histogram);
+  if (HasPerPeriod(p) && !p.bounds.Any()) {
+    // Beside the per-wake-up (cyclictest) statistics: one entry per period, each skipped
+    // period with its own lateness (docs/latency-json.md#per-period).
+    t["per_period"] = {
+        {"periods", p.histogram.count() + p.skipped_histogram.count()},
+        {"skipped_periods", p.skipped_histogram.count()},
+        {"stats",
+         SummaryJson(PerPeriodHistogram(p), ExactList(path, ListAt(exact.threads_per_period, pi)))},
+        {"skipped_stats", SummaryJson(p.skipped_histogram)},
+        {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
+  }
+  return t;
+}
+
+/// The path's threads together: merged statistics, misses (null when not counted) and the
+/// per-period view.
+nlohmann::json AllThreadsJson(const PathRun& path, const ExactPathPercentiles& exact,
+                              uint64_t missed, uint64_t skipped) {
+  nlohmann::json all = SummaryJson(MergedHistogram(path), ExactList(path, exact.all));
+  AddBounds(all, MergeBounds(path.probes));
+  const bool not_counted = std::any_of(path.probes.begin(), path.probes.end(),
+                                       [](const ProbeResult& q) { return q.misses_not_counted; });
+  all["missed_activations"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(missed);
+  all["skipped_periods"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(skipped);
+  if (PathHasPerPeriod(path)) {
+    all["per_period"] =
+        SummaryJson(MergedPerPeriodHistogram(path), ExactList(path, exact.all_per_period));
+  }
+  if (!exact.per_period_note.empty()) {
+    all["per_period_percentiles_not_exact"] = exact.per_period_note;
+  }
+  return all;
+}
+
+/// The "rtpulse" block: what cyclictest's format has no field for.
+nlohmann::json RtpulseBlock(const LatencyRun& run, bool nsecs, nlohmann::json paths) {
+  nlohmann::json r;
+  r["schema"] = "rtpulse-latency";
+  r["schema_version"] = 1;
+  r["version"] = run.rtpulse_version;
+  r["interrupted"] = run.interrupted;
+  r["degraded"] = run.degraded;
+  r["warnings"] = run.warnings;
+  r["preemption_model"] = run.preemption_model;
+  r["hypervisor"] = run.hypervisor;
+  r["dma_latency"] = run.dma_latency;
+  if (!run.idle_states.empty()) r["idle_states"] = run.idle_states;
+  if (!run.samples_error.empty()) r["samples_error"] = run.samples_error;
+  r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
+  r["percentile_method"] = RunMethodStatement(run);
+  r["histogram"] = {{"kind", "log-linear"},
+                    {"sub_bucket_bits", Histogram::kSubBucketBits},
+                    {"exact_below_ns", Histogram::kSubBuckets},
+                    {"max_relative_error", Histogram::kMaxRelativeError},
+                    {"top_bucket_from_ns", int64_t{1} << Histogram::kTopExponent}};
+  r["paths"] = std::move(paths);
+  if (run.inject) {
+    r["inject"] = {{"delay_ns", run.inject->delay_ns},
+                   {"rate_hz", run.inject->rate_hz},
+                   {"detect_threshold_ns", run.inject->threshold_ns}};
+  }
+  if (run.breaktrace) {
+    r["breaktrace"] = {{"thread", run.breaktrace->thread},
+                       {"seq", run.breaktrace->seq},
+                       {"latency_ns", run.breaktrace->latency_ns},
+                       {"tracing_stopped", run.breaktrace->tracing_stopped}};
+  }
+  if (run.explain) r["explain"] = ExplainToJson(*run.explain);
+  return r;
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
   nlohmann::json j;
   j["file_version"] = 1;
@@ -314,122 +439,18 @@ nlohmann::json ToJson(const LatencyRun& run, bool nsecs) {
     const ExactPathPercentiles none;
     const ExactPathPercentiles& exact = path.exact ? *path.exact : none;
     for (size_t pi = 0; pi < path.probes.size(); ++pi) {
-      const ProbeResult& p = path.probes[pi];
-      nlohmann::json t;
-      nlohmann::json hist = nlohmann::json::object();
-      if (p.linear) {
-        for (size_t us = 0; us < p.linear->counts.size(); ++us) {
-          if (p.linear->counts[us] != 0) hist[std::to_string(us)] = p.linear->counts[us];
-        }
-      }
-      t["histogram"] = hist;
-      t["cycles"] = p.histogram.count();
-      t["min"] = ToUnit(p.histogram.min(), nsecs);
-      t["max"] = ToUnit(p.histogram.max(), nsecs);
-      t["avg"] = std::round(p.histogram.Mean() / (nsecs ? 1.0 : 1000.0) * 100.0) / 100.0;
-      t["cpu"] = p.cpu;
-      t["node"] = -1;
-      // rtpulse's fields, beside cyclictest's.
-      t["thread_index"] = p.index;
-      t["wake"] = p.wake;
-      t["policy"] = p.policy;
-      t["priority"] = p.priority;
-      t["interval_ns"] = p.interval_ns;
-      t["tid"] = p.tid;
-      t["stats"] = SummaryJson(p.histogram, ExactList(path, ListAt(exact.threads, pi)));
-      AddBounds(t["stats"], p.bounds);
-      if (p.latencies_not_printed > 0) t["latencies_not_printed"] = p.latencies_not_printed;
-      t["periods_elapsed"] = p.periods_elapsed;
-      t["missed_activations"] =
-          p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.missed_activations);
-      t["skipped_periods"] =
-          p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.skipped_periods);
-      t["grid_restarts"] = p.grid_restarts;
-      t["samples_logged"] = p.samples_logged;
-      t["samples_dropped"] = p.samples_dropped;
-      t["injections"] = p.injections;
-      if (p.smi_count) t["smi_count"] = *p.smi_count;
-      if (run.inject) t["injections_detected"] = InjectionsDetected(p, *run.inject);
-      t["degraded"] = p.degraded;
-      t["notes"] = p.notes;
-      if (p.linear) {
-        t["histogram_overflows"] = p.linear->overflows;
-        t["histogram_underflows"] = p.linear->underflows;
-      }
-      nlohmann::json spikes = nlohmann::json::array();
-      for (const auto& s : p.spikes)
-        spikes.push_back({{"seq", s.seq}, {"latency_ns", s.latency_ns}});
-      t["spikes"] = spikes;
-      t["spikes_not_kept"] = p.spikes_not_kept;
-      t["histogram_log"] = HistogramToJson(p.histogram);
-      if (HasPerPeriod(p) && !p.bounds.Any()) {
-        // Beside the per-wake-up (cyclictest) statistics: one entry per period, each skipped
-        // period with its own lateness (docs/latency-json.md#per-period).
-        t["per_period"] = {
-            {"periods", p.histogram.count() + p.skipped_histogram.count()},
-            {"skipped_periods", p.skipped_histogram.count()},
-            {"stats", SummaryJson(PerPeriodHistogram(p),
-                                  ExactList(path, ListAt(exact.threads_per_period, pi)))},
-            {"skipped_stats", SummaryJson(p.skipped_histogram)},
-            {"skipped_histogram_log", HistogramToJson(p.skipped_histogram)}};
-      }
-      missed += p.missed_activations;
-      skipped += p.skipped_periods;
+      missed += path.probes[pi].missed_activations;
+      skipped += path.probes[pi].skipped_periods;
       path_json["threads"].push_back(num_threads);
-      threads[std::to_string(num_threads++)] = std::move(t);
+      threads[std::to_string(num_threads++)] = ThreadJson(run, path, exact, pi, nsecs);
     }
-    nlohmann::json all = SummaryJson(MergedHistogram(path), ExactList(path, exact.all));
-    AddBounds(all, MergeBounds(path.probes));
-    const bool not_counted = std::any_of(path.probes.begin(), path.probes.end(),
-                                         [](const ProbeResult& q) { return q.misses_not_counted; });
-    all["missed_activations"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(missed);
-    all["skipped_periods"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(skipped);
-    if (PathHasPerPeriod(path)) {
-      all["per_period"] =
-          SummaryJson(MergedPerPeriodHistogram(path), ExactList(path, exact.all_per_period));
-    }
-    if (!exact.per_period_note.empty()) {
-      all["per_period_percentiles_not_exact"] = exact.per_period_note;
-    }
-    path_json["all_threads"] = all;
+    path_json["all_threads"] = AllThreadsJson(path, exact, missed, skipped);
     paths.push_back(std::move(path_json));
   }
   j["num_threads"] = num_threads;
   j["resolution_in_ns"] = nsecs ? 1 : 0;
   j["thread"] = threads;
-  nlohmann::json r;
-  r["schema"] = "rtpulse-latency";
-  r["schema_version"] = 1;
-  r["version"] = run.rtpulse_version;
-  r["interrupted"] = run.interrupted;
-  r["degraded"] = run.degraded;
-  r["warnings"] = run.warnings;
-  r["preemption_model"] = run.preemption_model;
-  r["hypervisor"] = run.hypervisor;
-  r["dma_latency"] = run.dma_latency;
-  if (!run.idle_states.empty()) r["idle_states"] = run.idle_states;
-  if (!run.samples_error.empty()) r["samples_error"] = run.samples_error;
-  r["units"] = {{"cyclictest_fields", nsecs ? "ns" : "us"}, {"rtpulse_fields", "ns"}};
-  r["percentile_method"] = RunMethodStatement(run);
-  r["histogram"] = {{"kind", "log-linear"},
-                    {"sub_bucket_bits", Histogram::kSubBucketBits},
-                    {"exact_below_ns", Histogram::kSubBuckets},
-                    {"max_relative_error", Histogram::kMaxRelativeError},
-                    {"top_bucket_from_ns", int64_t{1} << Histogram::kTopExponent}};
-  r["paths"] = paths;
-  if (run.inject) {
-    r["inject"] = {{"delay_ns", run.inject->delay_ns},
-                   {"rate_hz", run.inject->rate_hz},
-                   {"detect_threshold_ns", run.inject->threshold_ns}};
-  }
-  if (run.breaktrace) {
-    r["breaktrace"] = {{"thread", run.breaktrace->thread},
-                       {"seq", run.breaktrace->seq},
-                       {"latency_ns", run.breaktrace->latency_ns},
-                       {"tracing_stopped", run.breaktrace->tracing_stopped}};
-  }
-  if (run.explain) r["explain"] = ExplainToJson(*run.explain);
-  j["rtpulse"] = r;
+  j["rtpulse"] = RtpulseBlock(run, nsecs, std::move(paths));
   return j;
 }
 

@@ -63,6 +63,11 @@ std::pair<double, double> PercentileInterval(std::vector<double> values, double 
 
 namespace {
 
+/// "1 block", "19 blocks".
+std::string Count(uint64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 /// Above this many exceedances a bootstrap resample is drawn in whole nanoseconds and held as
 /// counts per value (docs/wcet.md, "Memory"): 2^20 draws are 8 MB held exactly.
 constexpr size_t kMaxExactDraws = size_t{1} << 20;
@@ -197,10 +202,10 @@ void PeaksOverThreshold(const SeriesData& x, const EvtOptions& o, EvtReport& r) 
   pot.exceedances = static_cast<uint64_t>(y.Total());
   pot.exceedance_rate = D(pot.exceedances) / D(r.samples);
   if (pot.exceedances < kMinFit) {
-    r.warnings.push_back(fmt::format(
-        "POT: only {} exceedances over the threshold; no fit (needs at least {}). Measure "
-        "longer or lower --threshold-quantile",
-        pot.exceedances, kMinFit));
+    r.warnings.push_back(
+        fmt::format("POT: only {} over the threshold; no fit (a fit needs at least {}). Measure "
+                    "longer or lower --threshold-quantile",
+                    Count(pot.exceedances, "exceedance"), kMinFit));
     return;
   }
   if (pot.exceedances < kFewExceedances) {
@@ -291,9 +296,9 @@ void BlockMaxima(const EvtOptions& o, EvtReport& r) {
   bm.blocks = bm.maxima_ns.size();
   if (bm.blocks < kMinFit) {
     r.warnings.push_back(fmt::format(
-        "block maxima: only {} blocks of {} samples; no fit (needs at least {}). Measure longer "
+        "block maxima: only {} of {} samples; no fit (a fit needs at least {}). Measure longer "
         "or use a smaller --block",
-        bm.blocks, bm.block_size, kMinFit));
+        Count(bm.blocks, "block"), bm.block_size, kMinFit));
     return;
   }
   if (bm.blocks < kFewBlocks) {
@@ -422,11 +427,6 @@ void Decide(const std::vector<std::string>& reasons, double decades, double min_
   }
 }
 
-/// "1 block", "19 blocks".
-std::string Count(uint64_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
-
 void ApplyTrustRule(EvtReport& r) {
   const double decades = r.options.max_extrapolation_decades;
   const double reach = std::pow(10.0, -decades);
@@ -434,11 +434,12 @@ void ApplyTrustRule(EvtReport& r) {
   std::vector<std::string> pot;
   if (!r.pot_ok) {
     pot.push_back(r.pot.exceedances < kMinFit
-                      ? fmt::format("no fit ({})", Count(r.pot.exceedances, "exceedance"))
+                      ? fmt::format("only {} over the threshold (a fit needs at least {})",
+                                    Count(r.pot.exceedances, "exceedance"), kMinFit)
                       : "no fit (the generalised Pareto fit failed)");
   } else {
     if (r.pot.exceedances < kFewExceedances) {
-      pot.push_back(fmt::format("only {} over the threshold (needs at least {})",
+      pot.push_back(fmt::format("only {} over the threshold (an estimate needs at least {})",
                                 Count(r.pot.exceedances, "exceedance"), kFewExceedances));
     }
     if (r.pot.fit.xi_se > kMaxXiSe) {
@@ -453,13 +454,18 @@ void ApplyTrustRule(EvtReport& r) {
 
   std::vector<std::string> bm;
   if (!r.bm_ok) {
-    bm.push_back(r.bm.blocks < kFewBlocks
-                     ? fmt::format("only {} of {} (needs at least {})", Count(r.bm.blocks, "block"),
-                                   r.bm.block_size, kFewBlocks)
-                     : "no fit (the block maxima do not vary)");
+    if (r.bm.blocks < kMinFit) {
+      bm.push_back(fmt::format("only {} of {} (a fit needs at least {})",
+                               Count(r.bm.blocks, "block"), r.bm.block_size, kMinFit));
+    } else if (r.bm.blocks < kFewBlocks) {
+      bm.push_back(fmt::format("only {} of {} (an estimate needs at least {})",
+                               Count(r.bm.blocks, "block"), r.bm.block_size, kFewBlocks));
+    } else {
+      bm.push_back("no fit (the block maxima do not vary)");
+    }
   } else if (r.bm.blocks < kFewBlocks) {
-    bm.push_back(fmt::format("only {} of {} (needs at least {})", Count(r.bm.blocks, "block"),
-                             r.bm.block_size, kFewBlocks));
+    bm.push_back(fmt::format("only {} of {} (an estimate needs at least {})",
+                             Count(r.bm.blocks, "block"), r.bm.block_size, kFewBlocks));
   }
   FailedChecks(r, false, bm);
   const size_t bm_samples = r.bm.blocks * r.bm.block_size;
@@ -615,8 +621,8 @@ void Analyse(const SeriesData& x, const EvtOptions& options, EvtReport& r) {
 bool TooFew(EvtReport& r) {
   if (r.samples >= 2 * kMinFit) return false;
   r.warnings.push_back(fmt::format("only {} samples; nothing to extrapolate from", r.samples));
-  const std::string why =
-      fmt::format("only {} (needs at least {})", Count(r.samples, "sample"), 2 * kMinFit);
+  const std::string why = fmt::format("only {} (an analysis needs at least {})",
+                                      Count(r.samples, "sample"), 2 * kMinFit);
   Decide({why}, r.options.max_extrapolation_decades, kNaN, {}, r.pot.trust, r.pot.levels);
   Decide({why}, r.options.max_extrapolation_decades, kNaN, {}, r.bm.trust, r.bm.levels);
   return true;

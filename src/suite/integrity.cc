@@ -1,6 +1,7 @@
 #include "suite/integrity.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/printable.h"
 #include "load/registry.h"
 
 namespace rtpulse::suite {
@@ -29,16 +31,51 @@ std::optional<uint64_t> ParseOwnTicks(const std::string& stat_line) {
   return utime + stime;
 }
 
-BusyReading ReadBusy() {
+std::optional<ProcessTicks> ParseProcessTicks(const std::string& stat_line) {
+  const size_t open = stat_line.find('(');
+  const size_t close = stat_line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  auto ticks = ParseOwnTicks(stat_line);
+  if (!ticks) return std::nullopt;
+  return ProcessTicks{stat_line.substr(open + 1, close - open - 1), *ticks};
+}
+
+BusyReading ReadBusy(const FsRoot& fs) {
   BusyReading r;
-  r.cpus = load::ReadCpuTimes();
-  if (auto line = FsRoot::System().Read("/proc/self/stat")) {
+  r.cpus = load::ParseProcStat(fs.Read("/proc/stat").value_or(""));
+  if (auto line = fs.Read("/proc/self/stat")) {
     if (auto ticks = ParseOwnTicks(*line)) {
       r.own_ticks = *ticks;
       r.own_known = true;
     }
   }
+  const std::string self = std::to_string(getpid());
+  for (const std::string& name : fs.List("/proc")) {
+    if (name.empty() || name == self ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    if (auto line = fs.Read("/proc/" + name + "/stat")) {
+      if (auto p = ParseProcessTicks(*line)) r.processes[std::stoi(name)] = std::move(*p);
+    }
+  }
   return r;
+}
+
+std::vector<ProcessCpu> BusiestProcesses(const BusyReading& before, const BusyReading& after,
+                                         size_t n) {
+  std::vector<ProcessCpu> ran;
+  for (const auto& [pid, now] : after.processes) {
+    const auto then = before.processes.find(pid);
+    const uint64_t earlier =
+        then != before.processes.end() && then->second.ticks <= now.ticks ? then->second.ticks : 0;
+    if (now.ticks > earlier) ran.push_back({pid, now.comm, now.ticks - earlier});
+  }
+  std::sort(ran.begin(), ran.end(), [](const ProcessCpu& a, const ProcessCpu& b) {
+    return a.ticks != b.ticks ? a.ticks > b.ticks : a.pid < b.pid;
+  });
+  if (ran.size() > n) ran.resize(n);
+  return ran;
 }
 
 ScenarioBusy BusyBetween(const BusyReading& before, const BusyReading& after,
@@ -88,6 +125,32 @@ Intent ScenarioIntent(const Scenario& scenario, const std::vector<int>& measured
   return intent;
 }
 
+namespace {
+
+/// What ran meanwhile, for the idle warning: the busiest other processes (on any CPU: a
+/// process's time is not split by CPU), also into `json` as "busiest_processes".
+std::string NameTheBusiest(const BusyReading& before, const BusyReading& after,
+                           nlohmann::json& check_json) {
+  const std::vector<ProcessCpu> busiest = BusiestProcesses(before, after, 3);
+  const double tick_s = 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
+  check_json["busiest_processes"] = nlohmann::json::array();
+  std::vector<std::string> named;
+  for (const ProcessCpu& p : busiest) {
+    const double seconds = static_cast<double>(p.ticks) * tick_s;
+    check_json["busiest_processes"].push_back(
+        {{"pid", p.pid}, {"comm", p.comm}, {"cpu_seconds", seconds}});
+    named.push_back(fmt::format("{} (pid {}) {:.2f} s", Printable(p.comm), p.pid, seconds));
+  }
+  if (named.empty()) {
+    return "no other process was seen using CPU time (the kernel's own work, or processes that "
+           "ended in between)";
+  }
+  return fmt::format("the busiest other processes meanwhile (CPU time on any CPU): {}",
+                     fmt::join(named, ", "));
+}
+
+}  // namespace
+
 IntegrityCheck CheckIntegrity(const Scenario& scenario, const std::vector<int>& measured_cpus,
                               const BusyReading& before, const BusyReading& after) {
   IntegrityCheck check;
@@ -118,8 +181,9 @@ IntegrityCheck CheckIntegrity(const Scenario& scenario, const std::vector<int>& 
     if (b.other_percent > kIdleBusyThresholdPercent) {
       check.warnings.push_back(fmt::format(
           "scenario integrity: idle scenario was not idle: {:.0f}% CPU busy from other work on "
-          "CPUs {}{} (threshold {:.0f}%); its latencies were measured under load",
-          b.other_percent, FormatCpuList(b.cpus), own_note, kIdleBusyThresholdPercent));
+          "CPUs {}{} (threshold {:.0f}%); its latencies were measured under load; {}",
+          b.other_percent, FormatCpuList(b.cpus), own_note, kIdleBusyThresholdPercent,
+          NameTheBusiest(before, after, check.json)));
     }
     return check;
   }

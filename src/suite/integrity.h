@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/fs_root.h"
 #include "load/cpu_stat.h"
 #include "suite/suite_config.h"
 
@@ -19,6 +21,12 @@ inline constexpr double kIdleBusyThresholdPercent = 10.0;
 /// A scenario whose CPU-bound loads should keep N CPUs busy is warned below this share of N.
 inline constexpr double kLoadedShareThreshold = 0.5;
 
+/// A process's name and CPU time (utime + stime, clock ticks) from its /proc/PID/stat.
+struct ProcessTicks {
+  std::string comm;
+  uint64_t ticks = 0;
+};
+
 /// One reading of the counters the check compares.
 struct BusyReading {
   std::map<int, load::CpuTimes> cpus;  ///< /proc/stat per CPU.
@@ -26,13 +34,30 @@ struct BusyReading {
   /// loads are child processes: their time is not in it until they are reaped.
   uint64_t own_ticks = 0;
   bool own_known = false;
+  /// Every other process by pid, to name what kept an idle scenario busy.
+  std::map<int, ProcessTicks> processes;
 };
 
-/// /proc/stat and /proc/self/stat through FsRoot::System().
-BusyReading ReadBusy();
+/// /proc/stat, /proc/self/stat and every /proc/PID/stat under `fs`.
+BusyReading ReadBusy(const FsRoot& fs);
 
 /// The utime + stime fields of a /proc/PID/stat line; nullopt when it does not parse.
 std::optional<uint64_t> ParseOwnTicks(const std::string& stat_line);
+
+/// The comm (between the first '(' and the last ')') and utime + stime of a /proc/PID/stat
+/// line; nullopt when it does not parse.
+std::optional<ProcessTicks> ParseProcessTicks(const std::string& stat_line);
+
+/// A process that ran between two readings, and for how long.
+struct ProcessCpu {
+  int pid = 0;
+  std::string comm;
+  uint64_t ticks = 0;
+};
+/// The `n` processes that used the most CPU between the readings, most first (one that
+/// started in between counts all its time; one that ended is not seen).
+std::vector<ProcessCpu> BusiestProcesses(const BusyReading& before, const BusyReading& after,
+                                         size_t n);
 
 /// What ran on `cpus` between two readings.
 struct ScenarioBusy {

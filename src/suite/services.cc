@@ -238,7 +238,7 @@ Services MachineServices(const SuitePlan& plan, const FsRoot& root, Preflight pr
   services.loads = [out_dir = plan.out_dir](const Scenario& s) {
     return StartableLoads(s, out_dir + "/" + s.name);
   };
-  services.busy = &ReadBusy;
+  services.busy = [&root] { return ReadBusy(root); };
   services.pause = &pause;
   services.workload = &workload;
   services.progress = &progress;

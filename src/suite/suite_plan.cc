@@ -18,6 +18,7 @@
 #include "suite/timerlat_record.h"
 #include "suite/tune_ab.h"
 #include "sys/tuning.h"
+#include "trace/session.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -105,7 +106,9 @@ Expected<SuiteConfig> BuildConfig(const SuiteRequest& o, const std::vector<int>&
     c.timerlat = wake.timerlat;
     c.wake.clear();
     if (!wake.others.empty()) {
-      auto paths = measure::ParseWakeList(wake.others);
+      std::vector<std::string> also;
+      if (trace::TracingCompiledIn()) also.emplace_back("timerlat");
+      auto paths = measure::ParseWakeList(wake.others, also);
       if (!paths) return paths.error();
       c.wake = std::move(*paths);
     }

@@ -363,6 +363,7 @@ void Explainer::Impl::AddNotes(ExplainSummary& summary) const {
         " events per CPU): the explainer fell behind the spikes, so those explanations are "
         "incomplete; a higher --explain threshold gives it fewer to explain");
   }
+  if (!summary.trace.tracefs_mount_note.empty()) notes.push_back(summary.trace.tracefs_mount_note);
   if (summary.trace.events_lost > 0) {
     notes.push_back("the kernel dropped " + std::to_string(summary.trace.events_lost) +
                     " trace events (ring buffer overrun); windows that lost events are marked "

@@ -27,6 +27,7 @@
 #include "core/cpus.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/tracefs_mount.h"
 
 #if RTPULSE_HAVE_TRACEFS
 #include <event-parse.h>
@@ -63,6 +64,10 @@ std::optional<EventSet> ParseEventSet(std::string_view text) {
   if (text == "lean") return EventSet::kLean;
   if (text == "full") return EventSet::kFull;
   return std::nullopt;
+}
+
+bool TracingCompiledIn() {
+  return RTPULSE_HAVE_TRACEFS != 0;
 }
 
 #if RTPULSE_HAVE_TRACEFS
@@ -360,6 +365,17 @@ struct TraceSession::Impl {
   /// raw_syscalls sys_enter/sys_exit filtered to exactly `pids` (the filter written before
   /// the event is enabled, so no unfiltered syscall is recorded); a later call replaces it.
   Status ApplySyscallFilter(const std::vector<int>& pids);
+
+  // TraceSession::Open's steps, in order.
+  Status CheckTimerlatTracer() const;
+  Status CreateInstance();
+  Status WriteInstanceFile(const std::string& file, const std::string& value) const;
+  /// trace_clock mono, the buffer size and the CPU mask; `cpus` gets the CPUs traced.
+  Status SetClockBufferAndCpus(std::vector<int>& cpus);
+  Status EnableEvent(const std::string& system, const std::string& event);
+  Status EnableEvents();
+  Status LoadFormats();
+  Status OpenReaders(const std::vector<int>& cpus);
 
   void Teardown() {
     StopReaderThread();
@@ -735,12 +751,13 @@ TraceSession::~TraceSession() = default;
 namespace {
 
 /// tracefs mount point for `plan` or an error naming the mount command / root.
-Expected<std::string> SessionFindTracefs(const std::string& wanted) {
+Expected<std::string> SessionFindTracefs(const std::string& wanted, std::string& mount_note) {
   std::vector<std::string> candidates;
   if (!wanted.empty()) {
     candidates.push_back(wanted);
   } else {
-    candidates = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+    mount_note = MountTracefsIfAbsent();  // as root, when nobody has
+    candidates.assign(std::begin(kTracefsDirs), std::end(kTracefsDirs));
   }
   for (const std::string& dir : candidates) {
     int error = 0;
@@ -768,8 +785,182 @@ Error SessionWriteError(const std::string& path, std::string_view value, int err
 
 }  // namespace
 
+Status TraceSession::Impl::CheckTimerlatTracer() const {
+  if (!plan.timerlat) return Status::Ok();
+  const auto tracers = ReadWholeFile(dir + "/available_tracers").value_or("");
+  std::istringstream words(tracers);
+  std::string word;
+  bool found = false;
+  while (words >> word) found = found || word == "timerlat";
+  if (!found) {
+    return ResourceError(
+        "the kernel has no timerlat tracer (not in " + dir +
+        "/available_tracers: built without CONFIG_TIMERLAT_TRACER); fix: a kernel with "
+        "CONFIG_TIMERLAT_TRACER=y, or another --wake path");
+  }
+  return Status::Ok();
+}
+
+Status TraceSession::Impl::CreateInstance() {
+  SessionRemoveStaleInstances(dir + "/instances");
+  if (SessionFileExists(instance_dir, nullptr) && rmdir(instance_dir.c_str()) != 0) {
+    return ResourceError(fmt::format(
+        "the trace instance {} is busy ({}): another tracer holds it (fix: close the reader "
+        "of {}, or rmdir it)",
+        instance_dir, std::strerror(errno), instance_dir));
+  }
+  if (mkdir(instance_dir.c_str(), 0700) != 0) {
+    const int error = errno;
+    if (SessionPermissionError(error)) {
+      return ResourceError(fmt::format("cannot create the trace instance {}: {} (fix: {})",
+                                       instance_dir, std::strerror(error), SessionPermissionFix()));
+    }
+    return ResourceError(
+        fmt::format("cannot create the trace instance {}: {}", instance_dir, std::strerror(error)));
+  }
+  instance_created = true;
+  instance = tracefs_instance_alloc(dir.c_str(), name.c_str());
+  if (instance == nullptr) {
+    return ResourceError(fmt::format("libtracefs cannot open the instance {}", instance_dir));
+  }
+  return WriteInstanceFile("tracing_on", "0");
+}
+
+Status TraceSession::Impl::WriteInstanceFile(const std::string& file,
+                                             const std::string& value) const {
+  const std::string path = instance_dir + "/" + file;
+  const int error = SessionWriteFile(path, value);
+  if (error != 0) return SessionWriteError(path, value, error);
+  return Status::Ok();
+}
+
+Status TraceSession::Impl::SetClockBufferAndCpus(std::vector<int>& traced) {
+  const std::string clocks = ReadWholeFile(instance_dir + "/trace_clock").value_or("");
+  std::istringstream words(clocks);
+  std::string word;
+  bool mono = false;
+  while (words >> word) mono = mono || word == "mono" || word == "[mono]";
+  if (!mono) {
+    return ResourceError(fmt::format(
+        "the kernel has no 'mono' trace clock (trace_clock offers: {}): the trace cannot "
+        "line up with CLOCK_MONOTONIC; fix: a kernel of 4.0 or newer",
+        clocks.empty() ? std::string("nothing") : clocks.substr(0, clocks.find('\n'))));
+  }
+  if (Status st = WriteInstanceFile("trace_clock", "mono"); !st) return st;
+  if (Status st = WriteInstanceFile("buffer_size_kb", std::to_string(plan.buffer_kb_per_cpu));
+      !st) {
+    return st;
+  }
+  traced = plan.cpus.empty() ? OnlineCpus(FsRoot()) : plan.cpus;
+  std::sort(traced.begin(), traced.end());
+  traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
+  if (!plan.cpus.empty()) return WriteInstanceFile("tracing_cpumask", SessionCpuMask(traced));
+  return Status::Ok();
+}
+
+/// The event if this kernel has it, else recorded as missing.
+Status TraceSession::Impl::EnableEvent(const std::string& system, const std::string& event) {
+  const std::string id = system + ":" + event;
+  if (!SessionFileExists(dir + "/events/" + system + "/" + event + "/format", nullptr)) {
+    stats.events_missing.push_back(id);
+    return Status::Ok();
+  }
+  if (tracefs_event_file_write(instance, system.c_str(), event.c_str(), "enable", "1") < 0) {
+    return SessionWriteError(instance_dir + "/events/" + id + "/enable", "1", errno);
+  }
+  stats.events_enabled.push_back(id);
+  return Status::Ok();
+}
+
+Status TraceSession::Impl::EnableEvents() {
+  const bool full = plan.events == EventSet::kFull;
+  stats.event_set = std::string(EventSetName(plan.events));
+  for (const SessionWantedEvent& wanted : kSessionEvents) {
+    if (!full && !wanted.lean) continue;
+    if (Status st = EnableEvent(wanted.system, wanted.event); !st) return st;
+  }
+  // irq_vectors: hard-IRQ frames (lean); ipi: only who sent which IPI (full).
+  for (const char* system : {"irq_vectors", "ipi"}) {
+    if (!full && std::string_view(system) == "ipi") continue;
+    std::vector<std::string> events;
+    for (const std::string& event : SessionListDir(dir + "/events/" + system)) {
+      const bool vector = std::string_view(system) == "irq_vectors";
+      if (vector && !(std::string_view(event).ends_with("_entry") ||
+                      std::string_view(event).ends_with("_exit"))) {
+        continue;
+      }
+      if (!SessionFileExists(dir + "/events/" + system + "/" + event + "/format", nullptr)) {
+        continue;
+      }
+      events.push_back(event);
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    const bool expected = true;
+#else
+    const bool expected = std::string_view(system) == "ipi";
+#endif
+    if (events.empty() && expected) stats.events_missing.push_back(std::string(system) + ":*");
+    for (const std::string& event : events) {
+      if (Status st = EnableEvent(system, event); !st) return st;
+    }
+  }
+  if (full && !plan.syscall_pids.empty()) {
+    if (Status st = ApplySyscallFilter(plan.syscall_pids); !st) return st;
+  }
+  if (plan.timerlat) return WriteInstanceFile("current_tracer", "timerlat");
+  return Status::Ok();
+}
+
+/// Formats of the kernel's events (and the header page, kallsyms) for decoding, and the
+/// size of the buffer's sub-pages.
+Status TraceSession::Impl::LoadFormats() {
+  const char* systems[] = {"sched",     "irq",   "irq_vectors",  "timer",  "ipi",
+                           "workqueue", "power", "raw_syscalls", "ftrace", nullptr};
+  tep = SessionLoadEvents(dir, systems);
+  if (tep == nullptr) {
+    return ResourceError(fmt::format("cannot read the event formats under {}/events", dir));
+  }
+  subbuf_size = std::max(tep_get_sub_buffer_size(tep), 4096);
+  if (auto kb = ReadWholeFile(instance_dir + "/buffer_subbuf_size_kb")) {
+    int value = 0;
+    std::from_chars(kb->data(), kb->data() + kb->size(), value);
+    subbuf_size = std::max(subbuf_size, value * 1024);
+  }
+  buffer.assign(static_cast<size_t>(subbuf_size), 0);
+  return Status::Ok();
+}
+
+/// One raw reader per traced CPU (trace_pipe_raw, non-blocking).
+Status TraceSession::Impl::OpenReaders(const std::vector<int>& traced) {
+  const kbuffer_long_size lsize = tep_get_long_size(tep) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
+  for (int cpu : traced) {
+    SessionCpuStore store;
+    store.cpu = cpu;
+    const std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", instance_dir, cpu);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      return ResourceError(
+          fmt::format("cannot open {}: {} (is CPU {} online?)", path, std::strerror(errno), cpu));
+    }
+    store.tcpu = tracefs_cpu_alloc_fd(fd, subbuf_size, true);
+    if (store.tcpu == nullptr) {
+      ::close(fd);
+      return ResourceError(fmt::format("libtracefs cannot read {}", path));
+    }
+    store.kbuf = kbuffer_alloc(lsize, KBUFFER_ENDIAN_SAME_AS_HOST);
+    if (store.kbuf == nullptr) {
+      cpus.push_back(store);
+      return Failure("out of memory for the trace reader");
+    }
+    if (tep_is_old_format(tep)) kbuffer_set_old_format(store.kbuf);
+    cpus.push_back(store);
+  }
+  return Status::Ok();
+}
+
 Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& plan) {
-  auto dir = SessionFindTracefs(plan.tracefs_dir);
+  std::string mount_note;
+  auto dir = SessionFindTracefs(plan.tracefs_dir, mount_note);
   if (!dir) return dir.error();
   if (plan.buffer_kb_per_cpu == 0) return UsageError("trace buffer size 0 kB: give at least 1");
   if (plan.retention_ns <= 0 || plan.read_interval_ns <= 0 || plan.max_events_per_cpu == 0) {
@@ -785,166 +976,17 @@ Expected<std::unique_ptr<TraceSession>> TraceSession::Open(const SessionPlan& pl
   s.instance_dir = s.dir + "/instances/" + s.name;
   s.stats.instance = s.name;
   s.stats.tracefs_dir = s.dir;
-
-  if (plan.timerlat) {
-    const auto tracers = ReadWholeFile(s.dir + "/available_tracers").value_or("");
-    std::istringstream words(tracers);
-    std::string word;
-    bool found = false;
-    while (words >> word) found = found || word == "timerlat";
-    if (!found) {
-      return ResourceError(
-          "the kernel has no timerlat tracer (not in " + s.dir +
-          "/available_tracers: built without CONFIG_TIMERLAT_TRACER); fix: a kernel with "
-          "CONFIG_TIMERLAT_TRACER=y, or another --wake path");
-    }
-  }
-
-  SessionRemoveStaleInstances(s.dir + "/instances");
-  if (SessionFileExists(s.instance_dir, nullptr) && rmdir(s.instance_dir.c_str()) != 0) {
-    return ResourceError(fmt::format(
-        "the trace instance {} is busy ({}): another tracer holds it (fix: close the reader "
-        "of {}, or rmdir it)",
-        s.instance_dir, std::strerror(errno), s.instance_dir));
-  }
-  if (mkdir(s.instance_dir.c_str(), 0700) != 0) {
-    const int error = errno;
-    if (SessionPermissionError(error)) {
-      return ResourceError(fmt::format("cannot create the trace instance {}: {} (fix: {})",
-                                       s.instance_dir, std::strerror(error),
-                                       SessionPermissionFix()));
-    }
-    return ResourceError(fmt::format("cannot create the trace instance {}: {}", s.instance_dir,
-                                     std::strerror(error)));
-  }
-  s.instance_created = true;
-  s.instance = tracefs_instance_alloc(s.dir.c_str(), s.name.c_str());
-  if (s.instance == nullptr) {
-    return ResourceError(fmt::format("libtracefs cannot open the instance {}", s.instance_dir));
-  }
-
-  auto write = [&](const std::string& file, const std::string& value) -> Status {
-    const std::string path = s.instance_dir + "/" + file;
-    const int error = SessionWriteFile(path, value);
-    if (error != 0) return SessionWriteError(path, value, error);
-    return Status::Ok();
-  };
-  if (auto st = write("tracing_on", "0"); !st) return st.error();
-
-  const std::string clocks = ReadWholeFile(s.instance_dir + "/trace_clock").value_or("");
-  {
-    std::istringstream words(clocks);
-    std::string word;
-    bool mono = false;
-    while (words >> word) mono = mono || word == "mono" || word == "[mono]";
-    if (!mono) {
-      return ResourceError(fmt::format(
-          "the kernel has no 'mono' trace clock (trace_clock offers: {}): the trace cannot "
-          "line up with CLOCK_MONOTONIC; fix: a kernel of 4.0 or newer",
-          clocks.empty() ? std::string("nothing") : clocks.substr(0, clocks.find('\n'))));
-    }
-  }
-  if (auto st = write("trace_clock", "mono"); !st) return st.error();
-  if (auto st = write("buffer_size_kb", std::to_string(plan.buffer_kb_per_cpu)); !st) {
-    return st.error();
-  }
-  std::vector<int> cpus = plan.cpus.empty() ? OnlineCpus(FsRoot()) : plan.cpus;
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  if (!plan.cpus.empty()) {
-    if (auto st = write("tracing_cpumask", SessionCpuMask(cpus)); !st) return st.error();
-  }
-
-  // The events: each that this kernel has, the rest recorded as missing.
-  auto enable = [&](const std::string& system, const std::string& event) -> Status {
-    const std::string id = system + ":" + event;
-    if (!SessionFileExists(s.dir + "/events/" + system + "/" + event + "/format", nullptr)) {
-      s.stats.events_missing.push_back(id);
-      return Status::Ok();
-    }
-    if (tracefs_event_file_write(s.instance, system.c_str(), event.c_str(), "enable", "1") < 0) {
-      return SessionWriteError(s.instance_dir + "/events/" + id + "/enable", "1", errno);
-    }
-    s.stats.events_enabled.push_back(id);
-    return Status::Ok();
-  };
-  const bool full = plan.events == EventSet::kFull;
-  s.stats.event_set = std::string(EventSetName(plan.events));
-  for (const SessionWantedEvent& wanted : kSessionEvents) {
-    if (!full && !wanted.lean) continue;
-    if (auto st = enable(wanted.system, wanted.event); !st) return st.error();
-  }
-  // irq_vectors: hard-IRQ frames (lean); ipi: only who sent which IPI (full).
-  for (const char* system : {"irq_vectors", "ipi"}) {
-    if (!full && std::string_view(system) == "ipi") continue;
-    std::vector<std::string> events;
-    for (const std::string& event : SessionListDir(s.dir + "/events/" + system)) {
-      const bool vector = std::string_view(system) == "irq_vectors";
-      if (vector && !(std::string_view(event).ends_with("_entry") ||
-                      std::string_view(event).ends_with("_exit"))) {
-        continue;
-      }
-      if (!SessionFileExists(s.dir + "/events/" + system + "/" + event + "/format", nullptr)) {
-        continue;
-      }
-      events.push_back(event);
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    const bool expected = true;
-#else
-    const bool expected = std::string_view(system) == "ipi";
-#endif
-    if (events.empty() && expected) s.stats.events_missing.push_back(std::string(system) + ":*");
-    for (const std::string& event : events) {
-      if (auto st = enable(system, event); !st) return st.error();
-    }
-  }
-  if (full && !plan.syscall_pids.empty()) {
-    if (auto st = s.ApplySyscallFilter(plan.syscall_pids); !st) return st.error();
-  }
-  if (plan.timerlat) {
-    if (auto st = write("current_tracer", "timerlat"); !st) return st.error();
-  }
-
-  // Formats of the kernel's events (and the header page, kallsyms) for decoding.
-  const char* systems[] = {"sched",     "irq",   "irq_vectors",  "timer",  "ipi",
-                           "workqueue", "power", "raw_syscalls", "ftrace", nullptr};
-  s.tep = SessionLoadEvents(s.dir, systems);
-  if (s.tep == nullptr) {
-    return ResourceError(fmt::format("cannot read the event formats under {}/events", s.dir));
-  }
-  s.subbuf_size = std::max(tep_get_sub_buffer_size(s.tep), 4096);
-  if (auto kb = ReadWholeFile(s.instance_dir + "/buffer_subbuf_size_kb")) {
-    int value = 0;
-    std::from_chars(kb->data(), kb->data() + kb->size(), value);
-    s.subbuf_size = std::max(s.subbuf_size, value * 1024);
-  }
-  s.buffer.assign(static_cast<size_t>(s.subbuf_size), 0);
-  const kbuffer_long_size lsize = tep_get_long_size(s.tep) == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8;
-  for (int cpu : cpus) {
-    SessionCpuStore store;
-    store.cpu = cpu;
-    const std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", s.instance_dir, cpu);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      return ResourceError(
-          fmt::format("cannot open {}: {} (is CPU {} online?)", path, std::strerror(errno), cpu));
-    }
-    store.tcpu = tracefs_cpu_alloc_fd(fd, s.subbuf_size, true);
-    if (store.tcpu == nullptr) {
-      ::close(fd);
-      return ResourceError(fmt::format("libtracefs cannot read {}", path));
-    }
-    store.kbuf = kbuffer_alloc(lsize, KBUFFER_ENDIAN_SAME_AS_HOST);
-    if (store.kbuf == nullptr) {
-      s.cpus.push_back(store);
-      return Failure("out of memory for the trace reader");
-    }
-    if (tep_is_old_format(s.tep)) kbuffer_set_old_format(store.kbuf);
-    s.cpus.push_back(store);
-  }
-  if (auto st = write("trace", ""); !st) return st.error();
-  if (auto st = write("tracing_on", "1"); !st) return st.error();
+  s.stats.tracefs_mount_note = mount_note;
+  // In this order; on an error the session's destructor removes what was made.
+  std::vector<int> traced;
+  if (Status st = s.CheckTimerlatTracer(); !st) return st.error();
+  if (Status st = s.CreateInstance(); !st) return st.error();
+  if (Status st = s.SetClockBufferAndCpus(traced); !st) return st.error();
+  if (Status st = s.EnableEvents(); !st) return st.error();
+  if (Status st = s.LoadFormats(); !st) return st.error();
+  if (Status st = s.OpenReaders(traced); !st) return st.error();
+  if (Status st = s.WriteInstanceFile("trace", ""); !st) return st.error();
+  if (Status st = s.WriteInstanceFile("tracing_on", "1"); !st) return st.error();
   return session;
 }
 

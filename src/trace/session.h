@@ -29,6 +29,9 @@ enum class EventSet : uint8_t { kLean, kFull };
 std::string_view EventSetName(EventSet set);  ///< "lean", "full".
 /// "lean" / "full"; nullopt for anything else.
 std::optional<EventSet> ParseEventSet(std::string_view text);
+/// Whether this build reads the kernel trace (libtracefs, RTPULSE_TRACE): --explain and the
+/// timerlat path; without it each says so.
+bool TracingCompiledIn();
 
 struct SessionPlan {
   EventSet events = EventSet::kLean;
@@ -54,6 +57,8 @@ struct SessionPlan {
 struct SessionStats {
   std::string instance;  ///< e.g. "rtpulse-12345".
   std::string tracefs_dir;
+  /// Said when rtpulse mounted tracefs for this run (MountTracefsIfAbsent), else "".
+  std::string tracefs_mount_note;
   std::string event_set;                    ///< EventSetName() of the plan's set.
   std::vector<std::string> events_enabled;  ///< "sched:sched_switch", ...
   std::vector<std::string> events_missing;  ///< Asked for, not in this kernel.

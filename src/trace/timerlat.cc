@@ -23,6 +23,7 @@
 #include "core/parse.h"
 #include "core/printable.h"
 #include "core/sched_policy.h"
+#include "core/tracefs_mount.h"
 
 namespace rtpulse::trace {
 namespace {
@@ -223,7 +224,9 @@ Expected<std::string> FindTimerlatTracefs(const std::string& tracefs_dir) {
   if (!tracefs_dir.empty()) {
     candidates.push_back(tracefs_dir);
   } else {
-    candidates = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+    // As root, when nobody has (said by RunTimerlat's notes: TracefsMountedByThisProcess).
+    MountTracefsIfAbsent();
+    candidates.assign(std::begin(kTracefsDirs), std::end(kTracefsDirs));
   }
   std::string dir;
   for (const auto& c : candidates) {
@@ -417,9 +420,15 @@ Status TimerlatConfigure(OsnoiseSettings& osnoise, const TimerlatPlan& plan, boo
   return Status::Ok();
 }
 
-}  // namespace
+/// Where the tracer is, and whether the run uses its user-space interface; a usage error for
+/// a plan the tracer cannot run, a resource error for a kernel that lacks what it asks.
+struct TimerlatSetup {
+  std::string tracefs;
+  std::string osnoise_dir;
+  bool user = false;
+};
 
-Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
+Expected<TimerlatSetup> CheckTimerlatPlan(const TimerlatPlan& plan) {
   if (plan.cpus.empty()) return UsageError("--wake timerlat: no CPU to measure on");
   const int64_t period_us = plan.period_ns / 1000;
   if (period_us < kTimerlatMinPeriodUs || period_us > kTimerlatMaxPeriodUs ||
@@ -441,73 +450,33 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
         "timerlat_fd; Linux 6.6+)",
         osnoise_dir, plan.cpus.front()));
   }
-  const bool user = plan.mode == "user" || (plan.mode == "auto" && has_user);
+  return TimerlatSetup{*tracefs, osnoise_dir,
+                       plan.mode == "user" || (plan.mode == "auto" && has_user)};
+}
 
-  TimerlatResult result;
-  result.mode = user ? "user" : "kernel";
-  OsnoiseSettings osnoise(osnoise_dir);
-  if (Status s = TimerlatConfigure(osnoise, plan, user); !s) return s.error();
-  const std::vector<std::string> changes = osnoise.Changes();
-
-  TimerlatCollector collector(plan.cpus, plan.period_ns);
-  SessionPlan session_plan;
-  session_plan.cpus = plan.cpus;
-  session_plan.timerlat = true;
-  session_plan.tracefs_dir = *tracefs;
-  auto opened = TraceSession::Open(session_plan);
-  if (!opened) {
-    return ResourceError("--wake timerlat: " + opened.error().message);
-  }
-  std::unique_ptr<TraceSession> session = std::move(*opened);
-  session->SetTimerlatCallback([&collector, &plan](const TraceEvent& e) {
-    collector.OnEvent(e);
-    if (plan.on_sample && e.kind == EventKind::kTimerlat &&
-        e.timerlat_context == kTimerlatThreadContext) {
-      plan.on_sample(
-          {e.cpu, static_cast<uint64_t>(e.number), e.ts_ns - e.timerlat_latency_ns, e.ts_ns});
-    }
-  });
-  session->StartReader();
-
-  result.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-  const int64_t start = MonotonicNs();
-  std::optional<TimerlatUserThreads> threads;
-  if (user) {
-    threads.emplace(plan, osnoise_dir);
-    if (Status s = threads->Start(); !s) {
-      threads->Stop();
-      session->StopReader();
-      session.reset();
-      return s.error();
-    }
-  }
-  // The run: until the duration is over or SIGINT/SIGTERM (taken synchronously by stop_within).
+/// Until the duration is over or SIGINT/SIGTERM (taken synchronously by stop_within): true
+/// when a signal ended it.
+bool WaitOutTheRun(const TimerlatPlan& plan, int64_t start) {
   for (;;) {
     const int64_t left =
         plan.duration_ns > 0 ? start + plan.duration_ns - MonotonicNs() : int64_t{100'000'000};
-    if (plan.duration_ns > 0 && left <= 0) break;
+    if (plan.duration_ns > 0 && left <= 0) return false;
     const int64_t wait = std::min<int64_t>(left, 100'000'000);
     if (plan.stop_within ? plan.stop_within(wait)
                          : (std::this_thread::sleep_for(std::chrono::nanoseconds(wait)), false)) {
-      result.interrupted = true;
-      break;
+      return true;
     }
   }
-  result.duration_ns = MonotonicNs() - start;
-  result.end_realtime_ns = ClockNs(CLOCK_REALTIME);
-  // Order matters: the user threads close their files, then the tracer stops (the session
-  // removes its instance), then osnoise/ is restored.
-  if (threads) threads->Stop();
-  session->StopReader();
-  result.trace = session->stats();
-  session.reset();
-  const Status restored = osnoise.Restore();
+}
 
-  result.cpus = std::move(collector.cpus());
-  for (size_t i = 0; i < result.cpus.size(); ++i) {
-    TimerlatCpu& c = result.cpus[i];
-    c.tid = threads ? threads->tid(i) : TimerlatKernelThread(plan.cpus[i]);
-    if (threads) {
+/// Each CPU's measuring thread: rtpulse's own (user mode) or the kernel's timerlat/N, whose
+/// policy and priority are read back.
+void NameTheThreads(const TimerlatPlan& plan, const TimerlatUserThreads* threads,
+                    std::vector<TimerlatCpu>& cpus) {
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    TimerlatCpu& c = cpus[i];
+    c.tid = threads != nullptr ? threads->tid(i) : TimerlatKernelThread(plan.cpus[i]);
+    if (threads != nullptr) {
       c.policy = plan.policy_name;
       c.priority = plan.priority;
     } else {
@@ -518,6 +487,12 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
       c.priority = policy >= 0 && sched_getparam(c.tid, &param) == 0 ? param.sched_priority : 0;
     }
   }
+}
+
+/// What the run did to osnoise/ and how, and every loss it saw.
+void NoteTheRun(const TimerlatPlan& plan, bool user, const std::vector<std::string>& changes,
+                const Status& restored, const TimerlatUserThreads* threads,
+                TimerlatResult& result) {
   result.notes.push_back(
       user ? fmt::format("timerlat: the kernel's user-space interface, one rtpulse thread per CPU "
                          "({} priority {}) reading osnoise/per_cpu/cpuN/timerlat_fd",
@@ -531,7 +506,7 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
     result.warnings.push_back("timerlat: osnoise/ could not be restored: " +
                               restored.error().message);
   }
-  if (threads) {
+  if (threads != nullptr) {
     for (const auto& w : threads->warnings()) result.warnings.push_back(w);
     if (auto e = threads->read_error(); !e.empty()) {
       result.warnings.push_back("timerlat: a thread stopped early: " + e);
@@ -552,6 +527,73 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
     result.warnings.push_back(fmt::format("timerlat: the kernel reported {} lost trace events",
                                           result.trace.events_lost));
   }
+}
+
+}  // namespace
+
+Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
+  auto setup = CheckTimerlatPlan(plan);
+  if (!setup) return setup.error();
+  const bool user = setup->user;
+
+  TimerlatResult result;
+  result.mode = user ? "user" : "kernel";
+  OsnoiseSettings osnoise(setup->osnoise_dir);
+  if (Status s = TimerlatConfigure(osnoise, plan, user); !s) return s.error();
+  const std::vector<std::string> changes = osnoise.Changes();
+
+  TimerlatCollector collector(plan.cpus, plan.period_ns);
+  SessionPlan session_plan;
+  session_plan.cpus = plan.cpus;
+  session_plan.timerlat = true;
+  session_plan.tracefs_dir = setup->tracefs;
+  auto opened = TraceSession::Open(session_plan);
+  if (!opened) {
+    return ResourceError("--wake timerlat: " + opened.error().message);
+  }
+  std::unique_ptr<TraceSession> session = std::move(*opened);
+  session->SetTimerlatCallback([&collector, &plan](const TraceEvent& e) {
+    collector.OnEvent(e);
+    if (plan.on_sample && e.kind == EventKind::kTimerlat &&
+        e.timerlat_context == kTimerlatThreadContext) {
+      plan.on_sample(
+          {e.cpu, static_cast<uint64_t>(e.number), e.ts_ns - e.timerlat_latency_ns, e.ts_ns});
+    }
+  });
+  session->StartReader();
+
+  result.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  const int64_t start = MonotonicNs();
+  std::optional<TimerlatUserThreads> threads;
+  if (user) {
+    threads.emplace(plan, setup->osnoise_dir);
+    if (Status s = threads->Start(); !s) {
+      threads->Stop();
+      session->StopReader();
+      session.reset();
+      return s.error();
+    }
+  }
+  result.interrupted = WaitOutTheRun(plan, start);
+  result.duration_ns = MonotonicNs() - start;
+  result.end_realtime_ns = ClockNs(CLOCK_REALTIME);
+  // Order matters: the user threads close their files, then the tracer stops (the session
+  // removes its instance), then osnoise/ is restored.
+  if (threads) threads->Stop();
+  session->StopReader();
+  result.trace = session->stats();
+  session.reset();
+  const Status restored = osnoise.Restore();
+
+  result.cpus = std::move(collector.cpus());
+  const TimerlatUserThreads* user_threads = threads ? &*threads : nullptr;
+  NameTheThreads(plan, user_threads, result.cpus);
+  if (plan.tracefs_dir.empty() && TracefsMountedByThisProcess()) {
+    result.notes.push_back(
+        std::string("timerlat: tracefs was not mounted: rtpulse mounted it at ") + kTracefsDirs[0] +
+        " for this run and unmounts it when it exits");
+  }
+  NoteTheRun(plan, user, changes, restored, user_threads, result);
   return result;
 }
 

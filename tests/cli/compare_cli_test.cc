@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +272,35 @@ TEST_F(CompareCliTest, DefaultLabelsAreTheFolderNamesWithParentsWhenTheyClash) {
   ASSERT_GE(samples.size(), rt_end) << samples;
   EXPECT_EQ(samples.substr(jan_end - 4, 4), "8001") << header << "\n" << samples;
   EXPECT_EQ(samples.substr(rt_end - 4, 4), "8001") << header << "\n" << samples;
+}
+
+// `report` on the same folders: how many files and where, then the page to open, last; the
+// paths themselves with --verbose (each one a file the report wrote).
+TEST_F(CompareCliTest, ReportSaysHowManyFilesAndEndsWithThePageToOpen) {
+  WriteStockAndTuned();
+  const auto listed = testutil::RunRtpulse({"report", stock_, "--formats", "svg", "--verbose"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> paths;
+  std::istringstream lines(listed.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(stock_ + "/", 0) == 0) {
+      EXPECT_TRUE(fs::is_regular_file(line)) << line;
+      paths.push_back(line);
+    }
+  }
+  ASSERT_GT(paths.size(), 3u) << listed.out;
+  const std::string page = stock_ + "/report/index.html";
+  EXPECT_NE(std::find(paths.begin(), paths.end(), page), paths.end()) << listed.out;
+
+  const auto quiet = testutil::RunRtpulse({"report", stock_, "--formats", "svg"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "wrote " + std::to_string(paths.size()) +
+                           " files (figures, tables, the HTML page) under " + stock_ +
+                           "; --verbose lists them\nopen " + page + "\n");
+  // Without the page, nothing to open.
+  const auto no_html = testutil::RunRtpulse({"report", stock_, "--formats", "svg", "--no-html"});
+  ASSERT_EQ(no_html.exit_code, 0) << no_html.err;
+  EXPECT_EQ(no_html.out.find("open "), std::string::npos) << no_html.out;
 }
 
 TEST_F(CompareCliTest, BadInputIsExit2WithTheReason) {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -521,6 +522,37 @@ TEST_F(LatencyExplainTest, NotRootWarnsAndMeasuresWithoutAttribution) {
   EXPECT_FALSE(x["active"].get<bool>());
   EXPECT_FALSE(x["unavailable_reason"].get<std::string>().empty());
   EXPECT_GT(j["thread"]["0"]["cycles"].get<uint64_t>(), 500u);
+  EXPECT_TRUE(RtpulseInstances().empty());
+}
+
+// Where nobody mounted tracefs, --explain as root mounts it, says so, and unmounts it at exit:
+// run in a mount namespace of its own (unshare) with every tracefs there unmounted, so the
+// machine's own mount (and the tests beside) are untouched.
+TEST_F(LatencyExplainTest, AnUnmountedTracefsIsMountedForTheRunSaidAndUnmountedAfter) {
+  if (!testutil::IsRoot()) GTEST_SKIP() << "mounting tracefs needs root";
+  if (std::system("command -v unshare >/dev/null") != 0) GTEST_SKIP() << "no unshare(1)";
+  TempDir dir;
+  const std::string script =
+      "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; "
+      "if grep -q ' tracefs ' /proc/self/mounts; then echo still-mounted; exit 97; fi; "
+      "\"$0\" latency -a " +
+      ExplainCpu() +
+      " -t 1 -i 1000 -D 1s -q --explain 100 --json \"$1\"; "
+      "rc=$?; echo tracefs-after=$(grep -c ' tracefs ' /proc/self/mounts); exit $rc";
+  const auto r = RunProcess({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh",
+                             "-c", script, RTPULSE_BINARY, dir.File("s.json")});
+  ASSERT_NE(r.exit_code, 97) << "tracefs could not be unmounted in the namespace: " << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("tracefs-after=0"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(ReadFile(dir.File("s.json")));
+  const auto& x = j["rtpulse"]["explain"];
+  EXPECT_TRUE(x["active"].get<bool>()) << x.dump();
+  EXPECT_NE(x.dump().find("tracefs was not mounted: rtpulse mounted it at /sys/kernel/tracing "
+                          "for this run and unmounts it when it exits"),
+            std::string::npos)
+      << x.dump();
+  // The machine's own tracefs is where it was.
+  EXPECT_TRUE(testutil::TracefsUnavailable().empty());
   EXPECT_TRUE(RtpulseInstances().empty());
 }
 

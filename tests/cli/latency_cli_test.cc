@@ -111,7 +111,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--budget", "100us@p101"}, "'p101'"}, BadInput{{"--budget", "@p0"}, "'p0'"},
         BadInput{{"-c", "7"}, "-c 7"}, BadInput{{"-o", "5"}, "-o 5"},
         BadInput{{"-t", "2", "--smi"}, "--smi"}, BadInput{{"--deepest-idle-state", "-5"}, "-5"},
-        BadInput{{"-s", "--wake", "abs"}, "-s"}),
+        BadInput{{"-s", "--wake", "abs"}, "-s"},
+        // -h alone, as for help: cyclictest's histogram option wants its size; help is named.
+        BadInput{{"-h"}, "help is --help"}, BadInput{{"-H"}, "e.g. -h 400"}),
     BadInputName);
 
 TEST(CliTest, UnwritableOutputIsRefusedBeforeMeasuring) {

@@ -16,6 +16,8 @@
 #include "core/exit_code.h"
 #include "measure/gpio.h"
 #include "measure/wake_clock.h"
+#include "measure/wake_path.h"
+#include "trace/session.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -162,6 +164,22 @@ TEST(LatencyOptionsTest, WakeGpioMistakesAreUsageErrorsWithTheFix) {
     EXPECT_EQ(plan.error().code, ExitCode::kUsage) << plan.error().message;
     EXPECT_NE(plan.error().message.find(c.says), std::string::npos) << plan.error().message;
   }
+}
+
+// An unknown path lists every path this build has: the table's, then timerlat and the gpio
+// path where the build has them (and only then).
+TEST(LatencyOptionsTest, AnUnknownWakePathListsEveryPathTheBuildHas) {
+  auto plan = PlanFor("--wake timrefd");
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ExitCode::kUsage);
+  const std::string& says = plan.error().message;
+  EXPECT_NE(says.find("unknown wake path 'timrefd': did you mean 'timerfd'?"), std::string::npos)
+      << says;
+  for (const auto path : measure::kAllWakePaths) {
+    EXPECT_NE(says.find(std::string(measure::WakePathName(path))), std::string::npos) << says;
+  }
+  EXPECT_EQ(says.find("timerlat") != std::string::npos, trace::TracingCompiledIn()) << says;
+  EXPECT_EQ(says.find("gpio:CHIP:LINE") != std::string::npos, measure::GpioCompiledIn()) << says;
 }
 
 TEST(LatencyOptionsTest, TheTimerPathsLeaveTheGpioLinesEmpty) {

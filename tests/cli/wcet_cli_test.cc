@@ -213,8 +213,8 @@ TEST(WcetCommandTest, HeavyTailedNonStationaryRunGetsNoEstimate) {
   const std::string clusters =
       fmt::format("extremal-index check failed ({:.3g} < 0.7: exceedances cluster)",
                   truth["extremal_index"].get<double>());
-  const std::string blocks =
-      fmt::format("only {} blocks of 1000 (needs at least 20)", truth["blocks"].get<int>());
+  const std::string blocks = fmt::format("only {} blocks of 1000 (an estimate needs at least 20)",
+                                         truth["blocks"].get<int>());
   EXPECT_EQ(rep["pot"]["refusal"], clusters + "; " + stationarity);
   EXPECT_EQ(rep["block_maxima"]["refusal"], blocks + "; " + stationarity);
   for (const char* method : {"pot", "block_maxima"}) {

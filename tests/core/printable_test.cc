@@ -47,5 +47,16 @@ TEST(PrintableTest, EveryByteComesOutPrintableAndApplyingTwiceChangesNothing) {
   EXPECT_EQ(once.size(), 95u + 3u * 2u + 158u * 4u);
 }
 
+TEST(OneLineTest, JoinsTrimmedLinesAndDropsTheEmptyOnes) {
+  // OpenCV 4.6's ONNX importer: a description, then "> "-marked detail lines.
+  EXPECT_EQ(OneLine("ONNX: failed to parse\n> Node [NoSuchOperator]:(mystery_node)\n"
+                    ">    unsupported\n\n"),
+            "ONNX: failed to parse; Node [NoSuchOperator]:(mystery_node); unsupported");
+  EXPECT_EQ(OneLine("  one line  "), "one line");
+  EXPECT_EQ(OneLine("a\r\nb"), "a; b");
+  EXPECT_EQ(OneLine(""), "");
+  EXPECT_EQ(OneLine("\n\n>\n"), "");
+}
+
 }  // namespace
 }  // namespace rtpulse

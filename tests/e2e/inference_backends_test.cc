@@ -295,6 +295,37 @@ TEST(InferenceErrors, WrongInputShapeIsAUsageErrorNamingTheShape) {
   }
 }
 
+// A model OpenCV cannot import (an operator it does not know): one line naming the node and
+// its operator, no line breaks, neither real nor escaped.
+TEST(InferenceErrors, AnUnknownOperatorIsOneReadableLineNamingIt) {
+  if (!BackendCompiledIn(BackendKind::kOpenCv)) GTEST_SKIP() << "no OpenCV backend";
+  testutil::TempDir dir;
+  const std::string model = dir.File("mystery.onnx");
+  const auto gen =
+      testutil::RunProcess({"/usr/bin/python3", "-c",
+                            "import sys, onnx\n"
+                            "from onnx import helper as h, TensorProto as T\n"
+                            "x = h.make_tensor_value_info('x', T.FLOAT, [1, 3, 32, 32])\n"
+                            "y = h.make_tensor_value_info('y', T.FLOAT, [1, 1, 32, 32])\n"
+                            "n = h.make_node('NoSuchOperator', ['x'], ['y'], name='mystery_node')\n"
+                            "m = h.make_model(h.make_graph([n], 'g', [x], [y]), "
+                            "opset_imports=[h.make_opsetid('', 13)])\n"
+                            "onnx.save(m, sys.argv[1])\n",
+                            model});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  auto backend = MakeBackend(BackendKind::kOpenCv);
+  ASSERT_TRUE(backend);
+  const Status s = (*backend)->Load(model, 1);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ExitCode::kUsage);
+  const std::string& says = s.error().message;
+  EXPECT_EQ(says.find('\n'), std::string::npos) << says;
+  EXPECT_EQ(says.find("\\n"), std::string::npos) << says;
+  EXPECT_NE(says.find("NoSuchOperator"), std::string::npos) << says;
+  EXPECT_NE(says.find(model), std::string::npos) << says;
+  EXPECT_EQ(says.find("OpenCV(4"), std::string::npos) << "the file:line prefix stays out: " << says;
+}
+
 TEST(InferenceErrors, MissingModelAndWrongInputTensorAreUsageErrors) {
   for (BackendKind kind : CompiledBackends()) {
     auto backend = MakeBackend(kind);

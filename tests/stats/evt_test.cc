@@ -647,7 +647,7 @@ TEST(EvtReportingTest, TooFewBlocksOrExceedancesRefuse) {
   EXPECT_TRUE(r19.bm_ok);
   EXPECT_EQ(r19.bm.blocks, 19u);
   EXPECT_FALSE(r19.bm.trust.trusted);
-  EXPECT_EQ(r19.bm.trust.reason, "only 19 blocks of 1000 (needs at least 20)");
+  EXPECT_EQ(r19.bm.trust.reason, "only 19 blocks of 1000 (an estimate needs at least 20)");
   EXPECT_TRUE(r19.pot.trust.trusted) << r19.pot.trust.reason;
   x = Exponential(42);
   x.resize(20'000);
@@ -656,11 +656,15 @@ TEST(EvtReportingTest, TooFewBlocksOrExceedancesRefuse) {
   EXPECT_TRUE(r20.bm.trust.trusted) << r20.bm.trust.reason;
   EXPECT_NEAR(r20.bm.levels[0].estimate_ns, ExponentialQuantile(1e-4),
               4 * GumbelRelativeSd(1e-4, 20, 1000) * ExponentialQuantile(1e-4));
-  // Fewer than 10 blocks: no fit at all, the same refusal.
+  // Fewer than 10 blocks: no fit at all; the refusal and the warning state that one rule.
   x.resize(9'000);
   const EvtReport r9 = EstimateWorstCase(x, o);
   EXPECT_FALSE(r9.bm_ok);
-  EXPECT_EQ(r9.bm.trust.reason, "only 9 blocks of 1000 (needs at least 20)");
+  EXPECT_EQ(r9.bm.trust.reason, "only 9 blocks of 1000 (a fit needs at least 10)");
+  EXPECT_TRUE(Contains(FormatEvtReport(r9),
+                       "block maxima: only 9 blocks of 1000 samples; no fit (a fit needs at "
+                       "least 10)"));
+  EXPECT_FALSE(Contains(FormatEvtReport(r9), "needs at least 20"));
   EXPECT_TRUE(
       Contains(FormatEvtReport(r9), "Block maxima: no trustworthy estimate: only 9 blocks"));
 
@@ -673,7 +677,7 @@ TEST(EvtReportingTest, TooFewBlocksOrExceedancesRefuse) {
   EXPECT_TRUE(e49.pot_ok);
   EXPECT_EQ(e49.pot.exceedances, 49u);
   EXPECT_TRUE(e49.pot.trust.reason.starts_with(
-      "only 49 exceedances over the threshold (needs at least 50)"))
+      "only 49 exceedances over the threshold (an estimate needs at least 50)"))
       << e49.pot.trust.reason;
   EXPECT_TRUE(std::isnan(e49.pot.levels[0].estimate_ns));
   x = Exponential(43);

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "load/spec.h"
@@ -90,7 +92,9 @@ TEST(ScenarioIntegrity, AnIdleScenarioThatWasBusyIsWarnedWithTheNumber) {
   ASSERT_EQ(check.warnings.size(), 1u);
   EXPECT_EQ(check.warnings[0],
             "scenario integrity: idle scenario was not idle: 63% CPU busy from other work on CPUs "
-            "0-1 (threshold 10%); its latencies were measured under load");
+            "0-1 (threshold 10%); its latencies were measured under load; no other process was "
+            "seen using CPU time (the kernel's own work, or processes that ended in between)");
+  EXPECT_EQ(check.json["busiest_processes"], nlohmann::json::array());
   EXPECT_DOUBLE_EQ(check.json["other_busy_percent"].get<double>(), 63.0);
   EXPECT_EQ(check.json["intended_busy_cpus"].get<double>(), 0.0);
   EXPECT_EQ(check.json["threshold_percent"].get<double>(), 10.0);
@@ -101,6 +105,69 @@ TEST(ScenarioIntegrity, AnIdleScenarioThatWasBusyIsWarnedWithTheNumber) {
   EXPECT_TRUE(CheckIntegrity(idle, {0, 1}, Reading({{0, 0, 0}, {0, 0, 0}}, 0),
                              Reading({{1000, 600, 0}, {1000, 800, 0}}, 400))
                   .warnings.empty());
+}
+
+TEST(ScenarioIntegrity, TheIdleWarningNamesTheBusiestOtherProcesses) {
+  auto before = Reading({{0, 0, 0}, {0, 0, 0}}, 0);
+  auto after = Reading({{1000, 370, 0}, {1000, 370, 0}}, 0);
+  before.processes = {
+      {10, {"stress-ng", 100}}, {11, {"kworker/0:1", 5}}, {12, {"sleepy", 7}}, {14, {"gone", 50}}};
+  // 13 started in between (all its time counts); 12 did not run; 14 ended (not seen).
+  after.processes = {{10, {"stress-ng", 500}},
+                     {11, {"kworker/0:1", 25}},
+                     {12, {"sleepy", 7}},
+                     {13, {"new one", 40}}};
+  const auto busiest = BusiestProcesses(before, after, 3);
+  ASSERT_EQ(busiest.size(), 3u);
+  EXPECT_EQ(busiest[0].pid, 10);
+  EXPECT_EQ(busiest[0].ticks, 400u);
+  EXPECT_EQ(busiest[1].comm, "new one");
+  EXPECT_EQ(busiest[1].ticks, 40u);
+  EXPECT_EQ(busiest[2].pid, 11);
+  EXPECT_EQ(busiest[2].ticks, 20u);
+  EXPECT_EQ(BusiestProcesses(before, after, 1).size(), 1u);
+
+  const auto check = CheckIntegrity(WithLoads({}), {0, 1}, before, after);
+  ASSERT_EQ(check.warnings.size(), 1u);
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  char expected[256];
+  std::snprintf(expected, sizeof expected,
+                "; the busiest other processes meanwhile (CPU time on any CPU): stress-ng (pid 10) "
+                "%.2f s, new one (pid 13) %.2f s, kworker/0:1 (pid 11) %.2f s",
+                400 * tick, 40 * tick, 20 * tick);
+  EXPECT_TRUE(check.warnings[0].ends_with(expected)) << check.warnings[0];
+  ASSERT_EQ(check.json["busiest_processes"].size(), 3u);
+  EXPECT_EQ(check.json["busiest_processes"][0]["comm"], "stress-ng");
+  EXPECT_DOUBLE_EQ(check.json["busiest_processes"][0]["cpu_seconds"].get<double>(), 400 * tick);
+}
+
+TEST(ScenarioIntegrity, ReadBusyReadsEveryProcessOfTheTreeItIsGiven) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "rtpulse-busy-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const fs::path root = tmpl;
+  const auto write = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  };
+  write("proc/stat", "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 10 0 5 80 5 0 0 3 0 0\n");
+  write("proc/self/stat", "7 (rtpulse) S 1 7 7 0 -1 0 0 0 0 0 30 12 0 0 20 0 3\n");
+  write("proc/42/stat", "42 (my (odd) app) R 1 42 42 0 -1 0 0 0 0 0 100 20 0 0 20 0 1\n");
+  write("proc/43/stat", "43 garbage\n");
+  write("proc/acpi/stat", "44 (not a pid) S 1 1 1 0 -1 0 0 0 0 0 9 9 0 0 20 0 1\n");
+  const BusyReading r = ReadBusy(FsRoot(root.string()));
+  ASSERT_EQ(r.cpus.count(0), 1u);
+  EXPECT_EQ(r.cpus.at(0).steal, 3u);
+  EXPECT_TRUE(r.own_known);
+  EXPECT_EQ(r.own_ticks, 42u);
+  ASSERT_EQ(r.processes.size(), 1u);  // 43 does not parse, "acpi" is no pid
+  EXPECT_EQ(r.processes.at(42).comm, "my (odd) app");
+  EXPECT_EQ(r.processes.at(42).ticks, 120u);
+  fs::remove_all(root);
+  // This machine: at least init is seen, and this process is not (it is rtpulse's own time).
+  const BusyReading live = ReadBusy(FsRoot());
+  EXPECT_EQ(live.processes.count(1), 1u);
+  EXPECT_EQ(live.processes.count(static_cast<int>(getpid())), 0u);
 }
 
 TEST(ScenarioIntegrity, ALoadThatDidNotLoadIsWarned) {

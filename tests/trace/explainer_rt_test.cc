@@ -172,13 +172,16 @@ int64_t StolenFromTheSpin(const HogRun& run) {
   return std::max<int64_t>(0, run.spin_to_ns - run.spin_from_ns - run.hog_cpu_ns);
 }
 
-/// Whether the host took the vCPU through the spin: the hog's own clock says the host held it
-/// for at least 1 ms of the spin, and the spike's time is all "unaccounted" (the timer's
-/// interrupt came only after the spin, so no task delayed the wake) with no part for the hog.
-/// The experiment then shows nothing of the hog and is run again.
+/// Whether the host kept the experiment from happening: the spike's time is all "unaccounted"
+/// with no part for the hog, i.e. the probe's timer interrupt came only after the spin, so no
+/// task delayed a woken probe. This VM's host does that two ways: it takes the vCPU (the hog's
+/// own clock then falls 1 ms or more behind the wall clock through the spin), or it delivers
+/// the guest's timer interrupt milliseconds late while the vCPU runs on (CI saw 2.4 ms with
+/// the hog's clock whole). Either way the run shows nothing of the hog and is run again; a
+/// run whose interrupt came in time is judged, so an explainer that lost the hog fails.
 bool HostTookTheSpin(const HogRun& run) {
   const Explanation* e = SpikeInTheSpin(run);
-  if (e == nullptr || StolenFromTheSpin(run) < 1'000'000) return false;
+  if (e == nullptr) return false;
   int64_t unaccounted_ns = 0;
   for (const Part& p : e->parts) {
     if (p.kind == CauseKind::kThread && p.name.rfind("rtp-hog ", 0) == 0) return false;
@@ -190,8 +193,8 @@ bool HostTookTheSpin(const HogRun& run) {
 TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   testutil::TempDir dir;
-  // Up to three runs: one in which this VM's host held the vCPU through the whole spin says
-  // nothing about the hog (a stall of 2.4 ms was seen by CI). Every other outcome is judged.
+  // Up to three runs: one in which this VM's host delayed the probe's wake past the whole spin
+  // says nothing about the hog (2.4 ms were seen by CI). Every other outcome is judged.
   std::unique_ptr<HogRun> kept;
   for (int attempt = 0; attempt < 3; ++attempt) {
     kept = std::make_unique<HogRun>();
@@ -199,8 +202,10 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
     RunHogBesideTheProbe(*kept, dir.File("windows-" + std::to_string(attempt)));
     if (HasFatalFailure()) return;
     if (!HostTookTheSpin(*kept)) break;
-    std::printf("attempt %d: the host held the vCPU for %lld us of the hog's spin; again\n",
-                attempt + 1, static_cast<long long>(StolenFromTheSpin(*kept) / 1000));
+    std::printf(
+        "attempt %d: the probe's timer interrupt came only after the hog's spin (the host held "
+        "the vCPU for %lld us of it); again\n",
+        attempt + 1, static_cast<long long>(StolenFromTheSpin(*kept) / 1000));
   }
   const HogRun& run = *kept;
   const int cpu = run.cpu;
