@@ -10,6 +10,7 @@
 #include <sys/timex.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/subprocess.h"
@@ -360,7 +362,8 @@ TEST_F(LatencyCyclictestTest, AStepOfTheChosenClockIsMeasuredOnThatClock) {
   TempDir dir;
   TaiOffset tai;
   BackgroundProcess run({RTPULSE_BINARY, "latency", "-a", "0", "-t", "1", "-i", "1000", "-D", "3s",
-                         "-q", "-c", "tai", "--json", dir.File("r.json")});
+                         "-q", "-c", "tai", "--json", dir.File("r.json"), "--samples",
+                         dir.File("s.smp")});
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   ASSERT_TRUE(tai.Set(tai.original() + 1)) << "adjtimex(ADJ_TAI) refused";
   auto r = run.Stop();
@@ -369,9 +372,38 @@ TEST_F(LatencyCyclictestTest, AStepOfTheChosenClockIsMeasuredOnThatClock) {
   const int64_t max_ns = t["stats"]["max_ns"];
   EXPECT_GT(max_ns, 990'000'000) << "the 1 s step";
   EXPECT_LT(max_ns, 1'000'000'000 + 20'000'000) << "the 1 s step and a host stall at most";
+  // The skipped periods, from the samples log: after each wake-up the grid skips the periods
+  // whose deadlines its lateness passed, no more. The step's wake-up skips about 1000 (once);
+  // every other skip is its own late sample's (this VM's host stalls for milliseconds), so
+  // the total equals the log's gaps and each gap is bounded by the latency before it.
+  auto csv = RunRtpulse({"samples", dir.File("s.smp"), "--csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::pair<uint64_t, int64_t>> seq_latency;  // columns seq, latency_ns
+  for (const auto& line : Lines(csv.out)) {
+    std::istringstream fields(line);
+    std::string cell;
+    std::vector<std::string> cells;
+    while (std::getline(fields, cell, ',')) cells.push_back(cell);
+    if (cells.size() > 5 && !cells[2].empty() &&
+        std::isdigit(static_cast<unsigned char>(cells[2][0]))) {
+      seq_latency.emplace_back(std::stoull(cells[2]), std::stoll(cells[5]));
+    }
+  }
+  ASSERT_GT(seq_latency.size(), 1000u) << csv.out.substr(0, 400);
+  uint64_t gaps = 0;
+  uint64_t step_gap = 0;
+  for (size_t i = 1; i < seq_latency.size(); ++i) {
+    const auto [seq, latency] = seq_latency[i - 1];
+    const uint64_t gap = seq_latency[i].first - seq - 1;
+    gaps += gap;
+    EXPECT_LE(gap, static_cast<uint64_t>(std::max<int64_t>(0, latency)) / 1'000'000 + 1)
+        << "periods skipped after seq " << seq << " beyond its lateness of " << latency << " ns";
+    if (latency == max_ns) step_gap = gap;
+  }
   const uint64_t skipped = t["skipped_periods"];
-  EXPECT_GE(skipped, 990u);
-  EXPECT_LE(skipped, 1100u);
+  EXPECT_EQ(skipped, gaps);
+  EXPECT_GE(step_gap, 990u) << "the step's wake-up skips the periods it jumped";
+  EXPECT_LE(step_gap, 1021u) << "once: its 1 s and a host stall at most (the max's bound)";
   // One wake-up saw the step; p99 is the run's ordinary latency, far below it.
   EXPECT_LT(t["stats"]["p99_ns"].get<int64_t>(), 100'000'000);
 }
