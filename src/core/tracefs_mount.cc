@@ -34,36 +34,32 @@ void UnmountAtExit() {
 
 }  // namespace
 
-std::string MountTracefsIfAbsent() {
+void MountTracefsIfAbsent() {
   const std::lock_guard<std::mutex> lock(g_mount_mu);
   for (const char* dir : kTracefsDirs) {
-    if (HasTracefs(dir)) return "";
+    if (HasTracefs(dir)) return;
   }
   const char* point = kTracefsDirs[0];
   struct stat st {};
-  if (::stat(point, &st) != 0 || !S_ISDIR(st.st_mode)) return "";  // no CONFIG_TRACING
+  if (::stat(point, &st) != 0 || !S_ISDIR(st.st_mode)) return;  // no CONFIG_TRACING
   if (::mount("nodev", point, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-    return "";  // EPERM without CAP_SYS_ADMIN, ENODEV without tracefs: the caller says
-  }
-  if (!HasTracefs(point)) {
-    ::umount2(point, MNT_DETACH);
-    return "";
+    return;  // EPERM without CAP_SYS_ADMIN, ENODEV without tracefs: the caller says
   }
   static const bool registered = std::atexit(UnmountAtExit) == 0;
-  if (!registered) {
+  if (!HasTracefs(point) || !registered) {
     ::umount2(point, MNT_DETACH);
-    return "";
+    return;
   }
   g_mounted_by = ::getpid();
+}
+
+std::string TracefsMountNote() {
+  const std::lock_guard<std::mutex> lock(g_mount_mu);
+  if (g_mounted_by == 0 || g_mounted_by != ::getpid()) return "";
   return fmt::format(
       "tracefs was not mounted: rtpulse mounted it at {} for this run and unmounts it when it "
       "exits",
-      point);
-}
-
-bool TracefsMountedByThisProcess() {
-  const std::lock_guard<std::mutex> lock(g_mount_mu);
-  return g_mounted_by != 0 && g_mounted_by == ::getpid();
+      kTracefsDirs[0]);
 }
 
 }  // namespace rtpulse

@@ -10,14 +10,14 @@ namespace rtpulse {
 inline constexpr const char* kTracefsDirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 
 /// When tracefs is mounted at none of kTracefsDirs and this process may mount it (root, or
-/// CAP_SYS_ADMIN), mounts it at /sys/kernel/tracing and says so: the returned note is for the
-/// run's notes. The mount is undone when this process exits (normally, which SIGINT and
-/// SIGTERM become in rtpulse; never by a forked child). "" when nothing was mounted: already
-/// mounted (also by an earlier call), no permission, or no tracefs in this kernel; the
-/// caller's own "no tracefs" error says what to do then.
-std::string MountTracefsIfAbsent();
+/// CAP_SYS_ADMIN), mounts it at /sys/kernel/tracing. The mount is undone when this process
+/// exits (normally, which SIGINT and SIGTERM become in rtpulse; never by a forked child).
+/// Nothing happens when it is already mounted (also by an earlier call), without permission,
+/// or without tracefs in this kernel; the caller's own "no tracefs" error says what to do.
+void MountTracefsIfAbsent();
 
-/// Whether this process mounted tracefs (MountTracefsIfAbsent) and still holds it.
-bool TracefsMountedByThisProcess();
+/// For the run's notes: what MountTracefsIfAbsent did, when this process mounted tracefs and
+/// still holds it; "" otherwise.
+std::string TracefsMountNote();
 
 }  // namespace rtpulse

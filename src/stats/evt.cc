@@ -452,20 +452,16 @@ void ApplyTrustRule(EvtReport& r) {
   FailedChecks(r, true, pot);
   Decide(pot, decades, reach / D(r.samples), r.pot.raw_levels, r.pot.trust, r.pot.levels);
 
+  // Below kMinFit nothing was fitted (BlockMaxima returned first), so bm_ok is false there.
   std::vector<std::string> bm;
-  if (!r.bm_ok) {
-    if (r.bm.blocks < kMinFit) {
-      bm.push_back(fmt::format("only {} of {} (a fit needs at least {})",
-                               Count(r.bm.blocks, "block"), r.bm.block_size, kMinFit));
-    } else if (r.bm.blocks < kFewBlocks) {
-      bm.push_back(fmt::format("only {} of {} (an estimate needs at least {})",
-                               Count(r.bm.blocks, "block"), r.bm.block_size, kFewBlocks));
-    } else {
-      bm.push_back("no fit (the block maxima do not vary)");
-    }
+  if (r.bm.blocks < kMinFit) {
+    bm.push_back(fmt::format("only {} of {} (a fit needs at least {})", Count(r.bm.blocks, "block"),
+                             r.bm.block_size, kMinFit));
   } else if (r.bm.blocks < kFewBlocks) {
     bm.push_back(fmt::format("only {} of {} (an estimate needs at least {})",
                              Count(r.bm.blocks, "block"), r.bm.block_size, kFewBlocks));
+  } else if (!r.bm_ok) {
+    bm.push_back("no fit (the block maxima do not vary)");
   }
   FailedChecks(r, false, bm);
   const size_t bm_samples = r.bm.blocks * r.bm.block_size;

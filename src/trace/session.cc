@@ -756,7 +756,8 @@ Expected<std::string> SessionFindTracefs(const std::string& wanted, std::string&
   if (!wanted.empty()) {
     candidates.push_back(wanted);
   } else {
-    mount_note = MountTracefsIfAbsent();  // as root, when nobody has
+    MountTracefsIfAbsent();  // as root, when nobody has
+    mount_note = TracefsMountNote();
     candidates.assign(std::begin(kTracefsDirs), std::end(kTracefsDirs));
   }
   for (const std::string& dir : candidates) {

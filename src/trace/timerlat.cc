@@ -224,7 +224,7 @@ Expected<std::string> FindTimerlatTracefs(const std::string& tracefs_dir) {
   if (!tracefs_dir.empty()) {
     candidates.push_back(tracefs_dir);
   } else {
-    // As root, when nobody has (said by RunTimerlat's notes: TracefsMountedByThisProcess).
+    // As root, when nobody has (said in RunTimerlat's notes: TracefsMountNote).
     MountTracefsIfAbsent();
     candidates.assign(std::begin(kTracefsDirs), std::end(kTracefsDirs));
   }
@@ -588,10 +588,9 @@ Expected<TimerlatResult> RunTimerlat(const TimerlatPlan& plan) {
   result.cpus = std::move(collector.cpus());
   const TimerlatUserThreads* user_threads = threads ? &*threads : nullptr;
   NameTheThreads(plan, user_threads, result.cpus);
-  if (plan.tracefs_dir.empty() && TracefsMountedByThisProcess()) {
-    result.notes.push_back(
-        std::string("timerlat: tracefs was not mounted: rtpulse mounted it at ") + kTracefsDirs[0] +
-        " for this run and unmounts it when it exits");
+  if (const std::string mounted = TracefsMountNote();
+      plan.tracefs_dir.empty() && !mounted.empty()) {
+    result.notes.push_back("timerlat: " + mounted);
   }
   NoteTheRun(plan, user, changes, restored, user_threads, result);
   return result;

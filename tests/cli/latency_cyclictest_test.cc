@@ -56,6 +56,20 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
+/// The data rows of `rtpulse samples FILE --csv`, split at commas; its header row (which
+/// starts with a column name, not a thread number) is left out.
+std::vector<std::vector<std::string>> SampleCsvRows(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : Lines(csv)) {
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> cells;
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
 /// The status lines ("T: N (") of `text`.
 std::vector<std::string> StatusLines(const std::string& text) {
   std::vector<std::string> out;
@@ -250,16 +264,7 @@ TEST_F(LatencyCyclictestTest, RealtimeClockMeasuresEveryLoop) {
     // expected_ns: the fourth column; consecutive deadlines 1 ms apart within the offset's
     // read jitter (a step of the realtime clock would move them, none is made here).
     std::vector<int64_t> expected;
-    for (const auto& line : Lines(csv.out)) {
-      std::istringstream fields(line);
-      std::string cell;
-      std::vector<std::string> cells;
-      while (std::getline(fields, cell, ',')) cells.push_back(cell);
-      if (cells.size() > 4 && !cells[3].empty() &&
-          std::isdigit(static_cast<unsigned char>(cells[3][0]))) {
-        expected.push_back(std::stoll(cells[3]));
-      }
-    }
+    for (const auto& row : SampleCsvRows(csv.out)) expected.push_back(std::stoll(row.at(3)));
     ASSERT_GT(expected.size(), 250u) << csv.out.substr(0, 400);
     for (size_t i = 1; i < expected.size(); ++i) {
       const int64_t step = expected[i] - expected[i - 1];
@@ -379,15 +384,8 @@ TEST_F(LatencyCyclictestTest, AStepOfTheChosenClockIsMeasuredOnThatClock) {
   auto csv = RunRtpulse({"samples", dir.File("s.smp"), "--csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   std::vector<std::pair<uint64_t, int64_t>> seq_latency;  // columns seq, latency_ns
-  for (const auto& line : Lines(csv.out)) {
-    std::istringstream fields(line);
-    std::string cell;
-    std::vector<std::string> cells;
-    while (std::getline(fields, cell, ',')) cells.push_back(cell);
-    if (cells.size() > 5 && !cells[2].empty() &&
-        std::isdigit(static_cast<unsigned char>(cells[2][0]))) {
-      seq_latency.emplace_back(std::stoull(cells[2]), std::stoll(cells[5]));
-    }
+  for (const auto& row : SampleCsvRows(csv.out)) {
+    seq_latency.emplace_back(std::stoull(row.at(2)), std::stoll(row.at(5)));
   }
   ASSERT_GT(seq_latency.size(), 1000u) << csv.out.substr(0, 400);
   uint64_t gaps = 0;
