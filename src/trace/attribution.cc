@@ -35,12 +35,16 @@ struct AttrFrame {
   bool saw_hrtimer = false;     // hard: an hrtimer expired with it innermost.
 };
 
-// One run of a task on the CPU, from a sched_switch to the next (or the unknown start).
+// One run of a task on the CPU, from a sched_switch to the next (or the unknown start). A
+// rename inside it (an exec, prctl) starts a new piece with the new name; every piece of one
+// run (`group`: the index of its first) is named with the policy at the run's end, since a
+// policy change (sched_setscheduler) leaves no event: the switch-out states it.
 struct AttrRun {
   bool known = false;
   int pid = 0;
   std::string comm;
   int prio = 0;
+  int group = 0;
 };
 
 // A stretch of the window with one context.
@@ -206,6 +210,16 @@ class AttrReplay {
       Apply(event, i);
     }
     if (spike.actual_ns > last_ns) Emit(last_ns, spike.actual_ns);
+    // The run open at the spike ends at the CPU's first switch after it: its name and policy
+    // then are the ones nearest the spike.
+    for (const TraceEvent& event : events) {
+      if (event.cpu != spike.cpu || event.ts_ns <= spike.actual_ns ||
+          event.kind != EventKind::kSchedSwitch) {
+        continue;
+      }
+      EndRun(event);
+      break;
+    }
   }
 
   const std::vector<AttrFrame>& frames() const { return frames_; }
@@ -250,17 +264,42 @@ class AttrReplay {
       }
     }
   }
+  // A recorded switch away from the current run: its name and policy as they were at its end.
+  void EndRun(const TraceEvent& sw) {
+    const AttrRun& current = AttrAt(runs_, current_run_);
+    if (!current.known || current.pid != sw.prev_pid || sw.prev_state == kAttrInferredState) {
+      return;
+    }
+    const int group = current.group;
+    AttrAt(runs_, current_run_).comm = std::string(sw.PrevComm());
+    for (AttrRun& piece : runs_) {
+      if (piece.group == group) piece.prio = sw.prev_prio;
+    }
+  }
+  void StartRun(AttrRun run) {
+    runs_.push_back(std::move(run));
+    current_run_ = static_cast<int>(runs_.size()) - 1;
+  }
   void Apply(const TraceEvent& event, size_t index) {
     switch (event.kind) {
       case EventKind::kSchedSwitch: {
+        EndRun(event);
         AttrRun run;
         run.known = true;
         run.pid = event.next_pid;
         run.comm = std::string(event.NextComm());
         run.prio = event.next_prio;
-        runs_.push_back(std::move(run));
-        current_run_ = static_cast<int>(runs_.size()) - 1;
+        run.group = static_cast<int>(runs_.size());
+        StartRun(std::move(run));
         run_of_switch_[index] = current_run_;
+        break;
+      }
+      case EventKind::kTaskRename: {
+        const AttrRun& current = AttrAt(runs_, current_run_);
+        if (!current.known || current.pid != event.next_pid) break;
+        AttrRun piece = current;
+        piece.comm = std::string(event.NextComm());
+        StartRun(std::move(piece));
         break;
       }
       case EventKind::kIrqEntry:
@@ -514,7 +553,9 @@ AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
   } else if (probe) {
     return {CauseKind::kWake, "syscall", instance};
   }
-  if (stretch.run == chain.probe_run) return {CauseKind::kWake, "switch-in", instance};
+  if (chain.probe_run != kAttrNone && run.group == AttrAt(replay.runs(), chain.probe_run).group) {
+    return {CauseKind::kWake, "switch-in", instance};  // Its run, renamed or not.
+  }
   if (stretch.from_ns >= chain.start_ns) {
     if (run.pid == chain.deferring_pid) return {CauseKind::kWake, "switch-in", instance};
     return {CauseKind::kThread, AttrThreadPartName(run), instance};

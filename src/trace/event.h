@@ -32,6 +32,8 @@ enum class EventKind : uint8_t {
   kSyscallExit,         ///< raw_syscalls:sys_exit.
   kCpuIdle,             ///< power:cpu_idle: number = state (-1 = leaving idle).
   kTimerlat,            ///< ftrace:timerlat (timerlat tracer sample): seq, context, latency.
+  kTaskRename,          ///< task:task_rename (an exec, prctl(PR_SET_NAME)): the task in
+                        ///< next_pid, its new name in next_comm.
   kOther,               ///< Anything else read from the instance (kept for the raw window).
 };
 

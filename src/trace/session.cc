@@ -220,6 +220,8 @@ constexpr SessionWantedEvent kSessionEvents[] = {
     {"sched", "sched_switch", true},
     {"sched", "sched_waking", true},
     {"sched", "sched_wakeup", false},
+    // A thread's name at the spike: an exec or a prctl renames it while it runs (no switch).
+    {"task", "task_rename", true},
     {"irq", "irq_handler_entry", true},
     {"irq", "irq_handler_exit", true},
     {"irq", "softirq_raise", true},
@@ -485,6 +487,10 @@ struct TraceSession::Impl {
     } else if (system == "power" && event_name == "cpu_idle") {
       d.kind = EventKind::kCpuIdle;
       d.f[0] = field("state");
+    } else if (system == "task" && event_name == "task_rename") {
+      d.kind = EventKind::kTaskRename;
+      d.f[0] = field("pid");  // Absent in later kernels: the task renaming itself is common_pid.
+      d.f[1] = field("newcomm");
     } else if (system == "ftrace" && event_name == "timerlat") {
       d.kind = EventKind::kTimerlat;
       d.f[0] = field("seqnum");
@@ -594,6 +600,12 @@ struct TraceSession::Impl {
         break;
       case EventKind::kCpuIdle:
         ev.number = static_cast<int32_t>(static_cast<uint32_t>(SessionReadNumber(d.f[0], data)));
+        break;
+      case EventKind::kTaskRename:
+        ev.next_pid =
+            d.f[0] != nullptr ? static_cast<int32_t>(SessionReadNumber(d.f[0], data)) : ev.pid;
+        SessionReadComm(d.f[1], data, size, ev.next_comm);
+        LearnComm(ev.next_pid, ev.next_comm);
         break;
       case EventKind::kTimerlat:
         ev.number = static_cast<int64_t>(SessionReadNumber(d.f[0], data));
@@ -915,8 +927,8 @@ Status TraceSession::Impl::EnableEvents() {
 /// Formats of the kernel's events (and the header page, kallsyms) for decoding, and the
 /// size of the buffer's sub-pages.
 Status TraceSession::Impl::LoadFormats() {
-  const char* systems[] = {"sched",     "irq",   "irq_vectors",  "timer",  "ipi",
-                           "workqueue", "power", "raw_syscalls", "ftrace", nullptr};
+  const char* systems[] = {"sched",     "task",  "irq",          "irq_vectors", "timer", "ipi",
+                           "workqueue", "power", "raw_syscalls", "ftrace",      nullptr};
   tep = SessionLoadEvents(dir, systems);
   if (tep == nullptr) {
     return ResourceError(fmt::format("cannot read the event formats under {}/events", dir));

@@ -121,6 +121,17 @@ class AttrScript {
     Add(ts, cpu, EventKind::kSyscallExit, current).number = 230;
     return *this;
   }
+  // An exec or prctl(PR_SET_NAME) renaming task `pid`: it fires in the task itself, or in
+  // `current` when another task names it (a kthread by its creator).
+  AttrScript& Rename(int64_t ts, int cpu, int pid, std::string_view old_comm,
+                     std::string_view new_comm, int current = -1) {
+    TraceEvent& e = Add(ts, cpu, EventKind::kTaskRename, current >= 0 ? current : pid);
+    e.next_pid = pid;
+    SetText(e.next_comm, new_comm);
+    SetText(e.prev_comm, old_comm);  // For the text only, as the kernel prints it.
+    comms_[pid] = std::string(new_comm);
+    return *this;
+  }
   // An event the attribution does not use (the text keeps it, the script must skip it).
   AttrScript& Other(int64_t ts, int cpu, int current) {
     Add(ts, cpu, EventKind::kOther, current);
@@ -197,6 +208,10 @@ class AttrScript {
                " function=hrtimer_wakeup";
       case EventKind::kHrtimerExpireExit:
         return "hrtimer_expire_exit: hrtimer=00000000abcd";
+      case EventKind::kTaskRename:
+        return "task_rename: pid=" + std::to_string(e.next_pid) +
+               " oldcomm=" + std::string(e.PrevComm()) + " newcomm=" + std::string(e.NextComm()) +
+               " oom_score_adj=0";
       case EventKind::kSyscallEnter:
         return "sys_enter: NR " + n + " (1, 1, 7ffc2a5e1d30, 0, 0, 0)";
       case EventKind::kSyscallExit:
@@ -372,6 +387,54 @@ TEST(Attribution, AFifoThreadSpinningAfterTheWakeIsNamedWithItsExactTime) {
                                     {CauseKind::kWake, "timer irq", 3 * kUs, 1},
                                     {CauseKind::kWake, "switch-in", 2 * kUs, 1},
                                     {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+}
+
+// `chrt -f 99 python3 hog.py` on the probe's CPU: switched in as chrt at SCHED_OTHER (prio
+// 120), it sets SCHED_FIFO 99 (no event) and execs python3 (task_rename) while it runs; the
+// woken probe waits for its switch-out, at prio 0. Named as it was at the spike: never
+// "chrt 600 other".
+TEST(Attribution, ATaskRenamedWhileItRunsIsNamedAtTheSpikeWithItsPolicyAtTheSwitchOut) {
+  AttrScript s;
+  s.Switch(kE - 100 * kUs, 1, "swapper/1", 0, 120, "chrt", 600, 120)
+      .Rename(kE - 60 * kUs, 1, 600, "chrt", "python3")
+      .IrqEntry(kE + 2 * kUs, 1, 600, 11, "arch_timer")
+      .Waking(kE + 3 * kUs, 1, 600, "probe", 500, 19, 1)
+      .IrqExit(kE + 5 * kUs, 1, 600, 11)
+      .Switch(kE + 85 * kUs, 1, "python3", 600, 0, "probe", 500, 19);
+  const Explanation e = AttributeAndCompare(s, Spike(1, 87 * kUs));
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "python3 600 rt 99", 80 * kUs, 1},
+                                    {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+
+  // Renamed inside the spike: each stretch under the name it ran with, both at the policy of
+  // the run's end.
+  AttrScript inside;
+  inside.Switch(kE - 100 * kUs, 1, "swapper/1", 0, 120, "chrt", 600, 120)
+      .IrqEntry(kE + 2 * kUs, 1, 600, 11, "arch_timer")
+      .Waking(kE + 3 * kUs, 1, 600, "probe", 500, 19, 1)
+      .IrqExit(kE + 5 * kUs, 1, 600, 11)
+      .Rename(kE + 40 * kUs, 1, 600, "chrt", "python3")
+      .Switch(kE + 85 * kUs, 1, "python3", 600, 0, "probe", 500, 19);
+  const Explanation renamed = AttributeAndCompare(inside, Spike(1, 87 * kUs));
+  EXPECT_EQ(Tuples(renamed),
+            (std::vector<PartTuple>{{CauseKind::kThread, "python3 600 rt 99", 45 * kUs, 1},
+                                    {CauseKind::kThread, "chrt 600 rt 99", 35 * kUs, 1},
+                                    {CauseKind::kWake, "timer irq", 3 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 2 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 2 * kUs, 1}}));
+
+  // Another task's rename (a kthread named by its creator) leaves the running one's name.
+  AttrScript other;
+  other.Switch(kE - 100 * kUs, 1, "swapper/1", 0, 120, "spinner", 600, 9)
+      .Rename(kE - 50 * kUs, 1, 601, "kthreadd", "kworker/1:2", 600)
+      .IrqEntry(kE + 2 * kUs, 1, 600, 11, "arch_timer")
+      .Waking(kE + 3 * kUs, 1, 600, "probe", 500, 19, 1)
+      .IrqExit(kE + 5 * kUs, 1, 600, 11)
+      .Switch(kE + 85 * kUs, 1, "spinner", 600, 9, "probe", 500, 19);
+  const Explanation kept = AttributeAndCompare(other, Spike(1, 87 * kUs));
+  EXPECT_EQ(kept.parts.front().name, "spinner 600 rt 90");
 }
 
 // The example: the timer IRQ wakes ktimers/2, which first runs NET_RX (with the eth0
@@ -704,18 +767,25 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
   std::mt19937 rng(20261201);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   // Rounds 40..79 leave out half the switches out of the idle task, as some kernels do;
-  // rounds 80..119 add the probe's syscalls (the full event set) to rounds like 0..39.
-  int inferred_total = 0;
-  for (int round = 0; round < 120; ++round) {
+  // rounds 80..119 add the probe's syscalls (the full event set) to rounds like 0..39;
+  // rounds 120..159 rename tasks while they run and change their policy (which leaves no
+  // event: only their next switch says so).
+  int inferred_total = 0, renamed_total = 0;
+  for (int round = 0; round < 160; ++round) {
     const bool drop_idle_exits = round >= 40 && round < 80;
-    const bool syscalls = round >= 80;
+    const bool syscalls = round >= 80 && round < 120;
+    const bool renames = round >= 120;
+    // Each task's name and prio as they are now (only make, spin and dl change).
+    std::vector<std::pair<std::string, int>> live;
+    for (const Task& task : tasks) live.emplace_back(task.comm, task.prio);
+    auto now = [&](int k) -> std::pair<std::string, int>& { return live[static_cast<size_t>(k)]; };
     AttrScript s;
     int64_t t = kE - 40 * kUs;
     int current = pick(4);
     const bool history = round % 7 != 0;  // Some rounds start without a sched_switch.
     if (history) {
-      s.Switch(t, 1, "swapper/1", 0, 120, tasks[current].comm, tasks[current].pid,
-               tasks[current].prio);
+      s.Switch(t, 1, "swapper/1", 0, 120, now(current).first, tasks[current].pid,
+               now(current).second);
     }
     std::vector<int> hard;                 // Open irq numbers (vectors are 200+).
     std::map<int, std::vector<int>> soft;  // Open softirq vecs per task index.
@@ -723,13 +793,26 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
       t += (1 + pick(6)) * kUs + pick(3) * 100;
       const Task& task = tasks[current];
       const int pid = history || step > 0 ? task.pid : 77;
+      if (renames && pid == task.pid && (current == 1 || current == 2 || current == 5) &&
+          pick(5) == 0) {
+        if (pick(2) == 0) {
+          const std::string name = std::string(task.comm) + "-" + std::to_string(step);
+          s.Rename(t, 1, task.pid, now(current).first, name);
+          now(current).first = name;
+          ++renamed_total;
+        } else {
+          constexpr int kPrios[] = {120, 9, 49, -1};
+          now(current).second = kPrios[pick(4)];
+        }
+        continue;
+      }
       switch (pick(9)) {
         case 0:
           if (hard.empty()) {
             const int next = pick(6);
             if (!drop_idle_exits || task.pid != 0 || pick(2) == 0) {
-              s.Switch(t, 1, task.comm, task.pid, task.prio, tasks[next].comm, tasks[next].pid,
-                       tasks[next].prio);
+              s.Switch(t, 1, now(current).first, task.pid, now(current).second, now(next).first,
+                       tasks[next].pid, now(next).second);
             }
             current = next;
           }
@@ -806,6 +889,7 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
     inferred_total += AttributeAndCompare(s, spike).inferred_switches;
   }
   EXPECT_GT(inferred_total, 10);  // The dropping rounds did exercise the inference.
+  EXPECT_GT(renamed_total, 20);
 }
 
 Explanation Made(int64_t lateness_ns, std::vector<Part> parts) {

@@ -66,6 +66,12 @@ def parse(path):
                 if not w:
                     continue
                 e.update(woken=int(w["p"]), woken_comm=w["c"], woken_prio=int(w["pr"]))
+            elif e["event"] == "task_rename":
+                newcomm = re.search(r"newcomm=(.*?)(?: oom_score_adj=|$)", m["rest"])
+                if not newcomm:
+                    continue
+                # Kernels whose event has no pid field rename the task it fires in.
+                e.update(renamed=int(e["f"].get("pid", e["pid"])), newcomm=newcomm.group(1))
             events.append(e)
     return events, lost_cpus
 
@@ -119,11 +125,23 @@ def timeline(events, cpu, actual, tid):
     inferred = 0
     prev_ts = None
 
-    def start(ts, pid, comm, prio, rid):
+    def start(ts, pid, comm, prio, rid, group=None):
         runs.append({"id": rid, "start": ts, "known": True, "pid": pid, "comm": comm,
-                     "prio": prio})
+                     "prio": prio, "group": rid if group is None else group})
+
+    def end(sw):
+        """A recorded switch away from the running task: the name and policy at its end, the
+        policy for every piece of the run (a policy change leaves no event)."""
+        running = runs[-1]
+        if not running["known"] or running["pid"] != sw["prev_pid"]:
+            return
+        running["comm"] = sw["prev_comm"]
+        for r in runs:
+            if r.get("group") == running["group"]:
+                r["prio"] = sw["prev_prio"]
 
     after = None  # Who the first event on the CPU after `actual` says is current.
+    ended_after = None  # The CPU's first sched_switch after `actual`.
     for e in events:
         if e["cpu"] != cpu:
             continue
@@ -131,6 +149,8 @@ def timeline(events, cpu, actual, tid):
         if e["ts"] > actual:
             if after is None:
                 after = who
+            if e["event"] == "sched_switch" and not ended_after:
+                ended_after = e
             continue
         running = runs[-1]
         if running["known"] and who != running["pid"] and prev_ts is not None:
@@ -139,7 +159,13 @@ def timeline(events, cpu, actual, tid):
             inferred += 1
         run_of[e["i"]] = runs[-1]
         if e["event"] == "sched_switch":
+            end(e)
             start(e["ts"], e["next_pid"], e["next_comm"], e["next_prio"], ("run", e["i"]))
+        elif (e["event"] == "task_rename" and runs[-1]["known"]
+              and e["renamed"] == runs[-1]["pid"]):
+            # An exec or prctl renamed the running task: a piece of the same run.
+            r = runs[-1]
+            start(e["ts"], r["pid"], e["newcomm"], r["prio"], ("run", e["i"]), r["group"])
         prev_ts = e["ts"]
     # The probe read its clock at `actual`: the probe (tid given) or whoever the next event
     # names was current then, and not the idle task.
@@ -148,6 +174,9 @@ def timeline(events, cpu, actual, tid):
         comm, prio = describe(events, who, prev_ts)
         start(prev_ts, who, comm, prio, ("run", "inferred %d" % inferred))
         inferred += 1
+    # The run open at `actual` ends at the CPU's first switch after it.
+    if ended_after:
+        end(ended_after)
     return runs, run_of
 
 
@@ -255,7 +284,8 @@ def main():
 
     # The chain.
     # Switch-ins as the timeline has them, recorded or inferred: (ts, pid, run id).
-    switches = [(r["start"], r["pid"], r["id"]) for r in runs if r["known"]]
+    switches = [(r["start"], r["pid"], r["id"]) for r in runs
+                if r["known"] and r["group"] == r["id"]]  # Not a rename's piece.
     if tid <= 0:
         tid = switches[-1][1] if switches else 0
     chain = {"kind": "unknown", "thread": "", "hard": None, "soft": None, "deferring": None,
@@ -351,7 +381,7 @@ def main():
             label = ("thread", "probe late to sleep" if r["pid"] == tid else name_of(r), r["id"])
         elif late_enter <= a and r["pid"] == tid:
             label = ("wake", "syscall", r["id"])
-        elif r["id"] == chain["probe_run"]:
+        elif r["group"] == chain["probe_run"]:
             label = ("wake", "switch-in", r["id"])
         elif a >= chain["start"] and r["pid"] == chain["deferring"]:
             label = ("wake", "switch-in", r["id"])

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +52,10 @@ struct HogRun {
   std::atomic<int> probe_tid{0};
   std::atomic<bool> probe_fifo{false}, hog_fifo{false};
   int hog_tid = 0;
+  /// The hog as `chrt -f 60 python3 -c SPIN` forked and exec'd at the spin's time (its pid in
+  /// hog_tid), instead of a thread of this process: switched in under this program's name at
+  /// SCHED_OTHER, it is renamed twice and changes its policy while it runs.
+  bool exec_hog = false;
   int64_t spin_from_ns = 0, spin_to_ns = 0;
   /// The hog's own CPU time over the spin (CLOCK_THREAD_CPUTIME_ID). With the guest's
   /// steal-time accounting (CONFIG_PARAVIRT_TIME_ACCOUNTING) the time the host held the vCPU
@@ -58,6 +63,37 @@ struct HogRun {
   int64_t hog_cpu_ns = 0;
   ExplainSummary summary;
 };
+
+/// The exec'd hog: a child pinned to the probe's CPU spins at SCHED_OTHER under this
+/// program's name until `at_ns` (so the probe's every sleep switches to it, a switch the
+/// trace records with that name and prio 120), then execs `chrt -f 60 python3 -c SPIN`:
+/// chrt sets SCHED_FIFO 60 and execs python3, whose start-up and kSpinNs spin hold the probe
+/// off. Only system calls between fork and exec (this process has threads).
+void ExecTheHog(HogRun& run, int64_t at_ns) {
+  const std::string spin =
+      "import time\nt = time.monotonic_ns()\nwhile time.monotonic_ns() - t < " +
+      std::to_string(kSpinNs) + ": pass\n";
+  const char* argv[] = {"/usr/bin/chrt", "-f",   "60", "/usr/bin/python3", "-c",
+                        spin.c_str(),    nullptr};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<size_t>(run.cpu), &set);
+  run.spin_from_ns = at_ns;
+  const pid_t child = fork();
+  if (child == 0) {
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) _exit(126);
+    while (MonotonicNs() < at_ns) {
+    }
+    execv(argv[0], const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  ASSERT_GT(child, 0);
+  run.hog_tid = child;
+  int status = 0;
+  waitpid(child, &status, 0);
+  run.spin_to_ns = MonotonicNs();
+  run.hog_fifo = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 /// A SCHED_FIFO probe at 1 ms on `run.cpu` for 1 s, the explainer started beside it, and a
 /// FIFO 60 hog that spins kSpinNs across the deadline of period 150.
@@ -127,6 +163,10 @@ void RunHogBesideTheProbe(HogRun& run, const std::string& window_dir) {
     }
   });
   std::thread hog([&] {
+    if (run.exec_hog) {
+      ExecTheHog(run, start_ns + 150 * kPeriodNs + kPeriodNs / 2);
+      return;
+    }
     pthread_setname_np(pthread_self(), "rtp-hog");
     hog_fifo = ExplainRtPinFifo(cpu, 60);
     hog_tid = static_cast<int>(syscall(SYS_gettid));
@@ -292,6 +332,50 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   EXPECT_FALSE(std::filesystem::exists(std::string(testutil::kTracefsDir) + "/instances/" +
                                        summary.trace.instance))
       << "Finish removes the instance";
+}
+
+// docs/explain.md: a thread is named as it was at the spike. `chrt -f 60 python3 ...` is
+// switched in under this program's name at SCHED_OTHER, renamed to chrt and then python3 by
+// its execs, and set to SCHED_FIFO 60 by chrt, all while it runs: the largest part naming it
+// (python3's start-up and spin, milliseconds) is "python3 PID rt 60", and every part under
+// an exec'd name says rt 60. (Before the exec it was SCHED_OTHER under this program's name,
+// which a host stall can show in a spike of its own.)
+TEST(ExplainerRtTest, AHogExecdUnderChrtIsNamedAsItRanAtTheSpike) {
+  if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (access("/usr/bin/chrt", X_OK) != 0 || access("/usr/bin/python3", X_OK) != 0) {
+    GTEST_SKIP() << "needs /usr/bin/chrt and /usr/bin/python3";
+  }
+  testutil::TempDir dir;
+  // Up to three runs: one whose host held the vCPU through the whole hog names nothing.
+  std::unique_ptr<HogRun> kept;
+  std::vector<Part> named;
+  for (int attempt = 0; attempt < 3 && named.empty(); ++attempt) {
+    kept = std::make_unique<HogRun>();
+    kept->cpu = std::thread::hardware_concurrency() > 1 ? 1 : 0;
+    kept->exec_hog = true;
+    RunHogBesideTheProbe(*kept, dir.File("windows-" + std::to_string(attempt)));
+    if (HasFatalFailure()) return;
+    const std::string pid = " " + std::to_string(kept->hog_tid) + " ";
+    for (const Explanation& e : kept->summary.explanations) {
+      for (const Part& p : e.parts) {
+        if (p.kind == CauseKind::kThread && p.name.find(pid) != std::string::npos) {
+          named.push_back(p);
+        }
+      }
+    }
+  }
+  const std::string pid = std::to_string(kept->hog_tid);
+  ASSERT_FALSE(named.empty()) << "no part named the hog (pid " << pid << ") in three runs";
+  std::string all;
+  for (const Part& p : named) all += p.name + " " + std::to_string(p.ns) + " ns\n";
+  const auto largest = std::max_element(named.begin(), named.end(),
+                                        [](const Part& a, const Part& b) { return a.ns < b.ns; });
+  EXPECT_EQ(largest->name, "python3 " + pid + " rt 60") << all;
+  for (const Part& p : named) {
+    if (p.name.rfind("python3 ", 0) == 0 || p.name.rfind("chrt ", 0) == 0) {
+      EXPECT_TRUE(p.name.ends_with(" " + pid + " rt 60")) << all;
+    }
+  }
 }
 
 }  // namespace

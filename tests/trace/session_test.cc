@@ -699,10 +699,10 @@ TEST(TraceSessionTest, LeanSetEnablesExactlyTheAttributionsEventsFullTheRest) {
   const int cpu = ProbeCpu();
   // What attribution.cc and tests/trace/explain_truth.py read, written out here on purpose
   // (not taken from session.cc): a change to either side must change this list too.
-  std::vector<std::string> lean = {"sched:sched_switch",    "sched:sched_waking",
-                                   "irq:irq_handler_entry", "irq:irq_handler_exit",
-                                   "irq:softirq_raise",     "irq:softirq_entry",
-                                   "irq:softirq_exit",      "timer:hrtimer_expire_entry"};
+  std::vector<std::string> lean = {
+      "sched:sched_switch",   "sched:sched_waking",         "irq:irq_handler_entry",
+      "irq:irq_handler_exit", "irq:softirq_raise",          "irq:softirq_entry",
+      "irq:softirq_exit",     "timer:hrtimer_expire_entry", "task:task_rename"};
   const std::vector<std::string> full_only = {"sched:sched_wakeup",
                                               "timer:hrtimer_start",
                                               "timer:hrtimer_expire_exit",
