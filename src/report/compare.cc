@@ -19,6 +19,30 @@ double Us(double ns) {
 
 /// Every scenario (one per wake path when a scenario ran several) a run measured, keyed
 /// by the name compare matches on.
+/// `run_warnings`: the run's own, shown with its context once, not repeated per scenario.
+std::vector<std::string> SideFlags(const results::ScenarioResult& scenario,
+                                   const std::vector<std::string>& run_warnings) {
+  std::vector<std::string> flags;
+  if (scenario.status != results::ScenarioStatus::kComplete) {
+    flags.push_back(fmt::format("scenario status '{}': measured only in part",
+                                results::ScenarioStatusName(scenario.status)));
+  }
+  if (scenario.latency && scenario.latency->degraded) {
+    flags.push_back("degraded: some real-time set-up was refused (its warnings say which)");
+  }
+  auto add = [&](const std::string& w) {
+    if (std::find(flags.begin(), flags.end(), w) == flags.end() &&
+        std::find(run_warnings.begin(), run_warnings.end(), w) == run_warnings.end()) {
+      flags.push_back(w);
+    }
+  };
+  for (const std::string& w : scenario.warnings) add(w);
+  if (scenario.latency) {
+    for (const std::string& w : scenario.latency->warnings) add(w);
+  }
+  return flags;
+}
+
 std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteResult& suite,
                                                           size_t run) {
   std::vector<std::pair<std::string, ScenarioSide>> out;
@@ -51,6 +75,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
       }
       const std::string key = paths.size() > 1 ? scenario.name + "/" + path.wake : scenario.name;
       side.scenario = key;
+      side.flags = SideFlags(scenario, suite.warnings);
       out.emplace_back(key, std::move(side));
     }
   }
@@ -316,7 +341,48 @@ nlohmann::ordered_json RatioJson(double base, double other, const std::string& w
           {"wording", wording}};
 }
 
+/// A string field of the run's system_info, or nullopt when the run does not record it.
+std::optional<std::string> SystemField(const CompareRun& run, const char* key) {
+  const auto& sys = run.suite.system;
+  if (!sys.is_object() || !sys.contains(key) || !sys[key].is_string()) return std::nullopt;
+  return sys[key].get<std::string>();
+}
+
+nlohmann::ordered_json OrNull(const std::optional<std::string>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+/// The table row that marks flagged sides, and the flags spelled out under the table.
+bool AnyFlagged(const ScenarioComparison& s) {
+  return std::any_of(s.sides.begin(), s.sides.end(),
+                     [](const ScenarioSide& side) { return !side.flags.empty(); });
+}
+
+std::string FlagCell(const ScenarioSide& side) {
+  return side.flags.empty() ? "no" : fmt::format("yes ({})", side.flags.size());
+}
+
 }  // namespace
+
+std::string RunContext(const CompareRun& run) {
+  const auto release = SystemField(run, "release");
+  const auto model = SystemField(run, "preemption_model");
+  const auto machine = SystemField(run, "machine");
+  const auto board = SystemField(run, "board");
+  const auto hypervisor = SystemField(run, "hypervisor");
+  std::string out = fmt::format("kernel {} ({})", release.value_or("unknown"),
+                                model && !model->empty() ? *model : "preemption model unknown");
+  out += ", " + (machine && !machine->empty() ? *machine : std::string("machine unknown"));
+  if (board && !board->empty()) out += ", " + *board;
+  if (!hypervisor) {
+    out += ", virtualization unknown";
+  } else if (hypervisor->empty()) {
+    out += ", no hypervisor detected";
+  } else {
+    out += ", virtual machine (" + *hypervisor + ")";
+  }
+  return out;
+}
 
 Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
                                      const stats::BootstrapOptions& bootstrap) {
@@ -387,6 +453,15 @@ Expected<Comparison> BuildComparison(std::vector<CompareRun> runs,
     });
     c.scenarios.push_back(std::move(s));
   }
+  // A flagged side changes what its comparison means: said in the warnings too.
+  for (const auto& s : c.scenarios) {
+    for (const auto& side : s.sides) {
+      for (const auto& flag : side.flags) {
+        c.warnings.push_back(fmt::format("{}'s {} is flagged, so are its comparisons: {}",
+                                         runs[side.run].label, side.scenario, flag));
+      }
+    }
+  }
   c.runs = std::move(runs);
   return c;
 }
@@ -398,6 +473,14 @@ std::string FormatCompareText(const Comparison& c) {
     out += fmt::format(" {}{} = {};", c.runs[i].label, i == 0 ? " (baseline)" : "", c.runs[i].path);
   }
   out.back() = '\n';
+  // What each run was measured on and what it warned of: every figure below depends on it.
+  for (const auto& run : c.runs) {
+    out += fmt::format("run {}: {}; status {}; {}\n", run.label, RunContext(run), run.suite.status,
+                       run.suite.warnings.empty()
+                           ? std::string("no warnings")
+                           : fmt::format("{} warning(s):", run.suite.warnings.size()));
+    for (const auto& w : run.suite.warnings) out += fmt::format("  warning: {}\n", w);
+  }
   // Columns as wide as the longest label, so folder names of any length stay aligned.
   size_t col = 12;
   size_t vs_col = 28;
@@ -423,6 +506,11 @@ std::string FormatCompareText(const Comparison& c) {
     out += fmt::format("  {:<16}", "samples");
     for (const auto& side : s.sides) out += fmt::format(" {:>{}}", side.summary.count, col);
     out += "\n";
+    if (AnyFlagged(s)) {
+      out += fmt::format("  {:<16}", "flagged");
+      for (const auto& side : s.sides) out += fmt::format(" {:>{}}", FlagCell(side), col);
+      out += "\n";
+    }
     for (const auto& stat : kStats) {
       out += fmt::format("  {:<16}", fmt::format("{} (us)", stat.label));
       for (const auto& side : s.sides) out += fmt::format(" {:>{}}", Cell(stat, side), col);
@@ -469,6 +557,11 @@ std::string FormatCompareText(const Comparison& c) {
       out += fmt::format("\n  KS {} vs {}: D = {:.4f}, nominal p = {} (overstated: see note)\n",
                          c.runs[v.run].label, c.runs[base.run].label, v.ks.d, PValue(v.ks.p_value));
     }
+    for (const auto& side : s.sides) {
+      for (const auto& flag : side.flags) {
+        out += fmt::format("  flagged: {}: {}\n", c.runs[side.run].label, flag);
+      }
+    }
     for (const auto& note : s.notes) out += fmt::format("  note: {}\n", note);
   }
   if (!c.missing.empty()) out += "\n";
@@ -498,6 +591,12 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                     {"status", r.suite.status},
                     {"rtpulse_version", r.suite.rtpulse_version},
                     {"kernel", r.suite.system.value("release", "")},
+                    {"preemption_model", OrNull(SystemField(r, "preemption_model"))},
+                    {"machine", OrNull(SystemField(r, "machine"))},
+                    {"board", OrNull(SystemField(r, "board"))},
+                    {"hypervisor", OrNull(SystemField(r, "hypervisor"))},
+                    {"context", RunContext(r)},
+                    {"warnings", r.suite.warnings},
                     {"scenarios", names}});
   }
   nlohmann::ordered_json scenarios = nlohmann::ordered_json::array();
@@ -524,7 +623,8 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                        {"skipped_periods", side.misses_not_counted
                                                ? nlohmann::ordered_json(nullptr)
                                                : nlohmann::ordered_json(side.skipped_periods)},
-                       {"per_period", PeriodJson(side)}});
+                       {"per_period", PeriodJson(side)},
+                       {"flags", side.flags}});
       if (side.bounds.Any()) {
         // Imports: a value that cannot be known is null; every inexact one is named.
         nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
@@ -607,7 +707,7 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
       "table{border-collapse:collapse;margin:1em 0}\n"
       "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\n"
       "th:first-child,td:first-child{text-align:left}\n"
-      "td.w{text-align:left}\n.sig{color:#06c}.ns{color:#777}\n"
+      "td.w{text-align:left}\n.sig{color:#06c}.ns{color:#777}.flag{color:#b30}\n"
       ".note{color:#555;font-size:.9em}\nfigure{margin:1em 0}\n"
       "</style></head><body>\n<h1>rtpulse compare</h1>\n<p>Runs: ";
   for (size_t i = 0; i < c.runs.size(); ++i) {
@@ -615,6 +715,16 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
                      i == 0 ? " (baseline)" : "", HtmlEscape(c.runs[i].path));
   }
   h += ". Latencies in microseconds.</p>\n";
+  h += "<table>\n<tr><th>run</th><th>measured on</th><th>status</th><th>warnings</th></tr>\n";
+  for (const auto& run : c.runs) {
+    std::string warnings;
+    for (const auto& w : run.suite.warnings) warnings += HtmlEscape(w) + "<br>";
+    h += fmt::format(
+        "<tr><td>{}</td><td class=\"w\">{}</td><td>{}</td><td class=\"w\">{}</td></tr>\n",
+        HtmlEscape(run.label), HtmlEscape(RunContext(run)), HtmlEscape(run.suite.status),
+        warnings.empty() ? "none" : warnings);
+  }
+  h += "</table>\n";
   for (const auto& s : c.scenarios) {
     const auto& base = s.sides[0];
     h += fmt::format("<h2>{}</h2>\n<table>\n<tr><th>statistic</th>", HtmlEscape(s.name));
@@ -627,6 +737,12 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
     for (const auto& side : s.sides) h += fmt::format("<td>{}</td>", side.summary.count);
     for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
     h += "</tr>\n";
+    if (AnyFlagged(s)) {
+      h += "<tr><td>flagged</td>";
+      for (const auto& side : s.sides) h += "<td class=\"flag\">" + FlagCell(side) + "</td>";
+      for (size_t i = 0; i < s.versus.size(); ++i) h += "<td></td>";
+      h += "</tr>\n";
+    }
     for (const auto& stat : kStats) {
       h += fmt::format("<tr><td>{}</td>", stat.label);
       for (const auto& side : s.sides)
@@ -666,6 +782,12 @@ std::string CompareHtml(const Comparison& c, const std::vector<std::string>& fig
       h += fmt::format("<td class=\"w\">D = {:.4f}, p = {}</td>", v.ks.d, PValue(v.ks.p_value));
     }
     h += "</tr>\n</table>\n";
+    for (const auto& side : s.sides) {
+      for (const auto& flag : side.flags) {
+        h += fmt::format("<p class=\"flag\">flagged: {}: {}</p>\n",
+                         HtmlEscape(c.runs[side.run].label), HtmlEscape(flag));
+      }
+    }
     for (const auto& note : s.notes) h += "<p class=\"note\">" + HtmlEscape(note) + "</p>\n";
   }
   for (const auto& m : c.missing) {

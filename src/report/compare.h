@@ -40,6 +40,10 @@ struct ScenarioSide {
   /// shown in place of the bucket edges, per wake-up and per period.
   std::optional<results::ExactPercentileValues> exact;
   std::optional<results::ExactPercentileValues> exact_per_period;
+  /// Why this side's figures may not be what its name says (docs/compare.md#context): the
+  /// scenario's status when not complete, a degraded set-up, each of its warnings ("idle
+  /// scenario was not idle: 96 % busy"). Shown beside its figures in every output.
+  std::vector<std::string> flags;
 };
 
 /// A non-baseline run of one scenario against that scenario's baseline.
@@ -69,6 +73,10 @@ struct Comparison {
   std::vector<MissingScenario> missing;
   std::vector<std::string> warnings;
 };
+
+/// What a run was measured on, from its system_info: "6.1.0-rpi7-rpi-2712 (PREEMPT_RT),
+/// aarch64, Raspberry Pi 5 Model B Rev 1.0, not virtualized"; "unknown" for what it lacks.
+std::string RunContext(const CompareRun& run);
 
 /// The percentiles with bootstrap CIs.
 inline constexpr double kCiPercentiles[] = {50.0, 99.0, 99.9};

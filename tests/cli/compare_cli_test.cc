@@ -133,6 +133,78 @@ TEST_F(CompareCliTest, JsonMatchesGolden) {
   EXPECT_EQ(j["missing"][1]["missing_from"], nlohmann::json({"stock", "tuned"}));
 }
 
+// docs/compare.md#context: each run's kernel, preemption model, machine and warnings in all
+// three outputs, and a side flagged "not idle" marked beside its figures and in the warnings.
+TEST_F(CompareCliTest, EachRunsContextAndAFlaggedSideAreShownBesideTheFigures) {
+  ScenarioResult busy_idle = Scenario("idle", 10'000, 294'000, 1);
+  const std::string not_idle = "idle scenario was not idle: 96 % busy (stress-ng 1234 82 %)";
+  busy_idle.warnings = {not_idle};
+  SuiteResult stock;
+  stock.rtpulse_version = "0.0.0-test";
+  stock.status = "complete";
+  stock.system = {{"release", "6.1.0-18-amd64"},
+                  {"machine", "x86_64"},
+                  {"preemption_model", "PREEMPT_DYNAMIC (voluntary)"},
+                  {"hypervisor", "KVM"}};
+  stock.warnings = {"running in a virtual machine (KVM): the host can steal time"};
+  stock.scenarios = {busy_idle};
+  SuiteResult rt = stock;
+  rt.system = {{"release", "6.6.51-rt43"},
+               {"machine", "aarch64"},
+               {"preemption_model", "PREEMPT_RT"},
+               {"board", "Raspberry Pi 5 Model B Rev 1.0"},
+               {"hypervisor", ""}};
+  rt.warnings.clear();
+  rt.scenarios = {Scenario("idle", 10'000, 290'000, 3)};
+  for (const auto& [name, suite] : {std::pair{"stock", stock}, std::pair{"rt", rt}}) {
+    fs::create_directories(tmp_.File(name));
+    std::ofstream(tmp_.File(name) + "/result.json") << results::ToJson(suite).dump(1);
+  }
+
+  const auto text = testutil::RunRtpulse({"compare", tmp_.File("stock"), tmp_.File("rt")});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("run stock: kernel 6.1.0-18-amd64 (PREEMPT_DYNAMIC (voluntary)), x86_64, "
+                          "virtual machine (KVM); status complete; 1 warning(s):\n"
+                          "  warning: running in a virtual machine (KVM): the host can steal "
+                          "time\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(
+      text.out.find("run rt: kernel 6.6.51-rt43 (PREEMPT_RT), aarch64, Raspberry Pi 5 Model B "
+                    "Rev 1.0, no hypervisor detected; status complete; no warnings\n"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  flagged               yes (1)           no\n"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  flagged: stock: " + not_idle + "\n"), std::string::npos) << text.out;
+
+  const auto json =
+      testutil::RunRtpulse({"compare", tmp_.File("stock"), tmp_.File("rt"), "--json", "-"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["runs"][0]["preemption_model"], "PREEMPT_DYNAMIC (voluntary)");
+  EXPECT_EQ(j["runs"][0]["hypervisor"], "KVM");
+  EXPECT_TRUE(j["runs"][0]["board"].is_null()) << "not recorded: null, not \"\"";
+  EXPECT_EQ(j["runs"][0]["warnings"], nlohmann::json::array({stock.warnings[0]}));
+  EXPECT_EQ(j["runs"][1]["board"], "Raspberry Pi 5 Model B Rev 1.0");
+  EXPECT_EQ(j["runs"][1]["machine"], "aarch64");
+  const auto& sides = j["scenarios"][0]["runs"];
+  EXPECT_EQ(sides[0]["flags"], nlohmann::json::array({not_idle}));
+  EXPECT_TRUE(sides[1]["flags"].empty());
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
+  EXPECT_EQ(j["warnings"][0], "stock's idle is flagged, so are its comparisons: " + not_idle);
+
+  const std::string html = tmp_.File("c.html");
+  const auto page =
+      testutil::RunRtpulse({"compare", tmp_.File("stock"), tmp_.File("rt"), "--html", html});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  const std::string h = testutil::ReadFile(html);
+  EXPECT_NE(h.find("kernel 6.6.51-rt43 (PREEMPT_RT), aarch64"), std::string::npos);
+  EXPECT_NE(h.find("running in a virtual machine (KVM)"), std::string::npos);
+  EXPECT_NE(h.find("<tr><td>flagged</td><td class=\"flag\">yes (1)</td>"), std::string::npos);
+  EXPECT_NE(h.find("flagged: stock: idle scenario was not idle: 96 % busy"), std::string::npos);
+}
+
 TEST_F(CompareCliTest, TextTableIsTheDefaultAndReproducible) {
   WriteStockAndTuned();
   const auto one = testutil::RunRtpulse({"compare", stock_, tuned_});
