@@ -59,6 +59,11 @@ class JsonFields {
     Get(key, value);
     out = value;
   }
+  /// A field that files of an earlier release lack: absent leaves `out` as it is.
+  template <typename T>
+  void GetIfPresent(const char* key, T& out) {
+    if (doc_.is_object() && doc_.contains(key)) Get(key, out);
+  }
   /// The field, or nullptr (and the error) when it is missing.
   const nlohmann::json* Find(const char* key) {
     if (!doc_.is_object()) {

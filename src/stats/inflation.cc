@@ -43,86 +43,136 @@ double InflationNormalQuantile(double p) {
   return x - u / (1 + x * u / 2);
 }
 
-/// P(Binomial(n, 1/2) <= j), summed in log space so that n in the tens of thousands does not
-/// underflow 2^-n.
-double InflationBinomialHalfCdf(size_t n, size_t j) {
-  const double log_half_n = static_cast<double>(n) * std::log(0.5);
-  const double log_n_fact = std::lgamma(static_cast<double>(n) + 1);
+/// The regularized incomplete beta I_x(a, b), by its continued fraction (modified Lentz),
+/// on the side where it converges fast; `y` = 1 - x, given by the caller so that neither is
+/// taken from the other by a subtraction that loses digits.
+double InflationIncompleteBeta(double a, double b, double x, double y) {
+  if (x <= 0) return 0;
+  if (y <= 0) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - InflationIncompleteBeta(b, a, y, x);
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log(y);
+  constexpr double kTiny = 1e-300;
+  double c = 1;
+  double d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+  double f = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double md = m;
+    for (int step = 0; step < 2; ++step) {
+      const double num = step == 0
+                             ? md * (b - md) * x / ((a + 2 * md - 1) * (a + 2 * md))
+                             : -(a + md) * (a + b + md) * x / ((a + 2 * md) * (a + 2 * md + 1));
+      d = 1 + num * d;
+      d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+      c = 1 + num / c;
+      if (std::abs(c) < kTiny) c = kTiny;
+      f *= c * d;
+    }
+    if (std::abs(c * d - 1) < 1e-15) break;
+  }
+  return std::exp(log_front) * f / a;
+}
+
+/// P(T <= t) for Student's t with `df` degrees of freedom: P(|T| > |t|) = I_x(df/2, 1/2) with
+/// x = df / (df + t^2).
+double InflationStudentTCdf(double t, double df) {
+  const double x = df / (df + t * t);
+  const double y = t * t / (df + t * t);
+  const double tail = 0.5 * InflationIncompleteBeta(df / 2, 0.5, x, y);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double InflationMean(const std::vector<double>& v) {
   double sum = 0;
-  for (size_t i = 0; i <= j && i <= n; ++i) {
-    const double log_term = log_n_fact - std::lgamma(static_cast<double>(i) + 1) -
-                            std::lgamma(static_cast<double>(n - i) + 1) + log_half_n;
-    sum += std::exp(log_term);
-  }
-  return std::min(1.0, sum);
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
 }
 
-struct InflationLogMedianEstimate {
-  double median = 0;
-  double se_log = 0;  ///< Standard error of ln(median).
-};
-
-/// The median and the order-statistic standard error of its logarithm (Price & Bonett 2002):
-/// a = round(n/2 - sqrt(n)) (at least 1), se = (ln y(n-a+1) - ln y(a)) / (2 z0) with
-/// z0 = Phi^-1(1 - P(Binomial(n, 1/2) <= a - 1)).
-InflationLogMedianEstimate InflationLogMedian(std::vector<int64_t> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  InflationLogMedianEstimate out;
-  out.median =
-      n % 2 == 1
-          ? static_cast<double>(values[n / 2])
-          : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
-  const double nd = static_cast<double>(n);
-  const auto a = static_cast<size_t>(std::max(1.0, std::round(nd / 2 - std::sqrt(nd))));
-  const double low = std::log(static_cast<double>(values[a - 1]));
-  const double high = std::log(static_cast<double>(values[n - a]));
-  const double z0 = InflationNormalQuantile(1 - InflationBinomialHalfCdf(n, a - 1));
-  out.se_log = (high - low) / (2 * z0);
-  return out;
+/// Sample variance (divisor n - 1).
+double InflationVariance(const std::vector<double>& v, double mean) {
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return ss / static_cast<double>(v.size() - 1);
 }
 
-Status CheckInflationSide(const std::vector<int64_t>& values, const char* side) {
-  if (values.size() < 10) {
+Status CheckRepetitionSide(const std::vector<double>& medians, const char* side) {
+  if (medians.size() < 2) {
     return UsageError(fmt::format(
-        "the {} has {} execution times; the inflation interval needs at least 10 (run more "
-        "jobs or repetitions)",
-        side, values.size()));
+        "the {} has {} measured repetition(s); the interval over repetitions needs at least 2 "
+        "(give --repetitions 5)",
+        side, medians.size()));
   }
-  const auto bad = std::find_if(values.begin(), values.end(), [](int64_t v) { return v <= 0; });
-  if (bad != values.end()) {
-    return UsageError(fmt::format(
-        "the {} holds the execution time {} ns (job {}); execution times must be positive (a "
-        "clock or recording fault)",
-        side, *bad, bad - values.begin()));
+  for (size_t k = 0; k < medians.size(); ++k) {
+    if (!(medians[k] > 0)) {
+      return UsageError(fmt::format(
+          "the {}'s repetition {} has the median execution time {} ns; it must be positive", side,
+          k + 1, medians[k]));
+    }
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Expected<Inflation> ExecInflation(const std::vector<int64_t>& base_ns,
-                                  const std::vector<int64_t>& cond_ns, double confidence) {
+double StudentTQuantile(double p, double df) {
+  // Bisection on the CDF, bracketed from the normal quantile outwards: monotone and exact to
+  // the CDF's accuracy, and called a few times per report.
+  const double z = InflationNormalQuantile(p);
+  double lo = std::min(z, 0.0) - 1;
+  double hi = std::max(z, 0.0) + 1;
+  while (InflationStudentTCdf(lo, df) > p) lo *= 2;
+  while (InflationStudentTCdf(hi, df) < p) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * std::max(1.0, std::abs(lo)); ++i) {
+    const double mid = (lo + hi) / 2;
+    (InflationStudentTCdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+Expected<Inflation> RepetitionInflation(const std::vector<double>& base_medians_ns,
+                                        const std::vector<double>& cond_medians_ns,
+                                        double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
     return UsageError(fmt::format(
         "confidence {} is not a probability strictly between 0 and 1; give e.g. 0.95", confidence));
   }
-  if (Status s = CheckInflationSide(base_ns, "baseline"); !s) return s.error();
-  if (Status s = CheckInflationSide(cond_ns, "condition"); !s) return s.error();
-  const InflationLogMedianEstimate base = InflationLogMedian(base_ns);
-  const InflationLogMedianEstimate cond = InflationLogMedian(cond_ns);
-  const double z = InflationNormalQuantile(1 - (1 - confidence) / 2);
-  const double log_ratio = std::log(cond.median) - std::log(base.median);
-  const double se = std::sqrt(base.se_log * base.se_log + cond.se_log * cond.se_log);
+  if (Status s = CheckRepetitionSide(base_medians_ns, "baseline"); !s) return s.error();
+  if (Status s = CheckRepetitionSide(cond_medians_ns, "condition"); !s) return s.error();
+  auto logs = [](const std::vector<double>& v) {
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (double x : v) out.push_back(std::log(x));
+    return out;
+  };
+  const std::vector<double> base = logs(base_medians_ns);
+  const std::vector<double> cond = logs(cond_medians_ns);
+  const double nb = static_cast<double>(base.size());
+  const double nc = static_cast<double>(cond.size());
+  const double mb = InflationMean(base);
+  const double mc = InflationMean(cond);
+  const double vb = InflationVariance(base, mb) / nb;
+  const double vc = InflationVariance(cond, mc) / nc;
+  const double se = std::sqrt(vb + vc);
   Inflation out;
-  out.base_median_ns = base.median;
-  out.cond_median_ns = cond.median;
-  out.pct = 100 * (cond.median / base.median - 1);
-  out.ci_low_pct = 100 * (std::exp(log_ratio - z * se) - 1);
-  out.ci_high_pct = 100 * (std::exp(log_ratio + z * se) - 1);
+  out.base_median_ns = std::exp(mb);
+  out.cond_median_ns = std::exp(mc);
+  out.pct = 100 * (std::exp(mc - mb) - 1);
   out.confidence = confidence;
-  out.base_n = base_ns.size();
-  out.cond_n = cond_ns.size();
+  out.base_n = base.size();
+  out.cond_n = cond.size();
+  if (se > 0) {
+    // Welch-Satterthwaite: the sides' repetitions may vary by different amounts.
+    out.df = (vb + vc) * (vb + vc) / (vb * vb / (nb - 1) + vc * vc / (nc - 1));
+    const double t = StudentTQuantile(1 - (1 - confidence) / 2, out.df);
+    out.ci_low_pct = 100 * (std::exp(mc - mb - t * se) - 1);
+    out.ci_high_pct = 100 * (std::exp(mc - mb + t * se) - 1);
+  } else {
+    // Every repetition alike on both sides: nothing varies, the interval is the point.
+    out.df = nb + nc - 2;
+    out.ci_low_pct = out.pct;
+    out.ci_high_pct = out.pct;
+  }
   return out;
 }
 

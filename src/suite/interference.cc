@@ -67,7 +67,7 @@ std::vector<CounterReading> InterferenceSumCounters(const std::vector<const RunS
 ConditionResult InterferenceSummarise(InterferenceCondition condition,
                                       const std::vector<RunSummary>& runs,
                                       const std::vector<std::vector<int64_t>>& pooled_by_condition,
-                                      const std::vector<int64_t>& pooled_isolated) {
+                                      const std::vector<double>& isolated_medians_ns) {
   ConditionResult out;
   out.condition = condition;
   std::vector<const RunSummary*> measured;
@@ -92,7 +92,9 @@ ConditionResult InterferenceSummarise(InterferenceCondition condition,
   }
   if (condition == InterferenceCondition::kIsolated) {
     out.no_inflation = "the baseline";
-  } else if (auto inflation = stats::ExecInflation(pooled_isolated, pooled); inflation) {
+  } else if (auto inflation =
+                 stats::RepetitionInflation(isolated_medians_ns, out.repetition_medians_ns);
+             inflation) {
     out.has_inflation = true;
     out.inflation = *inflation;
   } else {
@@ -341,7 +343,13 @@ Expected<InterferenceReport> RunInterference(const InterferencePlan& plan, const
   const bool any_measured = std::any_of(report.runs.begin(), report.runs.end(),
                                         [](const RunSummary& r) { return r.measured; });
   if (!any_measured && first_error) return *first_error;
-  const auto& isolated = pooled[static_cast<size_t>(InterferenceCondition::kIsolated)];
+  // The inflation's unit is the repetition: each measured isolated run's median.
+  std::vector<double> isolated;
+  for (const RunSummary& summary : report.runs) {
+    if (summary.condition == InterferenceCondition::kIsolated && summary.measured) {
+      isolated.push_back(summary.median_exec_ns);
+    }
+  }
   for (const InterferenceCondition c : plan.conditions) {
     report.conditions.push_back(InterferenceSummarise(c, report.runs, pooled, isolated));
   }
@@ -476,7 +484,8 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
                         {"base_median_ns", i.base_median_ns},
                         {"cond_median_ns", i.cond_median_ns},
                         {"base_n", i.base_n},
-                        {"cond_n", i.cond_n}};
+                        {"cond_n", i.cond_n},
+                        {"df", i.df}};
     } else {
       j["inflation"] = nullptr;
       j["no_inflation"] = c.no_inflation;
@@ -489,8 +498,9 @@ nlohmann::json InterferenceToJson(const InterferenceReport& report) {
   }
   return {{"plan", std::move(plan)},
           {"method",
-           "exec-time inflation = median(condition) / median(isolated) - 1 over the pooled jobs; "
-           "interval: Price & Bonett (2002), docs/control.md#interference"},
+           "exec-time inflation = geometric mean of the condition's repetition medians / that of "
+           "the isolated ones - 1; interval: Welch's t on the logs of the repetition medians "
+           "(the repetition is the unit that varies), docs/control.md#interference"},
           {"planned_runs", report.planned_runs},
           {"runs", std::move(runs)},
           {"conditions", std::move(conditions)},
@@ -623,6 +633,7 @@ ConditionResult TakeConditionResult(const Json& j, const std::string& where, std
     in.Get("cond_median_ns", i.cond_median_ns);
     in.Get("base_n", i.base_n);
     in.Get("cond_n", i.cond_n);
+    in.GetIfPresent("df", i.df);  // Files before the interval over repetitions have none.
   } else {
     f.Get("no_inflation", c.no_inflation);
   }

@@ -77,8 +77,9 @@ struct ConditionResult {
   int runs = 0;         ///< Runs that measured.
   int failed_runs = 0;  ///< Runs whose RunCondition returned an error (see warnings).
   std::vector<double> repetition_medians_ns;  ///< Per measured run, in run order.
-  /// Against the pooled isolated times; set only for a condition other than the baseline
-  /// with enough jobs on both sides (otherwise `no_inflation` says why).
+  /// Over the repetition medians against the isolated ones (stats::RepetitionInflation); set
+  /// only for a condition other than the baseline with at least 2 measured repetitions on
+  /// both sides (otherwise `no_inflation` says why).
   bool has_inflation = false;
   std::string no_inflation;
   stats::Inflation inflation;

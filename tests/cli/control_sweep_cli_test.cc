@@ -83,7 +83,7 @@ TEST_F(ControlTest, InterferenceListsFourConditionsAndSaysWhichCountersThereAre)
   options.extra_env = {marker};
   options.timeout = std::chrono::milliseconds(300'000);
   const ProcessResult r = RunRtpulse(
-      {"control", "--interference", "--jobs", "60", "--repetitions", "2", "--quiet", "--out", run},
+      {"control", "--interference", "--jobs", "20", "--repetitions", "3", "--quiet", "--out", run},
       options);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string text = ReadFile(run + "/interference.txt");
@@ -96,6 +96,30 @@ TEST_F(ControlTest, InterferenceListsFourConditionsAndSaysWhichCountersThereAre)
   // This VM has no PMU: the hardware counters say so; the software ones are counted.
   EXPECT_NE(text.find("not supported here"), std::string::npos) << text;
   EXPECT_NE(text.find("context-switches"), std::string::npos) << text;
+
+  // docs/control.md#interference: the intervals are over repetitions, so a second run of the
+  // same conditions gives intervals that overlap the first's (pooled jobs did not).
+  const std::string again = dir.File("again");
+  const ProcessResult r2 = RunRtpulse({"control", "--interference", "--jobs", "20", "--repetitions",
+                                       "3", "--quiet", "--out", again},
+                                      options);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
+  const json doc2 = json::parse(ReadFile(again + "/interference.json"));
+  int compared = 0;
+  for (size_t k = 1; k < doc["conditions"].size(); ++k) {
+    const json& a = doc["conditions"][k]["inflation"];
+    const json& b = doc2["conditions"][k]["inflation"];
+    ASSERT_FALSE(a.is_null()) << doc["conditions"][k].dump();
+    ASSERT_FALSE(b.is_null()) << doc2["conditions"][k].dump();
+    EXPECT_EQ(a["base_n"], 3);
+    EXPECT_EQ(a["cond_n"], 3);
+    EXPECT_LE(a["ci_low_pct"].get<double>(), b["ci_high_pct"].get<double>())
+        << doc["conditions"][k]["name"] << ": " << a.dump() << " vs " << b.dump();
+    EXPECT_LE(b["ci_low_pct"].get<double>(), a["ci_high_pct"].get<double>())
+        << doc["conditions"][k]["name"] << ": " << a.dump() << " vs " << b.dump();
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3);
   EXPECT_TRUE(ControlLeftovers(marker).empty());
 }
 

@@ -190,7 +190,7 @@ TEST(InterferenceTest, ConditionLoadsAreValidSuiteLoadSpecs) {
   EXPECT_EQ(own->params.cpus, std::vector<int>{1});
 }
 
-TEST(InterferenceTest, InflationsAreExecInflationOnThePooledJobs) {
+TEST(InterferenceTest, InflationsAreOverTheRepetitionMedians) {
   const InterferencePlan plan = FourConditions();
   FakeRuns fake;
   const std::atomic<bool> stop{false};
@@ -214,8 +214,21 @@ TEST(InterferenceTest, InflationsAreExecInflationOnThePooledJobs) {
       continue;
     }
     ASSERT_TRUE(r.has_inflation) << r.no_inflation;
-    auto truth = stats::ExecInflation(fake.returned[IC::kIsolated], fake.returned[c]);
+    // Against the isolated runs' medians, each run's median computed here from its jobs.
+    auto by_run = [&](IC which) {
+      std::vector<double> medians;
+      const auto& pool = fake.returned[which];
+      for (size_t k = 0; k < 5; ++k) {
+        medians.push_back(MedianByHand(
+            std::vector<int64_t>(pool.begin() + static_cast<ptrdiff_t>(k * 400),
+                                 pool.begin() + static_cast<ptrdiff_t>((k + 1) * 400))));
+      }
+      return medians;
+    };
+    auto truth = stats::RepetitionInflation(by_run(IC::kIsolated), by_run(c));
     ASSERT_TRUE(truth.has_value());
+    EXPECT_EQ(r.inflation.base_n, 5u);
+    EXPECT_EQ(r.inflation.cond_n, 5u);
     EXPECT_TRUE(ExactlyEqual(r.inflation.pct, truth->pct));
     EXPECT_TRUE(ExactlyEqual(r.inflation.ci_low_pct, truth->ci_low_pct));
     EXPECT_TRUE(ExactlyEqual(r.inflation.ci_high_pct, truth->ci_high_pct));
@@ -301,7 +314,11 @@ TEST(InterferenceTest, StopBetweenRunsGivesAnInterruptedPartialReport) {
   EXPECT_EQ(ResultOf(*report, IC::kCpuOther).runs, 2);
   EXPECT_EQ(ResultOf(*report, IC::kMemoryOther).runs, 2);
   EXPECT_EQ(ResultOf(*report, IC::kOwnCpu).runs, 1);
-  EXPECT_TRUE(ResultOf(*report, IC::kMemoryOther).has_inflation);
+  // One isolated repetition so far: no interval over repetitions, and it says why.
+  EXPECT_FALSE(ResultOf(*report, IC::kMemoryOther).has_inflation);
+  EXPECT_NE(ResultOf(*report, IC::kMemoryOther)
+                .no_inflation.find("baseline has 1 measured repetition(s)"),
+            std::string::npos);
   EXPECT_EQ(report->verdict.rfind("partial (6 of 20 runs): ", 0), 0u) << report->verdict;
   EXPECT_NE(FormatInterference(*report).find("interrupted after 6 of 20 runs"), std::string::npos);
   EXPECT_TRUE(InterferenceToJson(*report)["interrupted"].get<bool>());
@@ -330,12 +347,8 @@ TEST(InterferenceTest, AFailedRunIsRecordedAndTheOthersStillCount) {
       plan,
       [&](IC c, int rep) -> Expected<InterferenceRun> {
         if (c == IC::kMemoryOther && rep == 2) return Failure("loads did not start: memory");
-        if (c == IC::kOwnCpu) {
-          fake.jobs = 1;  // Too few jobs for an interval: 5 pooled.
-          auto r = fake(c, rep);
-          fake.jobs = 400;
-          return r;
-        }
+        // Too few repetitions for an interval: own-cpu measured only in its first.
+        if (c == IC::kOwnCpu && rep > 1) return Failure("loads did not start: own");
         return fake(c, rep);
       },
       stop);
@@ -346,14 +359,22 @@ TEST(InterferenceTest, AFailedRunIsRecordedAndTheOthersStillCount) {
   EXPECT_EQ(memory.failed_runs, 1);
   EXPECT_EQ(memory.jobs, 1600u);
   ASSERT_TRUE(memory.has_inflation);
-  auto truth = stats::ExecInflation(fake.returned[IC::kIsolated], fake.returned[IC::kMemoryOther]);
+  // Over the 4 measured repetitions of memory-other and the 5 isolated ones.
+  EXPECT_EQ(memory.inflation.cond_n, 4u);
+  EXPECT_EQ(memory.inflation.base_n, 5u);
+  auto truth = stats::RepetitionInflation(ResultOf(*report, IC::kIsolated).repetition_medians_ns,
+                                          memory.repetition_medians_ns);
+  ASSERT_TRUE(truth.has_value());
   EXPECT_TRUE(ExactlyEqual(memory.inflation.pct, truth->pct));
+  EXPECT_TRUE(ExactlyEqual(memory.inflation.ci_low_pct, truth->ci_low_pct));
   ASSERT_FALSE(report->warnings.empty());
-  EXPECT_EQ(report->warnings[0],
-            "run 6 of 20 (memory-other, repetition 2) failed: loads did not start: memory");
+  EXPECT_NE(std::find(report->warnings.begin(), report->warnings.end(),
+                      "run 6 of 20 (memory-other, repetition 2) failed: loads did not start: "
+                      "memory"),
+            report->warnings.end());
   const ConditionResult& own = ResultOf(*report, IC::kOwnCpu);
   EXPECT_FALSE(own.has_inflation);
-  EXPECT_NE(own.no_inflation.find("condition has 5 execution times"), std::string::npos)
+  EXPECT_NE(own.no_inflation.find("condition has 1 measured repetition(s)"), std::string::npos)
       << own.no_inflation;
   const std::string table = FormatInterference(*report);
   EXPECT_NE(table.find("memory-other      4/5     1600"), std::string::npos) << table;
@@ -529,6 +550,18 @@ TEST(InterferenceFileTest, AFileOfTheCurrentReleaseReadsBackAndWritesTheSameRepo
   nlohmann::json doc = nlohmann::json::parse(text.str());
   for (const char* added : {"rtpulse_version", "cmdline", "calibration"}) doc.erase(added);
   EXPECT_EQ(InterferenceToJson(*report), doc);
+}
+
+// interference.json as the release before the interval over repetitions wrote it (the
+// Price & Bonett interval on the pooled jobs, no `df`): still read, its numbers as written.
+TEST(InterferenceFileTest, AFileOfThePooledReleaseStillReads) {
+  auto report =
+      ReadInterferenceFile(std::string(RTPULSE_TEST_DATA) + "/control/interference-pooled.json");
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_EQ(report->conditions.size(), 4u);
+  ASSERT_TRUE(report->conditions[2].has_inflation);
+  EXPECT_TRUE(ExactlyEqual(report->conditions[2].inflation.df, 0.0));
+  EXPECT_GT(report->conditions[2].inflation.cond_n, 2u) << "jobs, as that release counted";
 }
 
 TEST(InterferenceFileTest, AMissingOrMistypedFieldIsNamed) {
