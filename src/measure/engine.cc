@@ -129,13 +129,16 @@ void CreateThreads(const LatencyPlan& plan, WakePath path,
     for (const auto& other : plan.threads) {
       if (other.cpu == cpu) top = std::max(top, other.priority);
     }
+    const int64_t period = InjectionPeriod(*plan.inject, t->interval_ns);
     std::vector<const Probe*> watched;
     for (size_t i = 0; i < plan.threads.size(); ++i) {
-      if (plan.threads[i].cpu == cpu) watched.push_back(threads.probes[i].get());
+      if (plan.threads[i].cpu != cpu) continue;
+      watched.push_back(threads.probes[i].get());
+      threads.probes[i]->WatchInjections(period, plan.inject->delay_ns);
     }
-    threads.injectors.push_back(std::make_unique<Injector>(
-        cpu, std::min(99, top + 1), plan.inject->delay_ns,
-        InjectionPeriod(*plan.inject, t->interval_ns), threads.shared, std::move(watched)));
+    threads.injectors.push_back(std::make_unique<Injector>(cpu, std::min(99, top + 1),
+                                                           plan.inject->delay_ns, period,
+                                                           threads.shared, std::move(watched)));
   }
 }
 

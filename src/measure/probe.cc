@@ -273,6 +273,12 @@ void Probe::LiveResultTo(ProbeRecord& out) const {
   }
 }
 
+void Probe::WatchInjections(int64_t period_ns, int64_t delay_ns) {
+  inject_period_ns_ = period_ns;
+  inject_delay_ns_ = delay_ns;
+  result_.injected_histogram.emplace();  // before the loop: it allocates nothing
+}
+
 ProbeRecord Probe::TakeResult() {
   result_.tid = tid_.load(std::memory_order_relaxed);
   if (ring_ != nullptr) {

@@ -68,6 +68,11 @@ class Probe {
   void Join();
   void Interrupt() { source_->Interrupt(); }
 
+  /// Before Start(): this CPU's injector spins `delay_ns` from the grid origin + k *
+  /// `period_ns` (k >= 1); the samples whose deadline falls in a spin go to
+  /// ProbeRecord::injected_histogram as well.
+  void WatchInjections(int64_t period_ns, int64_t delay_ns);
+
   LiveProbe Live() const;
   /// Fills `out` with what this probe has measured so far while it keeps running (for
   /// checkpoints): a consistent live copy of the histogram (Histogram::LiveCopyTo) and the
@@ -123,6 +128,8 @@ class Probe {
 
   const LatencyPlan& plan_;
   const ThreadPlan thread_;
+  int64_t inject_period_ns_ = 0;  ///< WatchInjections; 0: no injector on this CPU.
+  int64_t inject_delay_ns_ = 0;
   const WakePath path_;
   RunShared& shared_;
   SampleRing* ring_;

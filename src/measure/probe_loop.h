@@ -15,7 +15,8 @@ namespace rtpulse::measure {
 template <typename Source, typename Clock>
 void Probe::RunLoop(Source& source, Clock clock) {
   const bool extras = result_.linear.has_value() || plan_.spike_ns > 0 || ring_ != nullptr ||
-                      plan_.breaktrace_ns > 0 || source.RestartsGridOnOverrun();
+                      plan_.breaktrace_ns > 0 || source.RestartsGridOnOverrun() ||
+                      inject_period_ns_ > 0;
   EnterLoop();
   extras ? LoopImpl<true>(source, clock) : LoopImpl<false>(source, clock);
   LeaveLoop();
@@ -60,9 +61,10 @@ void Probe::LoopImpl(Source& source, Clock clock) {
       result_.cpu >= 0 ? static_cast<uint16_t>(result_.cpu) : uint16_t{0xFFFF};
   Histogram& histogram = result_.histogram;
   Histogram& skipped_histogram = result_.skipped_histogram;
-  int64_t next =
-      source.GridOrigin(shared_.origin_ns.load(std::memory_order_relaxed) + thread_.phase_ns) +
-      interval;
+  const int64_t origin = shared_.origin_ns.load(std::memory_order_relaxed);
+  int64_t next = source.GridOrigin(origin + thread_.phase_ns) + interval;
+  const int64_t inject_period = inject_period_ns_;
+  const int64_t inject_delay = inject_delay_ns_;
   uint64_t seq = 0;
   uint64_t cycles = 0;
   bool resync = false;
@@ -127,6 +129,11 @@ void Probe::LoopImpl(Source& source, Clock clock) {
     if constexpr (kExtras) {
       if (result_.linear) RecordLinear(latency, cycles);
       if (spike_ns > 0 && latency > spike_ns) RecordSpike(seq, wake.expected_ns, latency);
+      // The injector spins from origin + k * period (k >= 1): a deadline inside a spin.
+      if (inject_period > 0 && wake.expected_ns > origin &&
+          (wake.expected_ns - origin) % inject_period < inject_delay) {
+        result_.injected_histogram->Record(latency);
+      }
       if (ring_ != nullptr) {
         SampleRecord record{};
         record.seq = seq;

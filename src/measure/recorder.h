@@ -64,6 +64,9 @@ struct ProbeRecord {
   uint64_t samples_logged = 0;   ///< Records handed to the samples ring.
   uint64_t samples_dropped = 0;  ///< Records the ring could not hold (never silent).
   uint64_t injections = 0;       ///< --inject busy spins done on this probe's CPU.
+  /// --inject: the samples whose deadline fell inside a spin of this CPU's injector (the
+  /// injections as this probe saw them, however late); none without an injector here.
+  std::optional<Histogram> injected_histogram;
   /// --smi: SMIs on this probe's CPU from the path's start to its end; none without --smi.
   std::optional<uint64_t> smi_count;
 

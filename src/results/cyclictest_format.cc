@@ -207,9 +207,19 @@ std::optional<int64_t> ExactP99(const PathRun& path, size_t index) {
 }
 
 std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& inject) {
-  return fmt::format("# injected {}, detected {} (>= {}) on T{}", probe.injections,
-                     InjectionsDetected(probe, inject),
-                     HumanNs(static_cast<double>(inject.threshold_ns)), probe.index);
+  const uint64_t detected = InjectionsDetected(probe, inject);
+  std::string line =
+      fmt::format("# injected {}, detected {} (>= {}) on T{}", probe.injections, detected,
+                  HumanNs(static_cast<double>(inject.threshold_ns)), probe.index);
+  if (!probe.injected_histogram) return line;
+  // Apart: those on an injection's deadline (the ground truth found) and the other stalls.
+  const uint64_t found = probe.injected_histogram->CountAtOrAbove(inject.threshold_ns);
+  line += fmt::format(": {} on injected deadlines ({}), {} elsewhere", found,
+                      found >= probe.injections
+                          ? std::string("every injection seen")
+                          : fmt::format("{} injection(s) not seen", probe.injections - found),
+                      detected - found);
+  return line;
 }
 
 std::string FormatHistogramBlock(const PathRun& path, bool with_sum, bool nsecs) {
@@ -330,7 +340,14 @@ nlohmann::json ThreadJson(const LatencyRun& run, const PathRun& path,
   t["samples_dropped"] = p.samples_dropped;
   t["injections"] = p.injections;
   if (p.smi_count) t["smi_count"] = *p.smi_count;
-  if (run.inject) t["injections_detected"] = InjectionsDetected(p, *run.inject);
+  if (run.inject) {
+    t["injections_detected"] = InjectionsDetected(p, *run.inject);
+    if (p.injected_histogram) {
+      const uint64_t found = p.injected_histogram->CountAtOrAbove(run.inject->threshold_ns);
+      t["injections_detected_on_deadline"] = found;
+      t["detected_elsewhere"] = InjectionsDetected(p, *run.inject) - found;
+    }
+  }
   t["degraded"] = p.degraded;
   t["notes"] = p.notes;
   if (p.linear) {

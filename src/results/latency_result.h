@@ -111,6 +111,9 @@ struct ProbeResult {
   uint64_t samples_logged = 0;   ///< Records handed to the samples ring.
   uint64_t samples_dropped = 0;  ///< Records the ring could not hold (never silent).
   uint64_t injections = 0;       ///< --inject busy spins done on this probe's CPU.
+  /// --inject: the samples whose deadline fell inside an injection's spin; none when the
+  /// run had no injector on this CPU, or the result was read back from a file.
+  std::optional<Histogram> injected_histogram;
   /// --smi: SMIs on this probe's CPU from the path's start to its end (MSR 0x34); none
   /// without --smi.
   std::optional<uint64_t> smi_count;

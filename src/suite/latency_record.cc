@@ -70,6 +70,7 @@ results::ProbeResult ToProbeResult(measure::ProbeRecord&& record) {
   out.samples_logged = record.samples_logged;
   out.samples_dropped = record.samples_dropped;
   out.injections = record.injections;
+  out.injected_histogram = std::move(record.injected_histogram);
   out.smi_count = record.smi_count;
   out.degraded = record.degraded;
   out.notes = std::move(record.notes);

@@ -376,6 +376,7 @@ TEST_F(LatencyRunTest, InjectionIsGroundTruthThroughTheCli) {
 /// One thread's samples from `rtpulse samples --csv`: latencies and missed flags.
 struct ThreadSamples {
   std::vector<int64_t> latency_ns;
+  std::vector<uint64_t> seq;  ///< In file order, beside latency_ns before it is sorted.
   uint64_t missed = 0;
 };
 
@@ -394,6 +395,7 @@ std::map<int, ThreadSamples> ReadSamplesCsv(const std::string& csv) {
     }
     auto& t = by_thread[std::stoi(f[0])];
     t.latency_ns.push_back(std::stoll(f[5]));
+    t.seq.push_back(std::stoull(f[2]));
     if (f[7] == "1") ++t.missed;
   }
   return by_thread;
@@ -421,6 +423,13 @@ TEST_F(LatencyRunTest, FinalStatusLinesKeepP99AndMissAndInjectionsAreStatedAgain
     SCOPED_TRACE("thread " + key);
     auto& mine = samples[index];
     ASSERT_EQ(mine.latency_ns.size(), t["cycles"].get<uint64_t>()) << "the log holds every sample";
+    // Detections on an injection's deadline, from the log: the injector spins 2 ms from each
+    // 100 ms (100 periods) of the grid, so deadline seq s (at (s + 1) ms) is inside a spin
+    // when (s + 1) % 100 < 2.
+    uint64_t on_deadline = 0;
+    for (size_t k = 0; k < mine.seq.size(); ++k) {
+      if ((mine.seq[k] + 1) % 100 < 2 && mine.latency_ns[k] >= threshold) ++on_deadline;
+    }
     std::sort(mine.latency_ns.begin(), mine.latency_ns.end());
     const size_t n = mine.latency_ns.size();
     const int64_t true_p99 = mine.latency_ns[(99 * n + 99) / 100 - 1];  // nearest rank
@@ -451,13 +460,21 @@ TEST_F(LatencyRunTest, FinalStatusLinesKeepP99AndMissAndInjectionsAreStatedAgain
         EXPECT_EQ(miss, mine.missed) << line;
         EXPECT_EQ(miss, t["missed_activations"].get<uint64_t>()) << line;
       }
-      if (line.rfind("# injected ", 0) == 0 && line.ends_with(" on T" + std::to_string(index))) {
+      if (line.rfind("# injected ", 0) == 0 &&
+          line.find(" on T" + std::to_string(index) + ":") != std::string::npos) {
         found_inject = true;
         const uint64_t injected = t["injections"].get<uint64_t>();
+        const std::string seen = on_deadline >= injected ? std::string("every injection seen")
+                                                         : std::to_string(injected - on_deadline) +
+                                                               " injection(s) not seen";
         EXPECT_EQ(line, "# injected " + std::to_string(injected) + ", detected " +
                             std::to_string(detected) + " (>= 1.50 ms) on T" +
-                            std::to_string(index));
+                            std::to_string(index) + ": " + std::to_string(on_deadline) +
+                            " on injected deadlines (" + seen + "), " +
+                            std::to_string(detected - on_deadline) + " elsewhere");
         EXPECT_EQ(t["injections_detected"].get<uint64_t>(), detected);
+        EXPECT_EQ(t["injections_detected_on_deadline"].get<uint64_t>(), on_deadline);
+        EXPECT_EQ(t["detected_elsewhere"].get<uint64_t>(), detected - on_deadline);
         EXPECT_GE(injected, 18u);  // 10 Hz for 2 s, stopping before the end
         EXPECT_LE(injected, 20u);
         // Every injection is seen (bar one coinciding with a host stall that skipped its

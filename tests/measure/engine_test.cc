@@ -207,6 +207,20 @@ TEST_F(EngineTest, InjectedDelaysShowUpAsOneSampleEach) {
       }
       after_hit = late && r.seq % 100 == 99;
     }
+    // The probe's own record of the samples on an injection's deadline (inside a 2 ms spin
+    // from each 100 ms of the grid: seq s with (s + 1) % 100 < 2), against the log's.
+    ASSERT_TRUE(p.injected_histogram.has_value());
+    // Counted from a bucket's lower edge, where the histogram's count is exact.
+    const int64_t edge =
+        Histogram::MagnitudeRange(Histogram::IndexOf(static_cast<uint64_t>(kDelay))).lo;
+    uint64_t in_spin = 0, in_spin_late = 0;
+    for (const auto& r : records) {
+      if (r.thread != p.index || (r.seq + 1) % 100 >= 2) continue;
+      ++in_spin;
+      in_spin_late += r.actual_ns - r.expected_ns >= edge ? 1 : 0;
+    }
+    EXPECT_EQ(p.injected_histogram->count(), in_spin);
+    EXPECT_EQ(p.injected_histogram->CountAtOrAbove(edge), in_spin_late);
     // Allow a few injections to coincide with a host stall that skipped their deadline.
     EXPECT_GE(hit, p.injections * 9 / 10);
     EXPECT_LE(hit, p.injections);
