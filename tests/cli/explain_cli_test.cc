@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -435,11 +436,21 @@ TEST_F(LatencyExplainTest, LoopbackNetworkLoadShowsAsNetRxSoftirq) {
           dir.File("n.json") + "; rc=$?; kill $p; wait; exit $rc"};
   ProcessOptions options;
   options.extra_env = {marker};
-  auto r = RunProcess(shell, options);
-  const int64_t exited_ns = MonotonicNowNs();
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(testutil::MarkedProcesses(marker).empty());
-  const auto j = nlohmann::json::parse(ReadFile(dir.File("n.json")));
+  // Up to three calibrated runs: one whose explained run saw no wake-up above the calibration
+  // run's p99 (CI saw 0 of 5000 above 49 us once: the calibration's tail came from something
+  // else, a host stall) tests nothing and is run again; any run with a spike is judged.
+  nlohmann::json j;
+  int64_t exited_ns = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto r = RunProcess(shell, options);
+    exited_ns = MonotonicNowNs();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(testutil::MarkedProcesses(marker).empty());
+    j = nlohmann::json::parse(ReadFile(dir.File("n.json")));
+    if (j["rtpulse"]["explain"]["spikes_seen"].get<uint64_t>() > 0) break;
+    std::printf("attempt %d: no wake-up above the calibrated threshold of %s us; again\n",
+                attempt + 1, ReadFile(dir.File("th")).c_str());
+  }
   const auto& x = j["rtpulse"]["explain"];
   ASSERT_TRUE(x["active"].get<bool>()) << x.dump();
   ExpectSpikesAddUp(x, exited_ns);
