@@ -17,8 +17,7 @@ double Us(double ns) {
   return ns / 1000.0;
 }
 
-/// Every scenario (one per wake path when a scenario ran several) a run measured, keyed
-/// by the name compare matches on.
+/// Why a scenario's figures may not be what its name says (ScenarioSide::flags).
 /// `run_warnings`: the run's own, shown with its context once, not repeated per scenario.
 std::vector<std::string> SideFlags(const results::ScenarioResult& scenario,
                                    const std::vector<std::string>& run_warnings) {
@@ -43,6 +42,8 @@ std::vector<std::string> SideFlags(const results::ScenarioResult& scenario,
   return flags;
 }
 
+/// Every scenario (one per wake path when a scenario ran several) a run measured, keyed
+/// by the name compare matches on.
 std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteResult& suite,
                                                           size_t run) {
   std::vector<std::pair<std::string, ScenarioSide>> out;

@@ -211,9 +211,10 @@ std::string FormatInjectionLine(const ProbeResult& probe, const InjectSettings& 
   std::string line =
       fmt::format("# injected {}, detected {} (>= {}) on T{}", probe.injections, detected,
                   HumanNs(static_cast<double>(inject.threshold_ns)), probe.index);
-  if (!probe.injected_histogram) return line;
+  const std::optional<uint64_t> on_deadline = InjectionsOnDeadline(probe, inject);
+  if (!on_deadline) return line;
   // Apart: those on an injection's deadline (the ground truth found) and the other stalls.
-  const uint64_t found = probe.injected_histogram->CountAtOrAbove(inject.threshold_ns);
+  const uint64_t found = *on_deadline;
   line += fmt::format(": {} on injected deadlines ({}), {} elsewhere", found,
                       found >= probe.injections
                           ? std::string("every injection seen")
@@ -341,11 +342,11 @@ nlohmann::json ThreadJson(const LatencyRun& run, const PathRun& path,
   t["injections"] = p.injections;
   if (p.smi_count) t["smi_count"] = *p.smi_count;
   if (run.inject) {
-    t["injections_detected"] = InjectionsDetected(p, *run.inject);
-    if (p.injected_histogram) {
-      const uint64_t found = p.injected_histogram->CountAtOrAbove(run.inject->threshold_ns);
-      t["injections_detected_on_deadline"] = found;
-      t["detected_elsewhere"] = InjectionsDetected(p, *run.inject) - found;
+    const uint64_t detected = InjectionsDetected(p, *run.inject);
+    t["injections_detected"] = detected;
+    if (const auto found = InjectionsOnDeadline(p, *run.inject)) {
+      t["injections_detected_on_deadline"] = *found;
+      t["detected_elsewhere"] = detected - *found;
     }
   }
   t["degraded"] = p.degraded;
@@ -478,6 +479,12 @@ int64_t InjectDetectionThreshold(int64_t delay_ns) {
 
 uint64_t InjectionsDetected(const ProbeResult& probe, const InjectSettings& inject) {
   return probe.histogram.CountAtOrAbove(inject.threshold_ns);
+}
+
+std::optional<uint64_t> InjectionsOnDeadline(const ProbeResult& probe,
+                                             const InjectSettings& inject) {
+  if (!probe.injected_histogram) return std::nullopt;
+  return probe.injected_histogram->CountAtOrAbove(inject.threshold_ns);
 }
 
 std::string HumanNs(double ns) {

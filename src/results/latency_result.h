@@ -210,6 +210,11 @@ int64_t InjectDetectionThreshold(int64_t delay_ns);
 /// other stall that long (so it can exceed the injections done).
 uint64_t InjectionsDetected(const ProbeResult& probe, const InjectSettings& inject);
 
+/// Of those, the samples whose deadline fell inside an injection's spin (the injections
+/// found where they were made); none without the probe's injected_histogram.
+std::optional<uint64_t> InjectionsOnDeadline(const ProbeResult& probe,
+                                             const InjectSettings& inject);
+
 /// A whole `rtpulse latency` run: one or more wake paths under identical settings.
 struct LatencyRun {
   std::string rtpulse_version;

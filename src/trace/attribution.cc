@@ -270,11 +270,10 @@ class AttrReplay {
     if (!current.known || current.pid != sw.prev_pid || sw.prev_state == kAttrInferredState) {
       return;
     }
-    const int group = current.group;
     AttrAt(runs_, current_run_).comm = std::string(sw.PrevComm());
-    for (AttrRun& piece : runs_) {
-      if (piece.group == group) piece.prio = sw.prev_prio;
-    }
+    // A run's pieces are the runs from its first to the current one: a rename appends a
+    // piece, and any switch starts a new run.
+    for (int k = current.group; k <= current_run_; ++k) AttrAt(runs_, k).prio = sw.prev_prio;
   }
   void StartRun(AttrRun run) {
     runs_.push_back(std::move(run));
