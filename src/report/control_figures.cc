@@ -14,9 +14,21 @@ namespace {
 std::vector<int64_t> SortedResponsesNs(const std::vector<results::ControlJobRow>& rows) {
   std::vector<int64_t> ns;
   ns.reserve(rows.size());
-  for (const auto& r : rows) ns.push_back(r.end_ns - r.release_ns);
+  for (const auto& r : rows) {
+    if (r.release_known) ns.push_back(r.end_ns - r.release_ns);
+  }
   std::sort(ns.begin(), ns.end());
   return ns;
+}
+
+/// A label for the jobs left out because their release (so response) is unknown; "" for none.
+std::string UnknownReleasesLabel(const std::string& scenario,
+                                 const std::vector<results::ControlJobRow>& rows, size_t shown) {
+  if (shown == rows.size()) return "";
+  return fmt::format(
+      "{}: {} of {} jobs not drawn, their release unknown (SCHED_DEADLINE "
+      "restarted its period): no response",
+      scenario, rows.size() - shown, rows.size());
 }
 
 int64_t ControlFigureRank(const std::vector<int64_t>& sorted, double percentile) {
@@ -40,8 +52,12 @@ Figure ControlCdfFigure(const std::vector<ControlFigureInput>& configs) {
       "maximum, at count(max) / N; gnuplot joins the points with straight lines"};
   for (const auto& c : configs) {
     const auto sorted = SortedResponsesNs(c.rows);
+    if (auto label = UnknownReleasesLabel(c.scenario, c.rows, sorted.size()); !label.empty()) {
+      f.labels.push_back(std::move(label));
+    }
     if (sorted.empty()) {
-      f.labels.push_back(c.scenario + ": no jobs, no curve");
+      f.labels.push_back(c.scenario +
+                         (c.rows.empty() ? ": no jobs, no curve" : ": no response, no curve"));
       continue;
     }
     Series s{
@@ -103,8 +119,13 @@ Expected<Figure> ControlBoxFigure(const std::vector<ControlFigureInput>& configs
       if (input == nullptr) continue;
       any = true;
       const auto sorted = SortedResponsesNs(input->rows);
+      if (auto label = UnknownReleasesLabel(input->scenario, input->rows, sorted.size());
+          !label.empty()) {
+        f.labels.push_back(std::move(label));
+      }
       if (sorted.empty()) {
-        f.labels.push_back(input->scenario + ": no jobs, no box");
+        f.labels.push_back(input->scenario +
+                           (input->rows.empty() ? ": no jobs, no box" : ": no response, no box"));
         continue;
       }
       if (sorted.front() <= 0) logy = false;

@@ -109,7 +109,8 @@ std::string SummaryTable(const results::SuiteResult& suite) {
   }
   h += "</table>\n<p class=\"note\">Latencies in microseconds, all threads of a scenario "
        "together. Jitter = standard deviation. Missed = wake-ups after the next period's "
-       "deadline; skipped = periods lost because of them. Percentiles: " +
+       "deadline (a control or e2e scenario: jobs or frames that ended after their deadline); "
+       "skipped = periods lost because of them. Percentiles: " +
        E(results::MethodStatement(rows)) + ".</p>\n";
   if (!bound_notes.empty()) {
     h += "<p class=\"note\">\u2265 lower bound, \u2264 upper bound, ? unknown: the imported "

@@ -34,7 +34,8 @@ std::string ControlUsText(int64_t ns) {
   return fmt::format("{}{}.{:03d}", negative ? "-" : "", mag / 1000, mag % 1000);
 }
 
-/// A row's derived durations, or why it has none.
+/// A row's derived durations, or why it has none. Latency and response only for a row whose
+/// release is known (0 otherwise, never used).
 struct ControlDurations {
   int64_t latency_ns = 0;
   int64_t exec_ns = 0;
@@ -43,9 +44,9 @@ struct ControlDurations {
 
 Expected<ControlDurations> ControlRowDurations(const ControlJobRow& row) {
   ControlDurations d;
-  if (__builtin_sub_overflow(row.start_ns, row.release_ns, &d.latency_ns) ||
-      __builtin_sub_overflow(row.end_ns, row.start_ns, &d.exec_ns) ||
-      __builtin_sub_overflow(row.end_ns, row.release_ns, &d.response_ns)) {
+  if (__builtin_sub_overflow(row.end_ns, row.start_ns, &d.exec_ns) ||
+      (row.release_known && (__builtin_sub_overflow(row.start_ns, row.release_ns, &d.latency_ns) ||
+                             __builtin_sub_overflow(row.end_ns, row.release_ns, &d.response_ns)))) {
     return Failure(fmt::format("job {}: release {} ns, start {} ns, end {} ns overflow 64 bits",
                                row.job, row.release_ns, row.start_ns, row.end_ns));
   }
@@ -93,6 +94,7 @@ constexpr ControlQuantile kControlQuantiles[] = {
 std::string ControlDurationBlock(const std::string& heading, std::vector<int64_t> values_ns) {
   std::sort(values_ns.begin(), values_ns.end());
   std::string out = heading + ":\n";
+  if (values_ns.empty()) return out + "  n/a: no job's release is known\n";
   const uint64_t n = values_ns.size();
   out += fmt::format("  min: {} us\n", ControlUsText(values_ns.front()));
   for (const auto& q : kControlQuantiles) {
@@ -123,62 +125,102 @@ std::string ControlStudyBlock(const StudyStats& s) {
   return out;
 }
 
-constexpr const char* kControlColumns[] = {"job",         "release_ns",     "start_ns",
-                                           "end_ns",      "latency_ns",     "exec_ns",
-                                           "response_ns", "skipped_before", "miss"};
+constexpr const char* kControlColumns[] = {
+    "job",     "release_ns",  "start_ns",       "end_ns", "latency_ns",
+    "exec_ns", "response_ns", "skipped_before", "miss",   "release_known"};
+enum ControlColumn : size_t {
+  kJob,
+  kRelease,
+  kStart,
+  kEnd,
+  kLatency,
+  kExec,
+  kResponse,
+  kSkippedBefore,
+  kMiss,
+  kReleaseKnown
+};
 
-Expected<ControlJobRow> ControlParseRow(std::string_view line, const std::string& where) {
+/// A jobs.csv line; `columns` is 10, or 9 for a file from before release_known.
+Expected<ControlJobRow> ControlParseRow(std::string_view line, size_t columns,
+                                        const std::string& where) {
   const auto fields = SplitFields(line);
-  if (fields.size() != std::size(kControlColumns)) {
+  if (fields.size() != columns) {
     return UsageError(fmt::format("{}: {} fields where jobs.csv has {} ({}): '{}'", where,
-                                  fields.size(), std::size(kControlColumns), kJobLogHeader,
-                                  Printable(line)));
+                                  fields.size(), columns, kJobLogHeader, Printable(line)));
   }
-  int64_t v[std::size(kControlColumns)] = {};
-  for (size_t i = 0; i < fields.size(); ++i) {
+  // release_known first: it says which fields a job whose release is unknown leaves empty.
+  bool known = true;
+  if (columns > kReleaseKnown) {
+    if (fields[kReleaseKnown] != "0" && fields[kReleaseKnown] != "1") {
+      return UsageError(fmt::format("{}: release_known '{}' is not 0 or 1", where,
+                                    Printable(fields[kReleaseKnown])));
+    }
+    known = fields[kReleaseKnown] == "1";
+  }
+  int64_t v[kReleaseKnown] = {};
+  for (size_t i = 0; i < kReleaseKnown; ++i) {
+    const bool unknowable = i == kRelease || i == kLatency || i == kResponse;
+    if (!known && unknowable) {
+      if (!fields[i].empty()) {
+        return UsageError(fmt::format(
+            "{}: {} '{}' given for a job whose release is unknown (release_known 0 leaves "
+            "release_ns, latency_ns and response_ns empty)",
+            where, kControlColumns[i], Printable(fields[i])));
+      }
+      continue;
+    }
+    if (!known && i == kMiss && fields[i].empty()) continue;  // not known to have missed
     auto parsed = ParseCsvInteger(
         fields[i], where, kControlColumns[i],
-        std::strcmp(kControlColumns[i], "miss") == 0
-            ? " of 0 or 1 (jobs.csv holds integers only; rewrite it with rtpulse control)"
-            : " of ns (jobs.csv holds integers only; rewrite it with rtpulse control)");
+        i == kMiss ? " of 0 or 1 (jobs.csv holds integers only; rewrite it with rtpulse control)"
+                   : " of ns (jobs.csv holds integers only; rewrite it with rtpulse control)");
     if (!parsed) return parsed.error();
     v[i] = *parsed;
   }
-  if (v[0] < 0) return UsageError(fmt::format("{}: job {} is negative", where, v[0]));
-  if (v[7] < 0 || v[7] > UINT32_MAX) {
-    return UsageError(
-        fmt::format("{}: skipped_before {} is out of range (0 to {})", where, v[7], UINT32_MAX));
+  if (v[kJob] < 0) return UsageError(fmt::format("{}: job {} is negative", where, v[kJob]));
+  if (v[kSkippedBefore] < 0 || v[kSkippedBefore] > UINT32_MAX) {
+    return UsageError(fmt::format("{}: skipped_before {} is out of range (0 to {})", where,
+                                  v[kSkippedBefore], UINT32_MAX));
   }
-  if (v[8] != 0 && v[8] != 1) {
-    return UsageError(fmt::format("{}: miss '{}' is not 0 or 1", where, v[8]));
+  if (v[kMiss] != 0 && v[kMiss] != 1) {
+    return UsageError(fmt::format("{}: miss '{}' is not 0 or 1", where, v[kMiss]));
+  }
+  if (!known && fields[kMiss] == "0") {
+    return UsageError(fmt::format(
+        "{}: miss 0 for a job whose release is unknown (it is empty unless the miss is certain, "
+        "then 1)",
+        where));
   }
   ControlJobRow row;
-  row.job = static_cast<uint64_t>(v[0]);
-  row.release_ns = v[1];
-  row.start_ns = v[2];
-  row.end_ns = v[3];
-  row.skipped_before = static_cast<uint32_t>(v[7]);
-  row.miss = v[8] == 1;
+  row.job = static_cast<uint64_t>(v[kJob]);
+  row.release_known = known;
+  // An unknown release: the grid's new anchor is the job's start (ControlJobRow).
+  row.release_ns = known ? v[kRelease] : v[kStart];
+  row.start_ns = v[kStart];
+  row.end_ns = v[kEnd];
+  row.skipped_before = static_cast<uint32_t>(v[kSkippedBefore]);
+  row.miss = v[kMiss] == 1;
   auto d = ControlRowDurations(row);
   if (!d) return UsageError(fmt::format("{}: {}", where, d.error().message));
   const struct {
-    const char* column;
-    int64_t written;
+    ControlColumn column;
     int64_t derived;
     const char* rule;
-  } checks[] = {{"latency_ns", v[4], d->latency_ns, "start_ns - release_ns"},
-                {"exec_ns", v[5], d->exec_ns, "end_ns - start_ns"},
-                {"response_ns", v[6], d->response_ns, "end_ns - release_ns"}};
+  } checks[] = {{kLatency, d->latency_ns, "start_ns - release_ns"},
+                {kExec, d->exec_ns, "end_ns - start_ns"},
+                {kResponse, d->response_ns, "end_ns - release_ns"}};
   for (const auto& c : checks) {
-    if (c.written != c.derived) {
-      return UsageError(
-          fmt::format("{}: {} {} is not {} = {}", where, c.column, c.written, c.rule, c.derived));
+    if (!known && c.column != kExec) continue;
+    if (v[c.column] != c.derived) {
+      return UsageError(fmt::format("{}: {} {} is not {} = {}", where, kControlColumns[c.column],
+                                    v[c.column], c.rule, c.derived));
     }
   }
   int64_t sum = 0;
-  if (__builtin_add_overflow(v[4], v[5], &sum) || sum != v[6]) {
+  if (known && (__builtin_add_overflow(v[kLatency], v[kExec], &sum) || sum != v[kResponse])) {
     return UsageError(fmt::format("{}: latency_ns {} + exec_ns {} is not response_ns {}", where,
-                                  v[4], v[5], v[6]));
+                                  v[kLatency], v[kExec], v[kResponse]));
   }
   return row;
 }
@@ -237,7 +279,9 @@ Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us) {
 std::vector<int64_t> ResponseTimesUs(const std::vector<ControlJobRow>& rows) {
   std::vector<int64_t> us;
   us.reserve(rows.size());
-  for (const auto& row : rows) us.push_back(ControlFloorDivUs(row.end_ns - row.release_ns));
+  for (const auto& row : rows) {
+    if (row.release_known) us.push_back(ControlFloorDivUs(row.end_ns - row.release_ns));
+  }
   return us;
 }
 
@@ -256,9 +300,14 @@ std::string FormatJobLog(const std::vector<ControlJobRow>& rows) {
   std::string text = std::string(kJobLogHeader) + "\n";
   text.reserve(rows.size() * 80);
   for (const auto& r : rows) {
-    text += fmt::format("{},{},{},{},{},{},{},{},{}\n", r.job, r.release_ns, r.start_ns, r.end_ns,
-                        r.start_ns - r.release_ns, r.end_ns - r.start_ns, r.end_ns - r.release_ns,
-                        r.skipped_before, r.miss ? 1 : 0);
+    if (r.release_known) {
+      text += fmt::format("{},{},{},{},{},{},{},{},{},1\n", r.job, r.release_ns, r.start_ns,
+                          r.end_ns, r.start_ns - r.release_ns, r.end_ns - r.start_ns,
+                          r.end_ns - r.release_ns, r.skipped_before, r.miss ? 1 : 0);
+    } else {
+      text += fmt::format("{},,{},{},,{},,{},{},0\n", r.job, r.start_ns, r.end_ns,
+                          r.end_ns - r.start_ns, r.skipped_before, r.miss ? "1" : "");
+    }
   }
   return text;
 }
@@ -276,25 +325,31 @@ Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path) {
   std::vector<ControlJobRow> rows;
   std::string line;
   size_t line_no = 0;
+  size_t columns = std::size(kControlColumns);
   while (std::getline(in, line)) {
     ++line_no;
     const std::string where = fmt::format("{}:{}", Printable(path), line_no);
     if (line_no == 1) {
-      if (line != kJobLogHeader) {
+      if (line == kJobLogHeaderWithoutReleaseKnown) {
+        columns = kReleaseKnown;
+      } else if (line != kJobLogHeader) {
         return UsageError(fmt::format("{}: header '{}' is not jobs.csv's ({})", where,
                                       Printable(line), kJobLogHeader));
       }
       continue;
     }
-    auto row = ControlParseRow(line, where);
+    auto row = ControlParseRow(line, columns, where);
     if (!row) return row.error();
     if (!rows.empty() && row->job <= rows.back().job) {
       return UsageError(fmt::format("{}: job {} does not follow job {} (jobs increase)", where,
                                     row->job, rows.back().job));
     }
+    // A job whose release is unknown anchors the grid on its start: that increases too.
     if (!rows.empty() && row->release_ns <= rows.back().release_ns) {
-      return UsageError(fmt::format("{}: release_ns {} is not after the previous job's {}", where,
-                                    row->release_ns, rows.back().release_ns));
+      return UsageError(fmt::format(
+          "{}: {} {} is not after the previous job's {} {}", where,
+          row->release_known ? "release_ns" : "start_ns (its release unknown)", row->release_ns,
+          rows.back().release_known ? "release" : "start", rows.back().release_ns));
     }
     rows.push_back(*row);
   }
@@ -310,41 +365,54 @@ std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
   std::string out = fmt::format("# rtpulse control: {}\n", facts.configuration);
   out +=
       "# The study's table: response times in microseconds, over exactly the values of "
-      "response_times.txt (one per job, whole us rounded down)\n";
+      "response_times.txt (one per job whose release is known, whole us rounded down)\n";
   const auto us = ResponseTimesUs(rows);
   auto study = ComputeStudyStats(us);
   if (study) {
     out += ControlStudyBlock(*study);
   } else {
-    out += "Count: 0\n(no job completed: nothing to summarise)\n";
+    out += rows.empty() ? "Count: 0\n(no job completed: nothing to summarise)\n"
+                        : "Count: 0\n(no job's release is known: no response to summarise)\n";
   }
   out += fmt::format("# {}; {}; {}; source: response_times.txt\n", kStudyStdDevRule,
                      kStudyPercentileRule, kStudyMedianRule);
   out += "\n";
   uint64_t misses = 0;
+  uint64_t unknown = 0;
+  uint64_t unknown_misses = 0;
   uint64_t skipped_rows = 0;
+  for (const auto& r : rows) {
+    misses += r.miss ? 1 : 0;
+    skipped_rows += r.skipped_before;
+    if (!r.release_known) {
+      ++unknown;
+      unknown_misses += r.miss ? 1 : 0;
+    }
+  }
   if (!rows.empty()) {
     out +=
         "rtpulse statistics over jobs.csv: exact ns values shown in us, nearest rank; a "
         "percentile needs at least 1 / (1 - p) jobs to be more than the maximum, and is n/a "
-        "below that\n";
+        "below that";
+    out += unknown == 0 ? std::string("\n")
+                        : fmt::format(
+                              "; latency and response over the {} jobs whose release is "
+                              "known, execution over all {}\n",
+                              rows.size() - unknown, rows.size());
     std::vector<int64_t> latency, exec, response;
     latency.reserve(rows.size());
     exec.reserve(rows.size());
     response.reserve(rows.size());
     for (const auto& r : rows) {
-      latency.push_back(r.start_ns - r.release_ns);
       exec.push_back(r.end_ns - r.start_ns);
+      if (!r.release_known) continue;
+      latency.push_back(r.start_ns - r.release_ns);
       response.push_back(r.end_ns - r.release_ns);
     }
     out += ControlDurationBlock("Wake-up latency (start - release)", std::move(latency));
     out += ControlDurationBlock("Execution (end - start)", std::move(exec));
     out += ControlDurationBlock("Response (end - release)", std::move(response));
     out += "\n";
-  }
-  for (const auto& r : rows) {
-    misses += r.miss ? 1 : 0;
-    skipped_rows += r.skipped_before;
   }
   out += fmt::format("Period: {} us\n", ControlUsText(facts.period_ns));
   out += fmt::format("Deadline: {} us\n", ControlUsText(facts.deadline_ns));
@@ -355,6 +423,14 @@ std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
           ? std::string()
           : fmt::format(" (WARNING: jobs + skipped = {}, not the releases)", accounted));
   out += fmt::format("Jobs: {}\n", rows.size());
+  out += fmt::format("Releases unknown: {}{}\n", unknown,
+                     unknown == 0
+                         ? std::string()
+                         : fmt::format(" job{} (SCHED_DEADLINE restarted its period where the loop "
+                                       "cannot see: no latency and no response for them, not 0; "
+                                       "{} of them certain misses, their execution alone above the "
+                                       "deadline)",
+                                       unknown == 1 ? "" : "s", unknown_misses));
   // jobs.csv's skipped_before counts the releases before each job; those the last job ran
   // past follow no job, so the loop reports them apart.
   out += fmt::format(
@@ -399,19 +475,22 @@ ControlSummaryRow SummarizeControlScenario(const std::string& scenario,
   if (rows.empty()) return s;
   std::vector<int64_t> exec;
   exec.reserve(rows.size());
-  int64_t max_latency_ns = rows.front().start_ns - rows.front().release_ns;
+  std::optional<int64_t> max_latency_ns;
   for (const auto& r : rows) {
     s.misses += r.miss ? 1 : 0;
     exec.push_back(r.end_ns - r.start_ns);
-    max_latency_ns = std::max(max_latency_ns, r.start_ns - r.release_ns);
+    if (!r.release_known) continue;
+    ++s.responses;
+    max_latency_ns = std::max(max_latency_ns.value_or(INT64_MIN), r.start_ns - r.release_ns);
   }
-  auto study = ComputeStudyStats(ResponseTimesUs(rows));
-  s.mean_response_us = study->mean_us;
-  s.p99_response_us = study->p99_us;
-  s.max_response_us = study->max_us;
-  s.max_latency_us = ControlFloorDivUs(max_latency_ns);
   std::sort(exec.begin(), exec.end());
   s.median_exec_us = ControlMedian(exec) / 1000.0;
+  if (auto study = ComputeStudyStats(ResponseTimesUs(rows))) {
+    s.mean_response_us = study->mean_us;
+    s.p99_response_us = study->p99_us;
+    s.max_response_us = study->max_us;
+    s.max_latency_us = ControlFloorDivUs(*max_latency_ns);
+  }
   return s;
 }
 
@@ -421,13 +500,13 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
       "mean resp us", "p99 resp us",   "max resp us", "max latency us", "median exec us"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
-    const bool any = r.jobs > 0;
-    auto or_na = [&](std::string text) { return any ? text : std::string("n/a"); };
-    cells.push_back(
-        {r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
-         std::to_string(r.misses), or_na(fmt::format("{:.2f}", r.mean_response_us)),
-         or_na(std::to_string(r.p99_response_us)), or_na(std::to_string(r.max_response_us)),
-         or_na(std::to_string(r.max_latency_us)), or_na(fmt::format("{:.3f}", r.median_exec_us))});
+    auto or_na = [](const auto& value, const char* format) {
+      return value ? fmt::format(fmt::runtime(format), *value) : std::string("n/a");
+    };
+    cells.push_back({r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
+                     std::to_string(r.misses), or_na(r.mean_response_us, "{:.2f}"),
+                     or_na(r.p99_response_us, "{}"), or_na(r.max_response_us, "{}"),
+                     or_na(r.max_latency_us, "{}"), or_na(r.median_exec_us, "{:.3f}")});
   }
   std::vector<size_t> width(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
@@ -450,6 +529,13 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
   out +=
       "response times in whole us rounded down (as in response_times.txt; p99 by nearest "
       "rank); max latency floor(ns / 1000); median exec in us from the ns values\n";
+  for (const auto& r : rows) {
+    if (r.responses == r.jobs) continue;
+    out += fmt::format(
+        "{}: {} of {} jobs' releases unknown (SCHED_DEADLINE restarted its period): response "
+        "and latency over the other {}; misses counted among them only when certain\n",
+        r.scenario, r.jobs - r.responses, r.jobs, r.responses);
+  }
   return out;
 }
 

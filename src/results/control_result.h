@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ namespace rtpulse::results {
 
 /// One job of the per-job log (CLOCK_MONOTONIC ns). Latency = start - release, execution =
 /// end - start, response = end - release.
+/// A job whose release is not known (`release_known` false: SCHED_DEADLINE restarted its
+/// period where the loop cannot see, docs/control.md "Deadline waiting") has no latency and
+/// no response: `release_ns` is then the grid's new anchor (its start), never a release to
+/// subtract, and `miss` is true only when certain (its execution alone exceeds the deadline);
+/// false means "not known to have missed".
 struct ControlJobRow {
   uint64_t job = 0;
   int64_t release_ns = 0;
@@ -23,10 +29,16 @@ struct ControlJobRow {
   int64_t end_ns = 0;
   uint32_t skipped_before = 0;
   bool miss = false;
+  bool release_known = true;
 };
 
-/// jobs.csv's first line; the columns in that order.
+/// jobs.csv's first line; the columns in that order. A job whose release is unknown leaves
+/// release_ns, latency_ns and response_ns empty, and miss empty unless certain (1).
 inline constexpr const char* kJobLogHeader =
+    "job,release_ns,start_ns,end_ns,latency_ns,exec_ns,response_ns,skipped_before,miss,"
+    "release_known";
+/// The header before the release_known column (every release known); still read.
+inline constexpr const char* kJobLogHeaderWithoutReleaseKnown =
     "job,release_ns,start_ns,end_ns,latency_ns,exec_ns,response_ns,skipped_before,miss";
 
 /// The rules statistical_report.txt names (docs/control.md, "Output files").
@@ -56,7 +68,8 @@ struct StudyStats {
 Expected<StudyStats> ComputeStudyStats(const std::vector<int64_t>& values_us);
 
 /// Response times in whole microseconds, rounded down (floor(response_ns / 1000)), in job
-/// order. A response is never negative in a valid row (end >= release).
+/// order, of the jobs whose release is known (the others have no response). A response is
+/// never negative in a valid row (end >= release).
 std::vector<int64_t> ResponseTimesUs(const std::vector<ControlJobRow>& rows);
 
 /// Nearest-rank minimum count: the smallest number of values for which the nearest-rank
@@ -73,8 +86,10 @@ Status WriteJobLog(const std::string& path, const std::vector<ControlJobRow>& ro
 std::string FormatJobLog(const std::vector<ControlJobRow>& rows);
 /// Reads jobs.csv back; every field is checked (integers, miss 0 or 1, latency = start -
 /// release, exec = end - start, response = end - release = latency + exec, exec and response
-/// >= 0, job and release increasing). A malformed line is a usage error naming FILE:LINE and
+/// >= 0, job and release increasing; a job whose release is unknown has release, latency and
+/// response empty and miss empty or 1). A malformed line is a usage error naming FILE:LINE and
 /// the value; an empty file (not even the header) is a usage error. A header alone is no jobs.
+/// A file of the header without release_known reads with every release known.
 Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path);
 
 /// What a configuration adds beyond the study's table, for statistical_report.txt.
@@ -91,24 +106,27 @@ struct ControlScenarioFacts {
 };
 
 /// statistical_report.txt: the study's block, then wake-up latency, execution and response
-/// p50 ... p99.999 and max (nearest rank over the ns values), misses, skipped, notes.
+/// p50 ... p99.999 and max (nearest rank over the ns values; latency and response over the
+/// jobs whose release is known), misses, skipped, unknown releases, notes.
 std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
                                     const ControlScenarioFacts& facts);
 Status WriteStatisticalReport(const std::string& path, const std::vector<ControlJobRow>& rows,
                               const ControlScenarioFacts& facts);
 
-/// One configuration's line in the summary table printed at the end of a run.
+/// One configuration's line in the summary table printed at the end of a run. A figure no
+/// job gives (no job ran, or no job's release is known) is nullopt, printed n/a.
 struct ControlSummaryRow {
   std::string scenario;
   std::string configuration;
   uint64_t jobs = 0;
+  uint64_t responses = 0;  ///< Jobs whose release, so response, is known.
   uint64_t skipped = 0;
   uint64_t misses = 0;
-  double mean_response_us = 0;
-  int64_t p99_response_us = 0;
-  int64_t max_response_us = 0;
-  int64_t max_latency_us = 0;
-  double median_exec_us = 0;
+  std::optional<double> mean_response_us;
+  std::optional<int64_t> p99_response_us;
+  std::optional<int64_t> max_response_us;
+  std::optional<int64_t> max_latency_us;
+  std::optional<double> median_exec_us;
 };
 
 ControlSummaryRow SummarizeControlScenario(const std::string& scenario,

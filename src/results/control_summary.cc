@@ -16,6 +16,10 @@ Json FiniteOrNull(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
 }
 
+Json OrNull(const std::optional<int64_t>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
 Json CostJson(const ControlSummaryConfiguration& c) {
   if (!c.cost) return {{"error", c.cost_error}};
   const ControlSummaryCost& k = *c.cost;
@@ -31,15 +35,16 @@ Json ConfigurationJson(const ControlSummaryConfiguration& c) {
   return {{"scenario", r.scenario},
           {"configuration", r.configuration},
           {"jobs", r.jobs},
+          {"responses", r.responses},
           {"releases", c.releases},
           {"skipped", r.skipped},
           {"misses", r.misses},
           {"interrupted", c.interrupted},
-          {"mean_response_us", r.mean_response_us},
-          {"p99_response_us", r.p99_response_us},
-          {"max_response_us", r.max_response_us},
-          {"max_latency_us", r.max_latency_us},
-          {"median_exec_us", r.median_exec_us},
+          {"mean_response_us", FiniteOrNull(r.mean_response_us)},
+          {"p99_response_us", OrNull(r.p99_response_us)},
+          {"max_response_us", OrNull(r.max_response_us)},
+          {"max_latency_us", OrNull(r.max_latency_us)},
+          {"median_exec_us", FiniteOrNull(r.median_exec_us)},
           {"control_cost", CostJson(c)}};
 }
 
@@ -48,15 +53,17 @@ void ReadConfiguration(JsonFields f, ControlSummaryConfiguration& c) {
   f.Get("scenario", r.scenario);
   f.Get("configuration", r.configuration);
   f.Get("jobs", r.jobs);
+  r.responses = r.jobs;  // a summary from before the field: every release known
+  f.GetIfPresent("responses", r.responses);
   f.Get("releases", c.releases);
   f.Get("skipped", r.skipped);
   f.Get("misses", r.misses);
   f.Get("interrupted", c.interrupted);
-  f.Get("mean_response_us", r.mean_response_us);
-  f.Get("p99_response_us", r.p99_response_us);
-  f.Get("max_response_us", r.max_response_us);
-  f.Get("max_latency_us", r.max_latency_us);
-  f.Get("median_exec_us", r.median_exec_us);
+  f.GetOptional("mean_response_us", r.mean_response_us);
+  f.GetOptional("p99_response_us", r.p99_response_us);
+  f.GetOptional("max_response_us", r.max_response_us);
+  f.GetOptional("max_latency_us", r.max_latency_us);
+  f.GetOptional("median_exec_us", r.median_exec_us);
   const Json* cost = f.Find("control_cost");
   if (cost == nullptr) return;
   JsonFields k = f.Nested("control_cost");

@@ -142,7 +142,8 @@ std::vector<results::ControlJobRow> RowsOf(const control::ControlRunRecord& reco
   rows.reserve(record.jobs.size());
   for (size_t i = 0; i < record.jobs.size(); ++i) {
     const control::JobTiming& j = record.jobs[i];
-    rows.push_back({i, j.release_ns, j.start_ns, j.end_ns, j.skipped_before, j.miss});
+    rows.push_back(
+        {i, j.release_ns, j.start_ns, j.end_ns, j.skipped_before, j.miss, !j.release_unknown});
   }
   return rows;
 }
@@ -178,6 +179,9 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
   p.wake = std::string(measure::WakePathName(plan.path));
   for (size_t i = 0; i < record.jobs.size(); ++i) {
     const control::JobTiming& j = record.jobs[i];
+    // A deadline miss, as control.json and the study count them (for a job whose release is
+    // unknown, only a certain one): one count in every file.
+    if (j.miss) ++p.missed_activations;
     if (j.release_unknown) {
       // SCHED_DEADLINE restarted its period: the release is not known, so neither is the
       // response; counted as a grid restart (samples + skipped + restarts = periods).
@@ -192,7 +196,6 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
     for (uint32_t s = 1; s <= ran_past; ++s) {
       p.skipped_histogram.Record(j.end_ns - (j.release_ns + int64_t{s} * settings.period_ns));
     }
-    if (ran_past > 0) ++p.missed_activations;
     p.last_latency_ns = j.end_ns - j.release_ns;
   }
   p.periods_elapsed = record.releases;
@@ -442,8 +445,17 @@ ControlOutcome ControlOutcomeOf(const std::string& name, const ControlConfigurat
   outcome.skipped = record.skipped;
   outcome.misses = record.misses;
   outcome.interrupted = record.interrupted;
+  const auto unknown = static_cast<uint64_t>(
+      std::count_if(outcome.rows.begin(), outcome.rows.end(),
+                    [](const results::ControlJobRow& r) { return !r.release_known; }));
   if (outcome.rows.empty()) {
     outcome.cost_error = "no job ran";
+  } else if (unknown > 0) {
+    // The replay needs each job's sample and actuation times from its release.
+    outcome.cost_error = fmt::format(
+        "{} job(s)' release unknown (SCHED_DEADLINE restarted its period), and "
+        "the replay needs every job's times from its release",
+        unknown);
   } else if (auto cost = stats::ReplayControlCost(ReplayJobsFromRows(outcome.rows), replay)) {
     outcome.cost = *cost;
   } else {
@@ -517,9 +529,12 @@ results::ControlFile ControlFileOf(const std::string& name, const ControlConfigu
   std::vector<int64_t> latency_ns, exec_ns, response_ns;
   for (size_t i = 0; i < record.jobs.size(); ++i) {
     const auto& j = record.jobs[i];
-    if (j.release_unknown) file.release_unknown_jobs.push_back(i);
-    latency_ns.push_back(j.start_ns - j.release_ns);
     exec_ns.push_back(j.end_ns - j.start_ns);
+    if (j.release_unknown) {
+      file.release_unknown_jobs.push_back(i);  // no latency and no response: not 0
+      continue;
+    }
+    latency_ns.push_back(j.start_ns - j.release_ns);
     response_ns.push_back(j.end_ns - j.release_ns);
   }
   file.wakeup_latency_us = MicrosecondHistogram(latency_ns);

@@ -50,11 +50,14 @@ inline std::string Source(const std::string& relative) {
   return std::string(RTPULSE_SOURCE_DIR) + "/" + relative;
 }
 
+/// A jobs.csv row; a job whose release is unknown (release_known false) has its start as
+/// `release`, the grid's anchor (the file leaves that field empty).
 struct Job {
   uint64_t job;
   int64_t release, start, end;
   uint32_t skipped_before;
   bool miss;
+  bool release_known;
 };
 
 inline std::vector<Job> ReadJobs(const std::string& path) {
@@ -66,11 +69,15 @@ inline std::vector<Job> ReadJobs(const std::string& path) {
     std::stringstream s(line);
     std::vector<int64_t> f;
     std::string cell;
-    while (std::getline(s, cell, ',')) f.push_back(std::stoll(cell));
-    if (f.size() != 9) ADD_FAILURE() << "bad jobs.csv line: " << line;
-    if (f.size() != 9) continue;
-    jobs.push_back(
-        {static_cast<uint64_t>(f[0]), f[1], f[2], f[3], static_cast<uint32_t>(f[7]), f[8] != 0});
+    // Empty cells (release, latency, response and an uncertain miss of an unknown release)
+    // as -1; the last column may be empty, which getline does not return.
+    while (std::getline(s, cell, ',')) f.push_back(cell.empty() ? -1 : std::stoll(cell));
+    if (!line.empty() && line.back() == ',') f.push_back(-1);
+    if (f.size() != 10) ADD_FAILURE() << "bad jobs.csv line: " << line;
+    if (f.size() != 10) continue;
+    const bool known = f[9] == 1;
+    jobs.push_back({static_cast<uint64_t>(f[0]), known ? f[1] : f[2], f[2], f[3],
+                    static_cast<uint32_t>(f[7]), f[8] == 1, known});
   }
   return jobs;
 }

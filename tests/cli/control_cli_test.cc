@@ -2,6 +2,7 @@
 // stress-ng, real files. Timing values are never asserted (the VM's host steals time); the
 // files are recomputed by tests/cli/control_truth.py and tests/results/control_truth.py from
 // the run's own jobs.csv, and injected execution gives exact ground truth.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ TEST_F(ControlFifoRun, LeavesTheScenarioFilesAndEveryNumberMatchesThePythonTruth
     ++blocks;
     from = to + 4;
   }
-  EXPECT_EQ(blocks, 7);
+  EXPECT_EQ(blocks, 8);  // no release unknown: no "of them certain misses" block
   EXPECT_EQ(control["policy"], "fifo:50");
   EXPECT_EQ(control["applied_policy"], "fifo:50");
   EXPECT_EQ(control["counters"]["context-switches"]["value"].is_number(), true) << control;
@@ -267,6 +268,68 @@ TEST_F(ControlTest, PathsSweepRunsThePolicyOnEachActivationPath) {
     EXPECT_EQ(control["applied_policy"], "fifo:80");
     EXPECT_EQ(result["scenarios"][i]["latency"]["thread"]["0"]["wake"], paths[i]);
   }
+  ExpectTruth(run, r.out);
+}
+
+// A SCHED_DEADLINE run whose deadline (2 ms) is shorter than its period (4 ms): every 10th job
+// spins 2.5 ms more, a certain miss that skips no release, so a count of skipped releases
+// cannot pass for the misses. The one miss count is read from every file that states it:
+// jobs.csv, control.json, result.json, statistical_report.txt, the printed table, --json and
+// the report's HTML; the Python truth recomputes the rest from jobs.csv, leaving out of every
+// statistic the jobs whose release the kernel's period restart hid (release_known 0).
+TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
+  TempDir dir;
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse({"control", "--policy", "deadline:3500us/4ms/4ms", "--deadline", "2ms", "--jobs",
+                  "100", "--no-stress", "--inject-exec", "10:2500us", "--quiet", "--json",
+                  dir.File("summary.json"), "--out", run});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json result = json::parse(ReadFile(run + "/result.json"));
+  ASSERT_EQ(result["scenarios"].size(), 1u);
+  const std::string name = result["scenarios"][0]["name"];
+  const std::string s = run + "/" + name;
+  const json control = json::parse(ReadFile(s + "/control.json"));
+  EXPECT_EQ(control["deadline_ns"], 2'000'000);
+  EXPECT_EQ(control["applied_policy"], "deadline:3500us/4ms/4ms");
+  const std::vector<Job> jobs = ReadJobs(s + "/jobs.csv");
+  ASSERT_EQ(jobs.size(), 100u);
+  uint64_t misses = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    misses += jobs[i].miss ? 1U : 0U;
+    // 2.5 ms of execution alone is above the 2 ms deadline, known release or not.
+    if (i % 10 == 9) {
+      EXPECT_TRUE(jobs[i].miss) << "injected job " << i;
+    }
+  }
+  EXPECT_GE(misses, 10u);
+  EXPECT_EQ(control["misses"], misses);
+  const json& thread = result["scenarios"][0]["latency"]["thread"]["0"];
+  EXPECT_EQ(thread["missed_activations"], misses) << thread.dump();
+  const std::string study = ReadFile(s + "/statistical_report.txt");
+  EXPECT_NE(study.find(fmt::format("Deadline misses: {} (", misses)), std::string::npos) << study;
+  EXPECT_EQ(study.find("WARNING"), std::string::npos) << study;
+  const json summary = json::parse(ReadFile(dir.File("summary.json")));
+  EXPECT_EQ(summary["configurations"][0]["misses"], misses);
+  EXPECT_EQ(summary["configurations"][0]["jobs"], 100);
+  EXPECT_EQ(summary["configurations"][0]["responses"],
+            100 - control["release_unknown_jobs"].size());
+  // The report's scenario table: the misses column of this scenario's row.
+  const ProcessResult report = RunRtpulse({"report", "--formats", "svg", run});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string html = ReadFile(run + "/report/index.html");
+  // Its first cell: the scenario's name and wake path.
+  const std::string row_start = "<tr><td class=\"l\">" + name + " (";
+  const size_t row = html.find(row_start);
+  ASSERT_NE(row, std::string::npos) << html.substr(0, 4000);
+  const std::string line = html.substr(row, html.find('\n', row) - row);
+  std::vector<std::string> cells;
+  for (size_t at = line.find("<td"); at != std::string::npos; at = line.find("<td", at + 1)) {
+    const size_t open = line.find('>', at) + 1;
+    cells.push_back(line.substr(open, line.find("</td>", open) - open));
+  }
+  ASSERT_GE(cells.size(), 13u) << line;
+  EXPECT_EQ(cells[12], std::to_string(misses)) << line;
   ExpectTruth(run, r.out);
 }
 

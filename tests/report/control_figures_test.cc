@@ -161,6 +161,24 @@ TEST(ControlFiguresTest, ConfigurationsWithoutJobsAreSaidNotDrawn) {
   EXPECT_NE(std::find(boxes->labels.begin(), boxes->labels.end(), "fifo-99: no jobs, no box"),
             boxes->labels.end());
 
+  // Jobs whose release is unknown have no response: left out of both figures, and said so.
+  std::vector<results::ControlJobRow> restarted = ControlFigRun(20, 5, 1000);
+  restarted[3].release_known = false;
+  restarted[3].release_ns = restarted[3].start_ns;
+  const std::vector<ControlFigureInput> partly = {{"deadline-1ms", "deadline", false, restarted}};
+  const Figure partly_cdf = ControlCdfFigure(partly);
+  ASSERT_EQ(partly_cdf.series.size(), 1u);
+  EXPECT_EQ(partly_cdf.series[0].title.rfind("deadline-1ms (N=19,", 0), 0u)
+      << partly_cdf.series[0].title;
+  const std::string not_drawn =
+      "deadline-1ms: 1 of 20 jobs not drawn, their release unknown (SCHED_DEADLINE restarted "
+      "its period): no response";
+  EXPECT_EQ(partly_cdf.labels, (std::vector<std::string>{not_drawn}));
+  auto partly_boxes = ControlBoxFigure(partly);
+  ASSERT_TRUE(partly_boxes);
+  EXPECT_NE(std::find(partly_boxes->labels.begin(), partly_boxes->labels.end(), not_drawn),
+            partly_boxes->labels.end());
+
   testutil::TempDir run;
   std::vector<std::string> notes;
   ASSERT_TRUE(WriteControlFigures(run.path(), {inputs[0]}, {}, &notes));

@@ -30,9 +30,25 @@ ControlJobRow ControlRow(uint64_t job, int64_t release, int64_t latency, int64_t
   return r;
 }
 
+/// A job whose release is unknown (SCHED_DEADLINE restarted its period): the grid's anchor is
+/// its start; a miss only when the execution alone exceeds the deadline (the period here).
+ControlJobRow ControlUnknownRow(uint64_t job, int64_t start, int64_t exec, uint32_t skipped = 0) {
+  ControlJobRow r;
+  r.job = job;
+  r.release_known = false;
+  r.release_ns = start;
+  r.start_ns = start;
+  r.end_ns = start + exec;
+  r.skipped_before = skipped;
+  r.miss = exec > kControlPeriodNs;
+  return r;
+}
+
 /// A deterministic 250 Hz run: varied latencies (some sub-microsecond remainders), every 97th
-/// job overruns by 5 ms (a miss, and the next release skipped).
-std::vector<ControlJobRow> ControlGeneratedRun(size_t jobs) {
+/// job overruns by 5 ms (a miss, and the next release skipped). With `unknown_every` > 0, every
+/// such job has its release unknown, the grid re-anchored on its start; those at 5 ms overrun
+/// (a certain miss), the others not.
+std::vector<ControlJobRow> ControlGeneratedRun(size_t jobs, size_t unknown_every = 0) {
   std::vector<ControlJobRow> rows;
   uint64_t state = 12345;
   auto next = [&](uint64_t mod) {
@@ -43,7 +59,17 @@ std::vector<ControlJobRow> ControlGeneratedRun(size_t jobs) {
   uint32_t skipped = 0;
   for (size_t k = 0; k < jobs; ++k) {
     const int64_t latency = 1500 + next(80'000);
-    const int64_t exec = k % 97 == 50 ? 5'000'000 : 100'000 + next(300'000);
+    const int64_t exec =
+        k % 97 == 50 || (unknown_every > 0 && k % (2 * unknown_every) == unknown_every - 1)
+            ? 5'000'000
+            : 100'000 + next(300'000);
+    if (unknown_every > 0 && k % unknown_every == unknown_every - 1) {
+      const int64_t anchor = release + latency;
+      rows.push_back(ControlUnknownRow(k, anchor, exec, skipped));
+      skipped = exec > kControlPeriodNs ? 1 : 0;
+      release = anchor + kControlPeriodNs * (1 + skipped);
+      continue;
+    }
     rows.push_back(ControlRow(k, release, latency, exec, skipped));
     skipped = latency + exec > kControlPeriodNs ? 1 : 0;
     release += kControlPeriodNs * (1 + skipped);
@@ -79,7 +105,7 @@ TEST(ControlResultTest, ANegativeResponseIsRefusedNotClamped) {
 
 TEST(ControlResultTest, JobLogRoundTrips) {
   testutil::TempDir dir;
-  const auto rows = ControlGeneratedRun(300);
+  const auto rows = ControlGeneratedRun(300, 40);
   ASSERT_TRUE(WriteJobLog(dir.File("jobs.csv"), rows));
   const std::string text = testutil::ReadFile(dir.File("jobs.csv"));
   EXPECT_EQ(text.substr(0, text.find('\n')), kJobLogHeader);
@@ -93,34 +119,70 @@ TEST(ControlResultTest, JobLogRoundTrips) {
     EXPECT_EQ((*back)[i].end_ns, rows[i].end_ns);
     EXPECT_EQ((*back)[i].skipped_before, rows[i].skipped_before);
     EXPECT_EQ((*back)[i].miss, rows[i].miss);
+    EXPECT_EQ((*back)[i].release_known, rows[i].release_known);
   }
 }
 
 TEST(ControlResultTest, JobLogLineFormat) {
   ControlJobRow r = ControlRow(3, 1'000'000, 2'500, 4'000'000);
   r.skipped_before = 2;
-  EXPECT_EQ(FormatJobLog({r}),
-            std::string(kJobLogHeader) + "\n3,1000000,1002500,5002500,2500,4000000,4002500,2,1\n");
+  EXPECT_EQ(FormatJobLog({r}), std::string(kJobLogHeader) +
+                                   "\n3,1000000,1002500,5002500,2500,4000000,4002500,2,1,1\n");
+  // A release the loop could not see: no release, latency or response, never 0; the miss
+  // only when certain (5 ms of execution alone against a 4 ms deadline), else empty.
+  EXPECT_EQ(FormatJobLog({ControlUnknownRow(4, 9'000'000, 5'000'000, 1),
+                          ControlUnknownRow(5, 18'000'000, 300'000)}),
+            std::string(kJobLogHeader) +
+                "\n4,,9000000,14000000,,5000000,,1,1,0\n"
+                "5,,18000000,18300000,,300000,,0,,0\n");
+}
+
+TEST(ControlResultTest, AJobLogWithoutTheReleaseKnownColumnStillReads) {
+  testutil::TempDir dir;
+  ControlWriteText(dir.File("jobs.csv"), std::string(kJobLogHeaderWithoutReleaseKnown) +
+                                             "\n0,1000,1500,3500,500,2000,2500,0,0\n"
+                                             "1,5000,5600,7600,600,2000,2600,0,0\n");
+  auto rows = ReadJobLog(dir.File("jobs.csv"));
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE((*rows)[0].release_known);
+  EXPECT_TRUE((*rows)[1].release_known);
+  EXPECT_EQ((*rows)[1].release_ns, 5000);
 }
 
 TEST(ControlResultTest, MalformedLinesNameFileLineAndValue) {
   testutil::TempDir dir;
-  const std::string good = "0,1000,1500,3500,500,2000,2500,0,0";
+  const std::string good = "0,1000,1500,3500,500,2000,2500,0,0,1";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"1,5000,5500,7500,500,2000,2500,0", "8 fields"},
-      {"1,5000,5500,7500,500,2000,2500,0,0,9", "10 fields"},
-      {"1,5000,55x0,7500,500,2000,2500,0,0", "start_ns '55x0' is not a whole number"},
-      {"1,5000,,7500,500,2000,2500,0,0", "start_ns '' is not a whole number"},
-      {"1,5000,5500,7500,500,2000,2500,0,2", "miss '2' is not 0 or 1"},
-      {"1,5000,5500,7500,501,2000,2501,0,0", "latency_ns 501 is not start_ns - release_ns = 500"},
-      {"1,5000,5500,7500,500,1999,2500,0,0", "exec_ns 1999 is not end_ns - start_ns = 2000"},
-      {"1,5000,5500,7500,500,2000,2499,0,0", "response_ns 2499 is not end_ns - release_ns = 2500"},
-      {"1,5000,5500,5400,500,-100,400,0,0", "end 5400 ns lies before its start"},
-      {"1,5000,4000,4500,-1000,500,-500,0,0", "end 4500 ns lies before its release"},
-      {"0,5000,5500,7500,500,2000,2500,0,0", "job 0 does not follow job 0"},
-      {"1,1000,1500,3500,500,2000,2500,0,0", "release_ns 1000 is not after"},
-      {"1,5000,5500,7500,500,2000,2500,-1,0", "skipped_before -1 is out of range"},
-      {"1,5000,5500,7500,500,2000,2500,0,0 ", "miss '0 ' is not a whole number"},
+      {"1,5000,5500,7500,500,2000,2500,0,0", "9 fields"},
+      {"1,5000,5500,7500,500,2000,2500,0,0,1,9", "11 fields"},
+      {"1,5000,55x0,7500,500,2000,2500,0,0,1", "start_ns '55x0' is not a whole number"},
+      {"1,5000,,7500,500,2000,2500,0,0,1", "start_ns '' is not a whole number"},
+      {"1,,5500,7500,500,2000,2500,0,0,1", "release_ns '' is not a whole number"},
+      {"1,5000,5500,7500,500,2000,2500,0,2,1", "miss '2' is not 0 or 1"},
+      {"1,5000,5500,7500,500,2000,2500,0,,1", "miss '' is not a whole number"},
+      {"1,5000,5500,7500,501,2000,2501,0,0,1", "latency_ns 501 is not start_ns - release_ns = 500"},
+      {"1,5000,5500,7500,500,1999,2500,0,0,1", "exec_ns 1999 is not end_ns - start_ns = 2000"},
+      {"1,5000,5500,7500,500,2000,2499,0,0,1",
+       "response_ns 2499 is not end_ns - release_ns = 2500"},
+      {"1,5000,5500,5400,500,-100,400,0,0,1", "end 5400 ns lies before its start"},
+      {"1,5000,4000,4500,-1000,500,-500,0,0,1", "end 4500 ns lies before its release"},
+      {"0,5000,5500,7500,500,2000,2500,0,0,1", "job 0 does not follow job 0"},
+      {"1,1000,1500,3500,500,2000,2500,0,0,1", "release_ns 1000 is not after"},
+      {"1,5000,5500,7500,500,2000,2500,-1,0,1", "skipped_before -1 is out of range"},
+      {"1,5000,5500,7500,500,2000,2500,0,0,1 ", "release_known '1 ' is not 0 or 1"},
+      {"1,5000,5500,7500,500,2000,2500,0,0,2", "release_known '2' is not 0 or 1"},
+      // A job whose release is unknown: release, latency and response empty, miss empty or 1.
+      {"1,5000,5500,7500,,2000,,0,,0",
+       "release_ns '5000' given for a job whose release is "
+       "unknown"},
+      {"1,,5500,7500,500,2000,,0,,0", "latency_ns '500' given for a job whose release"},
+      {"1,,5500,7500,,2000,2000,0,,0", "response_ns '2000' given for a job whose release"},
+      {"1,,5500,7500,,2000,,0,0,0", "miss 0 for a job whose release is unknown"},
+      {"1,,5500,7500,,1999,,0,,0", "exec_ns 1999 is not end_ns - start_ns = 2000"},
+      {"1,,900,7000,,6100,,0,1,0",
+       "start_ns (its release unknown) 900 is not after the "
+       "previous job's release 1000"},
   };
   for (const auto& [line, want] : cases) {
     const std::string path = dir.File("jobs.csv");
@@ -217,7 +279,7 @@ TEST(ControlResultTest, StatisticalReportGolden) {
   EXPECT_EQ(FormatStatisticalReport(rows, facts),
             "# rtpulse control: fifo:99, no stress\n"
             "# The study's table: response times in microseconds, over exactly the values of "
-            "response_times.txt (one per job, whole us rounded down)\n"
+            "response_times.txt (one per job whose release is known, whole us rounded down)\n"
             "Count: 3\n"
             "Sum: 5005\n"
             "Mean: 1668.33\n"
@@ -267,6 +329,7 @@ TEST(ControlResultTest, StatisticalReportGolden) {
             "Deadline: 4000.000 us\n"
             "Releases: 4\n"
             "Jobs: 3\n"
+            "Releases unknown: 0\n"
             "Skipped releases: 1 (0 after the last job)\n"
             "Deadline misses: 1 (end > release + deadline; skipped releases are counted above, "
             "not here)\n"
@@ -306,10 +369,13 @@ TEST(ControlResultTest, StatisticalReportShowsCountsThatDoNotAddUp) {
 }
 
 TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
-  for (size_t jobs : {1u, 2u, 9u, 10u, 1500u}) {
-    SCOPED_TRACE(jobs);
+  // (jobs, every how many jobs a release is unknown): 3 jobs of which none is known, too.
+  const std::pair<size_t, size_t> runs[] = {{1, 0},    {2, 0},     {9, 0}, {10, 0},
+                                            {1500, 0}, {1500, 40}, {3, 1}};
+  for (const auto& [jobs, unknown_every] : runs) {
+    SCOPED_TRACE(testing::Message() << jobs << " jobs, unknown every " << unknown_every);
     testutil::TempDir dir;
-    const auto rows = ControlGeneratedRun(jobs);
+    const auto rows = ControlGeneratedRun(jobs, unknown_every);
     ControlScenarioFacts facts;
     facts.configuration = "rr:50, stress";
     facts.period_ns = kControlPeriodNs;
@@ -341,7 +407,8 @@ TEST(ControlResultTest, EveryPrintedNumberMatchesPythonStatistics) {
       ++blocks;
       from = to + 4;
     }
-    EXPECT_EQ(blocks, 7u);
+    // One block more ("N of them certain misses") when some release is unknown.
+    EXPECT_EQ(blocks, unknown_every > 0 ? 9u : 8u);
     // The truth can disagree: a response_times.txt whose first value differs is refused.
     std::string times = testutil::ReadFile(dir.File("response_times.txt"));
     times.insert(0, "1");
@@ -362,11 +429,12 @@ TEST(ControlResultTest, SummaryTableGolden) {
   EXPECT_EQ(s.jobs, 3u);
   EXPECT_EQ(s.skipped, 1u);
   EXPECT_EQ(s.misses, 1u);
-  EXPECT_DOUBLE_EQ(s.mean_response_us, 5005.0 / 3);
+  EXPECT_EQ(s.responses, 3u);
+  EXPECT_DOUBLE_EQ(s.mean_response_us.value_or(-1), 5005.0 / 3);
   EXPECT_EQ(s.p99_response_us, 5000);
   EXPECT_EQ(s.max_response_us, 5000);
   EXPECT_EQ(s.max_latency_us, 0);
-  EXPECT_DOUBLE_EQ(s.median_exec_us, 3.0);
+  EXPECT_DOUBLE_EQ(s.median_exec_us.value_or(-1), 3.0);
   const ControlSummaryRow none =
       SummarizeControlScenario("deadline-400-stress", "deadline:400us/4ms/4ms, stress", {}, 0);
   EXPECT_EQ(FormatControlSummary({s, none}),
@@ -378,6 +446,63 @@ TEST(ControlResultTest, SummaryTableGolden) {
             "n/a          n/a          n/a             n/a             n/a\n"
             "response times in whole us rounded down (as in response_times.txt; p99 by nearest "
             "rank); max latency floor(ns / 1000); median exec in us from the ns values\n");
+}
+
+TEST(ControlResultTest, AnUnknownReleaseGivesNoLatencyOrResponseAndOneMissCount) {
+  // Job 1: its release unknown, 5 ms of execution alone against a 4 ms deadline (a certain
+  // miss); job 3: unknown, 0.3 ms (not known to have missed); jobs 0 and 2 known, job 2 a miss.
+  const std::vector<ControlJobRow> rows = {
+      ControlRow(0, 1'000'000, 600, 2'000), ControlUnknownRow(1, 5'000'000, 5'000'000),
+      ControlRow(2, 13'000'000, 700, 4'000'000, 1), ControlUnknownRow(3, 20'000'000, 300'000)};
+  EXPECT_EQ(ResponseTimesUs(rows), (std::vector<int64_t>{2, 4000}));
+  ControlScenarioFacts facts;
+  facts.configuration = "deadline:1ms/4ms/4ms, no stress";
+  facts.period_ns = kControlPeriodNs;
+  facts.deadline_ns = kControlPeriodNs;
+  facts.releases = 5;
+  facts.skipped = 1;
+  facts.misses = 2;
+  const std::string report = FormatStatisticalReport(rows, facts);
+  EXPECT_EQ(report.find("WARNING"), std::string::npos) << report;
+  for (const char* want :
+       {"Count: 2\n", "Min: 2\n", "Max: 4000\n",
+        "latency and response over the 2 jobs whose release is known, execution over all 4\n",
+        // The smallest latency is job 0's 0.6 us, not a 0 from an unknown release.
+        "Wake-up latency (start - release):\n  min: 0.600 us\n",
+        "Execution (end - start):\n  min: 2.000 us\n",
+        "Response (end - release):\n  min: 2.600 us\n",
+        "Jobs: 4\nReleases unknown: 2 jobs (SCHED_DEADLINE restarted its period where the "
+        "loop cannot see: no latency and no response for them, not 0; 1 of them certain "
+        "misses, their execution alone above the deadline)\n",
+        "Deadline misses: 2 ("}) {
+    EXPECT_NE(report.find(want), std::string::npos) << want << "\nreport:\n" << report;
+  }
+  const ControlSummaryRow s = SummarizeControlScenario("deadline-1ms", "deadline:1ms", rows, 1);
+  EXPECT_EQ(s.jobs, 4u);
+  EXPECT_EQ(s.responses, 2u);
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.max_response_us, 4000);
+  EXPECT_EQ(s.max_latency_us, 0);  // 0.7 us, floor
+  EXPECT_DOUBLE_EQ(s.median_exec_us.value_or(-1), (300.0 + 4000.0) / 2);
+  const std::string table = FormatControlSummary({s});
+  EXPECT_NE(table.find("deadline-1ms: 2 of 4 jobs' releases unknown (SCHED_DEADLINE restarted "
+                       "its period): response and latency over the other 2; misses counted "
+                       "among them only when certain\n"),
+            std::string::npos)
+      << table;
+  // No release known: no response figure at all, n/a, while the execution is known.
+  const std::vector<ControlJobRow> blind = {ControlUnknownRow(0, 5'000'000, 300'000)};
+  const ControlSummaryRow b = SummarizeControlScenario("d", "deadline", blind, 0);
+  EXPECT_FALSE(b.mean_response_us);
+  EXPECT_FALSE(b.max_latency_us);
+  EXPECT_DOUBLE_EQ(b.median_exec_us.value_or(-1), 300.0);
+  const std::string blind_report = FormatStatisticalReport(blind, facts);
+  EXPECT_NE(blind_report.find("Count: 0\n(no job's release is known: no response to summarise)"),
+            std::string::npos)
+      << blind_report;
+  EXPECT_NE(blind_report.find("Response (end - release):\n  n/a: no job's release is known\n"),
+            std::string::npos)
+      << blind_report;
 }
 
 }  // namespace

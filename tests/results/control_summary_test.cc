@@ -15,11 +15,15 @@ namespace {
 ControlSummary ControlExample() {
   ControlSummary s;
   ControlSummaryConfiguration fifo;
-  fifo.row = {"fifo-50", "fifo:50", 300, 2, 5, 812.5, 1900, 2300, 40, 780.0};
+  fifo.row = {"fifo-50", "fifo:50", 300, 300, 2, 5, 812.5, 1900, 2300, 40, 780.0};
   fifo.releases = 302;
   fifo.cost = ControlSummaryCost{12.5, 0.02, 8'000'000, false, "cost +12.5 %"};
   ControlSummaryConfiguration zero;
-  zero.row = {"other-0", "other:0", 10, 0, 0, 100.0, 120, 130, 15, 90.0};
+  zero.row = {"other-0", "other:0", 10, 10, 0, 0, 100.0, 120, 130, 15, 90.0};
+  ControlSummaryConfiguration blind;  // every release unknown: no response figure
+  blind.row = {"deadline-1ms", "deadline:1ms/4ms/4ms", 3, 0, 0, 1, {}, {}, {}, {}, 300.0};
+  blind.releases = 3;
+  blind.cost_error = "3 job(s)' release unknown";
   zero.releases = 10;
   zero.cost = ControlSummaryCost{std::nan(""), 0.0, 4'000'000, false, "no relative number"};
   ControlSummaryConfiguration lost;
@@ -29,7 +33,7 @@ ControlSummary ControlExample() {
   none.row.scenario = "rr-10";
   none.interrupted = true;
   none.cost_error = "no job ran";
-  s.configurations = {fifo, zero, none, lost};
+  s.configurations = {fifo, zero, none, lost, blind};
   s.figure_notes = {"gnuplot not found"};
   s.results = "out";
   s.status = "complete";
@@ -42,7 +46,7 @@ TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   EXPECT_EQ(doc["configurations"][2]["control_cost"], nlohmann::json({{"error", "no job ran"}}));
   auto back = ControlSummaryFromJson(doc);
   ASSERT_TRUE(back) << back.error().message;
-  ASSERT_EQ(back->configurations.size(), 4u);
+  ASSERT_EQ(back->configurations.size(), 5u);
   EXPECT_EQ(back->configurations[0].row.misses, 5u);
   EXPECT_EQ(back->configurations[0].releases, 302u);
   ASSERT_TRUE(back->configurations[0].cost.has_value());
@@ -56,7 +60,26 @@ TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   ASSERT_TRUE(back->configurations[3].cost.has_value());
   EXPECT_FALSE(back->configurations[3].cost->peak_error_rad.has_value());
   EXPECT_TRUE(back->configurations[3].cost->outside_model);
+  // A figure no job gives is null, not 0, and reads back as none.
+  for (const char* key : {"mean_response_us", "p99_response_us", "max_response_us",
+                          "max_latency_us", "median_exec_us"}) {
+    EXPECT_TRUE(doc["configurations"][2][key].is_null()) << key;
+    if (std::string(key) != "median_exec_us") {
+      EXPECT_TRUE(doc["configurations"][4][key].is_null()) << key;
+    }
+  }
+  EXPECT_EQ(doc["configurations"][4]["responses"], 0);
+  EXPECT_EQ(doc["configurations"][4]["median_exec_us"], 300.0);
+  EXPECT_FALSE(back->configurations[4].row.max_response_us.has_value());
+  EXPECT_EQ(back->configurations[4].row.jobs, 3u);
+  EXPECT_EQ(back->configurations[4].row.responses, 0u);
   EXPECT_EQ(ToJson(*back), doc);
+  // A summary from before `responses` had every release known.
+  nlohmann::json old = doc;
+  old["configurations"][0].erase("responses");
+  auto old_back = ControlSummaryFromJson(old);
+  ASSERT_TRUE(old_back) << old_back.error().message;
+  EXPECT_EQ(old_back->configurations[0].row.responses, 300u);
 }
 
 TEST(ControlSummaryTest, AMissingOrMistypedFieldIsNamed) {
