@@ -9,15 +9,11 @@
 
 #include "cli/command.h"
 #include "core/file_owner.h"
-#include "report/e2e_figures.h"
-#include "report/html_page.h"
 #include "report/report.h"
+#include "report/workload_sections.h"
 #include "results/budget_verdict.h"
-#include "results/e2e_result.h"
-#include "results/sample_series.h"
 #include "results/suite_reader.h"
 #include "stats/budget.h"
-#include "stats/evt.h"
 
 namespace rtpulse::cli {
 namespace {
@@ -30,82 +26,6 @@ struct ReportCliOptions {
   std::string budget;
   bool verbose = false;
 };
-
-/// The report's worst-case section: rtpulse wcet's analysis of every scenario that logged
-/// its samples (the same estimate, text and warnings as `rtpulse wcet`).
-std::vector<report::HtmlSection> WorstCaseSections(const results::SuiteResult& suite,
-                                                   const std::string& folder) {
-  std::string html =
-      "<p>Extreme value estimates from the time-ordered samples (<code>rtpulse wcet</code>, "
-      "docs/wcet.md). " +
-      report::HtmlEscape(std::string(stats::kEvtDisclaimer)) + "</p>\n";
-  size_t analysed = 0;
-  for (const auto& s : suite.scenarios) {
-    if (s.samples_file.empty()) continue;
-    auto series = results::OpenSampleSeries(folder + "/" + s.samples_file);
-    if (!series) {
-      html += "<p>" + report::HtmlEscape(s.name + ": " + series.error().message) + "</p>\n";
-      continue;
-    }
-    stats::EvtOptions options;
-    options.bootstrap = 100;
-    const auto evt = stats::EstimateWorstCase(series->pass, options);
-    if (!evt) {
-      html += "<p>" + report::HtmlEscape(s.name + ": " + evt.error().message) + "</p>\n";
-      continue;
-    }
-    html += "<h3>" + report::HtmlEscape(s.name) + "</h3>\n<pre>" +
-            report::HtmlEscape(stats::FormatEvtReport(*evt)) + "</pre>\n";
-    ++analysed;
-  }
-  if (analysed == 0) {
-    html +=
-        "<p>No scenario logged its samples, so no estimate: re-run the suite with "
-        "<code>--samples</code>.</p>\n";
-  }
-  return {report::HtmlSection{"worst-case", "Worst-case estimates (EVT)", html}};
-}
-
-/// An `rtpulse e2e` run's section: the stacked per-stage figure (docs/e2e.md, "Figures"),
-/// drawn again from every scenario's frames.csv into the report's figures folder.
-std::vector<report::HtmlSection> E2eReportSections(
-    const results::SuiteResult& suite, const std::string& folder, const std::string& out_root,
-    const std::vector<report::ImageFormat>& formats) {
-  if (!suite.config.is_object() || suite.config.value("workload", "") != "e2e") return {};
-  std::string html =
-      "<p>Where each scenario's end-to-end time (capture to alert) goes: per scenario the p50, "
-      "p90, p99 and max of every stage, stacked; a stack's height is the sum of the stages' "
-      "statistics, not Total's (each scenario's <code>e2e_statistics.txt</code> has that). "
-      "From <code>frames.csv</code> (docs/e2e.md).</p>\n";
-  std::vector<report::E2eFigureInput> inputs;
-  for (const auto& s : suite.scenarios) {
-    auto rows = results::ReadFrameLog(folder + "/" + s.name + "/frames.csv");
-    if (!rows) {
-      html += "<p>" + report::HtmlEscape(s.name + ": " + rows.error().message) + "</p>\n";
-      continue;
-    }
-    inputs.push_back({s.name, *rows});
-  }
-  std::vector<std::string> notes;
-  report::RenderOptions render;
-  render.formats = formats;
-  if (Status st = report::WriteE2eFigures(out_root, inputs, render, &notes); !st) {
-    notes.push_back("e2e_stages not drawn: " + st.error().message);
-  }
-  for (const auto& n : notes) html += "<p>" + report::HtmlEscape(n) + "</p>\n";
-  const std::string svg_path = out_root + "/figures/e2e_stages.svg";
-  std::FILE* f = std::fopen(svg_path.c_str(), "rb");
-  if (f != nullptr) {
-    std::string svg;
-    char buf[65536];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) svg.append(buf, n);
-    std::fclose(f);
-    html += "<figure>" + report::InlineSvg(svg, "e2e-stages-") +
-            "<figcaption>figures/e2e_stages (data: e2e_stages.dat)</figcaption></figure>\n";
-  }
-  return {report::HtmlSection{"e2e-stages", "End-to-end stages (rtpulse e2e)", html}};
-}
 
 int RunReport(const ReportCliOptions& o) {
   auto formats = report::ParseImageFormats(o.formats);
@@ -120,14 +40,20 @@ int RunReport(const ReportCliOptions& o) {
   options.formats = *formats;
   options.html = !o.no_html;
   const std::string folder = results::RunFolder(o.run);
-  options.extra_sections.push_back(
-      [folder](const results::SuiteResult& suite) { return WorstCaseSections(suite, folder); });
   const std::string out_root = o.out.empty() ? folder : o.out;
   const std::vector<report::ImageFormat> image_formats = *formats;
+  // The workload's own figures first (each none for another workload), then the estimates.
   options.extra_sections.push_back(
       [folder, out_root, image_formats](const results::SuiteResult& suite) {
-        return E2eReportSections(suite, folder, out_root, image_formats);
+        auto sections = report::ControlReportSections(suite, folder, out_root, image_formats);
+        for (auto& e : report::E2eReportSections(suite, folder, out_root, image_formats)) {
+          sections.push_back(std::move(e));
+        }
+        return sections;
       });
+  options.extra_sections.push_back([folder](const results::SuiteResult& suite) {
+    return report::WorstCaseSections(suite, folder);
+  });
   auto written = report::WriteReport(o.run, options);
   if (!written) return ReportError(written.error());
   for (const auto& note : written->notes) std::fprintf(stderr, "rtpulse: note: %s\n", note.c_str());

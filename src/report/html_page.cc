@@ -342,6 +342,15 @@ std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inpu
   h += fmt::format(
       "<p>{} &middot; run status <b>{}</b> &middot; rtpulse {}<br><code>{}</code></p>\n",
       E(KernelTitle(suite.system)), E(suite.status), E(suite.rtpulse_version), E(suite.cmdline));
+  // The first screen: how the run ended, the verdict, and every warning that bears on the
+  // numbers, before any table.
+  h += "<section id=\"first-screen\">\n";
+  h += fmt::format("<p class=\"{}\">Run status: <b>{}</b>{}</p>\n",
+                   suite.status == "complete" ? "ok" : "warn", E(suite.status),
+                   suite.status_note.empty() ? "" : " &mdash; " + E(suite.status_note));
+  h += inputs.first_screen;
+  h += "<h2 id=\"warnings\">Warnings that bear on these numbers</h2>\n" + WarningsList(suite);
+  h += "</section>\n";
   h += "<h2 id=\"summary-title\">Summary</h2>\n" + SummaryTable(suite);
   if (!inputs.tables.empty()) {
     h += "<p>LaTeX:";
@@ -358,7 +367,6 @@ std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inpu
                        s.html);
     }
   }
-  h += "<h2 id=\"warnings\">Warnings</h2>\n" + WarningsList(suite);
   h += "<h2 id=\"system-info\">System</h2>\n" + SystemTable(suite.system);
   h += "<h2 id=\"scenarios\">Scenarios</h2>\n";
   for (const auto& s : suite.scenarios) h += ScenarioSection(s);

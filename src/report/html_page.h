@@ -37,6 +37,9 @@ struct HtmlSection {
 using ExtraSectionsFn = std::function<std::vector<HtmlSection>(const results::SuiteResult&)>;
 
 struct HtmlInputs {
+  /// The verdict's short form for the first screen (HTML, escaped by its producer): one line
+  /// per scenario and the worst line; "" for none.
+  std::string first_screen;
   std::vector<HtmlFigure> figures;
   std::vector<std::string> notes;   ///< Figures skipped and why, other report remarks.
   std::vector<std::string> tables;  ///< Relative links to tables/*.tex.
@@ -59,8 +62,9 @@ std::vector<DistinctWarning> DistinctWarnings(const results::SuiteResult& suite)
 std::string WarningScope(const DistinctWarning& warning);
 
 /// report/index.html: one self-contained page (inline CSS, inline SVG, no network, no
-/// external script). Order: summary table, figures, extra sections, warnings, system
-/// information, per-scenario sections. Every text from the run is escaped. A tiny inline
+/// external script). Order: the first screen (the run's status, `first_screen` and every
+/// distinct warning), summary table, figures, extra sections, system information,
+/// per-scenario sections. Every text from the run is escaped. A tiny inline
 /// script records script errors into an element with id "rtpulse-errors" (checked by tests).
 std::string RenderHtml(const results::SuiteResult& suite, const HtmlInputs& inputs);
 

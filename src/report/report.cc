@@ -137,6 +137,7 @@ Expected<ReportOutput> WriteReport(const std::string& run, const ReportOptions& 
   }
   output.written.push_back(verdict_tex);
   html.tables.push_back("../tables/verdict.tex");
+  html.first_screen = VerdictFirstScreenHtml(output.verdict);
   html.extra_sections.insert(html.extra_sections.begin(),
                              [verdict = output.verdict](const results::SuiteResult&) {
                                return std::vector<HtmlSection>{VerdictHtmlSection(verdict)};

@@ -52,6 +52,33 @@ constexpr const char* kVerdictRule =
 
 }  // namespace
 
+std::string VerdictFirstScreenHtml(const results::Verdict& v) {
+  if (v.rows.empty() && v.not_measured.empty()) return "";
+  const std::string stat = stats::StatisticLabel(v.percentile);
+  std::string html = "<p><strong>" + HtmlEscape(VerdictHeading(v)) + "</strong></p>\n<ul>\n";
+  for (const auto& r : v.rows) {
+    std::string line = r.name + ": ";
+    if (r.outcome) line += std::string(stats::OutcomeName(*r.outcome)) + ", ";
+    line += stat + " " + results::VerdictValueText(r.value, r.outcome);
+    if (const std::string margin = VerdictMarginCell(r); !margin.empty()) line += ", " + margin;
+    if (!r.Supported()) line += " (" + results::SupportNote(r, v.percentile) + ")";
+    const std::string cls =
+        r.outcome ? "verdict-" + std::string(stats::OutcomeName(*r.outcome)) : "note";
+    html += "<li class=\"" + cls + "\">" + HtmlEscape(line) + "</li>\n";
+  }
+  for (const auto& name : v.not_measured) {
+    html +=
+        "<li class=\"warn\">" + HtmlEscape(name + ": nothing was measured, not judged") + "</li>\n";
+  }
+  html += "</ul>\n";
+  if (const std::string worst = results::VerdictWorstLine(v); !worst.empty()) {
+    html += "<p>" + HtmlEscape(worst) + "</p>\n";
+  }
+  return html +
+         "<p class=\"note\">Each row's basis, count and the rule: <a "
+         "href=\"#verdict\">Verdict</a>.</p>\n";
+}
+
 HtmlSection VerdictHtmlSection(const results::Verdict& v) {
   const std::string stat = stats::StatisticLabel(v.percentile);
   std::string html = "<p><strong>" + HtmlEscape(VerdictHeading(v)) + "</strong></p>\n";

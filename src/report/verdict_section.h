@@ -13,6 +13,12 @@ namespace rtpulse::report {
 /// scenario (verdict, basis, value, margin, support), and the rule.
 HtmlSection VerdictHtmlSection(const results::Verdict& verdict);
 
+/// The verdict's short form for the report's first screen: the heading (the budget's overall
+/// line, or the statistic scenarios are ranked by), one line per scenario (its verdict, value,
+/// margin, and the support note when its count does not support the statistic), the worst
+/// line and a link to the full section; "" when nothing was judged.
+std::string VerdictFirstScreenHtml(const results::Verdict& verdict);
+
 /// tables/verdict.tex: the same rows as a booktabs table, values and margins in us with three
 /// decimals, "$\leq$" / "$\geq$" marking a bound; comment lines state the rule.
 std::string VerdictTableTex(const results::Verdict& verdict);

@@ -225,22 +225,45 @@ std::string VerdictOverallLine(const Verdict& v) {
 }
 
 std::string VerdictWorstLine(const Verdict& v) {
+  // Only rows whose count supports the statistic are ranked: a p99.9 of 750 periods is the
+  // maximum under another name, and ranking by it would say more than the run measured.
   const VerdictRow* worst = nullptr;
   const VerdictRow* best = nullptr;
+  std::vector<std::string> unsupported;
   for (const auto& r : v.rows) {
     if (!r.value.hi_ns) continue;
+    if (!r.Supported()) {
+      unsupported.push_back(r.name);
+      continue;
+    }
     if (worst == nullptr || *r.value.hi_ns > *worst->value.hi_ns) worst = &r;
     if (best == nullptr || *r.value.hi_ns < *best->value.hi_ns) best = &r;
   }
-  if (worst == nullptr || worst == best) return "";
   const std::string stat = stats::StatisticLabel(v.percentile);
+  std::string left_out;
+  for (size_t i = 0; i < unsupported.size(); ++i) {
+    left_out += (i == 0 ? "" : ", ") + unsupported[i];
+  }
+  if (worst == nullptr || worst == best) {
+    if (unsupported.empty() || unsupported.size() + (worst ? 1 : 0) < 2) return "";
+    return fmt::format(
+        "worst: not ranked: the {} of {} {} not supported by {} count{} (a longer run "
+        "supports it; the maximum is always known)",
+        stat, left_out, unsupported.size() == 1 ? "is" : "are",
+        unsupported.size() == 1 ? "its" : "their", unsupported.size() == 1 ? "" : "s");
+  }
   const int64_t w = *worst->value.hi_ns;
   const int64_t b = *best->value.hi_ns;
   const std::string ratio =
       b > 0 ? fmt::format(" ({:.2f} x)", static_cast<double>(w) / static_cast<double>(b)) : "";
-  return fmt::format("worst: {}, {} {}, {} us{} above the best, {} ({})", worst->name, stat,
-                     VerdictValueText(worst->value, std::nullopt), VerdictUs(w - b), ratio,
-                     best->name, VerdictValueText(best->value, std::nullopt));
+  std::string line =
+      fmt::format("worst: {}, {} {}, {} us{} above the best, {} ({})", worst->name, stat,
+                  VerdictValueText(worst->value, std::nullopt), VerdictUs(w - b), ratio, best->name,
+                  VerdictValueText(best->value, std::nullopt));
+  if (!unsupported.empty()) {
+    line += fmt::format("; not ranked, their {} not supported by their counts: {}", stat, left_out);
+  }
+  return line;
 }
 
 std::string FormatVerdict(const Verdict& v) {

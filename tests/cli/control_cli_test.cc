@@ -146,6 +146,18 @@ TEST_F(ControlFifoRun, ReportCompareAndWcetReadTheFolderUnchanged) {
   ASSERT_EQ(result_->exit_code, 0) << result_->err;
   const ProcessResult report = RunRtpulse({"report", run_});
   EXPECT_EQ(report.exit_code, 0) << report.err;
+  // Issue 35 item 5: a control run's own figures are in the page, drawn again from its
+  // jobs.csv, inline; about 220 KB in all for this one configuration.
+  const std::string html = ReadFile(run_ + "/report/index.html");
+  const size_t section = html.find("<section id=\"control-figures\">");
+  ASSERT_NE(section, std::string::npos);
+  for (const char* figure : {"control_response_cdf", "control_response_boxes"}) {
+    const size_t at = html.find(std::string("<figure id=\"fig-") + figure + "\"><svg", section);
+    EXPECT_NE(at, std::string::npos) << figure;
+    EXPECT_TRUE(fs::exists(run_ + "/figures/" + figure + ".dat")) << figure;
+  }
+  EXPECT_LT(html.find("<section id=\"first-screen\">"), html.find("id=\"summary\""));
+  EXPECT_LT(html.size(), 400'000u) << "report/index.html grew to " << html.size() << " bytes";
   const ProcessResult compare = RunRtpulse({"compare", run_, run_});
   EXPECT_EQ(compare.exit_code, 0) << compare.err;
   const ProcessResult wcet = RunRtpulse({"wcet", run_});

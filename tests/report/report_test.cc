@@ -295,6 +295,14 @@ TEST(ReportTest, HtmlIsSelfContainedEscapedAndComplete) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);
   EXPECT_LT(html.find("id=\"summary\""), html.find("<svg"));
+  // Issue 35 item 5: the first screen is the run's status, the verdict and the warnings,
+  // before the summary table and every figure.
+  const size_t first = html.find("<section id=\"first-screen\">");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_LT(html.find("Run status: <b>"), html.find("id=\"summary\""));
+  EXPECT_LT(first, html.find("<h2 id=\"warnings\">"));
+  EXPECT_LT(html.find("running in a VM &amp; no PREEMPT_RT"), html.find("id=\"summary\""));
+  EXPECT_LT(html.find("No budget given"), html.find("id=\"summary\""));
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++svgs;
@@ -332,7 +340,7 @@ TEST(ReportTest, HtmlListsEachDistinctWarningOnceWithItsScenarios) {
   ASSERT_TRUE(out) << out.error().message;
   const std::string html = ReadFile(dir.path() + "/report/index.html");
   const size_t from = html.find("<h2 id=\"warnings\">");
-  const size_t to = html.find("<h2 id=\"system-info\">");
+  const size_t to = html.find("</section>", from);  // the end of the first screen
   ASSERT_NE(from, std::string::npos);
   ASSERT_NE(to, std::string::npos);
   const std::string section = html.substr(from, to - from);

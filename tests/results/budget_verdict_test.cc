@@ -141,6 +141,32 @@ TEST(BudgetVerdictTest, WithoutABudgetTheWorstScenarioAndByHowMuch) {
   EXPECT_EQ(max.rows[1].margin_ns, 1'000'000 - 30'000'000);
 }
 
+// Issue 35 item 5: "worst: ... (27.52 x) above the best" ranked by a p99.9 that the same
+// report marked as not supported by ~750 periods. Only supported rows are ranked; the others
+// are named as left out, and with fewer than two supported rows nothing is ranked.
+TEST(BudgetVerdictTest, TheWorstLineRanksOnlyStatisticsTheCountsSupport) {
+  SuiteResult suite;
+  suite.scenarios.push_back(VerdictScenario("idle", {VerdictProbe(20'000, false)}));
+  suite.scenarios.push_back(VerdictScenario("heavy", {VerdictProbe(10'000, true)}));
+  // 750 periods: p99.9 needs about 10 / (1 - 0.999) = 10000.
+  suite.scenarios.push_back(VerdictScenario("short", {VerdictProbe(719, true)}));
+  const Verdict v = JudgeSuite(suite, std::nullopt);
+  ASSERT_EQ(v.rows.size(), 3u);
+  ASSERT_FALSE(v.rows[2].Supported());
+  const std::string line = VerdictWorstLine(v);
+  EXPECT_EQ(line.rfind("worst: heavy, p99.9 ", 0), 0u) << line;
+  EXPECT_NE(line.find("; not ranked, their p99.9 not supported by their counts: short"),
+            std::string::npos)
+      << line;
+  suite.scenarios.erase(suite.scenarios.begin() + 1);  // idle (supported) and short (not)
+  EXPECT_EQ(VerdictWorstLine(JudgeSuite(suite, std::nullopt)),
+            "worst: not ranked: the p99.9 of short is not supported by its count (a longer run "
+            "supports it; the maximum is always known)");
+  // The maximum is supported by any count: ranked as before.
+  EXPECT_EQ(VerdictWorstLine(JudgeSuite(suite, ParsedBudget("1ms"))).rfind("worst: short, max ", 0),
+            0u);
+}
+
 TEST(BudgetVerdictTest, UnsupportedPercentileIsMarkedWithTheRunLengthItNeeds) {
   // Two threads at 1 ms: 2000 periods a second. p99.99 needs 100000: about 50 s.
   SuiteResult suite;
