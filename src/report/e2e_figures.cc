@@ -32,7 +32,9 @@ Figure E2eStagesFigure(const std::vector<E2eFigureInput>& scenarios) {
   f.ylabel = "ms";
   f.kind = PlotKind::kBars;
   f.stacked = true;
-  f.key_position = "top left";
+  // The key outside, right of the plot: the labels (the stack-height note, scenarios without
+  // frames) stand at the plot's top left, where a key inside was drawn over them.
+  f.key_position = "outside right top";
   f.width_px = 1200;
   f.notes = {
       "each bar: one statistic (p50, p90, p99 by nearest rank, or max) of every stage over the "

@@ -109,6 +109,10 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
   // own p50s: the last data block's first line.
   const std::string dat = ReadFile(run + "/figures/e2e_stages.dat");
   EXPECT_NE(dat.find("DecisionToAlert"), std::string::npos);
+  // The key stands outside the plot: inside at its top left it covered the labels there.
+  const std::string gp = ReadFile(run + "/figures/e2e_stages.gp");
+  EXPECT_NE(gp.find("set key outside right top"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("at graph 0.01, graph 0.96 left"), std::string::npos) << gp;
 }
 
 TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
