@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "core/run_cap.h"
 #include "export/textfile.h"
 #include "measure/gpio.h"
 #include "measure/wake_clock.h"
@@ -623,6 +624,13 @@ Status PlanLengthAndHistogram(const LatencyOptions& o, LatencyPlan& plan) {
   }
   if (o.loops < 0) return UsageError(fmt::format("-l {} must be >= 0 (0 = endless)", o.loops));
   plan.loops = static_cast<uint64_t>(o.loops);
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (*cap && (plan.duration_ns == 0 || plan.duration_ns > **cap)) {
+    plan.notes.push_back(MaxRunWarning(
+        "-D", plan.duration_ns == 0 ? "no end" : std::string(o.duration), MaxRunSeconds(**cap)));
+    plan.duration_ns = **cap;
+  }
 
   if (o.histogram_us && o.histofall_us && *o.histogram_us != *o.histofall_us) {
     return UsageError(

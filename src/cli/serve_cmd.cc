@@ -18,6 +18,7 @@
 #include "core/command_runner.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
+#include "core/run_cap.h"
 #include "core/version.h"
 #include "measure/engine.h"
 #include "measure/rt_setup.h"
@@ -83,6 +84,13 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
   auto duration = ParseDurationNs(o.duration);
   if (!duration) return UsageError("-D: " + duration.error().message);
   plan.latency.duration_ns = *duration;
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (*cap && (*duration == 0 || *duration > **cap)) {
+    plan.latency.notes.push_back(MaxRunWarning(
+        "-D", *duration == 0 ? "no end" : std::string(o.duration), MaxRunSeconds(**cap)));
+    plan.latency.duration_ns = **cap;
+  }
   if (!o.inject.empty()) {
     auto inject = ParseInject(o.inject);
     if (!inject) return inject.error();

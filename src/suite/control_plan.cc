@@ -12,6 +12,7 @@
 #include "core/cpus.h"
 #include "core/memory_facts.h"
 #include "core/parse.h"
+#include "core/run_cap.h"
 #include "core/timestamp.h"
 #include "load/spec.h"
 #include "measure/plan.h"
@@ -83,6 +84,17 @@ Status BuildTiming(const ControlRequest& o, ControlSettings& s) {
                                   o.jobs, control::kMaxJobs));
   }
   s.jobs = o.jobs;
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (const uint64_t most =
+          *cap ? static_cast<uint64_t>(std::max<int64_t>(1, **cap / s.period_ns)) : s.jobs;
+      most < s.jobs) {
+    s.notes.push_back(
+        MaxRunWarning("--jobs", fmt::format("{} jobs", s.jobs),
+                      fmt::format("{} jobs ({} of periods)", most,
+                                  MaxRunSeconds(static_cast<int64_t>(most) * s.period_ns))));
+    s.jobs = most;
+  }
   return {};
 }
 

@@ -335,6 +335,7 @@ ControlWorkload::ControlWorkload(ControlSettings settings, sys::SystemInfo info,
       info_(std::move(info)),
       version_(std::move(version)),
       invocation_(std::move(invocation)) {
+  notes_ = settings_.notes;
   if (settings_.calibration) {
     notes_.push_back(fmt::format(
         "--exec {} us: {} extra passes ({} ns measured), calibrated on CPU {} at its frequency "

@@ -55,6 +55,7 @@ struct ControlSettings {
   uint64_t seed = 1;
   std::vector<ControlConfiguration> configurations;
   std::vector<std::string> load_specs;  ///< What "loaded" means, as SPECs (for control.json).
+  std::vector<std::string> notes;       ///< Planning remarks for the run's warnings.
   /// control --explain US: jobs whose start - release exceeds the threshold are explained
   /// while the loop runs (fed from the job log by the watching thread), raw windows in
   /// <scenario>/explain/, the summary in the scenario's latency (docs/control.md#explain).

@@ -261,6 +261,7 @@ E2eWorkload::E2eWorkload(E2eSettings settings, sys::SystemInfo info, std::string
       version_(std::move(version)),
       invocation_(std::move(invocation)),
       known_workers_(settings_.precheck_workers) {
+  notes_ = settings_.notes;
   if (ModelLabel(settings_.model_path) == kE2eModelLabel) {
     notes_.push_back(
         fmt::format("model {}: {} (its output is no depth; the timing is a depth "

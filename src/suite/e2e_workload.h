@@ -47,6 +47,7 @@ struct E2eSettings {
   e2e::PipelineSettings pipeline;
   std::vector<E2eConfiguration> configurations;
   std::vector<std::string> load_specs;
+  std::vector<std::string> notes;  ///< Planning remarks for the run's warnings.
   /// Threads that appeared while the CLI's check loaded the model (OpenCV's pool is
   /// process-wide and outlives that backend): each scenario counts them among its backend's
   /// workers, and every other thread present before its own Load (the suite's monitor) not.

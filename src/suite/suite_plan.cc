@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/cpus.h"
 #include "core/parse.h"
+#include "core/run_cap.h"
 #include "core/timestamp.h"
 #include "export/textfile.h"
 #include "stats/budget.h"
@@ -81,6 +82,33 @@ Status OverrideTimes(const SuiteRequest& o, SuiteConfig& c) {
     if (!d) return d.error();
     c.monitor_interval_ns = *d;
   }
+  return {};
+}
+
+/// RTPULSE_MAX_RUN_S (core/run_cap.h): every scenario's settle and measured time capped,
+/// said in `notes` (the run's warnings).
+Status CapTimes(SuiteConfig& c, std::vector<std::string>& notes) {
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (!*cap) return {};
+  int64_t longest = c.duration_ns;
+  int64_t settle = c.settle_ns;
+  for (const auto& s : c.scenarios) {
+    longest = std::max(longest, s.duration_ns.value_or(0));
+    settle = std::max(settle, s.settle_ns.value_or(0));
+  }
+  if (longest <= **cap && settle <= **cap) return {};
+  auto cap_one = [&](int64_t& ns) { ns = std::min(ns, **cap); };
+  cap_one(c.duration_ns);
+  cap_one(c.settle_ns);
+  for (auto& s : c.scenarios) {
+    if (s.duration_ns) cap_one(*s.duration_ns);
+    if (s.settle_ns) cap_one(*s.settle_ns);
+  }
+  notes.push_back(
+      MaxRunWarning("each scenario's settle and measurement",
+                    fmt::format("up to {} and {}", MaxRunSeconds(settle), MaxRunSeconds(longest)),
+                    MaxRunSeconds(**cap)));
   return {};
 }
 
@@ -234,6 +262,7 @@ Expected<LatencySuitePlan> BuildLatencySuitePlan(const SuiteRequest& request, co
   auto config = BuildConfig(request, p.online);
   if (!config) return config.error();
   p.config = std::move(*config);
+  if (Status s = CapTimes(p.config, plan.latency.notes); !s) return s.error();
   if (Status s = BuildRunnerPlan(request, p); !s) return s.error();
   if (Status s = BuildProbes(request, plan); !s) return s.error();
   p.out_dir = request.out.empty() ? "rtpulse_" + RunFolderStamp() : request.out;

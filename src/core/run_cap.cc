@@ -1,0 +1,36 @@
+#include "core/run_cap.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/printable.h"
+
+namespace rtpulse {
+
+Expected<std::optional<int64_t>> MaxRunNs() {
+  const char* text = std::getenv(kMaxRunEnv);
+  if (text == nullptr || *text == '\0') return std::optional<int64_t>{};
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9) {
+    return UsageError(fmt::format(
+        "{}='{}' is not a positive number of seconds (a test aid that caps how long a command "
+        "measures; unset it for a full run)",
+        kMaxRunEnv, Printable(text)));
+  }
+  return std::optional<int64_t>{static_cast<int64_t>(std::llround(seconds * 1e9))};
+}
+
+std::string MaxRunWarning(std::string_view what, std::string_view asked, std::string_view capped) {
+  const char* value = std::getenv(kMaxRunEnv);
+  return fmt::format("{}={}: {} capped from {} to {} (a test aid: the run is shorter than asked)",
+                     kMaxRunEnv, value != nullptr ? value : "", what, asked, capped);
+}
+
+std::string MaxRunSeconds(int64_t ns) {
+  return fmt::format("{} s", static_cast<double>(ns) / 1e9);
+}
+
+}  // namespace rtpulse
