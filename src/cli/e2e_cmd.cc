@@ -177,6 +177,9 @@ Runner SetupE2e(CLI::App& sub) {
                  "depth-default.onnx (latency-representative, not trained)");
   sub.add_option("--backend", o->request.backend,
                  "opencv or armnn (default: from the model's extension)");
+  sub.add_option("--input-size", o->request.input_size,
+                 "WxH the frames are resized to, for a model whose input size is symbolic "
+                 "(1x3x?x?); a fixed size needs none");
   sub.add_option("--threads", o->request.threads, "inference threads (default 1)");
   sub.add_option("--frames", o->request.frames, "frames recorded per scenario (default 1000)");
   sub.add_option("--warmup", o->request.warmup, "frames run first, not recorded (default 10)");

@@ -173,6 +173,10 @@ class ArmNnTfLiteBackend final : public InferenceBackend {
     // TFLite is NHWC; ModelShape is NCHW like the rest of the pipeline.
     shape_ = {static_cast<int>(in[3]),  static_cast<int>(in[1]),  static_cast<int>(in[2]),
               static_cast<int>(out[3]), static_cast<int>(out[1]), static_cast<int>(out[2])};
+    // The TFLite parser gives fixed sizes: --input-size can only agree with them.
+    if (shape_.in_height > 0 && shape_.in_width > 0) {
+      if (Status s = ApplyRequestedInputSize(model_path, shape_); !s) return s;
+    }
     return CheckDepthShape(model_path, shape_);
   }
 

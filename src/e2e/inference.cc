@@ -87,13 +87,29 @@ Status CheckThreads(int threads) {
   return Status::Ok();
 }
 
+Status InferenceBackend::ApplyRequestedInputSize(const std::string& model_path,
+                                                 ModelShape& shape) const {
+  if (requested_width_ <= 0 || requested_height_ <= 0) return Status::Ok();
+  const bool symbolic = shape.in_height < 0 || shape.in_width < 0;
+  if (!symbolic && (shape.in_height != requested_height_ || shape.in_width != requested_width_)) {
+    return UsageError(fmt::format(
+        "--input-size {}x{}: model {} has a fixed input size {}x{} (width x height); drop "
+        "--input-size, which is for models whose input size is symbolic",
+        requested_width_, requested_height_, Printable(model_path), shape.in_width,
+        shape.in_height));
+  }
+  shape.in_width = requested_width_;
+  shape.in_height = requested_height_;
+  return Status::Ok();
+}
+
 Status CheckDepthShape(const std::string& model_path, const ModelShape& shape) {
   const std::vector<int> in = {1, shape.in_channels, shape.in_height, shape.in_width};
   const std::vector<int> out = {1, shape.out_channels, shape.out_height, shape.out_width};
   if (shape.in_channels == 3 && (shape.in_height < 0 || shape.in_width < 0)) {
     return UsageError(fmt::format(
-        "model {}: input shape {} has a symbolic size; give a model with a fixed input size "
-        "(frames are resized to it)",
+        "model {}: input shape {} has a symbolic size; give the size to resize frames to "
+        "with --input-size WxH (e.g. --input-size 256x256), or a model with a fixed input size",
         Printable(model_path), FormatShape(in)));
   }
   if (shape.in_channels != 3 || shape.in_height <= 0 || shape.in_width <= 0) {

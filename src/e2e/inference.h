@@ -49,6 +49,14 @@ class InferenceBackend {
  public:
   virtual ~InferenceBackend() = default;
 
+  /// --input-size: the input height and width for a model whose input size is symbolic
+  /// (1x3x?x?), asked before Load. A model with a fixed size that differs is a usage error in
+  /// Load; 0 (the default) asks for none.
+  void RequestInputSize(int width, int height) {
+    requested_width_ = width;
+    requested_height_ = height;
+  }
+
   /// Reads and prepares `model_path` with `threads` worker threads (>= 1). Errors: the file
   /// missing or unreadable (usage), not a model of this backend's format or truncated (usage),
   /// a shape other than 1x3xHxW in and 1x1xH'xW' out (usage), the runtime or its compute
@@ -67,6 +75,14 @@ class InferenceBackend {
   /// Worker threads the runtime actually uses (CpuRef: 1, whatever was asked).
   virtual int threads() const = 0;
   virtual const ModelShape& shape() const = 0;
+
+ protected:
+  /// Applies the requested input size to `shape` (symbolic sides, < 0, take it); a usage
+  /// error naming --input-size when the model's fixed size differs or a side stays symbolic.
+  Status ApplyRequestedInputSize(const std::string& model_path, ModelShape& shape) const;
+
+  int requested_width_ = 0;
+  int requested_height_ = 0;
 };
 
 /// A fresh backend of `kind`; a resource error naming the packages and the build option when

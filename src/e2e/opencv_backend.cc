@@ -64,6 +64,7 @@ class OpenCvDnnBackend final : public InferenceBackend {
     }
     shape_ = {static_cast<int>(in[1]),  static_cast<int>(in[2]),  static_cast<int>(in[3]),
               static_cast<int>(out[1]), static_cast<int>(out[2]), static_cast<int>(out[3])};
+    if (Status s = ApplyRequestedInputSize(model_path, shape_); !s) return s;
     // A symbolic output size is known after the trial run below; the input's must be fixed.
     if (shape_.out_height < 0) shape_.out_height = shape_.in_height;
     if (shape_.out_width < 0) shape_.out_width = shape_.in_width;

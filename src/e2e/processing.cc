@@ -359,6 +359,8 @@ std::string_view DepthStatusName(DepthStatus status) {
       return "no-fit";
     case DepthStatus::kRoiInvalid:
       return "roi-invalid";
+    case DepthStatus::kTimingOnly:
+      return "timing-only";
   }
   return "?";
 }
@@ -407,6 +409,7 @@ Status Postprocessor::Prepare(const DecisionSpec& spec, const ModelShape& model,
   roi_values_.assign(static_cast<size_t>(x1 - x0) * static_cast<size_t>(y1 - y0), 0.0);
   obstacle_ = false;
   prepared_ = true;
+  if (spec.timing_only) return Status::Ok();
   const Status mapped = MapReferences(pre, references);
   if (!mapped) prepared_ = false;
   return mapped;
@@ -462,6 +465,29 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   const bool was_obstacle = obstacle_;
   out = Decision{};
   out.roi_pixels = roi_values_.size();
+  if (spec_.timing_only) {
+    // The ROI's percentile of the raw map, as the metric path takes it, then nothing is
+    // decided: there is no scale to a depth.
+    size_t k = 0;
+    for (int y = roi_y0_; y < roi_y1_; ++y) {
+      const float* row = rel + static_cast<size_t>(y) * w;
+      for (int x = roi_x0_; x < roi_x1_; ++x) {
+        if (std::isfinite(row[x])) roi_values_[k++] = static_cast<double>(row[x]);
+      }
+    }
+    out.roi_valid = k;
+    if (k > 0) {
+      const auto first = roi_values_.begin();
+      std::nth_element(first,
+                       first + static_cast<std::ptrdiff_t>(ProcNearestRank(k, spec_.percentile)),
+                       first + static_cast<std::ptrdiff_t>(k));
+    }
+    out.status = DepthStatus::kTimingOnly;
+    out.roi_depth_m = std::numeric_limits<double>::quiet_NaN();
+    out.obstacle = false;
+    out.changed = false;
+    return Status::Ok();
+  }
 
   size_t n = 0;
   for (size_t i = 0; i < ref_index_.size(); ++i) {

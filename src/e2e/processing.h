@@ -112,6 +112,10 @@ struct DecisionSpec {
   double percentile = 5;  ///< The ROI's depth is this percentile of its metric depths.
   double near_m = 1.0;    ///< --near: obstacle when the ROI depth drops below it.
   double clear_m = 1.25;  ///< --clear: clear again only above it (hysteresis; >= near_m).
+  /// No reference depths (a camera or video without --reference): no metric scale, so no
+  /// depth and no decision; each frame's ROI percentile of the raw map is still taken, so
+  /// postprocessing costs what it would with references (docs/e2e.md, "Timing only").
+  bool timing_only = false;
 };
 
 /// Whether a frame's ROI depth is known (docs/e2e.md, "Preprocess, postprocess, decision").
@@ -120,6 +124,7 @@ enum class DepthStatus {
   kWeakFit,     ///< Known but poorly explained: the fit's r2 < kWeakFitR2 (a tiny scale).
   kNoFit,       ///< Fewer than 2 finite references or all their relative values equal.
   kRoiInvalid,  ///< No finite value in the ROI.
+  kTimingOnly,  ///< DecisionSpec::timing_only: no reference depths, no metric depth.
 };
 std::string_view DepthStatusName(DepthStatus status);  ///< "ok", "weak-fit", "no-fit", ...
 /// Below this r2 a fit is flagged weak: the relative map explains less than a tenth of the
@@ -146,7 +151,8 @@ struct Decision {
 class Postprocessor {
  public:
   /// `references` are in source pixels; `pre` maps them to the output map (those cut away
-  /// by the crop are left out; fewer than 2 left is a usage error naming --reference).
+  /// by the crop are left out; fewer than 2 left is a usage error naming --reference, unless
+  /// `spec.timing_only`, which uses none).
   /// Usage errors also for --clear below --near, a non-finite or non-positive --near, a
   /// percentile outside 0..100, a ROI that rounds to no pixel (names --roi), a model output
   /// that is not 1 channel.

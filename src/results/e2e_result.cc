@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "core/atomic_file.h"
 #include "core/histogram.h"
@@ -63,12 +64,15 @@ Expected<E2eFrameRow> E2eParseRow(std::string_view line, const std::string& wher
     if (!parsed) return parsed.error();
     v[i] = *parsed;
   }
+  // Empty: the frame's ROI depth is not known (no fit, no valid ROI value, timing only).
   const std::string roi_text(fields[kE2eRoiColumn]);
   char* roi_end = nullptr;
-  const double roi = std::strtod(roi_text.c_str(), &roi_end);
-  if (roi_text.empty() || roi_end != roi_text.c_str() + roi_text.size() || !std::isfinite(roi)) {
-    return UsageError(fmt::format("{}: roi_depth_m '{}' is not a finite number of metres", where,
-                                  Printable(roi_text)));
+  const double roi = roi_text.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                      : std::strtod(roi_text.c_str(), &roi_end);
+  if (!roi_text.empty() && (roi_end != roi_text.c_str() + roi_text.size() || !std::isfinite(roi))) {
+    return UsageError(
+        fmt::format("{}: roi_depth_m '{}' is neither a finite number of metres nor empty (unknown)",
+                    where, Printable(roi_text)));
   }
   for (const size_t i : {size_t{0}, size_t{1}}) {
     if (v[i] < 0) {
@@ -223,11 +227,12 @@ std::string FormatFrameLog(const std::vector<E2eFrameRow>& rows) {
   for (const auto& r : rows) {
     auto s = StagesOf(r);
     if (!s) continue;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{:.6f},", r.index,
-                    r.source_seq, r.release_ns, r.capture_ns, r.read_end_ns, r.infer_start_ns,
-                    r.pre_end_ns, r.inference_end_ns, r.post_end_ns, r.alert_ns, r.edge_ns,
-                    r.dropped_before, r.lost_before, r.obstacle, r.changed, r.miss, r.roi_depth_m);
+    // An unknown ROI depth (NaN) is an empty field, never "nan" (which no reader takes).
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:d},{:d},{:d},{},", r.index,
+                       r.source_seq, r.release_ns, r.capture_ns, r.read_end_ns, r.infer_start_ns,
+                       r.pre_end_ns, r.inference_end_ns, r.post_end_ns, r.alert_ns, r.edge_ns,
+                       r.dropped_before, r.lost_before, r.obstacle, r.changed, r.miss,
+                       std::isfinite(r.roi_depth_m) ? fmt::format("{:.6f}", r.roi_depth_m) : "");
     out += fmt::format("{},{},{},{},{},{},{}\n", s->capture_ns, s->queue_ns, s->preproc_ns,
                        s->inference_ns, s->postproc_ns, s->decision_to_alert_ns, s->total_ns);
   }

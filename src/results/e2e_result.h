@@ -35,7 +35,7 @@ struct E2eFrameRow {
   bool obstacle = false;
   bool changed = false;
   bool miss = false;
-  double roi_depth_m = 0;
+  double roi_depth_m = 0;  ///< NaN: not known (no fit, no valid ROI value, timing only).
 };
 
 /// The stages of one frame (ns), docs/e2e.md "Columns":

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -205,6 +206,21 @@ Status BuildE2ePipeline(const Numbers& n, const E2eRequest& o, const std::vector
   return ParseE2eThreadCpus("--inference-cpus", o.inference_cpus, online, p.inference);
 }
 
+Expected<std::pair<int, int>> ParseE2eInputSize(const std::string& text) {
+  int w = 0;
+  int h = 0;
+  char x = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || (x != 'x' && x != 'X') ||
+      w < 1 || h < 1 || w > 8192 || h > 8192) {
+    return UsageError(fmt::format(
+        "--input-size '{}': give WIDTHxHEIGHT in pixels, each 1..8192 (e.g. 256x256), for a "
+        "model whose input size is symbolic",
+        Printable(text)));
+  }
+  return std::pair{w, h};
+}
+
 Status BuildE2eStages(const Numbers& n, const E2eRequest& o, E2eSettings& s) {
   auto source = e2e::ParseSourceSpec(o.source);
   if (!source) return source.error();
@@ -223,6 +239,12 @@ Status BuildE2eStages(const Numbers& n, const E2eRequest& o, E2eSettings& s) {
   }
   if (Status st = e2e::CheckModelFile(s.model_path); !st) {
     return Error{st.error().code, "--model: " + st.error().message};
+  }
+  if (!o.input_size.empty()) {
+    auto size = ParseE2eInputSize(o.input_size);
+    if (!size) return size.error();
+    s.input_width = size->first;
+    s.input_height = size->second;
   }
   auto backend =
       o.backend.empty() ? e2e::BackendForModel(s.model_path) : e2e::ParseBackendKind(o.backend);
@@ -412,6 +434,8 @@ Status PrecheckE2e(E2ePlan& plan) {
   const std::vector<int> threads_before = e2e::ListProcessThreads();
   auto stages = OpenE2eStages(plan.settings, plan.settings.configurations.front().threads);
   if (!stages) return stages.error();
+  if ((*stages)->timing_only)
+    plan.settings.notes.push_back(E2eTimingOnlyNote(plan.settings.source.text));
   for (const int tid : e2e::ListProcessThreads()) {
     if (std::find(threads_before.begin(), threads_before.end(), tid) == threads_before.end()) {
       plan.settings.precheck_workers.push_back(tid);

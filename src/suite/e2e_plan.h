@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -23,9 +24,10 @@ struct E2eRequest {
   std::string source = "synthetic";
   std::string model;  ///< "": the generated default model (E2eDefaultModelPath)
   std::string backend;
-  std::string threads;  ///< "": 1
-  std::string frames;   ///< "": 1000
-  std::string warmup;   ///< "": 10
+  std::string input_size;  ///< --input-size WxH: for a model whose input size is symbolic
+  std::string threads;     ///< "": 1
+  std::string frames;      ///< "": 1000
+  std::string warmup;      ///< "": 10
   std::string fps;
   std::string deadline;
   std::string reference;
@@ -68,5 +70,9 @@ Status PrecheckE2e(E2ePlan& plan);
 /// build/models), or in the installed share folder (PREFIX/bin/rtpulse ->
 /// PREFIX/share/rtpulse/models). Every place looked at is named when none has it.
 Expected<std::string> E2eDefaultModelPath();
+
+/// --input-size "WxH" (width then height, pixels, 1..8192 each); a usage error naming the
+/// text and an example otherwise.
+Expected<std::pair<int, int>> ParseE2eInputSize(const std::string& text);
 
 }  // namespace rtpulse::suite

@@ -170,6 +170,16 @@ e2e::PipelineStages E2eStagesOwned::View() {
   return v;
 }
 
+std::string E2eTimingOnlyNote(const std::string& source) {
+  return fmt::format(
+      "decision: timing only: --source {} gives no reference depths, so the network's relative "
+      "depth has no scale to metres: every stage is timed, no ROI depth is known (frames.csv's "
+      "roi_depth_m is empty) and no obstacle is decided or alerted; give --reference FILE "
+      "(lines x,y,depth_m in source pixels) to decide on metric depth (docs/e2e.md, \"Timing "
+      "only\")",
+      source);
+}
+
 Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads) {
   auto owned = std::make_unique<E2eStagesOwned>();
   // A probe of the source reads one frame first: its size fixes the preprocessing's buffers,
@@ -198,6 +208,7 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
   auto backend = e2e::MakeBackend(settings.backend);
   if (!backend) return backend.error();
   owned->backend = std::move(*backend);
+  owned->backend->RequestInputSize(settings.input_width, settings.input_height);
   if (Status s = owned->backend->Load(settings.model_path, threads); !s) return s.error();
   if (Status s = owned->preprocess.Prepare(settings.preprocess, owned->source_width,
                                            owned->source_height, owned->backend->shape());
@@ -212,14 +223,13 @@ Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& setti
         "needs 2 or more (lines x,y,depth_m in source pixels, at different depths)",
         settings.reference_file, refs.size()));
   }
-  if (refs.size() < 2) {
-    return UsageError(fmt::format(
-        "--source {} gives no reference depths: give --reference FILE (lines x,y,depth_m in "
-        "source pixels) so the relative depth can be scaled to metres",
-        settings.source.text));
-  }
-  if (Status s = owned->postprocess.Prepare(settings.decision, owned->backend->shape(),
-                                            owned->preprocess, refs);
+  // A source without reference depths (a camera, a video) is timed, not decided on: there
+  // is no scale from the network's relative depth to metres (E2eTimingOnlyNote).
+  e2e::DecisionSpec decision = settings.decision;
+  decision.timing_only = refs.size() < 2;
+  owned->timing_only = decision.timing_only;
+  if (Status s =
+          owned->postprocess.Prepare(decision, owned->backend->shape(), owned->preprocess, refs);
       !s) {
     return s.error();
   }

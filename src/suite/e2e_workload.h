@@ -40,6 +40,8 @@ struct E2eSettings {
   std::vector<e2e::ReferencePoint> references;  ///< Read from reference_file.
   std::string model_path;
   e2e::BackendKind backend = e2e::BackendKind::kOpenCv;
+  int input_width = 0;  ///< --input-size; 0: the model's own (fixed) size.
+  int input_height = 0;
   e2e::PreprocessSpec preprocess;
   e2e::DecisionSpec decision;
   e2e::AlertSpec alert;
@@ -87,8 +89,12 @@ struct E2eStagesOwned {
   std::unique_ptr<e2e::Loopback> loopback;
   int source_width = 0;
   int source_height = 0;
+  bool timing_only = false;  ///< No reference depths: timed, no depth, no decision.
   e2e::PipelineStages View();
 };
+/// The note a timing-only run carries in every output (its warnings, e2e.json,
+/// e2e_statistics.txt, the printed summary).
+std::string E2eTimingOnlyNote(const std::string& source);
 Expected<std::unique_ptr<E2eStagesOwned>> OpenE2eStages(const E2eSettings& settings, int threads);
 
 class E2eWorkload final : public Workload {

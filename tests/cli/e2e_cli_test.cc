@@ -156,6 +156,85 @@ TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
   EXPECT_FALSE(std::filesystem::exists(none));
 }
 
+// Issue 35 item 3: a video without reference depths is timed, not refused: every stage runs
+// and is timed, no depth is known and nothing is decided, and every output says so.
+TEST(E2eCli, AVideoWithoutReferencesIsTimedNotDecidedAndSaysSoEverywhere) {
+  TempDir dir;
+  const std::string clip = dir.File("clip.mp4");
+  const ProcessResult ff =
+      RunProcess({"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                  "testsrc=size=320x240:rate=10", "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
+  ASSERT_EQ(ff.exit_code, 0) << ff.err;
+  const std::string run = dir.File("run");
+  const ProcessResult r = RunRtpulse(E2eArgs(
+      run, {"--source", "video:" + clip, "--model", kTiny, "--frames", "10", "--warmup", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectE2eTruth(run, r.out);
+  const std::string note =
+      "decision: timing only: --source video:" + clip + " gives no reference depths";
+  EXPECT_NE(r.out.find("warning: " + note), std::string::npos) << r.out;
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  EXPECT_NE(doc.dump().find(note), std::string::npos) << doc.dump();
+  EXPECT_NE(ReadFile(run + "/result.json").find(note), std::string::npos);
+  EXPECT_NE(ReadFile(run + "/baseline/e2e_statistics.txt").find(note), std::string::npos);
+  EXPECT_EQ(doc["counts"]["frames"], 10);
+  // Every frame: no ROI depth (empty, never 0 or "nan"), no obstacle, every stage timed.
+  std::ifstream frames(run + "/baseline/frames.csv");
+  std::string line;
+  std::getline(frames, line);
+  const auto columns = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) out.push_back(cell);
+    return out;
+  };
+  const std::vector<std::string> header = columns(line);
+  const auto at = [&](const char* name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  int rows = 0;
+  while (std::getline(frames, line)) {
+    const std::vector<std::string> f = columns(line);
+    ASSERT_EQ(f.size(), header.size()) << line;
+    EXPECT_EQ(f[at("roi_depth_m")], "") << line;
+    EXPECT_EQ(f[at("obstacle")], "0") << line;
+    EXPECT_GT(std::stoll(f[at("inference_ns")]), 0) << line;
+    EXPECT_GT(std::stoll(f[at("postproc_ns")]), 0) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+  // The folder reads back whole: the report takes its frames.csv.
+  const ProcessResult report = RunRtpulse({"report", "--formats", "svg", run});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+}
+
+// Issue 35 item 3: a model whose input size is symbolic (1x3x?x?) is refused with the option
+// that fixes it, and runs at the size --input-size gives.
+TEST(E2eCli, ASymbolicInputSizeTakesInputSize) {
+  TempDir dir;
+  const ProcessResult gen = RunProcess(
+      {"/usr/bin/python3", std::string(RTPULSE_SOURCE_DIR) + "/tools/gen-depth-model", "--out-dir",
+       dir.path(), "--name", "sym", "--symbolic-size", "--size", "64", "--width", "0.25"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string model = dir.File("sym.onnx");
+  const ProcessResult refused =
+      RunRtpulse(E2eArgs(dir.File("no"), {"--model", model, "--frames", "5"}));
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("input shape 1x3x?x? has a symbolic size; give the size to resize "
+                             "frames to with --input-size WxH"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("no")));
+  const std::string run = dir.File("run");
+  const ProcessResult r =
+      RunRtpulse(E2eArgs(run, {"--model", model, "--input-size", "96x64", "--frames", "10"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectE2eTruth(run, r.out);
+  const auto doc = E2eJsonOf(run + "/baseline/e2e.json");
+  EXPECT_EQ(doc["model"]["input_shape"], "1x3x64x96") << doc["model"].dump();
+}
+
 TEST(E2eCli, PeriodicModeShowsDropsAndMisses) {
   // The default model takes tens of ms per frame here; at 200 frames/s (5 ms deadline) every
   // recorded frame misses and frames are dropped between them.
@@ -373,6 +452,10 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
        "--reference " + dir.File("one.csv") +
            ": 1 reference depth point(s); fitting the relative "
            "depth to metres needs 2 or more"},
+      {{"--input-size", "96"}, 2, "--input-size '96': give WIDTHxHEIGHT"},
+      {{"--input-size", "0x64"}, 2, "--input-size '0x64'"},
+      // depth-tiny's input is fixed: a size asked for it is refused, naming both.
+      {{"--input-size", "96x64"}, 2, "--input-size 96x64: model " + kTiny + " has a fixed input"},
       {{"--csv", "-"}, 2, "--csv -: "},
       {{"--alert", "stdout", "--json", "-"}, 2, "--alert stdout with --json -"},
   };

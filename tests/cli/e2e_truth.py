@@ -91,7 +91,9 @@ def read_frames(path):
         fail(f"{path}: header {rows[0]}")
     frames = []
     for line in rows[1:]:
-        f = {k: (float(v) if k == "roi_depth_m" else int(v)) for k, v in zip(FIELDS, line)}
+        # roi_depth_m: metres, or empty when the frame's ROI depth is not known.
+        f = {k: ((float(v) if v != "" else None) if k == "roi_depth_m" else int(v))
+             for k, v in zip(FIELDS, line)}
         s = stages_of(f)
         got = [int(v) for v in line[len(FIELDS):]]
         want = [s[k] for k in STAGES] + [s["Total"]]

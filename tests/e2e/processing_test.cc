@@ -579,6 +579,32 @@ TEST(Postprocessor, AFitThatExplainsLittleIsFlaggedWeak) {
   EXPECT_FALSE(std::isnan(d.roi_depth_m));  // known, and said to be weak
 }
 
+// A source without reference depths: no fit, no ROI depth, no obstacle however near the map
+// says, and the ROI is still read (its cost is postprocessing's).
+TEST(Postprocessor, TimingOnlyDecidesNothingWithoutReferences) {
+  Preprocessor pre;
+  ASSERT_TRUE(pre.Prepare(PreprocessSpec{}, 64, 64, Shape(64, 64, 64, 64)));
+  DecisionSpec spec;
+  spec.timing_only = true;
+  Postprocessor post;
+  ASSERT_TRUE(post.Prepare(spec, Shape(64, 64, 64, 64), pre, {}));
+  Tensor map;
+  map.shape = {1, 1, 64, 64};
+  map.data.assign(64 * 64, 0.01f);  // would be "near" at any positive scale
+  map.data[At(40, 30, 64)] = std::numeric_limits<float>::quiet_NaN();
+  for (int frame = 0; frame < 3; ++frame) {
+    Decision d;
+    ASSERT_TRUE(post.Run(map, d));
+    EXPECT_EQ(d.status, DepthStatus::kTimingOnly);
+    EXPECT_EQ(DepthStatusName(d.status), "timing-only");
+    EXPECT_TRUE(std::isnan(d.roi_depth_m));
+    EXPECT_FALSE(d.obstacle);
+    EXPECT_FALSE(d.changed);
+    EXPECT_EQ(d.fit.points, 0u);
+    EXPECT_EQ(d.roi_valid + 1, d.roi_pixels);  // the NaN inside the ROI left out
+  }
+}
+
 TEST(Postprocessor, UsageErrors) {
   Preprocessor pre;
   PreprocessSpec pspec;
