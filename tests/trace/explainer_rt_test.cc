@@ -219,22 +219,29 @@ int64_t StolenFromTheSpin(const HogRun& run) {
 /// the guest's timer interrupt milliseconds late while the vCPU runs on (CI saw 2.4 ms with
 /// the hog's clock whole). Either way the run shows nothing of the hog and is run again; a
 /// run whose interrupt came in time is judged, so an explainer that lost the hog fails.
+/// A third way (ci43 saw it): the host holds the vCPU inside an interrupt handler on the hog's
+/// CPU, so the trace shows a "local_timer" interrupt of 259 us (they take about 10 us here).
+/// That time is rightly the interrupt's, not the hog's, and the hog's share then falls short
+/// of the truth by it: such a run is run again too.
 bool HostTookTheSpin(const HogRun& run) {
   const Explanation* e = SpikeInTheSpin(run);
   if (e == nullptr) return false;
   int64_t unaccounted_ns = 0;
+  bool hog_seen = false;
   for (const Part& p : e->parts) {
-    if (p.kind == CauseKind::kThread && p.name.rfind("rtp-hog ", 0) == 0) return false;
+    if (p.kind == CauseKind::kIrq && p.ns >= 100'000) return true;
+    if (p.kind == CauseKind::kThread && p.name.rfind("rtp-hog ", 0) == 0) hog_seen = true;
     unaccounted_ns += p.kind == CauseKind::kUnaccounted ? p.ns : 0;
   }
-  return unaccounted_ns >= run.spin_to_ns - e->spike.expected_ns - 100'000;
+  return !hog_seen && unaccounted_ns >= run.spin_to_ns - e->spike.expected_ns - 100'000;
 }
 
 TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
   if (const std::string why = testutil::TracefsUnavailable(); !why.empty()) GTEST_SKIP() << why;
   testutil::TempDir dir;
   // Up to three runs: one in which this VM's host delayed the probe's wake past the whole spin
-  // says nothing about the hog (2.4 ms were seen by CI). Every other outcome is judged.
+  // (2.4 ms were seen by CI) or held the vCPU inside an interrupt (HostTookTheSpin) says
+  // nothing about the hog. Every other outcome is judged, and so is the third run whatever.
   std::unique_ptr<HogRun> kept;
   for (int attempt = 0; attempt < 3; ++attempt) {
     kept = std::make_unique<HogRun>();
@@ -243,8 +250,9 @@ TEST(ExplainerRtTest, SpikeBehindAFifoHogIsAttributedToTheHog) {
     if (HasFatalFailure()) return;
     if (!HostTookTheSpin(*kept)) break;
     std::printf(
-        "attempt %d: the probe's timer interrupt came only after the hog's spin (the host held "
-        "the vCPU for %lld us of it); again\n",
+        "attempt %d: the host held the vCPU through the spin (the probe's timer interrupt came "
+        "only after it, or an interrupt handler took 100 us or more; %lld us of the hog's spin "
+        "stolen); again\n",
         attempt + 1, static_cast<long long>(StolenFromTheSpin(*kept) / 1000));
   }
   const HogRun& run = *kept;
