@@ -28,6 +28,22 @@ std::string InlineFigure(const std::string& out_root, const std::string& name,
          "<figcaption>" + HtmlEscape(caption) + "</figcaption></figure>\n";
 }
 
+/// Draws a workload's figures with `write` (a Write*Figures call) in `formats`: what it says
+/// it did not draw, and its error, as paragraphs.
+template <typename WriteFn>
+std::string DrawnNotes(const std::string& what, const std::vector<ImageFormat>& formats,
+                       const WriteFn& write) {
+  std::vector<std::string> notes;
+  RenderOptions render;
+  render.formats = formats;
+  if (Status st = write(render, &notes); !st) {
+    notes.push_back(what + " not drawn: " + st.error().message);
+  }
+  std::string html;
+  for (const auto& n : notes) html += Paragraph(n);
+  return html;
+}
+
 bool IsWorkload(const results::SuiteResult& suite, const char* workload) {
   return suite.config.is_object() && suite.config.value("workload", "") == workload;
 }
@@ -108,13 +124,9 @@ std::vector<HtmlSection> E2eReportSections(const results::SuiteResult& suite,
     }
     inputs.push_back({s.name, *rows});
   }
-  std::vector<std::string> notes;
-  RenderOptions render;
-  render.formats = formats;
-  if (Status st = WriteE2eFigures(out_root, inputs, render, &notes); !st) {
-    notes.push_back("e2e_stages not drawn: " + st.error().message);
-  }
-  for (const auto& n : notes) html += Paragraph(n);
+  html += DrawnNotes("e2e_stages", formats, [&](const RenderOptions& render, auto* notes) {
+    return WriteE2eFigures(out_root, inputs, render, notes);
+  });
   html += InlineFigure(out_root, "e2e_stages", "figures/e2e_stages (data: e2e_stages.dat)");
   return {HtmlSection{"e2e-stages", "End-to-end stages (rtpulse e2e)", html}};
 }
@@ -140,13 +152,9 @@ std::vector<HtmlSection> ControlReportSections(const results::SuiteResult& suite
     }
     inputs.push_back({s.name, WithoutLoad(file->configuration), file->loaded, *rows});
   }
-  std::vector<std::string> notes;
-  RenderOptions render;
-  render.formats = formats;
-  if (Status st = WriteControlFigures(out_root, inputs, render, &notes); !st) {
-    notes.push_back("control figures not drawn: " + st.error().message);
-  }
-  for (const auto& n : notes) html += Paragraph(n);
+  html += DrawnNotes("control figures", formats, [&](const RenderOptions& render, auto* notes) {
+    return WriteControlFigures(out_root, inputs, render, notes);
+  });
   html += InlineFigure(out_root, "control_response_cdf",
                        "Response time per configuration: P(response >= x), log-log "
                        "(figures/control_response_cdf, data: control_response_cdf.dat).");

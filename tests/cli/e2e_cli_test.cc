@@ -51,6 +51,14 @@ void ExpectE2eTruth(const std::string& run, const std::string& stdout_text,
   EXPECT_NE(truth.out.find("OK "), std::string::npos) << truth.out << truth.err;
 }
 
+/// A 12-frame 320x240 video made with ffmpeg's test source.
+void MakeClip(const std::string& path) {
+  const ProcessResult ff =
+      RunProcess({"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                  "testsrc=size=320x240:rate=10", "-frames:v", "12", "-pix_fmt", "yuv420p", path});
+  ASSERT_EQ(ff.exit_code, 0) << ff.err;
+}
+
 std::vector<std::string> E2eArgs(const std::string& out, std::vector<std::string> extra) {
   std::vector<std::string> args = {"e2e", "-q", "-o", out};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -118,10 +126,7 @@ TEST(E2eCli, SyntheticBackToBackEveryNumberRecomputed) {
 TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
   TempDir dir;
   const std::string clip = dir.File("clip.mp4");
-  const ProcessResult ff =
-      RunProcess({"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                  "testsrc=size=320x240:rate=10", "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
-  ASSERT_EQ(ff.exit_code, 0) << ff.err;
+  ASSERT_NO_FATAL_FAILURE(MakeClip(clip));
   // A video has no depths of its own: three reference points, in source pixels.
   std::ofstream(dir.File("refs.csv")) << "x,y,depth_m\n10,230,2.0\n160,200,4.0\n300,180,6.0\n";
   const std::string run = dir.File("run");
@@ -161,10 +166,7 @@ TEST(E2eCli, VideoFileMadeWithFfmpegEndsWithTheSource) {
 TEST(E2eCli, AVideoWithoutReferencesIsTimedNotDecidedAndSaysSoEverywhere) {
   TempDir dir;
   const std::string clip = dir.File("clip.mp4");
-  const ProcessResult ff =
-      RunProcess({"/usr/bin/ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                  "testsrc=size=320x240:rate=10", "-frames:v", "12", "-pix_fmt", "yuv420p", clip});
-  ASSERT_EQ(ff.exit_code, 0) << ff.err;
+  ASSERT_NO_FATAL_FAILURE(MakeClip(clip));
   const std::string run = dir.File("run");
   const ProcessResult r = RunRtpulse(E2eArgs(
       run, {"--source", "video:" + clip, "--model", kTiny, "--frames", "10", "--warmup", "2"}));
