@@ -627,8 +627,10 @@ Status PlanLengthAndHistogram(const LatencyOptions& o, LatencyPlan& plan) {
   auto cap = MaxRunNs();
   if (!cap) return cap.error();
   if (*cap && (plan.duration_ns == 0 || plan.duration_ns > **cap)) {
-    plan.notes.push_back(MaxRunWarning(
-        "-D", plan.duration_ns == 0 ? "no end" : std::string(o.duration), MaxRunSeconds(**cap)));
+    const std::string asked = plan.duration_ns != 0 ? std::string(o.duration)
+                              : plan.loops != 0     ? fmt::format("none (-l {})", plan.loops)
+                                                    : std::string("no end");
+    plan.notes.push_back(MaxRunWarning("-D", asked, MaxRunSeconds(**cap)));
     plan.duration_ns = **cap;
   }
 

@@ -120,7 +120,8 @@ void RunControlJobs(const JobLoopParams& p, Source& source, Clock clock, JobBody
     ++done;
     skipped += skipped_before;
     misses += miss ? 1 : 0;
-    max_response = std::max(max_response, response);
+    // A restarted period's "response" is the execution alone: not a response, not counted.
+    if (!release_unknown) max_response = std::max(max_response, response);
     prev_release = release;
     // The next release is the first grid point at or after this job's completion: releases
     // the job ran past (grid points strictly before its end) are skipped and counted in the

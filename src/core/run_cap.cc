@@ -14,10 +14,12 @@ Expected<std::optional<int64_t>> MaxRunNs() {
   if (text == nullptr || *text == '\0') return std::optional<int64_t>{};
   char* end = nullptr;
   const double seconds = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9) {
+  // At least 1 ms: a cap that rounds to 0 ns would read as "no end" where a duration of 0
+  // means that (latency -D 0).
+  if (end == text || *end != '\0' || !std::isfinite(seconds) || seconds < 0.001 || seconds > 1e9) {
     return UsageError(fmt::format(
-        "{}='{}' is not a positive number of seconds (a test aid that caps how long a command "
-        "measures; unset it for a full run)",
+        "{}='{}' is not a number of seconds from 0.001 up (a test aid that caps how long a "
+        "command measures; unset it for a full run)",
         kMaxRunEnv, Printable(text)));
   }
   return std::optional<int64_t>{static_cast<int64_t>(std::llround(seconds * 1e9))};

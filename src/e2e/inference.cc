@@ -90,13 +90,15 @@ Status CheckThreads(int threads) {
 Status InferenceBackend::ApplyRequestedInputSize(const std::string& model_path,
                                                  ModelShape& shape) const {
   if (requested_width_ <= 0 || requested_height_ <= 0) return Status::Ok();
-  const bool symbolic = shape.in_height < 0 || shape.in_width < 0;
-  if (!symbolic && (shape.in_height != requested_height_ || shape.in_width != requested_width_)) {
+  // Each side on its own: a fixed one must be the size asked (1x3x256x? takes 256 high only).
+  if ((shape.in_height >= 0 && shape.in_height != requested_height_) ||
+      (shape.in_width >= 0 && shape.in_width != requested_width_)) {
+    const auto side = [](int v) { return v < 0 ? std::string("?") : std::to_string(v); };
     return UsageError(fmt::format(
-        "--input-size {}x{}: model {} has a fixed input size {}x{} (width x height); drop "
-        "--input-size, which is for models whose input size is symbolic",
-        requested_width_, requested_height_, Printable(model_path), shape.in_width,
-        shape.in_height));
+        "--input-size {}x{}: model {} fixes its input at {}x{} (width x height, ? symbolic); "
+        "give the fixed side as it is, or drop --input-size for a model of fixed size",
+        requested_width_, requested_height_, Printable(model_path), side(shape.in_width),
+        side(shape.in_height)));
   }
   shape.in_width = requested_width_;
   shape.in_height = requested_height_;

@@ -113,8 +113,8 @@ struct DecisionSpec {
   double near_m = 1.0;    ///< --near: obstacle when the ROI depth drops below it.
   double clear_m = 1.25;  ///< --clear: clear again only above it (hysteresis; >= near_m).
   /// No reference depths (a camera or video without --reference): no metric scale, so no
-  /// depth and no decision; each frame's ROI percentile of the raw map is still taken, so
-  /// postprocessing costs what it would with references (docs/e2e.md, "Timing only").
+  /// depth and no decision; each frame's ROI percentile of the raw map is still taken (the
+  /// fit and the scaling are skipped: slightly cheaper; docs/e2e.md, "Timing only").
   bool timing_only = false;
 };
 

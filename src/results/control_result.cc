@@ -146,8 +146,10 @@ Expected<ControlJobRow> ControlParseRow(std::string_view line, size_t columns,
                                         const std::string& where) {
   const auto fields = SplitFields(line);
   if (fields.size() != columns) {
-    return UsageError(fmt::format("{}: {} fields where jobs.csv has {} ({}): '{}'", where,
-                                  fields.size(), columns, kJobLogHeader, Printable(line)));
+    return UsageError(
+        fmt::format("{}: {} fields where jobs.csv has {} ({}): '{}'", where, fields.size(), columns,
+                    columns > kReleaseKnown ? kJobLogHeader : kJobLogHeaderWithoutReleaseKnown,
+                    Printable(line)));
   }
   // release_known first: it says which fields a job whose release is unknown leaves empty.
   bool known = true;
@@ -333,8 +335,9 @@ Expected<std::vector<ControlJobRow>> ReadJobLog(const std::string& path) {
       if (line == kJobLogHeaderWithoutReleaseKnown) {
         columns = kReleaseKnown;
       } else if (line != kJobLogHeader) {
-        return UsageError(fmt::format("{}: header '{}' is not jobs.csv's ({})", where,
-                                      Printable(line), kJobLogHeader));
+        return UsageError(fmt::format(
+            "{}: header '{}' is not jobs.csv's ({}, or before the release_known column {})", where,
+            Printable(line), kJobLogHeader, kJobLogHeaderWithoutReleaseKnown));
       }
       continue;
     }
@@ -440,12 +443,19 @@ std::string FormatStatisticalReport(const std::vector<ControlJobRow>& rows,
           : fmt::format(" (WARNING: jobs.csv's skipped_before adds up to {}, plus {} after the "
                         "last job)",
                         skipped_rows, facts.skipped_after_last));
+  // With releases unknown and not known to have missed, the count is a lower bound.
+  const uint64_t uncertain = unknown - unknown_misses;
   out += fmt::format(
-      "Deadline misses: {} (end > release + deadline; skipped releases are "
+      "Deadline misses: {}{} (end > release + deadline; skipped releases are "
       "counted above, not here){}\n",
-      misses,
+      uncertain > 0 ? "at least " : "", misses,
       misses == facts.misses ? std::string()
                              : fmt::format(" (WARNING: the loop counted {})", facts.misses));
+  if (uncertain > 0) {
+    out += fmt::format(
+        "  ({} job{} whose release is unknown may have missed too: not counted, not known)\n",
+        uncertain, uncertain == 1 ? "" : "s");
+  }
   out += fmt::format("Interrupted: {}\n",
                      facts.interrupted ? "yes: partial results, the run was stopped" : "no");
   if (facts.notes.empty()) {
@@ -533,7 +543,8 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
     if (r.responses == r.jobs) continue;
     out += fmt::format(
         "{}: {} of {} jobs' releases unknown (SCHED_DEADLINE restarted its period): response "
-        "and latency over the other {}; misses counted among them only when certain\n",
+        "and latency over the other {}; misses counted among them only when certain, so its "
+        "misses are a lower bound\n",
         r.scenario, r.jobs - r.responses, r.jobs, r.responses);
   }
   return out;

@@ -228,9 +228,9 @@ Status WriteResponseSamples(const std::string& path, const control::ControlRunRe
     r.thread = 0;
     r.cpu = static_cast<uint16_t>(std::max(cpu, 0));
     r.wake_path = static_cast<uint8_t>(wake);
-    const bool overran = i + 1 < record.jobs.size() ? record.jobs[i + 1].skipped_before > 0
-                                                    : record.skipped_after_last > 0;
-    r.flags = overran ? SampleRecord::kMissed : 0;
+    // The deadline miss (c > r + deadline), the one count of result.json and control.json;
+    // with the default deadline (the period) it is the job that ran past the next release.
+    r.flags = j.miss ? SampleRecord::kMissed : 0;
     out.push_back(r);
   }
   if (Status s = (*sink)->Write(out.data(), out.size()); !s) return s;

@@ -51,10 +51,11 @@ def us_hist(values):
 
 
 def samples(path):
+    """(seq, actual - expected, missed flag) per record."""
     records, trailer = read_samples(path)
     if trailer is None:
         fail(path + ": no trailer (not a finished samples file)")
-    return [(r[0], r[2] - r[1]) for r in records]
+    return [(r[0], r[2] - r[1], r[6] & 1) for r in records]
 
 
 def check(folder, scenario, summary_lines):
@@ -89,6 +90,15 @@ def check(folder, scenario, summary_lines):
         if r["release_known"] == 0 and r["miss"] == 1 and r["exec_ns"] <= c["deadline_ns"]:
             fail("%s: job %d: an unknown release's miss is certain only when exec > deadline" %
                  (name, r["job"]))
+    # Every miss recomputed: a known release misses when end - release > deadline; an unknown
+    # one is a certain miss when its execution alone exceeds the deadline, else not known.
+    for r in rows:
+        if r["release_known"] == 1:
+            want = 1 if r["end_ns"] - r["release_ns"] > c["deadline_ns"] else 0
+        else:
+            want = 1 if r["end_ns"] - r["start_ns"] > c["deadline_ns"] else None
+        if r["miss"] != want:
+            fail("%s: job %d: miss %s, the timestamps say %s" % (name, r["job"], r["miss"], want))
     resp = [r["end_ns"] - r["release_ns"] for r in kept]
     lat = [r["start_ns"] - r["release_ns"] for r in kept]
     exe = [r["end_ns"] - r["start_ns"] for r in rows]
@@ -100,8 +110,10 @@ def check(folder, scenario, summary_lines):
         fail(name + ": response_times.txt is not floor(response / 1000) of the known releases")
     known = resp
     recs = samples(os.path.join(d, "samples.bin"))
-    if [v for _, v in recs] != known:
+    if [v for _, v, _ in recs] != known:
         fail(name + ": samples.bin latencies are not the response times")
+    if [m for _, _, m in recs] != [r["miss"] for r in kept]:
+        fail(name + ": samples.bin's missed flags are not the known-release jobs' misses")
     last = rows[-1]
     # An unknown release's grid anchor is the job's start.
     anchor = last["release_ns"] if last["release_known"] else last["start_ns"]

@@ -457,7 +457,7 @@ TEST(E2eCli, BadInputNamesTheValueAndWritesNothing) {
       {{"--input-size", "96"}, 2, "--input-size '96': give WIDTHxHEIGHT"},
       {{"--input-size", "0x64"}, 2, "--input-size '0x64'"},
       // depth-tiny's input is fixed: a size asked for it is refused, naming both.
-      {{"--input-size", "96x64"}, 2, "--input-size 96x64: model " + kTiny + " has a fixed input"},
+      {{"--input-size", "96x64"}, 2, "--input-size 96x64: model " + kTiny + " fixes its input at"},
       {{"--csv", "-"}, 2, "--csv -: "},
       {{"--alert", "stdout", "--json", "-"}, 2, "--alert stdout with --json -"},
   };

@@ -34,7 +34,8 @@ TEST_F(RunCapTest, UnsetOrEmptyIsNoCapAndSecondsAreNanoseconds) {
 }
 
 TEST_F(RunCapTest, AValueThatIsNoPositiveNumberIsAUsageErrorNamingIt) {
-  for (const char* bad : {"abc", "0", "-1", "2s", "nan", "inf"}) {
+  // 1e-10 s would round to 0 ns, which reads as "no end": refused below 1 ms.
+  for (const char* bad : {"abc", "0", "-1", "2s", "nan", "inf", "1e-10", "0.0009"}) {
     setenv(kMaxRunEnv, bad, 1);
     auto cap = MaxRunNs();
     ASSERT_FALSE(cap) << bad;

@@ -59,6 +59,48 @@ TEST(InferenceModelFile, DepthShapeCheckNamesTheWrongShape) {
   EXPECT_NE(many.error().message.find("depth map"), std::string::npos);
 }
 
+/// A backend whose only use is ApplyRequestedInputSize (the base class's, as Load calls it).
+class InputSizeBackend final : public InferenceBackend {
+ public:
+  Status Load(const std::string&, int) override { return Status::Ok(); }
+  Status Run(const Tensor&, Tensor&) override { return Status::Ok(); }
+  std::string name() const override { return "input-size"; }
+  std::string why() const override { return ""; }
+  int threads() const override { return 1; }
+  const ModelShape& shape() const override { return shape_; }
+  Status Apply(ModelShape& shape) const { return ApplyRequestedInputSize("m.onnx", shape); }
+
+ private:
+  ModelShape shape_;
+};
+
+// --input-size fills the symbolic sides; a fixed side must be the size asked, each side on its
+// own (1x3x256x? takes a height of 256 only), and without it nothing changes.
+TEST(InferenceModelFile, InputSizeFillsOnlySymbolicSides) {
+  InputSizeBackend b;
+  ModelShape none = {3, -1, -1, 1, -1, -1};
+  ASSERT_TRUE(b.Apply(none));
+  EXPECT_EQ(none.in_width, -1) << "no size asked: still symbolic";
+  b.RequestInputSize(96, 64);
+  ModelShape both = {3, -1, -1, 1, -1, -1};
+  ASSERT_TRUE(b.Apply(both));
+  EXPECT_EQ(both.in_width, 96);
+  EXPECT_EQ(both.in_height, 64);
+  ModelShape height_fixed = {3, 64, -1, 1, -1, -1};
+  ASSERT_TRUE(b.Apply(height_fixed));
+  EXPECT_EQ(height_fixed.in_width, 96);
+  ModelShape height_other = {3, 256, -1, 1, -1, -1};
+  const Status refused = b.Apply(height_other);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::kUsage);
+  EXPECT_NE(refused.error().message.find("--input-size 96x64: model m.onnx fixes its input at "
+                                         "?x256 (width x height, ? symbolic)"),
+            std::string::npos)
+      << refused.error().message;
+  ModelShape fixed = {3, 64, 96, 1, 64, 96};
+  EXPECT_TRUE(b.Apply(fixed)) << "the same size as the model's own";
+}
+
 TEST(InferenceModelFile, SymbolicInputSizeAndZeroThreadsAreUsageErrors) {
   const auto symbolic = CheckDepthShape("m.onnx", {3, -1, -1, 1, -1, -1});
   ASSERT_FALSE(symbolic);

@@ -84,12 +84,13 @@ def main():
     else:
         study = ["Count: 0"]
     blocks = ["\n".join(study)]
-    blocks.append(duration_block("Wake-up latency (start - release)",
-                                 [r["start_ns"] - r["release_ns"] for r in known]))
-    blocks.append(duration_block("Execution (end - start)",
-                                 [r["end_ns"] - r["start_ns"] for r in rows]))
-    blocks.append(duration_block("Response (end - release)",
-                                 [r["end_ns"] - r["release_ns"] for r in known]))
+    if rows:  # no job at all: no statistics section (the C++ leaves it out too)
+        blocks.append(duration_block("Wake-up latency (start - release)",
+                                     [r["start_ns"] - r["release_ns"] for r in known]))
+        blocks.append(duration_block("Execution (end - start)",
+                                     [r["end_ns"] - r["start_ns"] for r in rows]))
+        blocks.append(duration_block("Response (end - release)",
+                                     [r["end_ns"] - r["release_ns"] for r in known]))
     after_last = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     skipped = sum(r["skipped_before"] for r in rows) + after_last
     jobs = len(rows)
@@ -99,7 +100,9 @@ def main():
     if unknown:
         blocks.append("%d of them certain misses" % sum(1 for r in unknown if r["miss"] == 1))
     blocks.append("Skipped releases: %d (%d after the last job)\n" % (skipped, after_last))
-    blocks.append("Deadline misses: %d (" % sum(1 for r in rows if r["miss"] == 1))
+    uncertain = sum(1 for r in unknown if r["miss"] is None)
+    blocks.append("Deadline misses: %s%d (" % ("at least " if uncertain else "",
+                                               sum(1 for r in rows if r["miss"] == 1)))
     sys.stdout.write("\n--\n".join(blocks))
 
 
