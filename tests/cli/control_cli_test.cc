@@ -307,8 +307,10 @@ TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
   const std::vector<Job> jobs = ReadJobs(s + "/jobs.csv");
   ASSERT_EQ(jobs.size(), 100u);
   uint64_t misses = 0;
+  uint64_t uncertain = 0;  // releases unknown and not known to have missed (ci45 had 4)
   for (size_t i = 0; i < jobs.size(); ++i) {
     misses += jobs[i].miss ? 1U : 0U;
+    uncertain += !jobs[i].release_known && !jobs[i].miss ? 1U : 0U;
     // 2.5 ms of execution alone is above the 2 ms deadline, known release or not.
     if (i % 10 == 9) {
       EXPECT_TRUE(jobs[i].miss) << "injected job " << i;
@@ -319,7 +321,11 @@ TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
   const json& thread = result["scenarios"][0]["latency"]["thread"]["0"];
   EXPECT_EQ(thread["missed_activations"], misses) << thread.dump();
   const std::string study = ReadFile(s + "/statistical_report.txt");
-  EXPECT_NE(study.find(fmt::format("Deadline misses: {} (", misses)), std::string::npos) << study;
+  // A lower bound when some job whose release is unknown may have missed too.
+  EXPECT_NE(
+      study.find(fmt::format("Deadline misses: {}{} (", uncertain > 0 ? "at least " : "", misses)),
+      std::string::npos)
+      << study;
   EXPECT_EQ(study.find("WARNING"), std::string::npos) << study;
   const json summary = json::parse(ReadFile(dir.File("summary.json")));
   EXPECT_EQ(summary["configurations"][0]["misses"], misses);
