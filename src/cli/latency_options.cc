@@ -624,15 +624,10 @@ Status PlanLengthAndHistogram(const LatencyOptions& o, LatencyPlan& plan) {
   }
   if (o.loops < 0) return UsageError(fmt::format("-l {} must be >= 0 (0 = endless)", o.loops));
   plan.loops = static_cast<uint64_t>(o.loops);
-  auto cap = MaxRunNs();
-  if (!cap) return cap.error();
-  if (*cap && (plan.duration_ns == 0 || plan.duration_ns > **cap)) {
-    const std::string asked = plan.duration_ns != 0 ? std::string(o.duration)
-                              : plan.loops != 0     ? fmt::format("none (-l {})", plan.loops)
-                                                    : std::string("no end");
-    plan.notes.push_back(MaxRunWarning("-D", asked, MaxRunSeconds(**cap)));
-    plan.duration_ns = **cap;
-  }
+  const std::string asked = plan.duration_ns != 0 ? std::string(o.duration)
+                            : plan.loops != 0     ? fmt::format("none (-l {})", plan.loops)
+                                                  : std::string("no end");
+  if (Status s = CapRunDuration(plan.duration_ns, "-D", asked, plan.notes); !s) return s;
 
   if (o.histogram_us && o.histofall_us && *o.histogram_us != *o.histofall_us) {
     return UsageError(

@@ -84,12 +84,10 @@ Expected<suite::ServePlan> BuildServePlan(const ServeOptions& o, const std::vect
   auto duration = ParseDurationNs(o.duration);
   if (!duration) return UsageError("-D: " + duration.error().message);
   plan.latency.duration_ns = *duration;
-  auto cap = MaxRunNs();
-  if (!cap) return cap.error();
-  if (*cap && (*duration == 0 || *duration > **cap)) {
-    plan.latency.notes.push_back(MaxRunWarning(
-        "-D", *duration == 0 ? "no end" : std::string(o.duration), MaxRunSeconds(**cap)));
-    plan.latency.duration_ns = **cap;
+  if (Status s = CapRunDuration(plan.latency.duration_ns, "-D",
+                                *duration == 0 ? "no end" : o.duration, plan.latency.notes);
+      !s) {
+    return s.error();
   }
   if (!o.inject.empty()) {
     auto inject = ParseInject(o.inject);

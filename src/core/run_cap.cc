@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -29,6 +30,32 @@ std::string MaxRunWarning(std::string_view what, std::string_view asked, std::st
   const char* value = std::getenv(kMaxRunEnv);
   return fmt::format("{}={}: {} capped from {} to {} (a test aid: the run is shorter than asked)",
                      kMaxRunEnv, value != nullptr ? value : "", what, asked, capped);
+}
+
+Status CapRunDuration(int64_t& duration_ns, std::string_view option, std::string_view asked,
+                      std::vector<std::string>& notes) {
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (!*cap || (duration_ns != 0 && duration_ns <= **cap)) return Status::Ok();
+  notes.push_back(MaxRunWarning(option, asked, MaxRunSeconds(**cap)));
+  duration_ns = **cap;
+  return Status::Ok();
+}
+
+Status CapRunCount(uint64_t& count, double item_ns, std::string_view option, std::string_view unit,
+                   std::vector<std::string>& notes) {
+  auto cap = MaxRunNs();
+  if (!cap) return cap.error();
+  if (!*cap) return Status::Ok();
+  const auto most =
+      std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(**cap) / item_ns));
+  if (most >= count) return Status::Ok();
+  notes.push_back(MaxRunWarning(
+      option, fmt::format("{} {}", count, unit),
+      fmt::format("{} {} ({})", most, unit,
+                  MaxRunSeconds(static_cast<int64_t>(static_cast<double>(most) * item_ns)))));
+  count = most;
+  return Status::Ok();
 }
 
 std::string MaxRunSeconds(int64_t ns) {

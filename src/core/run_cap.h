@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -24,5 +25,16 @@ Expected<std::optional<int64_t>> MaxRunNs();
 std::string MaxRunWarning(std::string_view what, std::string_view asked, std::string_view capped);
 /// `ns` as the warnings write it: "2 s", "0.5 s".
 std::string MaxRunSeconds(int64_t ns);
+
+/// A run length of `duration_ns` (0: no end) capped to the cap, when one is set and the
+/// length is longer; `asked` is how the warning names what was asked ("10m", "no end"),
+/// `option` the option it came from. The warning goes to `notes`.
+Status CapRunDuration(int64_t& duration_ns, std::string_view option, std::string_view asked,
+                      std::vector<std::string>& notes);
+/// `count` items of `item_ns` each (jobs of a period, frames at a rate) capped to the items
+/// the cap's time holds (at least 1), when one is set; `option` and `unit` name them in the
+/// warning ("--jobs", "jobs").
+Status CapRunCount(uint64_t& count, double item_ns, std::string_view option, std::string_view unit,
+                   std::vector<std::string>& notes);
 
 }  // namespace rtpulse

@@ -453,6 +453,26 @@ Status Postprocessor::MapReferences(const Preprocessor& pre,
   return Status::Ok();
 }
 
+std::optional<double> Postprocessor::RoiPercentile(const float* rel, double scale, double shift,
+                                                   size_t& valid) {
+  const size_t w = static_cast<size_t>(model_.out_width);
+  size_t k = 0;
+  for (int y = roi_y0_; y < roi_y1_; ++y) {
+    const float* row = rel + static_cast<size_t>(y) * w;
+    for (int x = roi_x0_; x < roi_x1_; ++x) {
+      const float r = row[x];
+      if (std::isfinite(r)) roi_values_[k++] = scale * static_cast<double>(r) + shift;
+    }
+  }
+  valid = k;
+  if (k == 0) return std::nullopt;
+  const size_t rank = ProcNearestRank(k, spec_.percentile);
+  const auto first = roi_values_.begin();
+  std::nth_element(first, first + static_cast<std::ptrdiff_t>(rank),
+                   first + static_cast<std::ptrdiff_t>(k));
+  return roi_values_[rank];
+}
+
 Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   if (!prepared_) return Failure("postprocess: Run before a successful Prepare");
   const size_t w = static_cast<size_t>(model_.out_width);
@@ -466,22 +486,9 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
   out = Decision{};
   out.roi_pixels = roi_values_.size();
   if (spec_.timing_only) {
-    // The ROI's percentile of the raw map, as the metric path takes it, then nothing is
-    // decided: there is no scale to a depth.
-    size_t k = 0;
-    for (int y = roi_y0_; y < roi_y1_; ++y) {
-      const float* row = rel + static_cast<size_t>(y) * w;
-      for (int x = roi_x0_; x < roi_x1_; ++x) {
-        if (std::isfinite(row[x])) roi_values_[k++] = static_cast<double>(row[x]);
-      }
-    }
-    out.roi_valid = k;
-    if (k > 0) {
-      const auto first = roi_values_.begin();
-      std::nth_element(first,
-                       first + static_cast<std::ptrdiff_t>(ProcNearestRank(k, spec_.percentile)),
-                       first + static_cast<std::ptrdiff_t>(k));
-    }
+    // The ROI's percentile of the raw map, as the metric path takes it (a unit scale), then
+    // nothing is decided: there is no scale to a depth.
+    (void)RoiPercentile(rel, 1.0, 0.0, out.roi_valid);
     out.status = DepthStatus::kTimingOnly;
     out.roi_depth_m = std::numeric_limits<double>::quiet_NaN();
     out.obstacle = false;
@@ -505,25 +512,13 @@ Status Postprocessor::Run(const Tensor& relative_depth, Decision& out) {
     out.roi_depth_m = nan;
   } else {
     out.inverse = out.fit.scale < 0;
-    const double s = out.fit.scale, t = out.fit.shift;
-    size_t k = 0;
-    for (int y = roi_y0_; y < roi_y1_; ++y) {
-      const float* row = rel + static_cast<size_t>(y) * w;
-      for (int x = roi_x0_; x < roi_x1_; ++x) {
-        const float r = row[x];
-        if (std::isfinite(r)) roi_values_[k++] = s * static_cast<double>(r) + t;
-      }
-    }
-    out.roi_valid = k;
-    if (k == 0) {
+    const std::optional<double> depth =
+        RoiPercentile(rel, out.fit.scale, out.fit.shift, out.roi_valid);
+    if (!depth) {
       out.status = DepthStatus::kRoiInvalid;
       out.roi_depth_m = nan;
     } else {
-      const size_t rank = ProcNearestRank(k, spec_.percentile);
-      const auto first = roi_values_.begin();
-      std::nth_element(first, first + static_cast<std::ptrdiff_t>(rank),
-                       first + static_cast<std::ptrdiff_t>(k));
-      out.roi_depth_m = roi_values_[rank];
+      out.roi_depth_m = *depth;
       out.status = out.fit.r2 < kWeakFitR2 ? DepthStatus::kWeakFit : DepthStatus::kOk;
     }
   }

@@ -114,7 +114,7 @@ struct DecisionSpec {
   double clear_m = 1.25;  ///< --clear: clear again only above it (hysteresis; >= near_m).
   /// No reference depths (a camera or video without --reference): no metric scale, so no
   /// depth and no decision; each frame's ROI percentile of the raw map is still taken (the
-  /// fit and the scaling are skipped: slightly cheaper; docs/e2e.md, "Timing only").
+  /// reference fit is skipped: slightly cheaper; docs/e2e.md, "Timing only").
   bool timing_only = false;
 };
 
@@ -175,6 +175,9 @@ class Postprocessor {
 
  private:
   Status MapReferences(const Preprocessor& pre, const std::vector<ReferencePoint>& references);
+  /// The ROI's `spec_.percentile` (nearest rank) of scale * r + shift over its finite values
+  /// r of the map `rel`; `valid` gets their count, nullopt when there is none.
+  std::optional<double> RoiPercentile(const float* rel, double scale, double shift, size_t& valid);
 
   DecisionSpec spec_;
   ModelShape model_;

@@ -84,18 +84,7 @@ Status BuildTiming(const ControlRequest& o, ControlSettings& s) {
                                   o.jobs, control::kMaxJobs));
   }
   s.jobs = o.jobs;
-  auto cap = MaxRunNs();
-  if (!cap) return cap.error();
-  if (const uint64_t most =
-          *cap ? static_cast<uint64_t>(std::max<int64_t>(1, **cap / s.period_ns)) : s.jobs;
-      most < s.jobs) {
-    s.notes.push_back(
-        MaxRunWarning("--jobs", fmt::format("{} jobs", s.jobs),
-                      fmt::format("{} jobs ({} of periods)", most,
-                                  MaxRunSeconds(static_cast<int64_t>(most) * s.period_ns))));
-    s.jobs = most;
-  }
-  return {};
+  return CapRunCount(s.jobs, static_cast<double>(s.period_ns), "--jobs", "jobs", s.notes);
 }
 
 /// What the job does every period: its memory, its execution time, the injected overruns.

@@ -182,16 +182,9 @@ Status BuildE2ePipeline(const Numbers& n, const E2eRequest& o, const std::vector
   }
   // RTPULSE_MAX_RUN_S: the frames of that many seconds at --fps, or at 10 frames/s when the
   // pipeline runs free (a frame's time is not known before it runs).
-  auto cap = MaxRunNs();
-  if (!cap) return cap.error();
   const double rate = p.mode == e2e::PipelineMode::kPeriodic ? p.fps : 10.0;
-  if (const auto most = *cap ? std::max<uint64_t>(1, static_cast<uint64_t>(
-                                                         static_cast<double>(**cap) / 1e9 * rate))
-                             : p.frames;
-      most < p.frames) {
-    s.notes.push_back(MaxRunWarning("--frames", fmt::format("{} frames", p.frames),
-                                    fmt::format("{} frames", most)));
-    p.frames = most;
+  if (Status st = CapRunCount(p.frames, 1e9 / rate, "--frames", "frames", s.notes); !st) {
+    return st;
   }
   if (Status st = ParseE2eThreadPolicy("--capture-policy", o.capture_policy, p.capture); !st) {
     return st;

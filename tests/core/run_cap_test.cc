@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <string>
+#include <vector>
 
 namespace rtpulse {
 namespace {
@@ -44,6 +45,48 @@ TEST_F(RunCapTest, AValueThatIsNoPositiveNumberIsAUsageErrorNamingIt) {
               std::string::npos)
         << cap.error().message;
   }
+}
+
+// The two ways a command applies the cap: a run length (0 = no end) and a count of items of
+// a known length; each says what it capped in the notes, and leaves alone what fits.
+TEST_F(RunCapTest, DurationsAndCountsAreCappedAndSaySo) {
+  std::vector<std::string> notes;
+  int64_t endless = 0;
+  int64_t ten_min = 600'000'000'000;
+  uint64_t jobs = 10'000;
+  ASSERT_TRUE(CapRunDuration(endless, "-D", "no end", notes));
+  ASSERT_TRUE(CapRunCount(jobs, 4e6, "--jobs", "jobs", notes));
+  EXPECT_EQ(endless, 0) << "no cap set: nothing changes";
+  EXPECT_EQ(jobs, 10'000u);
+  EXPECT_TRUE(notes.empty());
+  setenv(kMaxRunEnv, "2", 1);
+  ASSERT_TRUE(CapRunDuration(endless, "-D", "no end", notes));
+  ASSERT_TRUE(CapRunDuration(ten_min, "-D", "10m", notes));
+  ASSERT_TRUE(CapRunCount(jobs, 4e6, "--jobs", "jobs", notes));
+  EXPECT_EQ(endless, 2'000'000'000);
+  EXPECT_EQ(ten_min, 2'000'000'000);
+  EXPECT_EQ(jobs, 500u);  // 2 s of 4 ms periods
+  int64_t short_run = 1'000'000'000;
+  uint64_t frames = 5;
+  ASSERT_TRUE(CapRunDuration(short_run, "-D", "1s", notes));
+  ASSERT_TRUE(CapRunCount(frames, 1e8, "--frames", "frames", notes));  // 20 fit in 2 s
+  EXPECT_EQ(short_run, 1'000'000'000);
+  EXPECT_EQ(frames, 5u);
+  uint64_t slow = 10;
+  ASSERT_TRUE(CapRunCount(slow, 5e9, "--frames", "frames", notes));  // none fits: at least 1
+  EXPECT_EQ(slow, 1u);
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "RTPULSE_MAX_RUN_S=2: -D capped from no end to 2 s (a test aid: the run "
+                       "is shorter than asked)",
+                       "RTPULSE_MAX_RUN_S=2: -D capped from 10m to 2 s (a test aid: the run is "
+                       "shorter than asked)",
+                       "RTPULSE_MAX_RUN_S=2: --jobs capped from 10000 jobs to 500 jobs (2 s) (a "
+                       "test aid: the run is shorter than asked)",
+                       "RTPULSE_MAX_RUN_S=2: --frames capped from 10 frames to 1 frames (5 s) (a "
+                       "test aid: the run is shorter than asked)"}));
+  setenv(kMaxRunEnv, "x", 1);
+  EXPECT_FALSE(CapRunDuration(ten_min, "-D", "10m", notes));
+  EXPECT_FALSE(CapRunCount(jobs, 4e6, "--jobs", "jobs", notes));
 }
 
 }  // namespace
