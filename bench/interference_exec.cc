@@ -120,7 +120,7 @@ int Main(int argc, char** argv) {
   }
   suite::InterferencePlan plan;
   plan.cpu = o.cpu;
-  for (const int c : load::OnlineCpus()) {
+  for (const int c : load::LocalCpuScope().online) {
     if (c != o.cpu) plan.other_cpus.push_back(c);
   }
   plan.jobs_per_run = o.jobs;

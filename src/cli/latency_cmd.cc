@@ -67,6 +67,7 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
   auto plan = BuildLatencyPlan(measured_options, online);
   if (!plan) return plan.error();
   out.plan = std::move(*plan);
+  out.plan.root = FsRoot::System();
   if (wake.timerlat && out.plan.wake_clock != CLOCK_MONOTONIC) {
     return UsageError(fmt::format(
         "-c {}: the timerlat tracer's timers are the kernel's, on CLOCK_MONOTONIC: drop -c, or "

@@ -345,7 +345,7 @@ Status ValidateControlPlan(const ControlLoopPlan& plan) {
         fmt::format("inject_ns {} must be above zero when inject_every is set", plan.inject_ns));
   }
   if (plan.cpu >= 0) {
-    if (Status s = CheckCpuOnline(plan.cpu, FsRoot::System()); !s) return s;
+    if (Status s = CheckCpuOnline(plan.cpu, FsRoot::Live()); !s) return s;
   }
   return Status::Ok();
 }
@@ -555,7 +555,7 @@ Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& 
         rec.grid_restarts));
   }
   const bool realtime = IsRealtime(ThreadSchedPolicy(plan.policy));
-  const RtThrottling throttling = DescribeRtThrottling(FsRoot::System(), realtime, rec.jobs);
+  const RtThrottling throttling = DescribeRtThrottling(FsRoot::Live(), realtime, rec.jobs);
   rec.rt_throttling = throttling.text;
   rec.rt_throttle_suspects = throttling.suspect_jobs;
   return std::move(rec);

@@ -172,7 +172,9 @@ inline std::vector<JobTiming> JobsSoFar(const ControlLive& live) {
 /// whose period differs from plan.period_ns, a period of 0. Resource errors: the thread or
 /// wake source could not be set up at all. Usage errors also for: a deadline policy on a
 /// path other than kDeadline (or kDeadline without one), the drifting `rel` path (the loop
-/// needs a fixed grid), a negative deadline, an offline plan.cpu.
+/// needs a fixed grid), a negative deadline, a plan.cpu the running kernel has offline. The
+/// CPU check and the RT-throttling sentence read the running kernel (FsRoot::Live()): the
+/// loop ran there, whatever fixture tree describes the machine.
 Expected<ControlRunRecord> RunControlLoop(const ControlLoopPlan& plan, JobBody& body,
                                           const std::atomic<bool>& stop, ControlLive* live);
 

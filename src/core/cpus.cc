@@ -33,7 +33,7 @@ std::vector<int> LeaveMeasuredCpus(const std::vector<int>& measured) {
   sched_param other{};
   (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
   if (measured.empty()) return {};
-  const std::vector<int> free = HousekeepingCpus(OnlineCpus(FsRoot()), measured);
+  const std::vector<int> free = HousekeepingCpus(OnlineCpus(FsRoot::Live()), measured);
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int cpu : free) {

@@ -20,6 +20,11 @@ const FsRoot& FsRoot::System() {
   return kRoot;
 }
 
+const FsRoot& FsRoot::Live() {
+  static const FsRoot kRoot;
+  return kRoot;
+}
+
 std::string FsRoot::Path(std::string_view absolute) const {
   return root_ + std::string(absolute);
 }

@@ -20,6 +20,10 @@ class FsRoot {
 
   /// The process-wide root: $RTPULSE_SYSROOT if set (tests), else the real filesystem.
   static const FsRoot& System();
+  /// The running kernel, never a fixture whatever $RTPULSE_SYSROOT says: for what this
+  /// process does here and now (its own threads, its loads' children, /proc/stat while they
+  /// run, the cache its buffers are sized for), which no fixture tree can stand in for.
+  static const FsRoot& Live();
 
   std::string Path(std::string_view absolute) const;
   /// Whole file, or nullopt if it cannot be read.

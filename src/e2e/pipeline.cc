@@ -537,7 +537,7 @@ Expected<PipelineResult> PipelineRun::Run(const std::function<void(uint64_t)>& o
 
 std::vector<int> ListProcessThreads() {
   std::vector<int> tids;
-  for (const std::string& name : FsRoot::System().List("/proc/self/task")) {
+  for (const std::string& name : FsRoot::Live().List("/proc/self/task")) {
     auto tid = ParseInt(name, "tid");
     if (tid) tids.push_back(static_cast<int>(*tid));
   }

@@ -139,7 +139,7 @@ struct PipelineStages {
   Loopback* loopback = nullptr;  ///< May be null.
 };
 
-/// The thread ids of this process now (/proc/self/task), sorted.
+/// The thread ids of this process now (/proc/self/task of FsRoot::Live()), sorted.
 std::vector<int> ListProcessThreads();
 
 /// Runs the pipeline until `settings.frames` are recorded, the source ends, or `stop` is set

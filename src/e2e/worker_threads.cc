@@ -65,7 +65,7 @@ Expected<TaskSched> ParseTaskSched(std::string_view stat_text, std::string_view 
 }
 
 Expected<TaskSched> ReadTaskSched(int tid) {
-  const FsRoot& fs = FsRoot::System();
+  const FsRoot& fs = FsRoot::Live();
   const auto stat = fs.Read(fmt::format("/proc/self/task/{}/stat", tid));
   const auto status = fs.Read(fmt::format("/proc/self/task/{}/status", tid));
   if (!stat || !status) return Failure(fmt::format("thread {} has no /proc/self/task entry", tid));

@@ -25,7 +25,7 @@ struct TaskSched {
 /// /proc/.../status (Cpus_allowed_list). A failure naming the field when either is malformed.
 Expected<TaskSched> ParseTaskSched(std::string_view stat_text, std::string_view status_text);
 
-/// Reads thread `tid` of this process (through FsRoot::System()).
+/// Reads thread `tid` of this process (through FsRoot::Live(): the running kernel).
 Expected<TaskSched> ReadTaskSched(int tid);
 
 /// `spec` against what the kernel reports: policy and priority equal, and the CPUs equal to

@@ -30,7 +30,7 @@ std::map<int, CpuTimes> ParseProcStat(const std::string& text) {
 }
 
 std::map<int, CpuTimes> ReadCpuTimes() {
-  return ParseProcStat(FsRoot::System().Read("/proc/stat").value_or(""));
+  return ParseProcStat(FsRoot::Live().Read("/proc/stat").value_or(""));
 }
 
 std::vector<CpuUse> CpuUseBetween(const std::map<int, CpuTimes>& before,

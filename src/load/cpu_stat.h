@@ -16,7 +16,8 @@ struct CpuTimes {
   uint64_t steal = 0;  ///< Time the hypervisor gave to others (part of total, not of idle).
 };
 
-/// Per-CPU lines of /proc/stat ("cpuN ..."), read through FsRoot::System().
+/// Per-CPU lines of the running kernel's /proc/stat ("cpuN ..."): FsRoot::Live(), as the
+/// loads whose CPU use they measure run here.
 std::map<int, CpuTimes> ReadCpuTimes();
 
 /// Parses the text of /proc/stat.

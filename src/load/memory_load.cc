@@ -46,7 +46,7 @@ class MemoryWork final : public Work {
 }  // namespace
 
 int64_t LoadCacheBytes() {
-  const uint64_t bytes = rtpulse::LastLevelCacheBytes(FsRoot::System());
+  const uint64_t bytes = rtpulse::LastLevelCacheBytes(FsRoot::Live());
   return bytes > 0 ? static_cast<int64_t>(bytes) : int64_t{8} * 1024 * 1024;
 }
 

@@ -18,7 +18,7 @@ std::vector<int> LiveGroupMembers(int pgid) {
   if (dir == nullptr) return out;
   while (const dirent* e = readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const auto stat = FsRoot::System().Read(std::string("/proc/") + e->d_name + "/stat");
+    const auto stat = FsRoot::Live().Read(std::string("/proc/") + e->d_name + "/stat");
     if (!stat) continue;  // gone meanwhile
     const auto paren = stat->rfind(')');
     if (paren == std::string::npos || paren + 2 > stat->size()) continue;

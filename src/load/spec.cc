@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/cpus.h"
 #include "core/fs_root.h"
 #include "core/parse.h"
 #include "core/printable.h"
@@ -169,16 +170,8 @@ Expected<LoadSpec> FinishSpec(LoadSpec spec, const std::vector<std::string>& wor
 
 }  // namespace
 
-std::vector<int> OnlineCpus() {
-  auto text = FsRoot::System().ReadLine("/sys/devices/system/cpu/online");
-  if (text) {
-    if (auto cpus = ParseCpuList(*text); cpus && !cpus->empty()) return *cpus;
-  }
-  return AllowedCpus();
-}
-
 CpuScope LocalCpuScope() {
-  return {OnlineCpus(), AllowedCpus()};
+  return {OnlineCpus(FsRoot::Live()), AllowedCpus()};
 }
 
 Expected<LoadSpec> ParseLoadSpec(std::string_view text) {

@@ -28,7 +28,8 @@ struct CpuScope {
   std::vector<int> allowed;  ///< The process's affinity; empty: any online CPU.
 };
 
-/// This machine: OnlineCpus() and this process's affinity (what ParseLoadSpec(text) uses).
+/// This machine: its online CPUs (FsRoot::Live(): the loads run here) and this process's
+/// affinity (what ParseLoadSpec(text) uses).
 CpuScope LocalCpuScope();
 
 /// As ParseLoadSpec(text), with placement checked against `scope` instead of this machine:
@@ -40,8 +41,5 @@ Expected<LoadSpec> ParseLoadSpec(std::string_view text, const CpuScope& scope);
 /// ("cpus=1", "instances=2"). The spec's text shows it as `cmd:OPTIONS ARGV`.
 Expected<LoadSpec> CommandLoadSpec(const std::vector<std::string>& argv,
                                    const std::vector<std::string>& options, const CpuScope& scope);
-
-/// The online CPUs (/sys/devices/system/cpu/online through FsRoot::System()).
-std::vector<int> OnlineCpus();
 
 }  // namespace rtpulse::load

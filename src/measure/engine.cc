@@ -441,7 +441,7 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
   if (plan.count_smis) {
     std::vector<int> cpus;
     for (const ThreadPlan& t : plan.threads) cpus.push_back(t.cpu);
-    auto opened = SmiCounters::Open(FsRoot::System(), cpus);
+    auto opened = SmiCounters::Open(plan.root, cpus);
     if (!opened) return opened.error();  // before anything is measured
     smis.emplace(std::move(*opened));
   }
@@ -471,7 +471,7 @@ Expected<RunRecord> RunLatency(const LatencyPlan& plan, RunObserver* observer,
   std::unique_ptr<Tracer> tracer;
   if (plan.breaktrace_ns > 0) {
     tracer = std::make_unique<Tracer>();
-    if (Status s = tracer->Open(FsRoot::System()); !s) {
+    if (Status s = tracer->Open(plan.root); !s) {
       run.warnings.push_back(s.error().message);
     }
   }

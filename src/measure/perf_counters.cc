@@ -74,7 +74,7 @@ std::string PerfErrnoName(int err) {
 }
 
 std::string PerfParanoidLevel() {
-  const auto level = FsRoot::System().ReadLine("/proc/sys/kernel/perf_event_paranoid");
+  const auto level = FsRoot::Live().ReadLine("/proc/sys/kernel/perf_event_paranoid");
   if (!level || level->empty()) return "unknown (/proc/sys/kernel/perf_event_paranoid unreadable)";
   return *level;
 }

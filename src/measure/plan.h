@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fs_root.h"
 #include "measure/rt_setup.h"
 #include "measure/wake_path.h"
 
@@ -71,6 +72,9 @@ struct LatencyPlan {
   /// at the interval (empty: edges from outside). docs/wake-paths.md.
   std::string gpio_wake;
   std::string gpio_drive;
+  /// Where --smi's MSRs (/dev/cpu/N/msr) and -b's tracefs are opened: the real filesystem,
+  /// or the machine's FsRoot as the command line has it (a fixture tree in tests).
+  FsRoot root;
 };
 
 /// Probes as a scenario runner wants them: one thread per CPU in `cpus`, each pinned to

@@ -864,7 +864,7 @@ Status TraceSession::Impl::SetClockBufferAndCpus(std::vector<int>& traced) {
       !st) {
     return st;
   }
-  traced = plan.cpus.empty() ? OnlineCpus(FsRoot()) : plan.cpus;
+  traced = plan.cpus.empty() ? OnlineCpus(FsRoot::Live()) : plan.cpus;
   std::sort(traced.begin(), traced.end());
   traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
   if (!plan.cpus.empty()) return WriteInstanceFile("tracing_cpumask", SessionCpuMask(traced));

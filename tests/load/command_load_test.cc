@@ -65,7 +65,7 @@ load::LoadSpec MustParse(const std::string& text) {
 }
 
 int LastOnlineCpu() {
-  return load::LocalCpuScope().allowed.empty() ? load::OnlineCpus().back()
+  return load::LocalCpuScope().allowed.empty() ? load::LocalCpuScope().online.back()
                                                : load::LocalCpuScope().allowed.back();
 }
 

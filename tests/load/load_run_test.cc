@@ -156,7 +156,7 @@ bool HaveStressNg() {
 }
 
 int LastCpu() {
-  return load::OnlineCpus().back();
+  return load::LocalCpuScope().online.back();
 }
 
 // --- each built-in load, about one second ---

@@ -26,7 +26,7 @@ TEST(LoadSpec, ParsesCommonAndOwnKeys) {
 }
 
 TEST(LoadSpec, CommaInsideACpuListStaysInTheList) {
-  const auto online = OnlineCpus();
+  const auto online = load::LocalCpuScope().online;
   ASSERT_FALSE(online.empty());
   const std::string list = std::to_string(online.front()) + "," + std::to_string(online.back());
   auto s = ParseLoadSpec("cpu:cpus=" + list + ",intensity=10");
@@ -39,7 +39,7 @@ TEST(LoadSpec, CommaInsideACpuListStaysInTheList) {
 TEST(LoadSpec, NoCpusMeansEveryOnlineCpu) {
   auto s = ParseLoadSpec("cpu");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->params.cpus, OnlineCpus());
+  EXPECT_EQ(s->params.cpus, load::LocalCpuScope().online);
 }
 
 TEST(LoadSpec, SplitsOnPlusAndAcrossArguments) {
