@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -138,22 +137,6 @@ std::optional<results::InjectSettings> InjectSettingsOf(const measure::LatencyPl
                                  results::InjectDetectionThreshold(plan.inject->delay_ns)};
 }
 
-/// --explain on timerlat: each thread sample, as a probe's, from the trace's reader.
-void FeedTimerlatToExplainer(trace::Explainer* explainer, trace::TimerlatPlan& timerlat) {
-  timerlat.on_sample = [explainer, cpus = timerlat.cpus](const trace::TimerlatSample& s) {
-    const auto at = std::find(cpus.begin(), cpus.end(), s.cpu);
-    const SampleRecord r{s.seq - 1,
-                         s.expected_ns,
-                         s.actual_ns,
-                         static_cast<uint16_t>(at - cpus.begin()),
-                         static_cast<uint16_t>(s.cpu),
-                         0,
-                         0,
-                         0};
-    explainer->OnSamples(&r, 1);
-  };
-}
-
 /// The wake paths, then timerlat, into `record`; the explainer (when there is one) also gets
 /// timerlat's samples.
 Status Measure(LatencyCommandPlan& p, measure::RunObserver* observer,
@@ -169,7 +152,7 @@ Status Measure(LatencyCommandPlan& p, measure::RunObserver* observer,
     }
   }
   if (ran && p.timerlat && !record.interrupted) {
-    if (explainer != nullptr) FeedTimerlatToExplainer(explainer, *p.timerlat);
+    if (explainer != nullptr) suite::FeedTimerlatToExplainer(explainer, *p.timerlat);
     ran = suite::RunTimerlatInto(*p.timerlat, record);
   }
   return ran;
@@ -302,9 +285,7 @@ void PrintThreadSetup(const measure::LatencyPlan& plan) {
 }
 
 /// -R: the clock's resolution as the kernel reports it and as measured, on standard error; a
-/// clock that steps by more than a microsecond (cyclictest's unit) is a warning recorded with
-/// the run. A finer step is no warning: it includes a read's own cost, about 20 ns here, so it
-/// is above the 1 ns every high-resolution clock reports.
+/// coarse one is a warning recorded with the run.
 void CheckClockResolution(clockid_t clock, std::vector<std::string>& warnings) {
   const measure::ClockResolution r = measure::MeasureClockResolution(clock);
   const std::string name = measure::WakeClockName(clock);
@@ -312,17 +293,7 @@ void CheckClockResolution(clockid_t clock, std::vector<std::string>& warnings) {
              "# rtpulse: {} clock: reported resolution {} ns, measured about {} ns over {} "
              "consecutive reads (a read's own cost included)\n",
              name, r.reported_ns, r.measured_ns, r.reads);
-  if (r.measured_ns == 0) {
-    warnings.push_back(fmt::format(
-        "-R: the {} clock returned the same time for {} consecutive reads: it steps more "
-        "coarsely than a millisecond, so latencies finer than that are not measured",
-        name, r.reads));
-  } else if (r.measured_ns > kNsPerUs || r.reported_ns > kNsPerUs) {
-    warnings.push_back(fmt::format(
-        "-R: the {} clock steps by about {} ns (the kernel reports {} ns): latencies are "
-        "measured no finer than that",
-        name, std::max(r.measured_ns, r.reported_ns), r.reported_ns));
-  }
+  if (auto warning = measure::ClockResolutionWarning(r, name)) warnings.push_back(*warning);
 }
 
 /// --deepest-idle-state: the idle states deeper than N off on the measured CPUs (every
@@ -337,26 +308,6 @@ Expected<std::unique_ptr<sys::Tuning>> LimitIdleStates(const LatencyOptions& o,
   tune.online_cpus = online;
   tune.measured_cpus = measure::MeasuredCpus(plan.threads, online);
   return sys::Tuning::Apply(FsRoot::System(), tune);
-}
-
-/// What --deepest-idle-state did, for the run's record, once the states are back; refusals and
-/// CPUs without states become warnings.
-std::string IdleStatesRecord(sys::Tuning& tuning, std::vector<std::string>& warnings) {
-  const Status restored = tuning.Restore();
-  tuning.Release();
-  std::string disabled;
-  for (const auto& c : tuning.changes()) {
-    if (c.status == sys::TuneStatus::kApplied) {
-      disabled += (disabled.empty() ? "" : ", ") + c.what;
-    } else if (c.status == sys::TuneStatus::kRefused ||
-               (c.status == sys::TuneStatus::kSkipped && c.after.empty())) {
-      warnings.push_back(fmt::format("--deepest-idle-state: {}: {}", c.what, c.detail));
-    }
-  }
-  if (!restored) warnings.push_back("--deepest-idle-state: " + restored.error().message);
-  if (disabled.empty()) return "none disabled";
-  return fmt::format("disabled for the run, then {}: {}", restored ? "restored" : "NOT restored",
-                     disabled);
 }
 
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
@@ -432,7 +383,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (explainer) explained = explainer->Finish();  // the instance goes, whatever happened
   std::string idle_states_record;
   std::vector<std::string> idle_warnings;
-  if (*idle_states) idle_states_record = IdleStatesRecord(**idle_states, idle_warnings);
+  if (*idle_states) idle_states_record = sys::RestoreIdleStates(**idle_states, idle_warnings);
   if (!ran) {
     if (textfile) textfile->Failed();
     return ReportError(ran.error());

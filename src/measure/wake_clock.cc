@@ -106,4 +106,20 @@ ClockResolution MeasureClockResolution(clockid_t clock) {
   return out;
 }
 
+std::optional<std::string> ClockResolutionWarning(const ClockResolution& r, std::string_view name) {
+  if (r.measured_ns == 0) {
+    return fmt::format(
+        "-R: the {} clock returned the same time for {} consecutive reads: it steps more "
+        "coarsely than a millisecond, so latencies finer than that are not measured",
+        name, r.reads);
+  }
+  if (r.measured_ns > kNsPerUs || r.reported_ns > kNsPerUs) {
+    return fmt::format(
+        "-R: the {} clock steps by about {} ns (the kernel reports {} ns): latencies are "
+        "measured no finer than that",
+        name, std::max(r.measured_ns, r.reported_ns), r.reported_ns);
+  }
+  return std::nullopt;
+}
+
 }  // namespace rtpulse::measure

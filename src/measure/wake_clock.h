@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,5 +39,11 @@ struct ClockResolution {
 
 /// Reads `clock` back to back for about a millisecond (at most 100,000 times).
 ClockResolution MeasureClockResolution(clockid_t clock);
+
+/// -R's verdict on clock `name`: a warning, recorded with the run, when it returned the same
+/// time for every read or steps by more than a microsecond (cyclictest's unit); nullopt for a
+/// finer step, which includes a read's own cost (about 20 ns) and so is above the 1 ns every
+/// high-resolution clock reports.
+std::optional<std::string> ClockResolutionWarning(const ClockResolution& r, std::string_view name);
 
 }  // namespace rtpulse::measure

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "report/html_page.h"
+#include "results/cyclictest_format.h"
 
 namespace rtpulse::report {
 namespace {
@@ -60,6 +61,7 @@ std::vector<std::pair<std::string, ScenarioSide>> SidesOf(const results::SuiteRe
         side.missed_activations += probe.missed_activations;
         side.skipped_periods += probe.skipped_periods;
         side.misses_not_counted |= probe.misses_not_counted;
+        side.misses_unknown += probe.misses_unknown;
       }
       side.summary = stats::Summarize(side.histogram);
       side.bounds = results::MergeBounds(path.probes);
@@ -323,8 +325,8 @@ std::string PValue(double p) {
 }
 
 std::string MissedSkipped(const ScenarioSide& s) {
-  if (s.misses_not_counted) return "not counted";
-  return fmt::format("{}/{}", s.missed_activations, s.skipped_periods);
+  return results::MissedSkippedText(s.missed_activations, s.skipped_periods, s.misses_unknown,
+                                    s.misses_not_counted);
 }
 
 std::string BootstrapStatement(const stats::BootstrapOptions& b) {
@@ -626,6 +628,10 @@ nlohmann::ordered_json CompareJson(const Comparison& c) {
                                                : nlohmann::ordered_json(side.skipped_periods)},
                        {"per_period", PeriodJson(side)},
                        {"flags", side.flags}});
+      if (side.misses_unknown > 0) {
+        sides.back()["misses_unknown"] = side.misses_unknown;
+        sides.back()["missed_activations_is_lower_bound"] = true;
+      }
       if (side.bounds.Any()) {
         // Imports: a value that cannot be known is null; every inexact one is named.
         nlohmann::ordered_json kinds = nlohmann::ordered_json::object();

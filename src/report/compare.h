@@ -33,6 +33,7 @@ struct ScenarioSide {
   uint64_t missed_activations = 0;
   uint64_t skipped_periods = 0;
   bool misses_not_counted = false;  ///< No deadline (e2e back to back): "not counted", never 0.
+  uint64_t misses_unknown = 0;      ///< Activations that may have missed too: a lower bound.
   /// Per period (docs/latency.md#per-period-statistics): every wake-up and every skipped
   /// period with its own lateness, all threads; absent when unknown (imports).
   std::optional<Histogram> per_period;

@@ -127,7 +127,10 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
         LatexBounded(FormatUs(row.p999_ns), b.Percentile(row.p999_ns)),
         LatexBounded(FormatUs(row.p9999_ns), b.Percentile(row.p9999_ns)),
         LatexBounded(FormatUs(row.max_ns), b.max), LatexBounded(FormatUs(row.stddev_ns), b.stddev),
-        row.misses_not_counted ? std::string("n/c") : std::to_string(row.missed_activations),
+        row.misses_not_counted ? std::string("n/c")
+                               : LatexBounded(std::to_string(row.missed_activations),
+                                              row.misses_unknown > 0 ? results::Bound::kLowerBound
+                                                                     : results::Bound::kExact),
         row.misses_not_counted ? std::string("n/c") : std::to_string(row.skipped_periods));
     for (const auto& reason : b.reasons) notes += "% " + name + ": " + reason + "\n";
   }

@@ -118,6 +118,8 @@ nlohmann::json ToJson(const ControlFile& f) {
           {"skipped", f.skipped},
           {"skipped_after_last", f.skipped_after_last},
           {"misses", f.misses},
+          {"misses_unknown", f.misses_unknown},
+          {"misses_is_lower_bound", f.misses_unknown > 0},
           {"grid_restarts", f.grid_restarts},
           {"release_unknown_jobs", f.release_unknown_jobs},
           {"rt_throttle_suspects", f.rt_throttle_suspects},
@@ -161,6 +163,7 @@ Expected<ControlFile> ControlFileFromJson(const nlohmann::json& doc) {
   f.Get("skipped", out.skipped);
   f.Get("skipped_after_last", out.skipped_after_last);
   f.Get("misses", out.misses);
+  f.GetIfPresent("misses_unknown", out.misses_unknown);  // absent before it was written: 0
   f.Get("grid_restarts", out.grid_restarts);
   f.Get("release_unknown_jobs", out.release_unknown_jobs);
   f.Get("rt_throttle_suspects", out.rt_throttle_suspects);

@@ -53,6 +53,9 @@ struct ControlFile {
   uint64_t skipped = 0;
   uint64_t skipped_after_last = 0;
   uint64_t misses = 0;
+  /// Jobs whose release is unknown and whose execution alone stayed within the deadline: they
+  /// may have missed too, so `misses` is a lower bound ("misses_is_lower_bound").
+  uint64_t misses_unknown = 0;
   uint64_t grid_restarts = 0;
   std::vector<uint64_t> release_unknown_jobs;  ///< Indexes of jobs whose release is unknown.
   uint64_t rt_throttle_suspects = 0;

@@ -488,6 +488,7 @@ ControlSummaryRow SummarizeControlScenario(const std::string& scenario,
   std::optional<int64_t> max_latency_ns;
   for (const auto& r : rows) {
     s.misses += r.miss ? 1 : 0;
+    s.misses_unknown += !r.release_known && !r.miss ? 1 : 0;
     exec.push_back(r.end_ns - r.start_ns);
     if (!r.release_known) continue;
     ++s.responses;
@@ -514,9 +515,10 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
       return value ? fmt::format(fmt::runtime(format), *value) : std::string("n/a");
     };
     cells.push_back({r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
-                     std::to_string(r.misses), or_na(r.mean_response_us, "{:.2f}"),
-                     or_na(r.p99_response_us, "{}"), or_na(r.max_response_us, "{}"),
-                     or_na(r.max_latency_us, "{}"), or_na(r.median_exec_us, "{:.3f}")});
+                     (r.misses_unknown > 0 ? ">=" : "") + std::to_string(r.misses),
+                     or_na(r.mean_response_us, "{:.2f}"), or_na(r.p99_response_us, "{}"),
+                     or_na(r.max_response_us, "{}"), or_na(r.max_latency_us, "{}"),
+                     or_na(r.median_exec_us, "{:.3f}")});
   }
   std::vector<size_t> width(head.size());
   for (size_t c = 0; c < head.size(); ++c) {

@@ -127,6 +127,8 @@ struct ControlSummaryRow {
   std::optional<int64_t> max_response_us;
   std::optional<int64_t> max_latency_us;
   std::optional<double> median_exec_us;
+  /// Jobs whose release is unknown and whose miss is not certain: `misses` is a lower bound.
+  uint64_t misses_unknown = 0;
 };
 
 ControlSummaryRow SummarizeControlScenario(const std::string& scenario,

@@ -39,6 +39,8 @@ Json ConfigurationJson(const ControlSummaryConfiguration& c) {
           {"releases", c.releases},
           {"skipped", r.skipped},
           {"misses", r.misses},
+          {"misses_unknown", r.misses_unknown},
+          {"misses_is_lower_bound", r.misses_unknown > 0},
           {"interrupted", c.interrupted},
           {"mean_response_us", FiniteOrNull(r.mean_response_us)},
           {"p99_response_us", OrNull(r.p99_response_us)},
@@ -58,6 +60,7 @@ void ReadConfiguration(JsonFields f, ControlSummaryConfiguration& c) {
   f.Get("releases", c.releases);
   f.Get("skipped", r.skipped);
   f.Get("misses", r.misses);
+  f.GetIfPresent("misses_unknown", r.misses_unknown);  // absent before it was written: 0
   f.Get("interrupted", c.interrupted);
   f.GetOptional("mean_response_us", r.mean_response_us);
   f.GetOptional("p99_response_us", r.p99_response_us);

@@ -336,6 +336,7 @@ nlohmann::json ThreadJson(const LatencyRun& run, const PathRun& path,
       p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.missed_activations);
   t["skipped_periods"] =
       p.misses_not_counted ? nlohmann::json(nullptr) : nlohmann::json(p.skipped_periods);
+  AddMissesUnknown(t, p.misses_unknown);
   t["grid_restarts"] = p.grid_restarts;
   t["samples_logged"] = p.samples_logged;
   t["samples_dropped"] = p.samples_dropped;
@@ -384,6 +385,9 @@ nlohmann::json AllThreadsJson(const PathRun& path, const ExactPathPercentiles& e
                                        [](const ProbeResult& q) { return q.misses_not_counted; });
   all["missed_activations"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(missed);
   all["skipped_periods"] = not_counted ? nlohmann::json(nullptr) : nlohmann::json(skipped);
+  uint64_t unknown = 0;
+  for (const ProbeResult& q : path.probes) unknown += q.misses_unknown;
+  AddMissesUnknown(all, unknown);
   if (PathHasPerPeriod(path)) {
     all["per_period"] =
         SummaryJson(MergedPerPeriodHistogram(path), ExactList(path, exact.all_per_period));
@@ -499,10 +503,12 @@ std::string FormatSummary(const LatencyRun& run) {
   std::string out;
   bool not_counted = false;  // the path's misses (no deadline): "not counted", never 0/0
   auto row = [&](const std::string& name, const Histogram& h, uint64_t missed, uint64_t skipped,
-                 const ExactValues& exact) {
+                 uint64_t unknown, const ExactValues& exact) {
     const stats::Summary s = SummaryOf(h, exact);
     const std::string misses =
-        not_counted ? std::string("not counted") : fmt::format("{:>7}/{}", missed, skipped);
+        not_counted
+            ? std::string("not counted")
+            : fmt::format("{:>7}/{}", (unknown > 0 ? ">=" : "") + std::to_string(missed), skipped);
     out += fmt::format(
         "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {}\n", name, s.count,
         HumanNs(static_cast<double>(s.min_ns)), HumanNs(static_cast<double>(s.percentile_ns[0])),
@@ -522,19 +528,23 @@ std::string FormatSummary(const LatencyRun& run) {
     Histogram all;
     uint64_t missed = 0;
     uint64_t skipped = 0;
+    uint64_t unknown = 0;
     const ExactPathPercentiles none;
     const ExactPathPercentiles& exact = path.exact ? *path.exact : none;
     for (size_t pi = 0; pi < path.probes.size(); ++pi) {
       const ProbeResult& p = path.probes[pi];
       const std::string name =
           p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
-      row(name, p.histogram, p.missed_activations, p.skipped_periods,
+      row(name, p.histogram, p.missed_activations, p.skipped_periods, p.misses_unknown,
           ExactList(path, ListAt(exact.threads, pi)));
       all.Merge(p.histogram);
       missed += p.missed_activations;
       skipped += p.skipped_periods;
+      unknown += p.misses_unknown;
     }
-    if (path.probes.size() > 1) row("all", all, missed, skipped, ExactList(path, exact.all));
+    if (path.probes.size() > 1) {
+      row("all", all, missed, skipped, unknown, ExactList(path, exact.all));
+    }
     if (PathHasPerPeriod(path)) {
       // The same columns, one entry per period: a stall of k periods weighs k + 1 times.
       out += "per period: every period, each skipped one late from its deadline to the wake-up\n";
@@ -545,11 +555,11 @@ std::string FormatSummary(const LatencyRun& run) {
         const ProbeResult& p = path.probes[pi];
         const std::string name =
             p.cpu >= 0 ? fmt::format("T{} cpu{}", p.index, p.cpu) : fmt::format("T{}", p.index);
-        row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods,
+        row(name, PerPeriodHistogram(p), p.missed_activations, p.skipped_periods, p.misses_unknown,
             ExactList(path, ListAt(exact.threads_per_period, pi)));
       }
       if (path.probes.size() > 1) {
-        row("all", MergedPerPeriodHistogram(path), missed, skipped,
+        row("all", MergedPerPeriodHistogram(path), missed, skipped, unknown,
             ExactList(path, exact.all_per_period));
       }
       if (!exact.per_period_note.empty()) {
@@ -600,6 +610,18 @@ std::string CommentedLines(const std::string& text) {
     start = end + 1;
   }
   return out;
+}
+
+void AddMissesUnknown(nlohmann::json& j, uint64_t unknown) {
+  if (unknown == 0) return;
+  j["misses_unknown"] = unknown;
+  j["missed_activations_is_lower_bound"] = true;
+}
+
+std::string MissedSkippedText(uint64_t missed, uint64_t skipped, uint64_t unknown,
+                              bool not_counted) {
+  if (not_counted) return "not counted";
+  return fmt::format("{}{}/{}", unknown > 0 ? ">=" : "", missed, skipped);
 }
 
 }  // namespace rtpulse::results

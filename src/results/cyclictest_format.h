@@ -71,6 +71,14 @@ nlohmann::json HistogramToJson(const Histogram& histogram);
 /// with percentiles and missed periods, plus the method statement.
 std::string FormatSummary(const LatencyRun& run);
 
+/// When `unknown` activations may have missed too: `misses_unknown` and
+/// `missed_activations_is_lower_bound` into `j` (nothing when every miss is known).
+void AddMissesUnknown(nlohmann::json& j, uint64_t unknown);
+/// "missed/skipped" as the tables print it: "3/0", ">=3/0" (the miss count a lower bound when
+/// `unknown` activations may have missed too) or "not counted".
+std::string MissedSkippedText(uint64_t missed, uint64_t skipped, uint64_t unknown,
+                              bool not_counted);
+
 /// Formats nanoseconds for humans: "812 ns", "12.4 us", "3.05 ms", "1.20 s".
 std::string HumanNs(double ns);
 

@@ -135,6 +135,11 @@ struct ProbeResult {
   /// miss, so missed_activations and skipped_periods were not counted; written as null and
   /// printed as "not counted", never as 0.
   bool misses_not_counted = false;
+  /// Activations whose miss is not known (a SCHED_DEADLINE job whose period the kernel
+  /// restarted, its execution alone within the deadline): missed_activations is then a lower
+  /// bound, written with `misses_unknown` and `missed_activations_is_lower_bound` and printed
+  /// as ">= N", never as an exact count.
+  uint64_t misses_unknown = 0;
 };
 
 /// Whether the probe's per-period statistics are known: every skipped period's latency is in

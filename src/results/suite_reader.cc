@@ -127,6 +127,7 @@ Expected<ProbeResult> ProbeFromJson(const json& t, const std::string& where) {
   const auto missed = t.find("missed_activations");
   p.misses_not_counted = missed != t.end() && missed->is_null();
   p.missed_activations = FieldOr<uint64_t>(t, "missed_activations", 0);
+  p.misses_unknown = FieldOr<uint64_t>(t, "misses_unknown", 0);
   p.skipped_periods = FieldOr<uint64_t>(t, "skipped_periods", 0);
   p.grid_restarts = FieldOr<uint64_t>(t, "grid_restarts", 0);
   p.samples_logged = FieldOr<uint64_t>(t, "samples_logged", 0);

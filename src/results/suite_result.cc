@@ -72,6 +72,7 @@ std::string Statement(const std::vector<std::string>& names,
 nlohmann::json StatsJson(const ScenarioStats& s) {
   nlohmann::json j = StatsJsonExact(s);
   if (s.per_period) j["per_period"] = PerPeriodJson(*s.per_period);
+  AddMissesUnknown(j, s.misses_unknown);
   if (s.bounds.Any()) {
     j["min_ns"] = Value(s.min_ns, s.bounds.min);
     j["max_ns"] = Value(s.max_ns, s.bounds.max);
@@ -194,6 +195,7 @@ std::vector<ScenarioStats> SummarizeScenario(const ScenarioResult& scenario) {
       row.missed_activations += p.missed_activations;
       row.skipped_periods += p.skipped_periods;
       row.misses_not_counted |= p.misses_not_counted;
+      row.misses_unknown += p.misses_unknown;
       row.periods_elapsed += p.periods_elapsed;
       row.latencies_not_printed += p.latencies_not_printed;
     }
@@ -370,8 +372,8 @@ std::string FormatStatisticalSummary(const SuiteResult& suite) {
         PercentileText(r.p95_ns, r.bounds), PercentileText(r.p99_ns, r.bounds),
         PercentileText(r.p999_ns, r.bounds), PercentileText(r.p9999_ns, r.bounds),
         UsText(static_cast<double>(r.max_ns), r.bounds.max), UsText(r.stddev_ns, r.bounds.stddev),
-        r.misses_not_counted ? std::string("not counted")
-                             : fmt::format("{}/{}", r.missed_activations, r.skipped_periods),
+        MissedSkippedText(r.missed_activations, r.skipped_periods, r.misses_unknown,
+                          r.misses_not_counted),
         r.status);
   }
   bool any_per_period = false;

@@ -143,6 +143,9 @@ struct ScenarioStats {
   /// A probe had no deadline (e2e back to back): missed and skipped were not counted (null in
   /// JSON, "not counted" in text), never 0.
   bool misses_not_counted = false;
+  /// Activations that may have missed too (ProbeResult::misses_unknown, summed):
+  /// missed_activations is then a lower bound.
+  uint64_t misses_unknown = 0;
   uint64_t periods_elapsed = 0;
   /// Beside the per-wake-up (cyclictest) statistics above; absent when unknown (imports:
   /// other tools do not record the skipped periods' latencies).

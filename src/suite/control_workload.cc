@@ -186,6 +186,7 @@ results::ProbeResult ResponseProbe(const control::ControlRunRecord& record,
       // SCHED_DEADLINE restarted its period: the release is not known, so neither is the
       // response; counted as a grid restart (samples + skipped + restarts = periods).
       ++p.grid_restarts;
+      if (!j.miss) ++p.misses_unknown;  // a miss only when certain: the count is a lower bound
       continue;
     }
     p.histogram.Record(j.end_ns - j.release_ns);
@@ -533,6 +534,7 @@ results::ControlFile ControlFileOf(const std::string& name, const ControlConfigu
     exec_ns.push_back(j.end_ns - j.start_ns);
     if (j.release_unknown) {
       file.release_unknown_jobs.push_back(i);  // no latency and no response: not 0
+      if (!j.miss) ++file.misses_unknown;
       continue;
     }
     latency_ns.push_back(j.start_ns - j.release_ns);

@@ -16,7 +16,7 @@ namespace {
 static_assert(sizeof(measure::SpikeRecord) == sizeof(results::Spike));
 static_assert(sizeof(measure::LinearHistogramRecord) == sizeof(results::LinearHistogram));
 // ProbeResult's import-only fields (bounds, latencies_not_printed, per_period_unknown,
-// misses_not_counted; last)
+// misses_not_counted, misses_unknown; last)
 // have no probe record: rtpulse's own measurements are exact, print every latency and record
 // every skipped period's. The record with those fields added must be exactly the result.
 struct ProbeRecordWithImportFields : measure::ProbeRecord {
@@ -24,6 +24,7 @@ struct ProbeRecordWithImportFields : measure::ProbeRecord {
   uint64_t latencies_not_printed;
   bool per_period_unknown;
   bool misses_not_counted;
+  uint64_t misses_unknown;
 };
 static_assert(sizeof(ProbeRecordWithImportFields) == sizeof(results::ProbeResult));
 // PathRun's exact percentiles (last) come from the samples log after the run, not from the

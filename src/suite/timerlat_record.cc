@@ -186,4 +186,19 @@ Status RunTimerlatInto(const trace::TimerlatPlan& plan, measure::RunRecord& reco
   return Status::Ok();
 }
 
+void FeedTimerlatToExplainer(trace::Explainer* explainer, trace::TimerlatPlan& timerlat) {
+  timerlat.on_sample = [explainer, cpus = timerlat.cpus](const trace::TimerlatSample& s) {
+    const auto at = std::find(cpus.begin(), cpus.end(), s.cpu);
+    const SampleRecord r{s.seq - 1,
+                         s.expected_ns,
+                         s.actual_ns,
+                         static_cast<uint16_t>(at - cpus.begin()),
+                         static_cast<uint16_t>(s.cpu),
+                         0,
+                         0,
+                         0};
+    explainer->OnSamples(&r, 1);
+  };
+}
+
 }  // namespace rtpulse::suite

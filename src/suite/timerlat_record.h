@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "measure/plan.h"
 #include "measure/recorder.h"
+#include "trace/explainer.h"
 #include "trace/timerlat.h"
 
 namespace rtpulse::suite {
@@ -45,6 +46,10 @@ TimerlatWake SplitTimerlatWake(const std::string& wake);
 /// tracer (checked before anything runs).
 Expected<trace::TimerlatPlan> BuildTimerlatPlan(const measure::LatencyPlan& plan,
                                                 const std::vector<int>& online_cpus);
+
+/// --explain on timerlat: the plan's sample callback hands each thread sample to `explainer`
+/// as a probe's (its thread index is the CPU's place in plan.cpus).
+void FeedTimerlatToExplainer(trace::Explainer* explainer, trace::TimerlatPlan& timerlat);
 
 /// Runs it and appends its paths, warnings and notes to `record` (interrupted when SIGINT or
 /// SIGTERM ended it).

@@ -505,4 +505,22 @@ void Tuning::WriteJournal(std::string_view state) const {
   [[maybe_unused]] const Status ignored = WriteJournalFile(journal_path_, journal);
 }
 
+std::string RestoreIdleStates(Tuning& tuning, std::vector<std::string>& warnings) {
+  const Status restored = tuning.Restore();
+  tuning.Release();
+  std::string disabled;
+  for (const auto& c : tuning.changes()) {
+    if (c.status == TuneStatus::kApplied) {
+      disabled += (disabled.empty() ? "" : ", ") + c.what;
+    } else if (c.status == TuneStatus::kRefused ||
+               (c.status == TuneStatus::kSkipped && c.after.empty())) {
+      warnings.push_back(fmt::format("--deepest-idle-state: {}: {}", c.what, c.detail));
+    }
+  }
+  if (!restored) warnings.push_back("--deepest-idle-state: " + restored.error().message);
+  if (disabled.empty()) return "none disabled";
+  return fmt::format("disabled for the run, then {}: {}", restored ? "restored" : "NOT restored",
+                     disabled);
+}
+
 }  // namespace rtpulse::sys

@@ -135,4 +135,10 @@ class Tuning {
   std::string guardian_problem_;
 };
 
+/// --deepest-idle-state's record once the states are back: restores `tuning`, lets its
+/// guardian go and says "disabled for the run, then restored: ..." (or "NOT restored", or
+/// "none disabled"); each refused change, each CPU without idle states and a failed restore
+/// become a warning.
+std::string RestoreIdleStates(Tuning& tuning, std::vector<std::string>& warnings);
+
 }  // namespace rtpulse::sys

@@ -318,8 +318,15 @@ TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
   }
   EXPECT_GE(misses, 10u);
   EXPECT_EQ(control["misses"], misses);
+  // Every JSON file says how many may have missed unseen, so its count is a lower bound.
+  EXPECT_EQ(control["misses_unknown"], uncertain);
+  EXPECT_EQ(control["misses_is_lower_bound"], uncertain > 0);
   const json& thread = result["scenarios"][0]["latency"]["thread"]["0"];
   EXPECT_EQ(thread["missed_activations"], misses) << thread.dump();
+  EXPECT_EQ(thread.value("misses_unknown", uint64_t{0}), uncertain) << thread.dump();
+  EXPECT_EQ(thread.value("missed_activations_is_lower_bound", false), uncertain > 0);
+  const json cyclictest = json::parse(ReadFile(s + "/cyclictest.json"));
+  EXPECT_EQ(cyclictest["thread"]["0"].value("misses_unknown", uint64_t{0}), uncertain);
   const std::string study = ReadFile(s + "/statistical_report.txt");
   // A lower bound when some job whose release is unknown may have missed too.
   EXPECT_NE(
@@ -329,6 +336,8 @@ TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
   EXPECT_EQ(study.find("WARNING"), std::string::npos) << study;
   const json summary = json::parse(ReadFile(dir.File("summary.json")));
   EXPECT_EQ(summary["configurations"][0]["misses"], misses);
+  EXPECT_EQ(summary["configurations"][0]["misses_unknown"], uncertain);
+  EXPECT_EQ(summary["configurations"][0]["misses_is_lower_bound"], uncertain > 0);
   EXPECT_EQ(summary["configurations"][0]["jobs"], 100);
   EXPECT_EQ(summary["configurations"][0]["responses"],
             100 - control["release_unknown_jobs"].size());
@@ -347,7 +356,7 @@ TEST_F(ControlTest, ADeadlineRunStatesOneMissCountInEveryFile) {
     cells.push_back(line.substr(open, line.find("</td>", open) - open));
   }
   ASSERT_GE(cells.size(), 13u) << line;
-  EXPECT_EQ(cells[12], std::to_string(misses)) << line;
+  EXPECT_EQ(cells[12], (uncertain > 0 ? "\u2265" : "") + std::to_string(misses)) << line;
   ExpectTruth(run, r.out);
 }
 

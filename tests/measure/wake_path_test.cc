@@ -11,6 +11,7 @@
 
 #include "measure/plan.h"
 #include "measure/rt_setup.h"
+#include "measure/wake_clock.h"
 
 namespace rtpulse::measure {
 namespace {
@@ -115,6 +116,27 @@ TEST(MeasuredCpusTest, PinnedCpusOnceInOrderOrEveryOnlineCpuForAFreeThread) {
   EXPECT_EQ(MeasuredCpus(threads, {0, 1, 2, 3}), (std::vector<int>{1, 2, 3}));
   for (auto& t : threads) t.cpu = -1;
   EXPECT_EQ(MeasuredCpus(threads, {0, 1, 2, 3}), (std::vector<int>{0, 1, 2, 3}));
+}
+
+// -R: a clock that never moved or steps by more than a microsecond is a warning naming the
+// clock and the step; a finer step (a read's own cost) is none.
+TEST(ClockResolutionTest, OnlyAFrozenOrCoarseClockIsAWarning) {
+  EXPECT_FALSE(ClockResolutionWarning({1, 25, 40000}, "monotonic"));
+  EXPECT_FALSE(ClockResolutionWarning({1, 1000, 40000}, "monotonic"));
+  const auto frozen = ClockResolutionWarning({1, 0, 100000}, "realtime");
+  ASSERT_TRUE(frozen);
+  EXPECT_NE(frozen->find("realtime clock returned the same time for 100000 consecutive reads"),
+            std::string::npos)
+      << *frozen;
+  const auto coarse = ClockResolutionWarning({4000000, 1200, 300}, "monotonic");
+  ASSERT_TRUE(coarse);
+  EXPECT_NE(coarse->find("steps by about 4000000 ns (the kernel reports 4000000 ns)"),
+            std::string::npos)
+      << *coarse;
+  const auto measured = ClockResolutionWarning({1, 1001, 900}, "monotonic");
+  ASSERT_TRUE(measured);
+  EXPECT_NE(measured->find("about 1001 ns (the kernel reports 1 ns)"), std::string::npos)
+      << *measured;
 }
 
 }  // namespace

@@ -59,6 +59,20 @@ TEST(ControlFileTest, AFileOfTheCurrentReleaseReadsBackWholeAndWritesTheSameDocu
   EXPECT_EQ(ToJson(*file), ParseFixture());
 }
 
+// A file from before misses_unknown was written still reads: every miss was counted then.
+TEST(ControlFileTest, AFileWithoutMissesUnknownReadsAsEveryMissKnown) {
+  nlohmann::json doc = ParseFixture();
+  doc.erase("misses_unknown");
+  doc.erase("misses_is_lower_bound");
+  auto file = ControlFileFromJson(doc);
+  ASSERT_TRUE(file) << file.error().message;
+  EXPECT_EQ(file->misses_unknown, 0u);
+  file->misses_unknown = 4;
+  const nlohmann::json bound = ToJson(*file);
+  EXPECT_EQ(bound["misses_unknown"], 4);
+  EXPECT_EQ(bound["misses_is_lower_bound"], true);
+}
+
 TEST(ControlFileTest, CalibrationInjectionOverrunsAndACounterErrorRoundTrip) {
   auto file = ReadControlFile(ControlFixture());
   ASSERT_TRUE(file) << file.error().message;

@@ -482,10 +482,12 @@ TEST(ControlResultTest, AnUnknownReleaseGivesNoLatencyOrResponseAndOneMissCount)
   EXPECT_EQ(s.jobs, 4u);
   EXPECT_EQ(s.responses, 2u);
   EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.misses_unknown, 1u) << "job 3's release is unknown and its miss not certain";
   EXPECT_EQ(s.max_response_us, 4000);
   EXPECT_EQ(s.max_latency_us, 0);  // 0.7 us, floor
   EXPECT_DOUBLE_EQ(s.median_exec_us.value_or(-1), (300.0 + 4000.0) / 2);
   const std::string table = FormatControlSummary({s});
+  EXPECT_NE(table.find(" >=2 "), std::string::npos) << "a lower bound, said in its cell\n" << table;
   EXPECT_NE(table.find("deadline-1ms: 2 of 4 jobs' releases unknown (SCHED_DEADLINE restarted "
                        "its period): response and latency over the other 2; misses counted "
                        "among them only when certain, so its misses are a lower bound\n"),

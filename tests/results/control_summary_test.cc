@@ -22,6 +22,7 @@ ControlSummary ControlExample() {
   zero.row = {"other-0", "other:0", 10, 10, 0, 0, 100.0, 120, 130, 15, 90.0};
   ControlSummaryConfiguration blind;  // every release unknown: no response figure
   blind.row = {"deadline-1ms", "deadline:1ms/4ms/4ms", 3, 0, 0, 1, {}, {}, {}, {}, 300.0};
+  blind.row.misses_unknown = 2;  // 3 unknown releases, 1 certain miss
   blind.releases = 3;
   blind.cost_error = "3 job(s)' release unknown";
   zero.releases = 10;
@@ -49,6 +50,11 @@ TEST(ControlSummaryTest, ASummaryReadsBackIntoTheSameDocument) {
   ASSERT_EQ(back->configurations.size(), 5u);
   EXPECT_EQ(back->configurations[0].row.misses, 5u);
   EXPECT_EQ(back->configurations[0].releases, 302u);
+  EXPECT_EQ(doc["configurations"][0]["misses_is_lower_bound"], false);
+  EXPECT_EQ(doc["configurations"][4]["misses_unknown"], 2);
+  EXPECT_EQ(doc["configurations"][4]["misses_is_lower_bound"], true);
+  EXPECT_EQ(back->configurations[0].row.misses_unknown, 0u);
+  EXPECT_EQ(back->configurations[4].row.misses_unknown, 2u);
   ASSERT_TRUE(back->configurations[0].cost.has_value());
   EXPECT_EQ(back->configurations[0].cost->cost_increase_pct, 12.5);
   EXPECT_FALSE(back->configurations[1].cost->cost_increase_pct.has_value());

@@ -208,6 +208,7 @@ TEST(SuiteResultTest, TextTableSaysUnitsMethodAndWhatDidNotRun) {
 #include <filesystem>
 #include <fstream>
 
+#include "results/cyclictest_format.h"
 #include "results/suite_reader.h"
 
 namespace rtpulse::results {
@@ -250,6 +251,43 @@ TEST(SuiteReaderTest, ResultJsonReadsBackToTheSameStatistics) {
   const auto& p = read->scenarios[0].latency->paths[0].probes[1];
   EXPECT_EQ(p.cpu, 1);
   EXPECT_EQ(p.histogram.count(), 1000u);
+}
+
+// Activations that may have missed unseen (SCHED_DEADLINE jobs whose release is unknown): every
+// file and table that states the miss count says it is a lower bound, and it reads back.
+TEST(SuiteReaderTest, AMissCountThatIsALowerBoundSaysSoEverywhereAndReadsBack) {
+  SuiteResult suite;
+  suite.status = "complete";
+  suite.scenarios.push_back(Scenario("deadline", ScenarioStatus::kComplete));
+  suite.scenarios[0].latency->paths[0].probes[1].misses_unknown = 3;
+  const auto rows = SummarizeScenarios(suite);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].misses_unknown, 3u);
+  const nlohmann::json doc = ToJson(suite);
+  const nlohmann::json& scenario = doc["scenarios"][0];
+  const nlohmann::json& exact = scenario["latency"]["thread"]["0"];
+  EXPECT_FALSE(exact.contains("misses_unknown")) << "thread 0's misses are all known";
+  const nlohmann::json& bound = scenario["latency"]["thread"]["1"];
+  EXPECT_EQ(bound["missed_activations"], 1);
+  EXPECT_EQ(bound["misses_unknown"], 3);
+  EXPECT_EQ(bound["missed_activations_is_lower_bound"], true);
+  const nlohmann::json& all = scenario["latency"]["rtpulse"]["paths"][0]["all_threads"];
+  EXPECT_EQ(all["misses_unknown"], 3) << all.dump();
+  EXPECT_EQ(all["missed_activations_is_lower_bound"], true);
+  EXPECT_EQ(scenario["summary"][0]["misses_unknown"], 3);
+  EXPECT_EQ(scenario["summary"][0]["missed_activations_is_lower_bound"], true);
+  EXPECT_NE(FormatSummary(*suite.scenarios[0].latency).find("    >=1/2"), std::string::npos)
+      << FormatSummary(*suite.scenarios[0].latency);
+  EXPECT_NE(FormatStatisticalSummary(suite).find(">=1/2"), std::string::npos)
+      << FormatStatisticalSummary(suite);
+
+  const std::string dir = ::testing::TempDir() + "/suite_reader_bound_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/result.json") << doc.dump(1);
+  auto read = ReadSuiteResult(dir);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  EXPECT_EQ(read->scenarios[0].latency->paths[0].probes[0].misses_unknown, 0u);
+  EXPECT_EQ(read->scenarios[0].latency->paths[0].probes[1].misses_unknown, 3u);
 }
 
 TEST(SuiteReaderTest, BadFilesAreUsageErrorsNamingTheFile) {

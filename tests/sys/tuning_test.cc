@@ -279,6 +279,33 @@ TEST(TuningTest, IdleStatesDeeperThanTheLimitAreDisabledOnTheMeasuredCpusOnly) {
   EXPECT_EQ(Snapshot(tree.path()), before);
 }
 
+// What --deepest-idle-state records: the states it disabled, restored after; a measured CPU
+// without idle states is a warning, not a silent no-op.
+TEST(TuningTest, IdleStatesRecordNamesWhatWasDisabledAndWarnsOfACpuWithoutStates) {
+  FakeTree tree = Pi5Tree();
+  const char* names[] = {"WFI", "cpu-sleep"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string state =
+        "/sys/devices/system/cpu/cpu2/cpuidle/state" + std::to_string(k) + "/";
+    tree.Write(state + "name", std::string(names[k]) + "\n").Write(state + "disable", "0\n");
+  }
+  const auto before = Snapshot(tree.path());
+  TuneOptions options;
+  options.only = TuneKnob::kIdleStates;
+  options.deepest_idle_state = 0;
+  options.measured_cpus = {2, 3};
+  auto tuning = ApplyOrDie(tree.Root(), options);
+  ASSERT_TRUE(tuning);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(RestoreIdleStates(*tuning, warnings),
+            "disabled for the run, then restored: idle state 1 (cpu-sleep) of CPU 2");
+  EXPECT_EQ(Snapshot(tree.path()), before);
+  EXPECT_EQ(tuning->guardian_pid(), 0);
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_NE(warnings[0].find("--deepest-idle-state: "), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("CPU 3"), std::string::npos) << warnings[0];
+}
+
 TEST(TuningTest, RestorePutsEveryByteBack) {
   FakeTree tree = Pi5Tree();
   const auto before = Snapshot(tree.path());
