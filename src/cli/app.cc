@@ -29,6 +29,10 @@ namespace {
 constexpr std::array kCommands = {
     Command{"latency", "measure scheduling latency (cyclictest-compatible, and more)",
             &SetupLatency, OnStop::kPartial},
+    Command{"noise",
+            "OS noise: what a busy-polling thread per CPU loses, gap histograms and events "
+            "(oslat-compatible)",
+            &SetupNoise, OnStop::kPartial},
     Command{"suite", "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
             &SetupSuite, OnStop::kPartial},
     Command{"control",
@@ -64,7 +68,7 @@ constexpr const char* kExitCodes =
     "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
     "            130 interrupted (partial results written; latency: 0, as cyclictest).\n"
     "Docs: docs/ in the source tree (cli.md, suite.md, control.md, e2e.md, latency.md, report.md,\n"
-    "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md,\n"
+    "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md, noise.md,\n"
     "      result-json.md, budget.md, fleet.md).";
 
 std::string g_invocation;

@@ -57,5 +57,6 @@ Runner SetupImport(CLI::App& sub);
 Runner SetupReport(CLI::App& sub);
 Runner SetupWcet(CLI::App& sub);
 Runner SetupServe(CLI::App& sub);
+Runner SetupNoise(CLI::App& sub);
 
 }  // namespace rtpulse::cli
