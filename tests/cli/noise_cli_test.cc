@@ -1,0 +1,164 @@
+// rtpulse noise end to end: a real run whose every number an independent script recomputes
+// from its events file, with a thread of the test taking the polled CPU at known times (each
+// span must be found); bad input refused before anything runs or is written; SIGINT leaving
+// valid partial results.
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/cpus.h"
+#include "core/sched_policy.h"
+#include "measure/rt_setup.h"
+#include "support/subprocess.h"
+#include "support/test_paths.h"
+
+namespace rtpulse {
+namespace {
+
+using nlohmann::json;
+using testutil::ProcessOptions;
+using testutil::ProcessResult;
+using testutil::ReadFile;
+using testutil::RunRtpulse;
+using testutil::TempDir;
+
+int PolledCpu() {
+  return OnlineCpus(FsRoot::Live()).back();
+}
+
+struct Span {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+/// The test's own thread at SCHED_FIFO 96 (above noise's default 95) on `cpu`: from `first_ns`
+/// every 100 ms it spins 2 ms, `count` times, and records each span.
+std::vector<Span> TakeTheCpu(int cpu, int64_t first_ns, int count) {
+  std::vector<Span> spans;
+  if (!measure::SetThreadAffinity({cpu}) || !measure::SetThreadScheduling(SchedPolicy::kFifo, 96)) {
+    return spans;
+  }
+  for (int i = 0; i < count; ++i) {
+    const int64_t at = first_ns + i * 100 * kNsPerMs;
+    const timespec t{static_cast<time_t>(at / kNsPerSec), static_cast<long>(at % kNsPerSec)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr);
+    Span s{MonotonicNs(), 0};
+    do {
+      s.end_ns = MonotonicNs();
+    } while (s.end_ns - s.start_ns < 2 * kNsPerMs);
+    spans.push_back(s);
+  }
+  return spans;
+}
+
+struct EventLine {
+  int cpu = 0;
+  int64_t start_ns = 0;
+  int64_t gap_ns = 0;
+};
+
+std::vector<EventLine> ReadEvents(const std::string& path) {
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "cpu,start_ns,gap_ns");
+  std::vector<EventLine> out;
+  while (std::getline(in, line)) {
+    EventLine e;
+    EXPECT_EQ(std::sscanf(line.c_str(), "%d,%ld,%ld", &e.cpu, &e.start_ns, &e.gap_ns), 3) << line;
+    out.push_back(e);
+  }
+  return out;
+}
+
+TEST(NoiseCliTest, EveryNumberMatchesThePythonTruthAndTheTakenSpansAreFound) {
+  if (!testutil::IsRoot()) GTEST_SKIP() << "SCHED_FIFO needs root";
+  TempDir dir;
+  const int cpu = PolledCpu();
+  std::vector<Span> spans;
+  std::thread taker([&] { spans = TakeTheCpu(cpu, MonotonicNs() + 500 * kNsPerMs, 10); });
+  const ProcessResult r = RunRtpulse({"noise", "-c", std::to_string(cpu), "-D", "2", "--json",
+                                      dir.File("noise.json"), "--events", dir.File("events.csv")});
+  taker.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  ASSERT_EQ(spans.size(), 10u) << "the test's thread could not take CPU " << cpu;
+  std::ofstream(dir.File("stdout.txt")) << r.out;
+  const ProcessResult truth = testutil::RunProcess(
+      {"/usr/bin/python3", std::string(testutil::SourceDirPath()) + "/tests/cli/noise_truth.py",
+       dir.File("noise.json"), dir.File("events.csv"), dir.File("stdout.txt")});
+  ASSERT_EQ(truth.exit_code, 0) << truth.err << truth.out;
+  EXPECT_NE(truth.out.find("cpu " + std::to_string(cpu) + ":"), std::string::npos) << truth.out;
+  const json doc = json::parse(ReadFile(dir.File("noise.json")));
+  EXPECT_EQ(doc["rtpulse"]["policy"], "fifo");
+  EXPECT_EQ(doc["rtpulse"]["priority"], 95);
+  EXPECT_EQ(doc["return_code"], 0);
+  // Each span the test's thread took is inside one event (the poller's last read before it,
+  // its first after).
+  const std::vector<EventLine> events = ReadEvents(dir.File("events.csv"));
+  for (const Span& s : spans) {
+    const bool covered = std::any_of(events.begin(), events.end(), [&](const EventLine& e) {
+      return e.cpu == cpu && e.start_ns <= s.start_ns && e.start_ns + e.gap_ns >= s.end_ns;
+    });
+    EXPECT_TRUE(covered) << "no event covers the 2 ms span at " << s.start_ns;
+  }
+}
+
+TEST(NoiseCliTest, BadInputIsOneLineExit2AndNothingWritten) {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> args;
+    std::string named;  ///< What the one line must name.
+  };
+  const std::vector<Case> cases = {
+      {{"-c", "4096"}, "4096"},
+      {{"-b", "2"}, "-b 2"},
+      {{"-W", "0us"}, "0us"},
+      {{"--threshold", "5"}, "unit"},
+      {{"-f", "0"}, "-f 0"},
+      {{"--policy", "fast"}, "fast"},
+      {{"-T", "x"}, "-T x"},
+      {{"-D", "soon"}, "soon"},
+      {{"-f", "5", "--policy", "rr:5"}, "-f and --policy"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"noise", "--json", dir.File("n.json")};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const ProcessResult r = RunRtpulse(args);
+    SCOPED_TRACE(c.named);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.File("n.json")));
+  }
+}
+
+TEST(NoiseCliTest, SigintLeavesValidPartialResultsAndExits130) {
+  TempDir dir;
+  ProcessOptions options;
+  options.signal = SIGINT;
+  options.signal_after = std::chrono::milliseconds(800);
+  const ProcessResult r =
+      RunRtpulse({"noise", "-c", std::to_string(PolledCpu()), "--policy", "other", "-D", "0",
+                  "--json", dir.File("n.json"), "--events", dir.File("e.csv"), "-q"},
+                 options);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const json doc = json::parse(ReadFile(dir.File("n.json")));
+  EXPECT_EQ(doc["return_code"], 130);
+  EXPECT_TRUE(doc["rtpulse"]["interrupted"].get<bool>());
+  const json& c = doc["rtpulse"]["cpus"][0];
+  EXPECT_GT(c["gaps"].get<uint64_t>(), 0u);
+  EXPECT_GT(c["duration_ns"].get<int64_t>(), 500 * kNsPerMs);
+  EXPECT_NE(r.out.find("(interrupted: partial)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Core:"), std::string::npos) << "-q prints the summary only";
+  EXPECT_TRUE(std::filesystem::exists(dir.File("e.csv")));
+}
+
+}  // namespace
+}  // namespace rtpulse
