@@ -86,37 +86,20 @@ class ControlProgress final : public ScenarioProgress {
   }
 };
 
-/// The run summary (results/control_summary.h) of the workload's outcomes, printed as the
-/// summary table and the control cost of each configuration.
+/// The run summary (suite::ControlSummaryOf), printed as the summary table and the control
+/// cost of each configuration.
 results::ControlSummary PrintControlSummary(const suite::ControlWorkload& workload,
                                             std::FILE* text) {
-  results::ControlSummary summary;
+  results::ControlSummary summary = suite::ControlSummaryOf(workload);
   std::vector<results::ControlSummaryRow> rows;
-  for (const auto& o : workload.outcomes()) {
-    rows.push_back(
-        results::SummarizeControlScenario(o.scenario, o.configuration, o.rows, o.skipped));
-  }
+  for (const auto& c : summary.configurations) rows.push_back(c.row);
   std::fputs(results::FormatControlSummary(rows).c_str(), text);
-  const stats::ReplaySettings replay;
   fmt::print(text,
              "\nControl cost under the measured timing (docs/control.md, \"Control cost\"):\n{}",
-             stats::DescribeReplaySettings(replay));
-  for (size_t i = 0; i < workload.outcomes().size(); ++i) {
-    const auto& o = workload.outcomes()[i];
-    results::ControlSummaryConfiguration c;
-    c.row = rows[i];
-    c.releases = o.releases;
-    c.interrupted = o.interrupted;
-    if (o.cost) {
-      c.cost = results::ControlSummaryCost{o.cost->cost_increase_pct, o.cost->peak_error_rad,
-                                           o.cost->worst_stall_ns, o.cost->outside_model,
-                                           stats::DescribeReplayResult(*o.cost)};
-    } else {
-      c.cost_error = o.cost_error;
-    }
-    fmt::print(text, "  {}: {}\n", o.scenario,
-               c.cost ? c.cost->summary : "not computed: " + o.cost_error);
-    summary.configurations.push_back(std::move(c));
+             stats::DescribeReplaySettings(stats::ReplaySettings{}));
+  for (const auto& c : summary.configurations) {
+    fmt::print(text, "  {}: {}\n", c.row.scenario,
+               c.cost ? c.cost->summary : "not computed: " + c.cost_error);
   }
   return summary;
 }
@@ -135,15 +118,6 @@ void WriteFigures(const std::string& run_dir, const suite::ControlWorkload& work
   }
   for (const auto& n : notes) fmt::print(text, "note: {}\n", n);
   summary.figure_notes = notes;
-}
-
-Status WriteControlJson(const std::string& path, const nlohmann::json& doc) {
-  if (path.empty()) return {};
-  if (path == "-") {
-    std::fputs((doc.dump(2) + "\n").c_str(), stdout);
-    return {};
-  }
-  return WriteFileAtomic(path, doc.dump(2) + "\n");
 }
 
 int RunInterferenceMode(const ControlOptions& o, suite::ControlPlan& plan) {
@@ -182,7 +156,7 @@ int RunInterferenceMode(const ControlOptions& o, suite::ControlPlan& plan) {
       code = ToInt(ExitCode::kFailure);
     }
   }
-  if (Status s = WriteControlJson(o.json, doc); !s) {
+  if (Status s = WriteOutput(o.json, doc.dump(2) + "\n"); !s) {
     ReportError(s.error());
     code = ToInt(ExitCode::kFailure);
   }
@@ -209,7 +183,7 @@ int RunControl(ControlOptions& o) {
   summary.results = plan.suite.out_dir;
   summary.status = outcome.result.status;
   int code = ToInt(outcome.code);
-  if (Status s = WriteControlJson(o.json, results::ToJson(summary)); !s) {
+  if (Status s = WriteOutput(o.json, results::ToJson(summary).dump(2) + "\n"); !s) {
     ReportError(s.error());
     if (code == 0) code = ToInt(ExitCode::kFailure);
   }

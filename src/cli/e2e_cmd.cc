@@ -113,15 +113,6 @@ void WriteE2eFiguresOf(const std::string& run_dir, const suite::E2eWorkload& wor
   summary.figure_notes = notes;
 }
 
-Status WriteE2eJson(const std::string& path, const nlohmann::json& doc) {
-  if (path.empty()) return {};
-  if (path == "-") {
-    std::fputs((doc.dump(2) + "\n").c_str(), stdout);
-    return {};
-  }
-  return WriteFileAtomic(path, doc.dump(2) + "\n");
-}
-
 int RunE2e(E2eOptions& o) {
   auto built = BuildE2ePlan(o);
   if (!built) return ReportError(built.error());
@@ -161,7 +152,7 @@ int RunE2e(E2eOptions& o) {
     // The first scenario's frames (the baseline, or threads-1 of a sweep), as the seed wrote.
     fail(results::WriteE2eLatencyCsv(o.request.csv, workload.outcomes().front().rows));
   }
-  fail(WriteE2eJson(o.request.json, doc));
+  fail(WriteOutput(o.request.json, doc.dump(2) + "\n"));
   PrintRunEnd(outcome, plan.suite.out_dir, text);
   return code;
 }

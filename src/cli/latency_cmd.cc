@@ -117,26 +117,6 @@ Expected<LatencyCommandPlan> PrepareLatency(const LatencyOptions& o,
   return out;
 }
 
-/// --samples FILE, or -v's lines on stdout, or none.
-Expected<std::unique_ptr<measure::SampleSink>> OpenSampleSink(const LatencyOptions& o) {
-  if (!o.samples.empty()) {
-    measure::SamplesFileInfo info;
-    info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
-    info.start_monotonic_ns = MonotonicNs();
-    auto opened = measure::OpenSamplesFile(o.samples, info);
-    if (!opened) return opened.error();
-    return std::move(*opened);
-  }
-  if (o.verbose) return measure::MakeVerboseSink(stdout, o.oscope.value_or(1));
-  return std::unique_ptr<measure::SampleSink>();
-}
-
-std::optional<results::InjectSettings> InjectSettingsOf(const measure::LatencyPlan& plan) {
-  if (!plan.inject) return std::nullopt;
-  return results::InjectSettings{plan.inject->delay_ns, plan.inject->rate_hz,
-                                 results::InjectDetectionThreshold(plan.inject->delay_ns)};
-}
-
 /// The wake paths, then timerlat, into `record`; the explainer (when there is one) also gets
 /// timerlat's samples.
 Status Measure(LatencyCommandPlan& p, measure::RunObserver* observer,
@@ -167,20 +147,12 @@ int WriteRunFiles(const LatencyOptions& o, results::LatencyRun& run,
   if (budget_not_met) document["return_code"] = ToInt(ExitCode::kBudgetNotMet);
   if (!o.textfile.empty()) {
     if (run.start_realtime_ns == 0) run.start_realtime_ns = start_realtime_ns;
-    const exporter::RunInfo info{"latency", run.interrupted ? "interrupted" : "complete",
-                                 static_cast<double>(run.start_realtime_ns) / 1e9,
-                                 static_cast<double>(ClockNs(CLOCK_REALTIME)) / 1e9};
-    if (Status s = exporter::WriteTextfile(o.textfile, exporter::LatencyRunFamilies(run, info));
-        !s) {
+    if (Status s = exporter::WriteLatencyRunTextfile(o.textfile, run); !s) {
       exit_code = ReportError(s.error());
     }
   }
-  if (o.json == "-") {
-    std::fputs((document.dump(2) + "\n").c_str(), stdout);
-  } else if (!o.json.empty()) {
-    if (Status s = WriteFileAtomic(o.json, document.dump(2) + "\n"); !s) {
-      exit_code = ReportError(s.error());
-    }
+  if (Status s = WriteOutput(o.json, document.dump(2) + "\n"); !s) {
+    exit_code = ReportError(s.error());
   }
   return exit_code;
 }
@@ -238,39 +210,6 @@ int PrintRunText(const LatencyOptions& o, const measure::LatencyPlan& plan,
   return exit_code;
 }
 
-/// The measured record as the run's result: the facts measure does not know, the explainer's
-/// outcome, exact percentiles from --samples; prints the warnings not printed before.
-results::LatencyRun CompleteRun(const LatencyOptions& o, const std::string& cmdline,
-                                const sys::SystemInfo& probe, const LatencyCommandPlan& p,
-                                measure::RunRecord&& record,
-                                const std::vector<std::string>& environment, bool explain_only_ring,
-                                const std::optional<trace::ExplainSummary>& explained) {
-  results::LatencyRun run = suite::ToLatencyRun(std::move(record));
-  if (explain_only_ring) suite::NoSamplesLogClaimed(run);
-  if (explained) {
-    suite::AddExplainToRun(*explained, *p.explain, o.explain_cost_given, o.duration, run);
-  }
-  run.rtpulse_version = kVersion;
-  run.cmdline = cmdline;
-  suite::FillSystem(probe, run);
-  run.warnings.insert(run.warnings.begin(), environment.begin(), environment.end());
-  run.inject = InjectSettingsOf(p.plan);
-  // Stopped by SIGINT or SIGTERM is how harnesses end cyclictest (rteval does): exit 0 with
-  // the results, as cyclictest; the JSON's rtpulse.interrupted says it.
-  run.return_code = 0;
-  if (!o.samples.empty() && run.samples_error.empty()) {
-    // Exact percentiles from the log in place of the bucket edges; a log that does not hold
-    // the run's samples leaves the bucket edges, with a warning that says why.
-    for (auto& w : suite::AddLogPercentiles(run, o.samples, results::kLoggedPercentiles)) {
-      run.warnings.push_back(std::move(w));
-    }
-  }
-  for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
-    fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
-  }
-  return run;
-}
-
 /// --dbg_cyclictest: each thread as it will run, on standard error.
 void PrintThreadSetup(const measure::LatencyPlan& plan) {
   fmt::print(stderr, "# rtpulse: {} thread(s), wake path(s):", plan.threads.size());
@@ -296,20 +235,6 @@ void CheckClockResolution(clockid_t clock, std::vector<std::string>& warnings) {
   if (auto warning = measure::ClockResolutionWarning(r, name)) warnings.push_back(*warning);
 }
 
-/// --deepest-idle-state: the idle states deeper than N off on the measured CPUs (every
-/// online CPU when the threads are not pinned), through the tuning that puts them back.
-Expected<std::unique_ptr<sys::Tuning>> LimitIdleStates(const LatencyOptions& o,
-                                                       const measure::LatencyPlan& plan,
-                                                       const std::vector<int>& online) {
-  if (!o.deepest_idle_state) return std::unique_ptr<sys::Tuning>();
-  sys::TuneOptions tune;
-  tune.only = sys::TuneKnob::kIdleStates;
-  tune.deepest_idle_state = o.deepest_idle_state;
-  tune.online_cpus = online;
-  tune.measured_cpus = measure::MeasuredCpus(plan.threads, online);
-  return sys::Tuning::Apply(FsRoot::System(), tune);
-}
-
 int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   // -u, as cyclictest: every line reaches a pipe as it is printed.
   if (o.unbuffered) std::setvbuf(stdout, nullptr, _IONBF, 0);
@@ -326,7 +251,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   if (o.debug) PrintThreadSetup(p.plan);
   std::vector<std::string> environment = sys::EnvironmentWarnings(probe);
   if (o.resolution) CheckClockResolution(p.plan.wake_clock, environment);
-  auto sink = OpenSampleSink(o);
+  auto sink = measure::OpenSampleSink(o.samples, o.verbose, o.oscope.value_or(1));
   if (!sink) return ReportError(sink.error());
   std::optional<sys::StatsFifo> fifo;
   if (!o.fifo.empty()) {
@@ -337,7 +262,8 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
   // As cyclictest, always: rt-tests' get_cyclictest_snapshot finds running instances by it.
   sys::SharedStats shared_stats;
   if (!shared_stats.warning().empty()) environment.push_back(shared_stats.warning());
-  auto idle_states = LimitIdleStates(o, p.plan, probe.online_cpus);
+  auto idle_states = sys::LimitIdleStates(FsRoot::System(), o.deepest_idle_state, probe.online_cpus,
+                                          measure::MeasuredCpus(p.plan.threads, probe.online_cpus));
   if (!idle_states) return ReportError(idle_states.error());
 
   std::vector<std::string> names;
@@ -372,7 +298,7 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     facts.rtpulse_version = kVersion;
     facts.start_realtime_ns = start_realtime_ns;
     suite::FillSystem(probe, facts);
-    facts.inject = InjectSettingsOf(p.plan);
+    facts.inject = suite::InjectSettingsOf(p.plan);
     textfile.emplace(view, o.textfile, std::move(facts));
   }
   measure::RunObserver* observer =
@@ -388,8 +314,15 @@ int RunLatencyCommand(const LatencyOptions& o, const std::string& cmdline) {
     if (textfile) textfile->Failed();
     return ReportError(ran.error());
   }
-  results::LatencyRun run = CompleteRun(o, cmdline, probe, p, std::move(record), environment,
-                                        explain_only_ring, explained);
+  results::LatencyRun run =
+      suite::CompleteLatencyRun(std::move(record), p.plan, probe,
+                                {kVersion, cmdline, environment, explain_only_ring, o.samples});
+  if (explained) {
+    suite::AddExplainToRun(*explained, *p.explain, o.explain_cost_given, o.duration, run);
+  }
+  for (size_t i = environment.size(); i < run.warnings.size(); ++i) {
+    fmt::print(stderr, "rtpulse: warning: {}\n", run.warnings[i]);
+  }
   run.idle_states = std::move(idle_states_record);
   for (auto& w : idle_warnings) {
     fmt::print(stderr, "rtpulse: warning: {}\n", w);

@@ -35,11 +35,8 @@ int RunNoiseCommand(const NoiseOptions& o) {
   auto run = suite::MeasureNoise(*planned, info, Invocation(), kVersion);
   if (!run) return ReportError(run.error());
   int exit_code = run->interrupted ? ToInt(ExitCode::kInterrupted) : ToInt(ExitCode::kOk);
-  const std::string document = results::ToJson(*run).dump(2) + "\n";
-  if (o.json == "-") {
-    std::fputs(document.c_str(), stdout);
-  } else if (!o.json.empty()) {
-    if (Status s = WriteFileAtomic(o.json, document); !s) exit_code = ReportError(s.error());
+  if (Status s = WriteOutput(o.json, results::ToJson(*run).dump(2) + "\n"); !s) {
+    exit_code = ReportError(s.error());
   }
   if (!o.events.empty()) {
     if (Status s = WriteFileAtomic(o.events, results::FormatNoiseEvents(*run)); !s) {

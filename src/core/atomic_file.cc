@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -130,6 +131,15 @@ Status CheckOutputFolder(const std::string& dir) {
                              parent.string(), e.message)};
   }
   return Status::Ok();
+}
+
+Status WriteOutput(const std::string& path, std::string_view content) {
+  if (path.empty()) return Status::Ok();
+  if (path == "-") {
+    std::fwrite(content.data(), 1, content.size(), stdout);
+    return Status::Ok();
+  }
+  return WriteFileAtomic(path, content);
 }
 
 }  // namespace rtpulse

@@ -15,6 +15,10 @@ namespace rtpulse {
 /// renaming over it would replace the device node itself.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
+/// An output option's file: "" writes nothing, "-" writes `content` to standard output, any
+/// other path is written atomically (WriteFileAtomic).
+Status WriteOutput(const std::string& path, std::string_view content);
+
 /// Checks up front that `path` can be created (its folder exists and is writable), so a run
 /// fails before measuring rather than after. Does not create the file. A folder this user may
 /// not write is `ExitCode::kResource` (missing privilege), with the fix; a missing folder or

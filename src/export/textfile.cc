@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "export/latency_metrics.h"
 #include "export/machine_metrics.h"
 
@@ -99,6 +100,13 @@ Status CheckTextfileDir(const std::string& dir) {
 Status WriteTextfile(const std::string& dir, const std::vector<MetricFamily>& families) {
   return WriteFileAtomic(fmt::format("{}/{}", dir, kTextfileName),
                          Render(families, ExpositionFormat::kText));
+}
+
+Status WriteLatencyRunTextfile(const std::string& dir, const results::LatencyRun& run) {
+  const RunInfo info{"latency", run.interrupted ? "interrupted" : "complete",
+                     static_cast<double>(run.start_realtime_ns) / 1e9,
+                     static_cast<double>(ClockNs(CLOCK_REALTIME)) / 1e9};
+  return WriteTextfile(dir, LatencyRunFamilies(run, info));
 }
 
 }  // namespace rtpulse::exporter

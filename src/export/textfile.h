@@ -33,6 +33,10 @@ void AppendRunInfo(const RunInfo& run, std::vector<MetricFamily>& out);
 /// wake path in `run.paths`.
 std::vector<MetricFamily> LatencyRunFamilies(const results::LatencyRun& run, const RunInfo& info);
 
+/// Writes a finished `latency` run's file (LatencyRunFamilies: "interrupted" or "complete",
+/// updated now) to dir/rtpulse.prom.
+Status WriteLatencyRunTextfile(const std::string& dir, const results::LatencyRun& run);
+
 /// A `suite` run's file: as above for every scenario that has measured (or checkpointed)
 /// something, each series labelled scenario="NAME" first; the status, start and update time
 /// from `suite` (command "suite").

@@ -695,4 +695,16 @@ size_t SampleWriter::DrainOnce() {
   return total;
 }
 
+Expected<std::unique_ptr<SampleSink>> OpenSampleSink(const std::string& samples_path, bool verbose,
+                                                     int64_t oscope) {
+  if (!samples_path.empty()) {
+    SamplesFileInfo info;
+    info.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+    info.start_monotonic_ns = MonotonicNs();
+    return OpenSamplesFile(samples_path, info);
+  }
+  if (verbose) return MakeVerboseSink(stdout, oscope);
+  return std::unique_ptr<SampleSink>();
+}
+
 }  // namespace rtpulse::measure

@@ -159,4 +159,10 @@ class SampleWriter {
   bool stopped_ = false;
 };
 
+/// A latency run's sample sink: the samples file at `samples_path` (its header stamped with
+/// the clocks now), else with `verbose` cyclictest -v's lines on stdout (every `oscope`-th),
+/// else none (a null pointer).
+Expected<std::unique_ptr<SampleSink>> OpenSampleSink(const std::string& samples_path, bool verbose,
+                                                     int64_t oscope);
+
 }  // namespace rtpulse::measure

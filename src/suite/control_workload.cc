@@ -750,4 +750,23 @@ RunCondition MakeInterferenceRunner(const InterferencePlan& plan, const ControlS
   };
 }
 
+results::ControlSummary ControlSummaryOf(const ControlWorkload& workload) {
+  results::ControlSummary summary;
+  for (const ControlOutcome& o : workload.outcomes()) {
+    results::ControlSummaryConfiguration c;
+    c.row = results::SummarizeControlScenario(o.scenario, o.configuration, o.rows, o.skipped);
+    c.releases = o.releases;
+    c.interrupted = o.interrupted;
+    if (o.cost) {
+      c.cost = results::ControlSummaryCost{o.cost->cost_increase_pct, o.cost->peak_error_rad,
+                                           o.cost->worst_stall_ns, o.cost->outside_model,
+                                           stats::DescribeReplayResult(*o.cost)};
+    } else {
+      c.cost_error = o.cost_error;
+    }
+    summary.configurations.push_back(std::move(c));
+  }
+  return summary;
+}
+
 }  // namespace rtpulse::suite

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "measure/wake_path.h"
 #include "results/control_result.h"
+#include "results/control_summary.h"
 #include "stats/control_cost.h"
 #include "suite/explain_live.h"
 #include "suite/interference.h"
@@ -119,5 +120,9 @@ class ControlWorkload final : public Workload {
 /// `settings.configurations` gives the job's policy and wake path (the first one is used).
 RunCondition MakeInterferenceRunner(const InterferencePlan& plan, const ControlSettings& settings,
                                     std::atomic<bool>& stop, const std::string& log_dir);
+
+/// The run summary (results/control_summary.h) of `workload`'s outcomes: each configuration's
+/// summary row, releases, and its control cost (or why it was not computed).
+results::ControlSummary ControlSummaryOf(const ControlWorkload& workload);
 
 }  // namespace rtpulse::suite

@@ -7,6 +7,7 @@
 
 #include "measure/wake_path.h"
 #include "results/log_percentiles.h"
+#include "suite/facts.h"
 
 namespace rtpulse::suite {
 namespace {
@@ -173,6 +174,32 @@ void AddExactPercentiles(const std::string& samples_path, bool per_period, Measu
   if (per_period) {
     out.exact_per_period_percentiles = results::PickSummaryPercentiles(e, e.all_per_period);
   }
+}
+
+std::optional<results::InjectSettings> InjectSettingsOf(const measure::LatencyPlan& plan) {
+  if (!plan.inject) return std::nullopt;
+  return results::InjectSettings{plan.inject->delay_ns, plan.inject->rate_hz,
+                                 results::InjectDetectionThreshold(plan.inject->delay_ns)};
+}
+
+results::LatencyRun CompleteLatencyRun(measure::RunRecord&& record,
+                                       const measure::LatencyPlan& plan,
+                                       const sys::SystemInfo& system,
+                                       const LatencyRunFacts& facts) {
+  results::LatencyRun run = ToLatencyRun(std::move(record));
+  if (facts.explain_only_ring) NoSamplesLogClaimed(run);
+  run.rtpulse_version = facts.version;
+  run.cmdline = facts.cmdline;
+  FillSystem(system, run);
+  run.warnings.insert(run.warnings.begin(), facts.environment.begin(), facts.environment.end());
+  run.inject = InjectSettingsOf(plan);
+  run.return_code = 0;
+  if (!facts.samples_path.empty() && run.samples_error.empty()) {
+    for (auto& w : AddLogPercentiles(run, facts.samples_path, results::kLoggedPercentiles)) {
+      run.warnings.push_back(std::move(w));
+    }
+  }
+  return run;
 }
 
 }  // namespace rtpulse::suite

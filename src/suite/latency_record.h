@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "measure/plan.h"
 #include "measure/recorder.h"
 #include "results/latency_result.h"
 #include "suite/runner.h"
+#include "sys/system_info.h"
 
 namespace rtpulse::suite {
 
@@ -45,5 +47,27 @@ std::vector<std::string> AddLogPercentiles(results::LatencyRun& run,
 /// results::kLoggedPercentiles, each warning into `out.warnings`) and, when its run has one
 /// path, the summary's values per wake-up and, with `per_period`, per period.
 void AddExactPercentiles(const std::string& samples_path, bool per_period, Measured& out);
+
+/// The injection settings a run with plan.inject records, or nullopt.
+std::optional<results::InjectSettings> InjectSettingsOf(const measure::LatencyPlan& plan);
+
+/// What `rtpulse latency` adds to its measured record to make its result.
+struct LatencyRunFacts {
+  std::string version;
+  std::string cmdline;
+  std::vector<std::string> environment;  ///< Warnings found before the run: first in its list.
+  bool explain_only_ring = false;  ///< The sample ring fed --explain alone: no log is claimed.
+  std::string samples_path;        ///< --samples: exact percentiles from it; "" = none.
+};
+
+/// `record` as the latency command's result: the facts measure does not know (version,
+/// command line, the system, the environment warnings first, the injection settings), return
+/// code 0 (an interrupted run too, as cyclictest's: harnesses such as rteval end it with a
+/// signal; the JSON's rtpulse.interrupted says so) and, with a samples log, exact percentiles
+/// in place of the bucket edges (a log that does not hold the run's samples leaves them, with
+/// a warning saying why).
+results::LatencyRun CompleteLatencyRun(measure::RunRecord&& record,
+                                       const measure::LatencyPlan& plan,
+                                       const sys::SystemInfo& system, const LatencyRunFacts& facts);
 
 }  // namespace rtpulse::suite

@@ -505,6 +505,18 @@ void Tuning::WriteJournal(std::string_view state) const {
   [[maybe_unused]] const Status ignored = WriteJournalFile(journal_path_, journal);
 }
 
+Expected<std::unique_ptr<Tuning>> LimitIdleStates(const FsRoot& root, std::optional<int> deepest,
+                                                  const std::vector<int>& online,
+                                                  const std::vector<int>& measured) {
+  if (!deepest) return std::unique_ptr<Tuning>();
+  TuneOptions tune;
+  tune.only = TuneKnob::kIdleStates;
+  tune.deepest_idle_state = deepest;
+  tune.online_cpus = online;
+  tune.measured_cpus = measured;
+  return Tuning::Apply(root, tune);
+}
+
 std::string RestoreIdleStates(Tuning& tuning, std::vector<std::string>& warnings) {
   const Status restored = tuning.Restore();
   tuning.Release();

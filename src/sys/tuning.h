@@ -135,6 +135,12 @@ class Tuning {
   std::string guardian_problem_;
 };
 
+/// --deepest-idle-state N: the idle states deeper than N off on `measured` CPUs, through a
+/// Tuning that puts them back (nullptr when `deepest` is not given).
+Expected<std::unique_ptr<Tuning>> LimitIdleStates(const FsRoot& root, std::optional<int> deepest,
+                                                  const std::vector<int>& online,
+                                                  const std::vector<int>& measured);
+
 /// --deepest-idle-state's record once the states are back: restores `tuning`, lets its
 /// guardian go and says "disabled for the run, then restored: ..." (or "NOT restored", or
 /// "none disabled"); each refused change, each CPU without idle states and a failed restore

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,22 @@ TEST_F(AtomicFileTest, CreatesTheFileWithTheContent) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(ReadAll(path), "{\"a\": 1}\n");
   EXPECT_EQ(Names(), std::vector<std::string>{"out.json"});
+}
+
+// An output option: "" writes nothing, "-" standard output, a path the file.
+TEST_F(AtomicFileTest, WriteOutputTakesNothingStdoutOrAFile) {
+  ASSERT_TRUE(WriteOutput("", "ignored\n").ok());
+  EXPECT_TRUE(Names().empty());
+  testing::internal::CaptureStdout();
+  const Status to_stdout = WriteOutput("-", "{\"b\": 2}\n");
+  std::fflush(stdout);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "{\"b\": 2}\n");
+  ASSERT_TRUE(to_stdout.ok());
+  EXPECT_TRUE(Names().empty());
+  ASSERT_TRUE(WriteOutput(PathOf("o.json"), "x\n").ok());
+  EXPECT_EQ(ReadAll(PathOf("o.json")), "x\n");
+  const Status missing = WriteOutput(PathOf("no/such/o.json"), "x\n");
+  EXPECT_FALSE(missing.ok());
 }
 
 TEST_F(AtomicFileTest, ReplacesExistingContentCompletely) {
