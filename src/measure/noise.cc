@@ -90,9 +90,12 @@ void PollerMain(const NoisePlan& plan, NoiseControl& control, Poller& p) {
   p.record.histogram.assign(static_cast<size_t>(plan.buckets), 0);
   p.record.kept.assign(plan.events_kept, NoiseEvent{});  // touched now, not in the loop
   PrefaultStack(64 * 1024);
-  Status set = SetThreadAffinity({p.cpu});
-  if (set) set = SetThreadScheduling(plan.policy, plan.priority);
-  if (!set) p.error = fmt::format("CPU {}: {}", p.cpu, set.error().message);
+  if (Status s = SetThreadAffinity({p.cpu}); !s) {
+    p.error = fmt::format("CPU {}: {}", p.cpu, s.error().message);
+  } else if (Status policy = SetThreadScheduling(plan.policy, plan.priority); !policy) {
+    p.error = fmt::format("CPU {}: {}; fix: run as root (sudo), or poll at --policy other", p.cpu,
+                          policy.error().message);
+  }
   control.ready.fetch_add(1, std::memory_order_release);
   while (!control.go.load(std::memory_order_acquire)) SleepNs(100'000);
   if (p.error.empty() && !control.halt.load(std::memory_order_acquire)) {

@@ -139,6 +139,25 @@ TEST(NoiseCliTest, BadInputIsOneLineExit2AndNothingWritten) {
   }
 }
 
+// Without the privilege SCHED_FIFO needs: exit 3 with the fix, nothing measured; the same
+// user polls at --policy other.
+TEST(NoiseCliTest, WithoutPrivilegeFifoIsRefusedWithTheFixAndOtherRuns) {
+  if (!testutil::IsRoot()) GTEST_SKIP() << "runs the binary as nobody, which needs root";
+  ProcessOptions nobody;
+  nobody.run_as_uid = 65534;
+  const std::string cpu = std::to_string(PolledCpu());
+  const ProcessResult fifo = RunRtpulse({"noise", "-c", cpu, "-D", "1", "-q"}, nobody);
+  EXPECT_EQ(fifo.exit_code, 3) << fifo.err;
+  EXPECT_NE(fifo.err.find("cannot set policy fifo priority 95"), std::string::npos) << fifo.err;
+  EXPECT_NE(fifo.err.find("fix: run as root (sudo), or poll at --policy other"), std::string::npos)
+      << fifo.err;
+  EXPECT_EQ(fifo.out, "");
+  const ProcessResult other =
+      RunRtpulse({"noise", "-c", cpu, "-D", "1", "-q", "--policy", "other"}, nobody);
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out.find("noise: other 0"), std::string::npos) << other.out;
+}
+
 TEST(NoiseCliTest, SigintLeavesValidPartialResultsAndExits130) {
   TempDir dir;
   ProcessOptions options;
