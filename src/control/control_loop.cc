@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "core/rt_bandwidth.h"
 #include "core/suggest.h"
 #include "measure/probe.h"
 #include "measure/rt_setup.h"
@@ -470,33 +471,30 @@ Status CheckCpuOnline(int cpu, const FsRoot& root) {
 RtThrottling DescribeRtThrottling(const FsRoot& root, bool realtime,
                                   const std::vector<JobTiming>& jobs) {
   RtThrottling out;
-  const auto runtime_line = root.ReadLine("/proc/sys/kernel/sched_rt_runtime_us");
-  const auto period_line = root.ReadLine("/proc/sys/kernel/sched_rt_period_us");
-  auto runtime = runtime_line ? ParseSignedInt(*runtime_line, "sched_rt_runtime_us")
-                              : Expected<int64_t>(Failure("unreadable"));
-  auto period = period_line ? ParseSignedInt(*period_line, "sched_rt_period_us")
-                            : Expected<int64_t>(Failure("unreadable"));
-  if (!runtime || !period || *period <= 0) {
+  const std::optional<RtBandwidth> bandwidth = ReadRtBandwidth(root);
+  if (!bandwidth) {
     out.text =
         "RT throttling unknown: /proc/sys/kernel/sched_rt_runtime_us or "
         "sched_rt_period_us could not be read";
     return out;
   }
   out.known = true;
-  out.runtime_us = *runtime;
-  out.period_us = *period;
-  if (*runtime < 0 || *runtime >= *period) {
-    out.text = fmt::format("RT throttling off: sched_rt_runtime_us = {} (period {} us)", *runtime,
-                           *period);
+  const int64_t runtime = bandwidth->runtime_us;
+  const int64_t period = bandwidth->period_us;
+  out.runtime_us = runtime;
+  out.period_us = period;
+  if (!bandwidth->Throttles()) {
+    out.text =
+        fmt::format("RT throttling off: sched_rt_runtime_us = {} (period {} us)", runtime, period);
     return out;
   }
   out.enabled = true;
-  const int64_t gap_us = *period - *runtime;
+  const int64_t gap_us = period - runtime;
   out.text = fmt::format(
       "RT throttling on: {}/{} us: a FIFO/RR task that runs {:g} ms of a second is stopped for "
       "{:g} ms",
-      *runtime, *period, static_cast<double>(*runtime) * 1000.0 / static_cast<double>(*period),
-      static_cast<double>(gap_us) * 1000.0 / static_cast<double>(*period));
+      runtime, period, static_cast<double>(runtime) * 1000.0 / static_cast<double>(period),
+      static_cast<double>(gap_us) * 1000.0 / static_cast<double>(period));
   if (!realtime) return out;
   const int64_t threshold_ns = gap_us * kNsPerUs * 9 / 10;
   for (const JobTiming& job : jobs) {

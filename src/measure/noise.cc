@@ -79,7 +79,7 @@ void PollLoop(const NoisePlan& plan, NoiseControl& control, NoiseCpuRecord& r) {
   }
   r.end_ns = prev;
   r.reads = reads;
-  r.min_gap_ns = reads > 0 ? min_gap : 0;
+  r.min_gap_ns = min_gap;  // the loop reads at least once
   r.max_gap_ns = max_gap;
   r.kept.resize(k);
 }

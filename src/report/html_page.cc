@@ -94,11 +94,9 @@ std::string SummaryTable(const results::SuiteResult& suite) {
         E(results::WithBound(FormatUs(r.p9999_ns), r.bounds.Percentile(r.p9999_ns))),
         E(results::WithBound(FormatUs(r.max_ns), r.bounds.max)),
         E(results::WithBound(FormatUs(r.stddev_ns), r.bounds.stddev)), missed_class,
-        r.misses_not_counted
-            ? std::string("not counted")
-            : E(results::WithBound(
-                  std::to_string(r.missed_activations),
-                  r.misses_unknown > 0 ? results::Bound::kLowerBound : results::Bound::kExact)),
+        r.misses_not_counted ? std::string("not counted")
+                             : E(results::WithBound(std::to_string(r.missed_activations),
+                                                    results::MissesBound(r.misses_unknown))),
         missed_class,
         r.misses_not_counted ? std::string("not counted") : std::to_string(r.skipped_periods));
     for (const auto& reason : r.bounds.reasons) {
@@ -217,11 +215,9 @@ std::string ThreadTable(const results::LatencyRun& run) {
           p.index, p.cpu, E(path.wake), E(p.policy), p.priority, hist.count(), FormatUs(hist.min()),
           FormatUs(hist.Mean()), FormatUs(hist.Percentile(99)), FormatUs(hist.max()),
           p.missed_activations > 0 ? " class=\"bad\"" : "",
-          p.misses_not_counted
-              ? std::string("not counted")
-              : E(results::WithBound(
-                    std::to_string(p.missed_activations),
-                    p.misses_unknown > 0 ? results::Bound::kLowerBound : results::Bound::kExact)),
+          p.misses_not_counted ? std::string("not counted")
+                               : E(results::WithBound(std::to_string(p.missed_activations),
+                                                      results::MissesBound(p.misses_unknown))),
           p.misses_not_counted ? std::string("not counted") : std::to_string(p.skipped_periods),
           p.samples_dropped, E(notes));
     }

@@ -129,8 +129,7 @@ std::string SummaryTableTex(const results::SuiteResult& suite) {
         LatexBounded(FormatUs(row.max_ns), b.max), LatexBounded(FormatUs(row.stddev_ns), b.stddev),
         row.misses_not_counted ? std::string("n/c")
                                : LatexBounded(std::to_string(row.missed_activations),
-                                              row.misses_unknown > 0 ? results::Bound::kLowerBound
-                                                                     : results::Bound::kExact),
+                                              results::MissesBound(row.misses_unknown)),
         row.misses_not_counted ? std::string("n/c") : std::to_string(row.skipped_periods));
     for (const auto& reason : b.reasons) notes += "% " + name + ": " + reason + "\n";
   }

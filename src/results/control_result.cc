@@ -15,6 +15,7 @@
 #include "core/parse.h"
 #include "core/printable.h"
 #include "results/csv_field.h"
+#include "results/latency_result.h"
 
 namespace rtpulse::results {
 namespace {
@@ -515,7 +516,7 @@ std::string FormatControlSummary(const std::vector<ControlSummaryRow>& rows) {
       return value ? fmt::format(fmt::runtime(format), *value) : std::string("n/a");
     };
     cells.push_back({r.scenario, r.configuration, std::to_string(r.jobs), std::to_string(r.skipped),
-                     (r.misses_unknown > 0 ? ">=" : "") + std::to_string(r.misses),
+                     WithBound(std::to_string(r.misses), MissesBound(r.misses_unknown), ">="),
                      or_na(r.mean_response_us, "{:.2f}"), or_na(r.p99_response_us, "{}"),
                      or_na(r.max_response_us, "{}"), or_na(r.max_latency_us, "{}"),
                      or_na(r.median_exec_us, "{:.3f}")});

@@ -508,7 +508,8 @@ std::string FormatSummary(const LatencyRun& run) {
     const std::string misses =
         not_counted
             ? std::string("not counted")
-            : fmt::format("{:>7}/{}", (unknown > 0 ? ">=" : "") + std::to_string(missed), skipped);
+            : fmt::format("{:>7}/{}", WithBound(std::to_string(missed), MissesBound(unknown), ">="),
+                          skipped);
     out += fmt::format(
         "{:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {}\n", name, s.count,
         HumanNs(static_cast<double>(s.min_ns)), HumanNs(static_cast<double>(s.percentile_ns[0])),
@@ -621,7 +622,8 @@ void AddMissesUnknown(nlohmann::json& j, uint64_t unknown) {
 std::string MissedSkippedText(uint64_t missed, uint64_t skipped, uint64_t unknown,
                               bool not_counted) {
   if (not_counted) return "not counted";
-  return fmt::format("{}{}/{}", unknown > 0 ? ">=" : "", missed, skipped);
+  return WithBound(std::to_string(missed), MissesBound(unknown), ">=") + "/" +
+         std::to_string(skipped);
 }
 
 }  // namespace rtpulse::results

@@ -42,6 +42,11 @@ Bound BoundFromName(const std::string& name);
 /// The bound of a value computed from two others (min, max, mean): the same direction
 /// stays, opposite directions or anything unknown give unknown.
 Bound CombineBounds(Bound a, Bound b);
+/// The bound of a miss count: a lower bound when `misses_unknown` activations may have missed
+/// too (ProbeResult::misses_unknown), else exact.
+inline Bound MissesBound(uint64_t misses_unknown) {
+  return misses_unknown > 0 ? Bound::kLowerBound : Bound::kExact;
+}
 /// A printed statistic with its bound: `lower` or `upper` before the value, "?" instead of it
 /// when unknown (the marks differ by output: "≥" in text and HTML, "$\\geq$" in LaTeX).
 std::string WithBound(const std::string& value, Bound bound, std::string_view lower = "\u2265",

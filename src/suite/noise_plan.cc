@@ -10,13 +10,13 @@
 #include "core/cpus.h"
 #include "core/parse.h"
 #include "core/printable.h"
+#include "core/rt_bandwidth.h"
 #include "suite/services.h"
 
 namespace rtpulse::suite {
 namespace {
 
-Expected<std::vector<int>> PlanCpus(const NoiseRequest& r, const FsRoot& root) {
-  const std::vector<int> online = OnlineCpus(root);
+Expected<std::vector<int>> PlanCpus(const NoiseRequest& r, const std::vector<int>& online) {
   if (r.cpus.empty()) {
     std::vector<int> cpus = online;
     // CPU 0 keeps the system and rtpulse's own thread, as oslat's main thread does.
@@ -82,18 +82,15 @@ Expected<int64_t> TimeWithUnit(std::string_view option, const std::string& text)
 /// What RT throttling does to a poller of a real-time policy, when it is on.
 std::optional<std::string> ThrottlingNote(const FsRoot& root, const measure::NoisePlan& plan) {
   if (!IsRealtime(plan.policy)) return std::nullopt;
-  const auto runtime = root.ReadLine("/proc/sys/kernel/sched_rt_runtime_us");
-  const auto period = root.ReadLine("/proc/sys/kernel/sched_rt_period_us");
-  if (!runtime || !period) return std::nullopt;
-  auto r = ParseSignedInt(*runtime, "sched_rt_runtime_us");
-  auto p = ParseInt(*period, "sched_rt_period_us");
-  if (!r || !p || *r < 0 || *r >= *p) return std::nullopt;
+  const std::optional<RtBandwidth> b = ReadRtBandwidth(root);
+  if (!b || !b->Throttles()) return std::nullopt;
   return fmt::format(
       "RT throttling is on (kernel.sched_rt_runtime_us {} of {}): a {} poller that never sleeps "
       "may be stopped for up to {} us every {} us, and this run counts that as noise; measure "
       "with --policy other, or set kernel.sched_rt_runtime_us = -1 for the run (rtpulse check "
       "says more)",
-      *r, *p, SchedPolicyName(plan.policy), *p - *r, *p);
+      b->runtime_us, b->period_us, SchedPolicyName(plan.policy), b->period_us - b->runtime_us,
+      b->period_us);
 }
 
 }  // namespace
@@ -101,7 +98,8 @@ std::optional<std::string> ThrottlingNote(const FsRoot& root, const measure::Noi
 Expected<NoisePlanned> BuildNoisePlan(const NoiseRequest& request, const FsRoot& root) {
   NoisePlanned out;
   measure::NoisePlan& plan = out.plan;
-  auto cpus = PlanCpus(request, root);
+  const std::vector<int> online = OnlineCpus(root);
+  auto cpus = PlanCpus(request, online);
   if (!cpus) return cpus.error();
   plan.cpus = std::move(*cpus);
   auto duration = ParseDurationNs(request.duration);
@@ -130,7 +128,6 @@ Expected<NoisePlanned> BuildNoisePlan(const NoiseRequest& request, const FsRoot&
   plan.events_kept = request.events_kept;
   if (Status s = measure::CheckNoisePlan(plan); !s) return s.error();
   if (auto note = ThrottlingNote(root, plan)) out.notes.push_back(*note);
-  const std::vector<int> online = OnlineCpus(root);
   if (IsRealtime(plan.policy) && plan.cpus.size() >= online.size()) {
     out.notes.push_back(
         "every online CPU runs a real-time poller that never sleeps: the rest of the system, "

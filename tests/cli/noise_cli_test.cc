@@ -3,7 +3,6 @@
 // span must be found); bad input refused before anything runs or is written; SIGINT leaving
 // valid partial results.
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,8 +12,7 @@
 
 #include "core/clock.h"
 #include "core/cpus.h"
-#include "core/sched_policy.h"
-#include "measure/rt_setup.h"
+#include "support/cpu_taker.h"
 #include "support/subprocess.h"
 #include "support/test_paths.h"
 
@@ -32,30 +30,7 @@ int PolledCpu() {
   return OnlineCpus(FsRoot::Live()).back();
 }
 
-struct Span {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
-
-/// The test's own thread at SCHED_FIFO 96 (above noise's default 95) on `cpu`: from `first_ns`
-/// every 100 ms it spins 2 ms, `count` times, and records each span.
-std::vector<Span> TakeTheCpu(int cpu, int64_t first_ns, int count) {
-  std::vector<Span> spans;
-  if (!measure::SetThreadAffinity({cpu}) || !measure::SetThreadScheduling(SchedPolicy::kFifo, 96)) {
-    return spans;
-  }
-  for (int i = 0; i < count; ++i) {
-    const int64_t at = first_ns + i * 100 * kNsPerMs;
-    const timespec t{static_cast<time_t>(at / kNsPerSec), static_cast<long>(at % kNsPerSec)};
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr);
-    Span s{MonotonicNs(), 0};
-    do {
-      s.end_ns = MonotonicNs();
-    } while (s.end_ns - s.start_ns < 2 * kNsPerMs);
-    spans.push_back(s);
-  }
-  return spans;
-}
+using testutil::Span;
 
 struct EventLine {
   int cpu = 0;
@@ -81,13 +56,18 @@ TEST(NoiseCliTest, EveryNumberMatchesThePythonTruthAndTheTakenSpansAreFound) {
   if (!testutil::IsRoot()) GTEST_SKIP() << "SCHED_FIFO needs root";
   TempDir dir;
   const int cpu = PolledCpu();
+  // The test's own thread at SCHED_FIFO 96, above noise's default 95: 2 ms every 100 ms.
   std::vector<Span> spans;
-  std::thread taker([&] { spans = TakeTheCpu(cpu, MonotonicNs() + 500 * kNsPerMs, 10); });
+  std::string error;
+  std::thread taker([&] {
+    spans = testutil::TakeTheCpu(cpu, 96, MonotonicNs() + 500 * kNsPerMs, 100 * kNsPerMs,
+                                 2 * kNsPerMs, 10, &error);
+  });
   const ProcessResult r = RunRtpulse({"noise", "-c", std::to_string(cpu), "-D", "2", "--json",
                                       dir.File("noise.json"), "--events", dir.File("events.csv")});
   taker.join();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  ASSERT_EQ(spans.size(), 10u) << "the test's thread could not take CPU " << cpu;
+  ASSERT_EQ(spans.size(), 10u) << "the test's thread could not take CPU " << cpu << ": " << error;
   std::ofstream(dir.File("stdout.txt")) << r.out;
   const ProcessResult truth = testutil::RunProcess(
       {"/usr/bin/python3", std::string(testutil::SourceDirPath()) + "/tests/cli/noise_truth.py",

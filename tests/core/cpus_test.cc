@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/rt_bandwidth.h"
 #include "support/subprocess.h"
 
 namespace rtpulse {
@@ -22,6 +23,32 @@ TEST(CpusTest, OnlineCpusReadTheRootsListAndFallBackToSysconf) {
   testutil::TempDir empty;
   EXPECT_EQ(OnlineCpus(FsRoot(empty.path())).size(),
             static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+TEST(CpusTest, RtBandwidthIsBothFilesOrUnknown) {
+  testutil::TempDir dir;
+  std::filesystem::create_directories(dir.File("proc/sys/kernel"));
+  const FsRoot root(dir.path());
+  auto write = [&](const char* runtime, const char* period) {
+    std::ofstream(dir.File("proc/sys/kernel/sched_rt_runtime_us")) << runtime;
+    std::ofstream(dir.File("proc/sys/kernel/sched_rt_period_us")) << period;
+  };
+  EXPECT_FALSE(ReadRtBandwidth(root)) << "no files";
+  write("950000\n", "1000000\n");
+  auto b = ReadRtBandwidth(root);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->runtime_us, 950'000);
+  EXPECT_EQ(b->period_us, 1'000'000);
+  EXPECT_TRUE(b->Throttles());
+  write("-1\n", "1000000\n");
+  ASSERT_TRUE(ReadRtBandwidth(root));
+  EXPECT_FALSE(ReadRtBandwidth(root)->Throttles()) << "-1: no limit";
+  write("1000000\n", "1000000\n");
+  EXPECT_FALSE(ReadRtBandwidth(root)->Throttles()) << "the whole period: nothing is stopped";
+  write("950000\n", "0\n");
+  EXPECT_FALSE(ReadRtBandwidth(root)) << "a period of 0";
+  write("lots\n", "1000000\n");
+  EXPECT_FALSE(ReadRtBandwidth(root)) << "not a number";
 }
 
 TEST(CpusTest, HousekeepingIsTheOnlineCpusWithoutAMeasuredOne) {

@@ -3,7 +3,6 @@
 // must be found as one noise event that covers it. Asserts structure and ground truth, never
 // raw noise sizes (the VM host adds 4-15 ms stalls at random).
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <numeric>
 #include <thread>
@@ -11,41 +10,14 @@
 #include "core/clock.h"
 #include "core/cpus.h"
 #include "measure/noise.h"
-#include "measure/rt_setup.h"
+#include "support/cpu_taker.h"
 #include "support/subprocess.h"
 
 namespace rtpulse::measure {
 namespace {
 
-struct Span {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
-
-/// On `cpu` at SCHED_FIFO `priority`: from `first_ns` every `every_ns`, spins `spin_ns`,
-/// `count` times, recording each span as its own clock reads saw it.
-std::vector<Span> TakeTheCpu(int cpu, int priority, int64_t first_ns, int64_t every_ns,
-                             int64_t spin_ns, int count, std::string* error) {
-  std::vector<Span> spans;
-  Status set = SetThreadAffinity({cpu});
-  if (set) set = SetThreadScheduling(SchedPolicy::kFifo, priority);
-  if (!set) {
-    *error = set.error().message;
-    return spans;
-  }
-  for (int i = 0; i < count; ++i) {
-    const int64_t at = first_ns + i * every_ns;
-    const timespec t{static_cast<time_t>(at / kNsPerSec), static_cast<long>(at % kNsPerSec)};
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nullptr);
-    Span s;
-    s.start_ns = MonotonicNs();
-    do {
-      s.end_ns = MonotonicNs();
-    } while (s.end_ns - s.start_ns < spin_ns);
-    spans.push_back(s);
-  }
-  return spans;
-}
+using testutil::Span;
+using testutil::TakeTheCpu;
 
 TEST(NoiseRtTest, AHigherPriorityThreadsSpansAreFoundAsTheNoiseThatCoversThem) {
   if (!testutil::IsRoot()) GTEST_SKIP() << "SCHED_FIFO needs root";

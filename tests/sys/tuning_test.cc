@@ -240,18 +240,21 @@ TEST(TuningTest, AKnobThatDoesNotApplySaysWhy) {
   }
 }
 
+/// cpuidle's states of `cpu` in `tree`, named `names` in order, each enabled (disable 0).
+void WriteIdleStates(FakeTree& tree, int cpu, const std::vector<std::string>& names) {
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::string state = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                              "/cpuidle/state" + std::to_string(k) + "/";
+    tree.Write(state + "name", names[k] + "\n").Write(state + "disable", "0\n");
+  }
+}
+
 // --deepest-idle-state: cpuidle's per-state disable files, only the states deeper than N, only
 // on the measured CPUs, nothing else of the tree; every byte back after.
 TEST(TuningTest, IdleStatesDeeperThanTheLimitAreDisabledOnTheMeasuredCpusOnly) {
   FakeTree tree = Pi5Tree();
-  const char* names[] = {"WFI", "cpu-sleep", "cluster-sleep"};
-  for (int cpu = 0; cpu < 4; ++cpu) {
-    for (int k = 0; k < 3; ++k) {
-      const std::string state = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
-                                "/cpuidle/state" + std::to_string(k) + "/";
-      tree.Write(state + "name", std::string(names[k]) + "\n").Write(state + "disable", "0\n");
-    }
-  }
+  for (int cpu = 0; cpu < 4; ++cpu)
+    WriteIdleStates(tree, cpu, {"WFI", "cpu-sleep", "cluster-sleep"});
   const auto before = Snapshot(tree.path());
   TuneOptions options;
   options.only = TuneKnob::kIdleStates;
@@ -283,18 +286,14 @@ TEST(TuningTest, IdleStatesDeeperThanTheLimitAreDisabledOnTheMeasuredCpusOnly) {
 // without idle states is a warning, not a silent no-op.
 TEST(TuningTest, IdleStatesRecordNamesWhatWasDisabledAndWarnsOfACpuWithoutStates) {
   FakeTree tree = Pi5Tree();
-  const char* names[] = {"WFI", "cpu-sleep"};
-  for (int k = 0; k < 2; ++k) {
-    const std::string state =
-        "/sys/devices/system/cpu/cpu2/cpuidle/state" + std::to_string(k) + "/";
-    tree.Write(state + "name", std::string(names[k]) + "\n").Write(state + "disable", "0\n");
-  }
+  WriteIdleStates(tree, 2, {"WFI", "cpu-sleep"});
   const auto before = Snapshot(tree.path());
-  TuneOptions options;
-  options.only = TuneKnob::kIdleStates;
-  options.deepest_idle_state = 0;
-  options.measured_cpus = {2, 3};
-  auto tuning = ApplyOrDie(tree.Root(), options);
+  auto none = LimitIdleStates(tree.Root(), std::nullopt, {0, 1, 2, 3}, {2, 3});
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(*none) << "no --deepest-idle-state: no tuning";
+  auto limited = LimitIdleStates(tree.Root(), 0, {0, 1, 2, 3}, {2, 3});
+  ASSERT_TRUE(limited) << limited.error().message;
+  std::unique_ptr<Tuning>& tuning = *limited;
   ASSERT_TRUE(tuning);
   std::vector<std::string> warnings;
   EXPECT_EQ(RestoreIdleStates(*tuning, warnings),
