@@ -71,6 +71,11 @@ Runner SetupNoise(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("-T,--trace-threshold", r.stop_above,
                  "stop the run at the first gap above this many us (oslat's -T)");
+  sub.add_flag("--explain", r.explain,
+               "attribute every noise event from the kernel trace: irq, softirq, thread, "
+               "unaccounted (needs tracefs)");
+  sub.add_option("--explain-max", r.explain_max, "events attributed per CPU; later ones counted")
+      ->capture_default_str();
   sub.add_option("--json", o->json, "write the results as JSON (oslat's layout, plus rtpulse's)");
   sub.add_option("--events", o->events, "write every noise event as CSV (cpu,start_ns,gap_ns)");
   sub.add_flag("-q,--quiet", o->quiet, "print the summary only, not oslat's histograms");

@@ -1,6 +1,7 @@
 #include "measure/noise.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,8 @@ struct Poller {
   int cpu = -1;
   NoiseCpuRecord record;
   std::string error;  ///< Set-up failed: why.
+  /// Events written to record.kept so far (release): a watcher reads that many.
+  std::atomic<size_t> published{0};
 };
 
 void SleepNs(int64_t ns) {
@@ -37,7 +40,8 @@ void SleepNs(int64_t ns) {
 }
 
 /// The busy loop: reads the clock until the end, a halt or a gap above plan.stop_above_ns.
-void PollLoop(const NoisePlan& plan, NoiseControl& control, NoiseCpuRecord& r) {
+void PollLoop(const NoisePlan& plan, NoiseControl& control, NoiseCpuRecord& r,
+              std::atomic<size_t>& published) {
   const int64_t width = plan.bucket_width_ns;
   const int64_t threshold = plan.threshold_ns;
   const int64_t stop_above = plan.stop_above_ns > 0 ? plan.stop_above_ns : INT64_MAX;
@@ -65,7 +69,10 @@ void PollLoop(const NoisePlan& plan, NoiseControl& control, NoiseCpuRecord& r) {
       if (gap > threshold) {
         ++r.events;
         r.noise_ns += gap;
-        if (k < cap) kept[k++] = {prev, gap};
+        if (k < cap) {
+          kept[k++] = {prev, gap};
+          published.store(k, std::memory_order_release);
+        }
         if (gap > stop_above) {
           r.stopped_above = true;
           prev = now;
@@ -81,10 +88,11 @@ void PollLoop(const NoisePlan& plan, NoiseControl& control, NoiseCpuRecord& r) {
   r.reads = reads;
   r.min_gap_ns = min_gap;  // the loop reads at least once
   r.max_gap_ns = max_gap;
-  r.kept.resize(k);
 }
 
 void PollerMain(const NoisePlan& plan, NoiseControl& control, Poller& p) {
+  // A name of its own, so a trace (--explain's softirq names) tells it from rtpulse's others.
+  (void)pthread_setname_np(pthread_self(), "rtpulse-noise");
   p.record.cpu = p.cpu;
   p.record.tid = static_cast<int>(syscall(SYS_gettid));
   p.record.histogram.assign(static_cast<size_t>(plan.buckets), 0);
@@ -99,11 +107,19 @@ void PollerMain(const NoisePlan& plan, NoiseControl& control, Poller& p) {
   control.ready.fetch_add(1, std::memory_order_release);
   while (!control.go.load(std::memory_order_acquire)) SleepNs(100'000);
   if (p.error.empty() && !control.halt.load(std::memory_order_acquire)) {
-    PollLoop(plan, control, p.record);
-  } else {
-    p.record.kept.clear();
+    PollLoop(plan, control, p.record, p.published);
   }
   control.finished.fetch_add(1, std::memory_order_release);
+}
+
+/// Hands the watcher each poller's events published since the last call (`seen`).
+void FeedWatch(const NoiseWatch* watch, const std::vector<std::unique_ptr<Poller>>& pollers,
+               std::vector<size_t>& seen) {
+  if (watch == nullptr || !watch->event) return;
+  for (size_t i = 0; i < pollers.size(); ++i) {
+    const size_t n = pollers[i]->published.load(std::memory_order_acquire);
+    for (; seen[i] < n; ++seen[i]) watch->event(i, seen[i], pollers[i]->record.kept[seen[i]]);
+  }
 }
 
 }  // namespace
@@ -133,7 +149,8 @@ Status CheckNoisePlan(const NoisePlan& plan) {
   return Status::Ok();
 }
 
-Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& stop) {
+Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& stop,
+                               const NoiseWatch* watch) {
   if (Status s = CheckNoisePlan(plan); !s) return s.error();
   NoiseRecord out;
   if (plan.lock_memory) {
@@ -153,7 +170,14 @@ Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& s
   for (const auto& p : pollers) {
     if (failed.empty() && !p->error.empty()) failed = p->error;
   }
-  if (!failed.empty()) control.halt.store(true);
+  if (!failed.empty()) {
+    control.halt.store(true);
+  } else if (watch != nullptr && watch->ready) {
+    std::vector<int> tids;
+    for (const auto& p : pollers) tids.push_back(p->record.tid);
+    watch->ready(tids);
+  }
+  std::vector<size_t> seen(pollers.size(), 0);
   out.start_realtime_ns = ClockNs(CLOCK_REALTIME);
   if (plan.duration_ns > 0) control.end_ns.store(MonotonicNs() + plan.duration_ns);
   control.go.store(true, std::memory_order_release);
@@ -162,10 +186,13 @@ Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& s
       out.interrupted = true;
       control.halt.store(true);
     }
+    FeedWatch(watch, pollers, seen);
     SleepNs(5'000'000);
   }
   for (auto& t : threads) t.join();
   if (!failed.empty()) return ResourceError(failed);
+  FeedWatch(watch, pollers, seen);
+  for (auto& p : pollers) p->record.kept.resize(p->published.load(std::memory_order_acquire));
   for (auto& p : pollers) out.cpus.push_back(std::move(p->record));
   return out;
 }

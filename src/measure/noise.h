@@ -6,6 +6,7 @@
 // noise event, kept with its start time. What the CPU gave is the rest: % available.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ struct NoiseRecord {
   std::vector<std::string> warnings;
 };
 
+/// Who watches the run while it goes (rtpulse noise --explain), called on RunNoise's thread,
+/// never a poller's: `ready` once with each poller's kernel tid (plan order, before the first
+/// read), `event` for each event kept, within ~5 ms of it (poller = index in plan.cpus,
+/// index = its place in that poller's kept list).
+struct NoiseWatch {
+  std::function<void(const std::vector<int>& tids)> ready;
+  std::function<void(size_t poller, size_t index, const NoiseEvent& event)> event;
+};
+
 /// Usage error naming the first bad field: no CPU, a CPU twice, a threshold or bucket width
 /// of 0 or below, buckets outside 4..1024, a priority outside the policy's range.
 Status CheckNoisePlan(const NoisePlan& plan);
@@ -65,6 +75,7 @@ Status CheckNoisePlan(const NoisePlan& plan);
 /// Starts the pollers and returns when the duration is over, `stop` was set or a poller saw a
 /// gap above stop_above_ns. Resource error (nothing measured) when a poller cannot get its
 /// CPU or its policy (e.g. SCHED_FIFO without privilege).
-Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& stop);
+Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& stop,
+                               const NoiseWatch* watch = nullptr);
 
 }  // namespace rtpulse::measure

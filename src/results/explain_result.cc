@@ -16,7 +16,8 @@ using nlohmann::json;
 
 constexpr const char* kExplainPartKinds[] = {"irq",  "softirq", "thread",
                                              "wake", "idle",    "unaccounted"};
-constexpr const char* kExplainChainKinds[] = {"unknown", "direct", "deferred", "cross-cpu"};
+constexpr const char* kExplainChainKinds[] = {"unknown", "direct", "deferred", "cross-cpu",
+                                              "running"};
 constexpr const char* kExplainEventSets[] = {"lean", "full"};
 
 json ExplainPartJson(const ExplainPart& p) {

@@ -64,6 +64,8 @@ class JsonFields {
   void GetIfPresent(const char* key, T& out) {
     if (doc_.is_object() && doc_.contains(key)) Get(key, out);
   }
+  /// Whether the field is there (an optional object: read it with Nested only then).
+  bool Has(const char* key) const { return doc_.is_object() && doc_.contains(key); }
   /// The field, or nullptr (and the error) when it is missing.
   const nlohmann::json* Find(const char* key) {
     if (!doc_.is_object()) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/timestamp.h"
 #include "results/json_fields.h"
 
@@ -22,21 +24,105 @@ std::string BucketLabel(size_t k, int64_t width_ns) {
   return fmt::format("{:03} (ns)", edge);
 }
 
+constexpr const char* kCauseKindNames[kNoiseCauseKinds] = {"irq",       "softirq", "thread",
+                                                           "switch-in", "idle",    "unaccounted"};
+
+Json CausesJson(const NoiseCauses& c) {
+  Json by_kind = Json::object();
+  for (size_t k = 0; k < kNoiseCauseKinds; ++k) {
+    by_kind[kCauseKindNames[k]] = {{"ns", c.kind_ns[k]}, {"events", c.kind_events[k]}};
+  }
+  Json rows = Json::array();
+  for (const NoiseCauseRow& r : c.rows) {
+    rows.push_back({{"kind", r.kind},
+                    {"name", r.name},
+                    {"ns", r.ns},
+                    {"events", r.events},
+                    {"max_ns", r.max_ns}});
+  }
+  return {{"explained", c.explained},   {"not_explained", c.not_explained},
+          {"incomplete", c.incomplete}, {"explained_ns", c.explained_ns},
+          {"by_kind", by_kind},         {"rows", rows}};
+}
+
+void ReadCauseRow(JsonFields f, NoiseCauseRow& r) {
+  f.Get("kind", r.kind);
+  f.Get("name", r.name);
+  f.Get("ns", r.ns);
+  f.Get("events", r.events);
+  f.Get("max_ns", r.max_ns);
+}
+
+void ReadCauses(JsonFields f, NoiseCauses& c) {
+  f.Get("explained", c.explained);
+  f.Get("not_explained", c.not_explained);
+  f.Get("incomplete", c.incomplete);
+  f.Get("explained_ns", c.explained_ns);
+  JsonFields by_kind = f.Nested("by_kind");
+  for (size_t k = 0; k < kNoiseCauseKinds; ++k) {
+    JsonFields kind = by_kind.Nested(kCauseKindNames[k]);
+    kind.Get("ns", c.kind_ns[k]);
+    kind.Get("events", c.kind_events[k]);
+  }
+  f.GetList("rows", c.rows, ReadCauseRow);
+}
+
+/// "CPU 1: 812 of 3,400 events explained (...)": where the explained noise went, by kind.
+std::string CausesLine(const NoiseCpu& cpu) {
+  const NoiseCauses& c = *cpu.causes;
+  std::string out = fmt::format("cpu {} causes: {} of {} events explained", cpu.cpu, c.explained,
+                                c.explained + c.not_explained);
+  if (c.explained_ns <= 0) return out + "\n";
+  out += fmt::format(" ({} ns):", c.explained_ns);
+  bool first = true;
+  for (size_t k = 0; k < kNoiseCauseKinds; ++k) {
+    if (c.kind_ns[k] == 0) continue;
+    out +=
+        fmt::format("{} {} {:.1f} % ({} ns in {} events)", first ? "" : ",", kCauseKindNames[k],
+                    100.0 * static_cast<double>(c.kind_ns[k]) / static_cast<double>(c.explained_ns),
+                    c.kind_ns[k], c.kind_events[k]);
+    first = false;
+  }
+  out += "\n";
+  const size_t shown = std::min<size_t>(c.rows.size(), 3);
+  for (size_t i = 0; i < shown; ++i) {
+    const NoiseCauseRow& r = c.rows[i];
+    out += fmt::format("  {} {}: {} ns in {} events, at most {} ns in one\n", r.kind, r.name, r.ns,
+                       r.events, r.max_ns);
+  }
+  if (c.incomplete > 0) {
+    out += fmt::format(
+        "  {} explained events had a hole in the trace (lost events): its time is in "
+        "unaccounted\n",
+        c.incomplete);
+  }
+  return out;
+}
+
+/// A CSV field in double quotes, its quotes doubled.
+std::string Quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
 Json CpuJson(const NoiseCpu& c) {
-  return {{"cpu", c.cpu},
-          {"tid", c.tid},
-          {"duration_ns", c.duration_ns},
-          {"gaps", c.gaps},
-          {"min_gap_ns", c.min_gap_ns},
-          {"max_gap_ns", c.max_gap_ns},
-          {"mean_gap_ns", c.MeanGapNs()},
-          {"events", c.events},
-          {"events_not_kept", c.events_not_kept},
-          {"noise_ns", c.noise_ns},
-          {"noise_ns_per_s", c.NoisePerSecondNs()},
-          {"available_percent", c.AvailablePercent()},
-          {"stopped_above", c.stopped_above},
-          {"histogram", c.histogram}};
+  Json out = {{"cpu", c.cpu},
+              {"tid", c.tid},
+              {"duration_ns", c.duration_ns},
+              {"gaps", c.gaps},
+              {"min_gap_ns", c.min_gap_ns},
+              {"max_gap_ns", c.max_gap_ns},
+              {"mean_gap_ns", c.MeanGapNs()},
+              {"events", c.events},
+              {"events_not_kept", c.events_not_kept},
+              {"noise_ns", c.noise_ns},
+              {"noise_ns_per_s", c.NoisePerSecondNs()},
+              {"available_percent", c.AvailablePercent()},
+              {"stopped_above", c.stopped_above},
+              {"histogram", c.histogram}};
+  if (c.causes) out["causes"] = CausesJson(*c.causes);
+  return out;
 }
 
 /// oslat's thread object: min and max in whole us (rounded up, as its buckets), the mean in
@@ -64,9 +150,14 @@ void ReadCpu(JsonFields f, NoiseCpu& c) {
   f.Get("noise_ns", c.noise_ns);
   f.Get("stopped_above", c.stopped_above);
   f.Get("histogram", c.histogram);
+  if (f.Has("causes")) ReadCauses(f.Nested("causes"), c.causes.emplace());
 }
 
 }  // namespace
+
+std::string_view NoiseCauseKindName(size_t kind) {
+  return kind < kNoiseCauseKinds ? kCauseKindNames[kind] : "unaccounted";
+}
 
 double NoiseCpu::AvailablePercent() const {
   if (duration_ns <= 0) return 0;
@@ -109,6 +200,7 @@ nlohmann::json ToJson(const NoiseRun& run) {
             {"bucket_width_ns", run.bucket_width_ns},
             {"duration_planned_ns", run.duration_planned_ns},
             {"stop_above_ns", run.stop_above_ns},
+            {"explain", run.explain},
             {"interrupted", run.interrupted},
             {"warnings", run.warnings},
             {"cpus", cpus}}}};
@@ -133,6 +225,7 @@ Expected<NoiseRun> NoiseRunFromJson(const nlohmann::json& doc) {
   f.Get("bucket_width_ns", run.bucket_width_ns);
   f.Get("duration_planned_ns", run.duration_planned_ns);
   f.Get("stop_above_ns", run.stop_above_ns);
+  f.GetIfPresent("explain", run.explain);  // Files before --explain lack it.
   f.Get("interrupted", run.interrupted);
   f.Get("warnings", run.warnings);
   f.GetList("cpus", run.cpus, ReadCpu);
@@ -179,15 +272,33 @@ std::string FormatNoiseSummary(const NoiseRun& run) {
           fmt::format("cpu {}: a gap above -T {} ns stopped the run\n", c.cpu, run.stop_above_ns);
     }
   }
+  for (const NoiseCpu& c : run.cpus) {
+    if (c.causes) out += CausesLine(c);
+  }
   for (const std::string& w : run.warnings) out += "warning: " + w + "\n";
   return out;
 }
 
 std::string FormatNoiseEvents(const NoiseRun& run) {
-  std::string out = "cpu,start_ns,gap_ns\n";
+  std::string out = "cpu,start_ns,gap_ns";
+  if (run.explain) {
+    for (size_t k = 0; k < kNoiseCauseKinds; ++k) {
+      out += fmt::format(",{}_ns", kCauseKindNames[k]);
+    }
+    out += ",largest";
+  }
+  out += "\n";
   for (const NoiseCpu& c : run.cpus) {
-    for (const NoiseEventRow& e : c.kept)
-      out += fmt::format("{},{},{}\n", c.cpu, e.start_ns, e.gap_ns);
+    for (const NoiseEventRow& e : c.kept) {
+      out += fmt::format("{},{},{}", c.cpu, e.start_ns, e.gap_ns);
+      if (run.explain) {
+        for (size_t k = 0; k < kNoiseCauseKinds; ++k) {
+          out += e.kind_ns ? fmt::format(",{}", (*e.kind_ns)[k]) : std::string(",");
+        }
+        out += "," + (e.kind_ns ? Quoted(e.largest) : std::string());
+      }
+      out += "\n";
+    }
   }
   return out;
 }

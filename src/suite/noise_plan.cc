@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -93,6 +96,95 @@ std::optional<std::string> ThrottlingNote(const FsRoot& root, const measure::Noi
       b->period_us);
 }
 
+/// --explain while the pollers run: each kept event goes to the explainer as a running
+/// thread's gap (poller index as the thread, its place in the kept list as the seq), at most
+/// `max_per_cpu` of each CPU's.
+class NoiseExplainFeed {
+ public:
+  NoiseExplainFeed(trace::Explainer* explainer, const measure::NoisePlan& plan, size_t max_per_cpu)
+      : explainer_(explainer), plan_(plan), max_per_cpu_(max_per_cpu), tids_(plan.cpus.size()) {}
+
+  measure::NoiseWatch Watch() {
+    measure::NoiseWatch watch;
+    watch.ready = [this](const std::vector<int>& tids) {
+      tids_ = tids;
+      trace::ProbeThreads threads;
+      threads.wake = "noise";
+      threads.probe_tids = tids;
+      explainer_->SetProbeThreads(threads);
+    };
+    watch.event = [this](size_t poller, size_t index, const measure::NoiseEvent& e) {
+      if (index >= max_per_cpu_) return;
+      trace::SpikeInput spike;
+      spike.cpu = plan_.cpus[poller];
+      spike.thread = static_cast<int>(poller);
+      spike.seq = index;
+      spike.expected_ns = e.start_ns;
+      spike.actual_ns = e.start_ns + e.gap_ns;
+      spike.probe_tid = tids_[poller];
+      spike.running = true;
+      explainer_->OnSpike(spike);
+    };
+    return watch;
+  }
+
+ private:
+  trace::Explainer* explainer_;
+  const measure::NoisePlan& plan_;
+  size_t max_per_cpu_;
+  std::vector<int> tids_;
+};
+
+/// Each CPU's causes from the explained events (spike.thread = its index in `run.cpus`).
+void FillCauses(const trace::ExplainSummary& summary, results::NoiseRun& run) {
+  std::vector<std::map<std::pair<size_t, std::string>, results::NoiseCauseRow>> rows(
+      run.cpus.size());
+  for (results::NoiseCpu& c : run.cpus) c.causes.emplace();
+  for (const trace::Explanation& e : summary.explanations) {
+    const auto poller = static_cast<size_t>(e.spike.thread);
+    if (poller >= run.cpus.size()) continue;
+    results::NoiseCpu& cpu = run.cpus[poller];
+    results::NoiseCauses& causes = *cpu.causes;
+    ++causes.explained;
+    causes.explained_ns += e.lateness_ns;
+    causes.incomplete += e.complete ? 0 : 1;
+    std::array<int64_t, results::kNoiseCauseKinds> kind_ns{};
+    for (const trace::Part& part : e.parts) {
+      const auto kind = static_cast<size_t>(part.kind);
+      kind_ns[kind] += part.ns;
+      results::NoiseCauseRow& row = rows[poller][{kind, part.name}];
+      row.kind = std::string(results::NoiseCauseKindName(kind));
+      row.name = part.name;
+      row.ns += part.ns;
+      ++row.events;
+      row.max_ns = std::max(row.max_ns, part.ns);
+    }
+    for (size_t k = 0; k < results::kNoiseCauseKinds; ++k) {
+      causes.kind_ns[k] += kind_ns[k];
+      causes.kind_events[k] += kind_ns[k] > 0 ? 1U : 0U;
+    }
+    if (e.spike.seq < cpu.kept.size()) {
+      results::NoiseEventRow& row = cpu.kept[e.spike.seq];
+      row.kind_ns = kind_ns;
+      if (!e.parts.empty()) {
+        // Largest first; "thread hog 800 rt 99", "irq 11 arch_timer", "unaccounted".
+        const trace::Part& top = e.parts.front();
+        const std::string kind(results::NoiseCauseKindName(static_cast<size_t>(top.kind)));
+        row.largest = top.name.rfind(kind, 0) == 0 ? top.name : kind + " " + top.name;
+      }
+    }
+  }
+  for (size_t i = 0; i < run.cpus.size(); ++i) {
+    results::NoiseCauses& causes = *run.cpus[i].causes;
+    causes.not_explained = run.cpus[i].events - causes.explained;
+    for (auto& [key, row] : rows[i]) causes.rows.push_back(std::move(row));
+    std::stable_sort(causes.rows.begin(), causes.rows.end(),
+                     [](const results::NoiseCauseRow& a, const results::NoiseCauseRow& b) {
+                       return a.ns > b.ns;
+                     });
+  }
+}
+
 }  // namespace
 
 Expected<NoisePlanned> BuildNoisePlan(const NoiseRequest& request, const FsRoot& root) {
@@ -127,6 +219,16 @@ Expected<NoisePlanned> BuildNoisePlan(const NoiseRequest& request, const FsRoot&
   }
   plan.events_kept = request.events_kept;
   if (Status s = measure::CheckNoisePlan(plan); !s) return s.error();
+  if (request.explain) {
+    if (request.explain_max == 0) {
+      return UsageError("--explain-max 0: give how many events to attribute per CPU, e.g. 1000");
+    }
+    trace::ExplainPlan& explain = out.explain.emplace();
+    explain.threshold_ns = plan.threshold_ns;  // Every event: a gap above the threshold.
+    explain.max_explained = request.explain_max * plan.cpus.size();
+    explain.session.cpus = plan.cpus;
+    out.explain_max = request.explain_max;
+  }
   if (auto note = ThrottlingNote(root, plan)) out.notes.push_back(*note);
   if (IsRealtime(plan.policy) && plan.cpus.size() >= online.size()) {
     out.notes.push_back(
@@ -145,14 +247,26 @@ Expected<results::NoiseRun> MeasureNoise(const NoisePlanned& planned, const sys:
   std::optional<Expected<measure::NoiseRecord>> measured;
   // CPU 0 (or whatever the pollers leave) takes the signals while they run.
   LeaveMeasuredCpus(plan.cpus);
+  // The trace starts before the pollers, on their CPUs (its threads on the others).
+  std::unique_ptr<trace::Explainer> explainer;
+  if (planned.explain) explainer = trace::Explainer::Start(*planned.explain, nullptr);
+  std::optional<NoiseExplainFeed> feed;
+  measure::NoiseWatch watch;
+  if (explainer && explainer->active()) {
+    feed.emplace(explainer.get(), plan, planned.explain_max);
+    watch = feed->Watch();
+  }
   std::thread runner([&] {
-    measured.emplace(measure::RunNoise(plan, stop));
+    measured.emplace(measure::RunNoise(plan, stop, feed ? &watch : nullptr));
     done.store(true, std::memory_order_release);
   });
   while (!done.load(std::memory_order_acquire)) {
     if (StopSignalWithin(50 * kNsPerMs)) stop.store(true);
   }
   runner.join();
+  // The trace instance goes whatever happened to the run.
+  std::optional<trace::ExplainSummary> explained;
+  if (explainer) explained = explainer->Finish();
   if (!*measured) return measured->error();
   measure::NoiseRecord& record = **measured;
   results::NoiseRun run;
@@ -185,9 +299,20 @@ Expected<results::NoiseRun> MeasureNoise(const NoisePlanned& planned, const sys:
     out.events = c.events;
     out.noise_ns = c.noise_ns;
     out.kept.reserve(c.kept.size());
-    for (const measure::NoiseEvent& e : c.kept) out.kept.push_back({e.start_ns, e.gap_ns});
+    for (const measure::NoiseEvent& e : c.kept) {
+      results::NoiseEventRow& row = out.kept.emplace_back();
+      row.start_ns = e.start_ns;
+      row.gap_ns = e.gap_ns;
+    }
     out.events_not_kept = c.events - c.kept.size();
     out.stopped_above = c.stopped_above;
+  }
+  run.explain = planned.explain.has_value();
+  if (explained && explained->active) {
+    FillCauses(*explained, run);
+    for (const std::string& note : explained->notes) run.warnings.push_back("explain: " + note);
+  } else if (explained) {
+    run.warnings.push_back("--explain: no trace, no causes: " + explained->unavailable_reason);
   }
   return run;
 }

@@ -14,6 +14,7 @@
 #include "measure/noise.h"
 #include "results/noise_result.h"
 #include "sys/system_info.h"
+#include "trace/explainer.h"
 
 namespace rtpulse::suite {
 
@@ -29,11 +30,17 @@ struct NoiseRequest {
   int buckets = 32;                  ///< -b, 4..1024.
   std::string stop_above;            ///< -T US: stop at the first gap above (oslat's unit, us).
   size_t events_kept = 200'000;
+  bool explain = false;  ///< --explain: attribute each event from the kernel trace.
+  /// --explain-max: events attributed per CPU (the first ones), the rest counted. Default: as
+  /// many as are kept, so every listed event has its causes.
+  size_t explain_max = 200'000;
 };
 
 struct NoisePlanned {
   measure::NoisePlan plan;
-  std::vector<std::string> notes;  ///< Planning remarks the run records as warnings.
+  std::vector<std::string> notes;             ///< Planning remarks the run records as warnings.
+  std::optional<trace::ExplainPlan> explain;  ///< --explain's trace, on the polled CPUs.
+  size_t explain_max = 0;                     ///< Per CPU.
 };
 
 /// Checks `request` against the machine under `root` (its online CPUs, RT throttling) and

@@ -509,14 +509,56 @@ AttrChain AttrFindChain(const std::vector<TraceEvent>& events, const SpikeInput&
   return chain;
 }
 
+// A running thread's gap has no chain: the thread (given, else the task switched in last
+// before the gap) and the run open at the gap's start.
+AttrChain AttrRunningChain(const std::vector<TraceEvent>& events, const SpikeInput& spike,
+                           const AttrReplay& replay) {
+  AttrChain chain;
+  chain.kind = ChainKind::kRunning;
+  chain.probe_tid = spike.probe_tid;
+  if (chain.probe_tid <= 0) {
+    auto last = AttrLastSwitchInto(events, spike.cpu, -1, std::numeric_limits<int64_t>::min(),
+                                   spike.expected_ns);
+    chain.probe_tid = last ? events[*last].next_pid : 0;
+  }
+  if (!replay.stretches().empty()) chain.probe_run = replay.stretches().front().run;
+  chain.start_ns = spike.expected_ns;
+  return chain;
+}
+
 struct AttrLabel {
   CauseKind kind = CauseKind::kUnaccounted;
   std::string name;
   std::pair<int, int> instance;  // (0 frame / 1 run, index): counts separate stretches.
 };
 
+// A running thread's gap (ChainKind::kRunning): `chain.probe_run` is the run open when the
+// gap began, the thread's own if it was current.
+AttrLabel AttrLabelOfRunning(const AttrStretch& stretch, const AttrChain& chain,
+                             const AttrReplay& replay) {
+  const auto& frames = replay.frames();
+  if (stretch.hard != kAttrNone) {
+    return {CauseKind::kIrq, AttrAt(frames, stretch.hard).name, {0, stretch.hard}};
+  }
+  if (stretch.soft != kAttrNone) {
+    return {CauseKind::kSoftirq, AttrAt(frames, stretch.soft).name, {0, stretch.soft}};
+  }
+  const AttrRun& run = AttrAt(replay.runs(), stretch.run);
+  const std::pair<int, int> instance{1, stretch.run};
+  if (!run.known) return {CauseKind::kUnaccounted, "unaccounted", instance};
+  if (run.pid == chain.probe_tid && chain.probe_tid > 0) {
+    const bool opening =
+        chain.probe_run != kAttrNone && run.group == AttrAt(replay.runs(), chain.probe_run).group;
+    if (opening) return {CauseKind::kUnaccounted, "unaccounted", instance};
+    return {CauseKind::kWake, "switch-in", instance};
+  }
+  if (run.pid == 0) return {CauseKind::kIdle, "idle", instance};
+  return {CauseKind::kThread, AttrThreadPartName(run), instance};
+}
+
 AttrLabel AttrLabelOf(const AttrStretch& stretch, const AttrChain& chain,
                       const AttrReplay& replay) {
+  if (chain.kind == ChainKind::kRunning) return AttrLabelOfRunning(stretch, chain, replay);
   const auto& frames = replay.frames();
   if (stretch.hard != kAttrNone) {
     const AttrFrame& frame = AttrAt(frames, stretch.hard);
@@ -604,7 +646,8 @@ Explanation Attribute(const std::vector<TraceEvent>& events, const SpikeInput& s
   const std::vector<TraceEvent> timeline = AttrWithInferredSwitches(events, window, &inferred);
   out.inferred_switches = inferred;
   const AttrReplay replay(timeline, window);
-  const AttrChain chain = AttrFindChain(timeline, window, replay);
+  const AttrChain chain = spike.running ? AttrRunningChain(timeline, window, replay)
+                                        : AttrFindChain(timeline, window, replay);
   out.chain = chain.kind;
   out.chain_thread = chain.chain_thread;
   out.probe_tid = chain.probe_tid;

@@ -49,6 +49,9 @@ struct SpikeInput {
   int probe_tid = 0;        ///< 0 = unknown: taken from the last sched_switch (recorded or
                             ///< inferred from common_pid) into a task on `cpu` at or before
                             ///< actual_ns.
+  /// A gap in a thread that was running, not waiting (rtpulse noise: the poller read the clock
+  /// at expected_ns and next at actual_ns). There is no wake chain: see ChainKind::kRunning.
+  bool running = false;
 };
 
 enum class CauseKind : uint8_t {
@@ -74,8 +77,12 @@ struct Part {
   uint32_t count = 0;  ///< How many separate stretches (IRQ/softirq entries, task runs).
 };
 
-/// How the probe was woken, as the events show it.
-enum class ChainKind : uint8_t { kUnknown, kDirect, kDeferred, kCrossCpu };
+/// How the probe was woken, as the events show it. kRunning: it was not woken, it was running
+/// (SpikeInput::running). Then every ns of the gap goes to what held the CPU: hard IRQ,
+/// softirq, another task (kThread), the thread's own time after such a task switched it back
+/// in (kWake "switch-in"), and the thread's own run at the gap's start, where it was current
+/// yet did not run its code: kUnaccounted (an NMI, SMI, firmware or the VM's host).
+enum class ChainKind : uint8_t { kUnknown, kDirect, kDeferred, kCrossCpu, kRunning };
 std::string_view ChainKindName(ChainKind kind);  ///< "unknown", "direct", "deferred", ...
 
 struct Explanation {

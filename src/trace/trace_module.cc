@@ -31,6 +31,8 @@ std::string_view ChainKindName(ChainKind kind) {
       return "deferred";
     case ChainKind::kCrossCpu:
       return "cross-cpu";
+    case ChainKind::kRunning:
+      return "running";
   }
   return "unknown";
 }

@@ -7,7 +7,10 @@ From the events file alone (one line per noise event) and the run's raw counts, 
   - every histogram bucket whose gaps all lie above the threshold holds exactly the events
     that fall in it; the buckets add up to the gaps;
   - oslat's thread object (min/max in whole us rounded up, avg, duration, histogram) and the
-    text printed on stdout (oslat's lines, the summary row) say the same.
+    text printed on stdout (oslat's lines, the summary row) say the same;
+  - with --explain, every explained event's causes add up to its gap, and the CPU's causes
+    (explained and not, their time, each kind's time and events, the rows' total, the
+    summary's causes line) are those of the events file.
 Prints one line per CPU checked; exits non-zero naming the first difference.
 """
 import csv
@@ -23,6 +26,50 @@ def fail(message):
 
 def close(a, b, rel=1e-9):
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+KINDS = ["irq", "softirq", "thread", "switch-in", "idle", "unaccounted"]
+
+
+def check_causes(cpu, c, rows, stdout):
+    causes = c.get("causes")
+    if causes is None:
+        fail("cpu %d: --explain ran, but the CPU has no causes" % cpu)
+    explained = [r for r in rows if r["irq_ns"] != ""]
+    for r in explained:
+        parts = [int(r[k + "_ns"]) for k in KINDS]
+        if sum(parts) != int(r["gap_ns"]) or min(parts) < 0:
+            fail("cpu %d: event at %s: causes %r do not add up to its gap %s"
+                 % (cpu, r["start_ns"], parts, r["gap_ns"]))
+        if not r["largest"]:
+            fail("cpu %d: event at %s explained without its largest cause" % (cpu, r["start_ns"]))
+    for r in rows:
+        if r["irq_ns"] == "" and any(r[k + "_ns"] != "" for k in KINDS):
+            fail("cpu %d: event at %s half explained" % (cpu, r["start_ns"]))
+    total = sum(int(r["gap_ns"]) for r in explained)
+    want = {"explained": len(explained), "not_explained": len(rows) - len(explained),
+            "explained_ns": total}
+    for key, value in want.items():
+        if causes[key] != value:
+            fail("cpu %d: causes %s %r != %r" % (cpu, key, causes[key], value))
+    for k in KINDS:
+        ns = sum(int(r[k + "_ns"]) for r in explained)
+        events = sum(1 for r in explained if int(r[k + "_ns"]) > 0)
+        got = causes["by_kind"][k]
+        if got["ns"] != ns or got["events"] != events:
+            fail("cpu %d: %s %r != %d ns in %d events" % (cpu, k, got, ns, events))
+    if sum(r["ns"] for r in causes["rows"]) != total:
+        fail("cpu %d: the cause rows do not add up to the explained time" % cpu)
+    line = "cpu %d causes: %d of %d events explained" % (cpu, len(explained), len(rows))
+    if total > 0:
+        line += " (%d ns):" % total + ",".join(
+            " %s %.1f %% (%d ns in %d events)" % (k, 100.0 * causes["by_kind"][k]["ns"] / total,
+                                                  causes["by_kind"][k]["ns"],
+                                                  causes["by_kind"][k]["events"])
+            for k in KINDS if causes["by_kind"][k]["ns"] > 0)
+    if line + "\n" not in stdout:
+        fail("cpu %d: stdout lacks the causes line %r" % (cpu, line))
+    return len(explained)
 
 
 def main():
@@ -87,7 +134,12 @@ def main():
                     "%.4f" % (100.0 * (1 - noise / d))]
         if want_row not in row:
             fail("cpu %d: summary row %r, want %r" % (cpu, row, want_row))
-        print("cpu %d: %d gaps, %d events, %d ns of noise checked" % (cpu, c["gaps"], len(gaps), noise))
+        explained = ""
+        if block.get("explain"):
+            n = check_causes(cpu, c, [r for r in rows if int(r["cpu"]) == cpu], stdout)
+            explained = ", %d explained" % n
+        print("cpu %d: %d gaps, %d events, %d ns of noise checked%s"
+              % (cpu, c["gaps"], len(gaps), noise, explained))
 
 
 if __name__ == "__main__":

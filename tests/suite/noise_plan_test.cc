@@ -64,6 +64,22 @@ TEST_F(NoisePlanTest, OslatsOptionsAndOtherPoliciesArePlannedAsGiven) {
   EXPECT_TRUE(planned->notes.empty()) << "throttling does not stop an other-policy poller";
 }
 
+TEST_F(NoisePlanTest, ExplainTracesThePolledCpusAndTakesEveryEventUpToItsCap) {
+  EXPECT_FALSE(BuildPlan()->explain) << "no trace unless asked";
+  request_.cpus = "1,3";
+  request_.threshold = "20us";
+  request_.explain = true;
+  request_.explain_max = 50;
+  auto planned = BuildPlan();
+  ASSERT_TRUE(planned) << planned.error().message;
+  ASSERT_TRUE(planned->explain);
+  EXPECT_EQ(planned->explain->threshold_ns, 20'000) << "each event: a gap above --threshold";
+  EXPECT_EQ(planned->explain->session.cpus, (std::vector<int>{1, 3}));
+  EXPECT_EQ(planned->explain->max_explained, 100u) << "50 per CPU";
+  EXPECT_EQ(planned->explain_max, 50u);
+  EXPECT_TRUE(planned->explain->window_dir.empty()) << "no raw windows written";
+}
+
 TEST_F(NoisePlanTest, AllCpusRealTimeIsSaid) {
   request_.cpus = "0-3";
   auto planned = BuildPlan();
@@ -97,6 +113,11 @@ TEST_F(NoisePlanTest, EachBadValueIsNamedWithItsFix) {
       {[](NoiseRequest& r) { r.buckets = 2000; }, {"-b 2000"}},
       {[](NoiseRequest& r) { r.stop_above = "0"; }, {"-T 0"}},
       {[](NoiseRequest& r) { r.stop_above = "5us"; }, {"-T 5us", "whole us"}},
+      {[](NoiseRequest& r) {
+         r.explain = true;
+         r.explain_max = 0;
+       },
+       {"--explain-max 0", "e.g. 1000"}},
   };
   for (const Case& c : cases) {
     request_ = NoiseRequest{};

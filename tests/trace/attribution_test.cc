@@ -275,6 +275,7 @@ Explanation AttributeAndCompare(const AttrScript& script, const SpikeInput& spik
     argv.push_back("--tid");
     argv.push_back(std::to_string(spike.probe_tid));
   }
+  if (spike.running) argv.push_back("--running");
   const testutil::ProcessResult py = testutil::RunProcess(argv);
   EXPECT_EQ(py.exit_code, 0) << py.err;
   if (py.exit_code != 0) return got;
@@ -754,6 +755,45 @@ TEST(Attribution, AnInferredTaskNoEventNamesIsNamedByItsPidWithAnUnknownPolicy) 
 // hard IRQs and vectors, softirqs in their tasks, wakes of the probe and of ktimers/1 from any
 // context or from CPU 0, raises, exits that close more than the innermost frame. Attribute()
 // and the independent script must agree on every one.
+// rtpulse noise: the poller (pid 700, rt 95) was running when it read the clock at kE and next
+// read it 50 us later. In between: the timer IRQ, its TIMER softirq on the way out, a higher
+// priority task that took the CPU, and the poller's own time around them in which it ran no
+// code of its own (an NMI, SMI or the VM's host: unaccounted).
+TEST(Attribution, ARunningThreadsGapGoesToWhatHeldTheCpuAndTheRestIsUnaccounted) {
+  AttrScript s;
+  s.Switch(kE - 900 * kUs, 1, "swapper/1", 0, 120, "rtpulse-noise", 700, 4)
+      .Irq(kE - 500 * kUs, kE - 497 * kUs, 1, 700, 11, "arch_timer")  // Before: not in it.
+      .Irq(kE + 2 * kUs, kE + 6 * kUs, 1, 700, 11, "arch_timer")
+      .SoftEntry(kE + 6 * kUs, 1, 700, 1, "TIMER")
+      .Waking(kE + 7 * kUs, 1, 700, "hog", 800, 0, 1)
+      .SoftExit(kE + 10 * kUs, 1, 700, 1, "TIMER")
+      .Switch(kE + 12 * kUs, 1, "rtpulse-noise", 700, 4, "hog", 800, 0)
+      .Switch(kE + 40 * kUs, 1, "hog", 800, 0, "rtpulse-noise", 700, 4);
+  SpikeInput gap = Spike(1, 50 * kUs, 700);
+  gap.running = true;
+  const Explanation e = AttributeAndCompare(s, gap);
+  EXPECT_EQ(e.chain, ChainKind::kRunning);
+  EXPECT_EQ(e.probe_tid, 700);
+  EXPECT_TRUE(e.complete) << e.incomplete_reason;
+  EXPECT_EQ(Tuples(e),
+            (std::vector<PartTuple>{{CauseKind::kThread, "hog 800 rt 99", 28 * kUs, 1},
+                                    {CauseKind::kWake, "switch-in", 10 * kUs, 1},
+                                    {CauseKind::kIrq, "irq 11 arch_timer", 4 * kUs, 1},
+                                    {CauseKind::kSoftirq, "TIMER in rtpulse-noise", 4 * kUs, 1},
+                                    {CauseKind::kUnaccounted, "unaccounted", 4 * kUs, 1}}));
+  // Nothing in the trace at all: the whole gap is the poller's, unaccounted; without its tid
+  // the task switched in last before the gap is taken for it.
+  AttrScript quiet;
+  quiet.Switch(kE - 900 * kUs, 1, "swapper/1", 0, 120, "rtpulse-noise", 700, 4);
+  SpikeInput stall = Spike(1, 9 * kUs, 0);
+  stall.running = true;
+  const Explanation q = AttributeAndCompare(quiet, stall);
+  EXPECT_EQ(q.probe_tid, 700);
+  EXPECT_EQ(Tuples(q),
+            (std::vector<PartTuple>{{CauseKind::kUnaccounted, "unaccounted", 9 * kUs, 1}}));
+  EXPECT_EQ(Verdict(q), "+9.0 us: 9.0 us unaccounted (likely the host)");
+}
+
 TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
   struct Task {
     const char* comm;
@@ -887,6 +927,9 @@ TEST(Attribution, AgreesWithTheTruthScriptOnRandomSequences) {
     SpikeInput spike = Spike(1, actual - kE, pick(2) == 0 ? 500 : 0);
     SCOPED_TRACE("round " + std::to_string(round));
     inferred_total += AttributeAndCompare(s, spike).inferred_switches;
+    // The same window as a running thread's gap (rtpulse noise): no chain.
+    spike.running = true;
+    EXPECT_EQ(AttributeAndCompare(s, spike).chain, ChainKind::kRunning);
   }
   EXPECT_GT(inferred_total, 10);  // The dropping rounds did exercise the inference.
   EXPECT_GT(renamed_total, 20);

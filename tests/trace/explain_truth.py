@@ -259,6 +259,61 @@ def name_of(r):
     return "%s %d %s" % (r["comm"], r["pid"], policy)
 
 
+def report(parts, lost_cpus, cpu, expected, actual, tid, chain, thread, inferred, unknown):
+    out = [{"kind": k, "name": n, "ns": p["ns"], "count": len(p["stretches"])}
+           for (k, n), p in parts.items()]
+    out.sort(key=lambda p: (-p["ns"], KIND_ORDER.index(p["kind"]), p["name"]))
+    total = sum(p["ns"] for p in out)
+    if total != actual - expected:
+        print("explain_truth: parts sum to %d, lateness is %d" % (total, actual - expected),
+              file=sys.stderr)
+        return 1
+    print(json.dumps({"lateness_ns": actual - expected, "probe_tid": tid, "chain": chain,
+                      "chain_thread": thread, "inferred_switches": inferred,
+                      "complete": not unknown and not lost_cpus & {cpu, "all"}, "parts": out}, indent=1))
+    return 0
+
+
+def print_running(events, lost_cpus, cpu, expected, actual, tid, switches, runs, frames, ctx,
+                  inferred):
+    """A gap in a thread that was running (--running): whatever held the CPU, the thread's own
+    run at the gap's start unaccounted, its run after being switched back in the switch-in."""
+    if tid <= 0:
+        before = [s for s in switches if s[0] <= expected]
+        tid = before[-1][1] if before else 0
+    opening = ctx(expected)[2]
+    points = {expected, actual}
+    for r in runs:
+        points.update((r["start"], r["end"]))
+    for fr in frames:
+        points.update((fr["start"], fr["end"]))
+    points = sorted(p for p in points if expected <= p <= actual)
+    parts, unknown = {}, False
+    for a, b in zip(points, points[1:]):
+        if b <= a:
+            continue
+        hard, soft, r = ctx(a)
+        unknown = unknown or not r["known"]
+        if hard:
+            label = ("irq", hard["name"], hard["id"])
+        elif soft:
+            label = ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
+        elif not r["known"]:
+            label = ("unaccounted", "unaccounted", r["id"])
+        elif tid > 0 and r["pid"] == tid:
+            own = opening["known"] and r["group"] == opening["group"]
+            label = ("unaccounted", "unaccounted", r["id"]) if own else \
+                ("wake", "switch-in", r["id"])
+        elif r["pid"] == 0:
+            label = ("idle", "idle", r["id"])
+        else:
+            label = ("thread", name_of(r), r["id"])
+        part = parts.setdefault(label[:2], {"ns": 0, "stretches": set()})
+        part["ns"] += b - a
+        part["stretches"].add(label[2])
+    return report(parts, lost_cpus, cpu, expected, actual, tid, "running", "", inferred, unknown)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("window")
@@ -266,6 +321,8 @@ def main():
     ap.add_argument("--expected", type=int, required=True)
     ap.add_argument("--actual", type=int, required=True)
     ap.add_argument("--tid", type=int, default=0)
+    ap.add_argument("--running", action="store_true",
+                    help="a gap in a running thread (rtpulse noise): no wake chain")
     args = ap.parse_args()
     events, lost_cpus = parse(args.window)
     cpu, expected = args.cpu, args.expected
@@ -286,6 +343,9 @@ def main():
     # Switch-ins as the timeline has them, recorded or inferred: (ts, pid, run id).
     switches = [(r["start"], r["pid"], r["id"]) for r in runs
                 if r["known"] and r["group"] == r["id"]]  # Not a rename's piece.
+    if args.running:
+        return print_running(events, lost_cpus, cpu, expected, actual, tid, switches, runs,
+                             frames, ctx, inferred)
     if tid <= 0:
         tid = switches[-1][1] if switches else 0
     chain = {"kind": "unknown", "thread": "", "hard": None, "soft": None, "deferring": None,
@@ -393,18 +453,8 @@ def main():
         part["ns"] += b - a
         part["stretches"].add(label[2])
 
-    out = [{"kind": k, "name": n, "ns": p["ns"], "count": len(p["stretches"])}
-           for (k, n), p in parts.items()]
-    out.sort(key=lambda p: (-p["ns"], KIND_ORDER.index(p["kind"]), p["name"]))
-    total = sum(p["ns"] for p in out)
-    if total != actual - expected:
-        print("explain_truth: parts sum to %d, lateness is %d" % (total, actual - expected),
-              file=sys.stderr)
-        return 1
-    print(json.dumps({"lateness_ns": actual - expected, "probe_tid": tid, "chain": chain["kind"],
-                      "chain_thread": chain["thread"], "inferred_switches": inferred,
-                      "complete": not unknown and not lost_cpus & {cpu, "all"}, "parts": out}, indent=1))
-    return 0
+    return report(parts, lost_cpus, cpu, expected, actual, tid, chain["kind"], chain["thread"],
+                  inferred, unknown)
 
 
 if __name__ == "__main__":
