@@ -33,6 +33,10 @@ constexpr std::array kCommands = {
             "OS noise: what a busy-polling thread per CPU loses, gap histograms and events "
             "(oslat-compatible)",
             &SetupNoise, OnStop::kPartial},
+    Command{"hwlat",
+            "hardware/firmware latency: busy loops whose gaps the kernel trace cannot attribute, "
+            "MTBF, hard limit (hwlatdetect's options and report)",
+            &SetupHwlat, OnStop::kPartial},
     Command{"suite", "run the scenario suite: pre-flight, loads, monitoring, latency, results tree",
             &SetupSuite, OnStop::kPartial},
     Command{"control",
@@ -65,11 +69,12 @@ constexpr std::array kCommands = {
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 1 failure, 2 bad usage or input (nothing written),\n"
-    "            3 missing privilege or resource, 4 --budget not met (docs/budget.md),\n"
+    "            3 missing privilege or resource, 4 --budget not met (docs/budget.md) or\n"
+    "            hwlat's --hardlimit exceeded,\n"
     "            130 interrupted (partial results written; latency: 0, as cyclictest).\n"
     "Docs: docs/ in the source tree (cli.md, suite.md, control.md, e2e.md, latency.md, report.md,\n"
     "      compare.md, import.md, wcet.md, check.md, loads.md, monitor.md, kernel.md, noise.md,\n"
-    "      result-json.md, budget.md, fleet.md).";
+    "      hwlat.md, result-json.md, budget.md, fleet.md).";
 
 std::string g_invocation;
 

@@ -58,5 +58,6 @@ Runner SetupReport(CLI::App& sub);
 Runner SetupWcet(CLI::App& sub);
 Runner SetupServe(CLI::App& sub);
 Runner SetupNoise(CLI::App& sub);
+Runner SetupHwlat(CLI::App& sub);
 
 }  // namespace rtpulse::cli

@@ -179,6 +179,7 @@ Expected<NoiseRecord> RunNoise(const NoisePlan& plan, const std::atomic<bool>& s
   }
   std::vector<size_t> seen(pollers.size(), 0);
   out.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  out.start_monotonic_ns = MonotonicNs();
   if (plan.duration_ns > 0) control.end_ns.store(MonotonicNs() + plan.duration_ns);
   control.go.store(true, std::memory_order_release);
   while (control.finished.load(std::memory_order_acquire) < n) {

@@ -54,6 +54,7 @@ struct NoiseCpuRecord {
 
 struct NoiseRecord {
   int64_t start_realtime_ns = 0;
+  int64_t start_monotonic_ns = 0;    ///< CLOCK_MONOTONIC at the same instant.
   std::vector<NoiseCpuRecord> cpus;  ///< In plan order.
   bool interrupted = false;          ///< `stop` ended it before its duration.
   std::vector<std::string> warnings;

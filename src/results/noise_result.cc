@@ -193,6 +193,7 @@ nlohmann::json ToJson(const NoiseRun& run) {
           {"rtpulse",
            {{"version", run.rtpulse_version},
             {"start_realtime_ns", run.start_realtime_ns},
+            {"start_monotonic_ns", run.start_monotonic_ns},
             {"end_realtime_ns", run.end_realtime_ns},
             {"policy", run.policy},
             {"priority", run.priority},
@@ -218,6 +219,7 @@ Expected<NoiseRun> NoiseRunFromJson(const nlohmann::json& doc) {
   JsonFields f = top.Nested("rtpulse");
   f.Get("version", run.rtpulse_version);
   f.Get("start_realtime_ns", run.start_realtime_ns);
+  f.GetIfPresent("start_monotonic_ns", run.start_monotonic_ns);
   f.Get("end_realtime_ns", run.end_realtime_ns);
   f.Get("policy", run.policy);
   f.Get("priority", run.priority);

@@ -83,6 +83,7 @@ struct NoiseRun {
   std::string rtpulse_version;
   std::string cmdline;
   int64_t start_realtime_ns = 0;
+  int64_t start_monotonic_ns = 0;  ///< CLOCK_MONOTONIC at start_realtime_ns (events' clock).
   int64_t end_realtime_ns = 0;
   std::string policy;  ///< "fifo", "other", ...
   int priority = 0;

@@ -250,6 +250,11 @@ Expected<results::NoiseRun> MeasureNoise(const NoisePlanned& planned, const sys:
   // The trace starts before the pollers, on their CPUs (its threads on the others).
   std::unique_ptr<trace::Explainer> explainer;
   if (planned.explain) explainer = trace::Explainer::Start(*planned.explain, nullptr);
+  if (explainer && !explainer->active() && planned.explain_required) {
+    const trace::ExplainSummary inactive = explainer->Finish();
+    return ResourceError("no kernel trace, so hardware cannot be told from OS noise: " +
+                         inactive.unavailable_reason);
+  }
   std::optional<NoiseExplainFeed> feed;
   measure::NoiseWatch watch;
   if (explainer && explainer->active()) {
@@ -273,6 +278,7 @@ Expected<results::NoiseRun> MeasureNoise(const NoisePlanned& planned, const sys:
   run.rtpulse_version = version;
   run.cmdline = invocation;
   run.start_realtime_ns = record.start_realtime_ns;
+  run.start_monotonic_ns = record.start_monotonic_ns;
   run.end_realtime_ns = ClockNs(CLOCK_REALTIME);
   run.policy = SchedPolicyName(plan.policy);
   run.priority = plan.priority;

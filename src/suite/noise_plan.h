@@ -41,6 +41,8 @@ struct NoisePlanned {
   std::vector<std::string> notes;             ///< Planning remarks the run records as warnings.
   std::optional<trace::ExplainPlan> explain;  ///< --explain's trace, on the polled CPUs.
   size_t explain_max = 0;                     ///< Per CPU.
+  /// No run without the trace (hwlat's loop mode): a resource error before polling.
+  bool explain_required = false;
 };
 
 /// Checks `request` against the machine under `root` (its online CPUs, RT throttling) and
