@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/cpus.h"
+#include "support/cli_refusal.h"
 #include "support/cpu_taker.h"
 #include "support/subprocess.h"
 #include "support/test_paths.h"
@@ -108,10 +109,7 @@ TEST(HwlatCliTest, BadInputIsOneLineExit2AndNothingWritten) {
     args.insert(args.end(), c.args.begin(), c.args.end());
     const ProcessResult r = RunRtpulse(args);
     SCOPED_TRACE(c.named);
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
+    testutil::ExpectOneLineRefusal(r, c.named);
     EXPECT_FALSE(std::filesystem::exists(dir.File("h.json")));
   }
 }

@@ -274,15 +274,12 @@ def report(parts, lost_cpus, cpu, expected, actual, tid, chain, thread, inferred
     return 0
 
 
-def print_running(events, lost_cpus, cpu, expected, actual, tid, switches, runs, frames, ctx,
-                  inferred):
-    """A gap in a thread that was running (--running): whatever held the CPU, the thread's own
-    run at the gap's start unaccounted, its run after being switched back in the switch-in."""
-    if tid <= 0:
-        before = [s for s in switches if s[0] <= expected]
-        tid = before[-1][1] if before else 0
-    opening = ctx(expected)[2]
+def sweep(expected, actual, runs, frames, extra, ctx, label_of):
+    """Every boundary inside the window (runs, frames, `extra` points), each elementary
+    interval labelled by label_of(start, hard, soft, run) -> (kind, name, stretch id): the
+    parts {(kind, name): {"ns", "stretches"}} and whether a task was unknown."""
     points = {expected, actual}
+    points.update(extra)
     for r in runs:
         points.update((r["start"], r["end"]))
     for fr in frames:
@@ -294,23 +291,37 @@ def print_running(events, lost_cpus, cpu, expected, actual, tid, switches, runs,
             continue
         hard, soft, r = ctx(a)
         unknown = unknown or not r["known"]
-        if hard:
-            label = ("irq", hard["name"], hard["id"])
-        elif soft:
-            label = ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
-        elif not r["known"]:
-            label = ("unaccounted", "unaccounted", r["id"])
-        elif tid > 0 and r["pid"] == tid:
-            own = opening["known"] and r["group"] == opening["group"]
-            label = ("unaccounted", "unaccounted", r["id"]) if own else \
-                ("wake", "switch-in", r["id"])
-        elif r["pid"] == 0:
-            label = ("idle", "idle", r["id"])
-        else:
-            label = ("thread", name_of(r), r["id"])
+        label = label_of(a, hard, soft, r)
         part = parts.setdefault(label[:2], {"ns": 0, "stretches": set()})
         part["ns"] += b - a
         part["stretches"].add(label[2])
+    return parts, unknown
+
+
+def print_running(events, lost_cpus, cpu, expected, actual, tid, switches, runs, frames, ctx,
+                  inferred):
+    """A gap in a thread that was running (--running): whatever held the CPU, the thread's own
+    run at the gap's start unaccounted, its run after being switched back in the switch-in."""
+    if tid <= 0:
+        before = [s for s in switches if s[0] <= expected]
+        tid = before[-1][1] if before else 0
+    opening = ctx(expected)[2]
+
+    def label_of(a, hard, soft, r):
+        if hard:
+            return ("irq", hard["name"], hard["id"])
+        if soft:
+            return ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
+        if not r["known"]:
+            return ("unaccounted", "unaccounted", r["id"])
+        if tid > 0 and r["pid"] == tid:
+            own = opening["known"] and r["group"] == opening["group"]
+            return ("unaccounted", "unaccounted", r["id"]) if own else ("wake", "switch-in", r["id"])
+        if r["pid"] == 0:
+            return ("idle", "idle", r["id"])
+        return ("thread", name_of(r), r["id"])
+
+    parts, unknown = sweep(expected, actual, runs, frames, [], ctx, label_of)
     return report(parts, lost_cpus, cpu, expected, actual, tid, "running", "", inferred, unknown)
 
 
@@ -405,54 +416,37 @@ def main():
     sys_exit = max((e["ts"] for e in mine if e["event"] == "sys_exit"), default=float("inf"))
 
     # The sweep: every boundary inside the window, each elementary interval labelled.
-    points = {expected, actual}
-    points.update(p for p in (late_enter, sys_exit) if p != float("inf"))
-    for r in runs:
-        points.update((r["start"], r["end"]))
-    for fr in frames:
-        points.update((fr["start"], fr["end"]))
-    if chain["start"] != float("inf"):
-        points.add(chain["start"])
-    points = sorted(p for p in points if expected <= p <= actual)
-    parts, unknown = {}, False
-    for a, b in zip(points, points[1:]):
-        if b <= a:
-            continue
-        hard, soft, r = ctx(a)
-        unknown = unknown or not r["known"]
+    extra = [p for p in (late_enter, sys_exit, chain["start"]) if p != float("inf")]
+
+    def label_of(a, hard, soft, r):
         if hard:
             if hard["id"] == chain["hard"]:
                 timer = hard["hrtimer"] or "timer" in hard["name"]
-                label = ("wake", "timer irq" if timer else hard["name"], hard["id"])
-            else:
-                label = ("irq", hard["name"], hard["id"])
-        elif soft:
+                return ("wake", "timer irq" if timer else hard["name"], hard["id"])
+            return ("irq", hard["name"], hard["id"])
+        if soft:
             if soft["id"] == chain["soft"]:
-                label = ("wake", "%s softirq in %s" % (soft["vname"], soft["task"]), soft["id"])
-            else:
-                label = ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
-        elif not r["known"]:
-            label = ("unaccounted", "unaccounted", r["id"])
-        elif r["pid"] == 0:
-            label = ("idle", "idle", r["id"])
-        elif r["pid"] == tid and a >= sys_exit:
-            label = ("wake", "return to user", r["id"])
-        elif a < late_enter != float("inf"):
-            label = ("thread", "probe late to sleep" if r["pid"] == tid else name_of(r), r["id"])
-        elif late_enter <= a and r["pid"] == tid:
-            label = ("wake", "syscall", r["id"])
-        elif r["group"] == chain["probe_run"]:
-            label = ("wake", "switch-in", r["id"])
-        elif a >= chain["start"] and r["pid"] == chain["deferring"]:
-            label = ("wake", "switch-in", r["id"])
-        elif a >= chain["start"]:
-            label = ("thread", name_of(r), r["id"])
-        else:
-            label = ("unaccounted", "unaccounted", r["id"])
-        part = parts.setdefault(label[:2], {"ns": 0, "stretches": set()})
-        part["ns"] += b - a
-        part["stretches"].add(label[2])
+                return ("wake", "%s softirq in %s" % (soft["vname"], soft["task"]), soft["id"])
+            return ("softirq", "%s in %s" % (soft["vname"], soft["task"]), soft["id"])
+        if not r["known"]:
+            return ("unaccounted", "unaccounted", r["id"])
+        if r["pid"] == 0:
+            return ("idle", "idle", r["id"])
+        if r["pid"] == tid and a >= sys_exit:
+            return ("wake", "return to user", r["id"])
+        if a < late_enter != float("inf"):
+            return ("thread", "probe late to sleep" if r["pid"] == tid else name_of(r), r["id"])
+        if late_enter <= a and r["pid"] == tid:
+            return ("wake", "syscall", r["id"])
+        if r["group"] == chain["probe_run"]:
+            return ("wake", "switch-in", r["id"])
+        if a >= chain["start"] and r["pid"] == chain["deferring"]:
+            return ("wake", "switch-in", r["id"])
+        if a >= chain["start"]:
+            return ("thread", name_of(r), r["id"])
+        return ("unaccounted", "unaccounted", r["id"])
 
+    parts, unknown = sweep(expected, actual, runs, frames, extra, ctx, label_of)
     return report(parts, lost_cpus, cpu, expected, actual, tid, chain["kind"], chain["thread"],
                   inferred, unknown)
 
