@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -135,12 +134,12 @@ class NoiseExplainFeed {
   std::vector<int> tids_;
 };
 
-/// Each CPU's causes from the explained events (spike.thread = its index in `run.cpus`).
-void FillCauses(const trace::ExplainSummary& summary, results::NoiseRun& run) {
-  std::vector<std::map<std::pair<size_t, std::string>, results::NoiseCauseRow>> rows(
-      run.cpus.size());
+/// Each CPU's causes from the explained events (spike.thread = its index in `run.cpus`); the
+/// cause rows are trace::Summarise's table of that CPU's explanations.
+void FillCauses(trace::ExplainSummary summary, results::NoiseRun& run) {
+  std::vector<std::vector<trace::Explanation>> per_cpu(run.cpus.size());
   for (results::NoiseCpu& c : run.cpus) c.causes.emplace();
-  for (const trace::Explanation& e : summary.explanations) {
+  for (trace::Explanation& e : summary.explanations) {
     const auto poller = static_cast<size_t>(e.spike.thread);
     if (poller >= run.cpus.size()) continue;
     results::NoiseCpu& cpu = run.cpus[poller];
@@ -149,16 +148,7 @@ void FillCauses(const trace::ExplainSummary& summary, results::NoiseRun& run) {
     causes.explained_ns += e.lateness_ns;
     causes.incomplete += e.complete ? 0 : 1;
     std::array<int64_t, results::kNoiseCauseKinds> kind_ns{};
-    for (const trace::Part& part : e.parts) {
-      const auto kind = static_cast<size_t>(part.kind);
-      kind_ns[kind] += part.ns;
-      results::NoiseCauseRow& row = rows[poller][{kind, part.name}];
-      row.kind = std::string(results::NoiseCauseKindName(kind));
-      row.name = part.name;
-      row.ns += part.ns;
-      ++row.events;
-      row.max_ns = std::max(row.max_ns, part.ns);
-    }
+    for (const trace::Part& part : e.parts) kind_ns[static_cast<size_t>(part.kind)] += part.ns;
     for (size_t k = 0; k < results::kNoiseCauseKinds; ++k) {
       causes.kind_ns[k] += kind_ns[k];
       causes.kind_events[k] += kind_ns[k] > 0 ? 1U : 0U;
@@ -173,15 +163,15 @@ void FillCauses(const trace::ExplainSummary& summary, results::NoiseRun& run) {
         row.largest = top.name.rfind(kind, 0) == 0 ? top.name : kind + " " + top.name;
       }
     }
+    per_cpu[poller].push_back(std::move(e));
   }
   for (size_t i = 0; i < run.cpus.size(); ++i) {
     results::NoiseCauses& causes = *run.cpus[i].causes;
     causes.not_explained = run.cpus[i].events - causes.explained;
-    for (auto& [key, row] : rows[i]) causes.rows.push_back(std::move(row));
-    std::stable_sort(causes.rows.begin(), causes.rows.end(),
-                     [](const results::NoiseCauseRow& a, const results::NoiseCauseRow& b) {
-                       return a.ns > b.ns;
-                     });
+    for (const trace::CauseRow& r : trace::Summarise(per_cpu[i]).by_time) {
+      causes.rows.push_back({std::string(results::NoiseCauseKindName(static_cast<size_t>(r.kind))),
+                             r.name, r.total_ns, r.spikes, r.max_ns});
+    }
   }
 }
 
@@ -315,8 +305,8 @@ Expected<results::NoiseRun> MeasureNoise(const NoisePlanned& planned, const sys:
   }
   run.explain = planned.explain.has_value();
   if (explained && explained->active) {
-    FillCauses(*explained, run);
     for (const std::string& note : explained->notes) run.warnings.push_back("explain: " + note);
+    FillCauses(std::move(*explained), run);
   } else if (explained) {
     run.warnings.push_back("--explain: no trace, no causes: " + explained->unavailable_reason);
   }
